@@ -1,0 +1,232 @@
+"""Arrow IPC backend: one IPC file per block under ``blocks/``.
+
+Layout of a block file: an Arrow IPC *file* holding one record batch of length 1 whose
+columns are ``large_binary`` values::
+
+    codes   n_features * n_rows * itemsize bytes = the C-order (n_features, n_rows) array
+    label   n_rows * 4 bytes float32            (only when the cache has labels)
+    weight  n_rows * 4 bytes float32            (only when the cache has weights)
+
+All little-endian. Each column is one IPC buffer, compressed on its own ("lz4" frame,
+"zstd" or none). Why one blob rather than one uint8 column per feature: reading a blob
+gives the (n_features, n_rows) array with zero copies after decompression
+(``np.frombuffer(...).reshape``), where per-feature columns need an ``np.stack``; on
+1.8 MB uint8 blocks the blob reads about 3x faster (10 GB/s vs 3 GB/s with lz4) and the
+compressed sizes are the same. Shape and dtype are also in the schema metadata so a file
+explains itself to ``pyarrow``.
+
+The block's ``crc32`` in the manifest is ``zlib.crc32`` of the whole file, checked on every
+read before Arrow parses anything, so a corrupted or truncated file becomes a
+:class:`~oocboost.errors.CacheError` rather than a crash inside the decompressor.
+"""
+import os
+import zlib
+
+import numpy as np
+import pyarrow as pa
+
+from ..errors import CacheError, ParameterError
+
+COMPRESSIONS = ("lz4", "zstd", "none")
+DEFAULT_COMPRESSION = "lz4"
+BLOCKS_DIR = "blocks"
+
+
+def check_compression(compression):
+    """Validate an Arrow compression name; returns the pyarrow codec name or None."""
+    if compression not in COMPRESSIONS:
+        raise ParameterError(
+            f"compression {compression!r} is not available for the arrow backend; "
+            f"expected one of {COMPRESSIONS}"
+        )
+    if compression == "none":
+        return None
+    if not pa.Codec.is_available(compression):
+        raise ParameterError(f"this pyarrow build has no {compression!r} codec; use compression='none'")
+    return compression
+
+
+def _blob(array):
+    """A 1-row large_binary array viewing ``array``'s bytes (no copy)."""
+    data = pa.py_buffer(array)
+    offsets = pa.py_buffer(np.array([0, array.nbytes], dtype=np.int64))
+    return pa.LargeBinaryArray.from_buffers(pa.large_binary(), 1, [None, offsets, data])
+
+
+class ArrowBlockWriter:
+    """Writes block files into a (temporary) cache folder.
+
+    Parameters
+    ----------
+    folder : str
+        The writer's temporary folder.
+    compression : {"lz4", "zstd", "none"}
+    n_features : int
+    codes_dtype : numpy.dtype
+        uint8 or uint16.
+    has_label, has_weight : bool
+    """
+
+    def __init__(self, folder, compression, n_features, codes_dtype, has_label, has_weight):
+        codec = check_compression(compression)
+        self.folder = folder
+        self.n_features = n_features
+        self.codes_dtype = np.dtype(codes_dtype).newbyteorder("<")
+        self.has_label = has_label
+        self.has_weight = has_weight
+        self._options = pa.ipc.IpcWriteOptions(compression=codec)
+        os.makedirs(os.path.join(folder, BLOCKS_DIR), exist_ok=True)
+
+    def write_block(self, index, row_start, codes, label, weight):
+        """Write block ``index``; returns its manifest entry (dict)."""
+        n_rows = codes.shape[1]
+        columns = [_blob(np.ascontiguousarray(codes, dtype=self.codes_dtype))]
+        names = ["codes"]
+        raw = codes.nbytes
+        for name, arr, present in (("label", label, self.has_label), ("weight", weight, self.has_weight)):
+            if present:
+                columns.append(_blob(np.ascontiguousarray(arr, dtype="<f4")))
+                names.append(name)
+                raw += arr.nbytes
+        batch = pa.record_batch(columns, names=names)
+        batch = batch.replace_schema_metadata(
+            {
+                "oocboost.n_features": str(self.n_features),
+                "oocboost.n_rows": str(n_rows),
+                "oocboost.codes_dtype": self.codes_dtype.name,
+            }
+        )
+        sink = pa.BufferOutputStream()
+        with pa.ipc.new_file(sink, batch.schema, options=self._options) as w:
+            w.write_batch(batch)
+        data = sink.getvalue()
+        rel = f"{BLOCKS_DIR}/block-{index:06d}.arrow"
+        with open(os.path.join(self.folder, rel), "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        return {
+            "index": index,
+            "row_start": row_start,
+            "n_rows": n_rows,
+            "file": rel,
+            "nbytes": data.size,
+            "raw_nbytes": raw,
+            "crc32": zlib.crc32(data),
+        }
+
+    def finish(self):
+        """Close the writer; returns extra top-level manifest fields (none for Arrow)."""
+        return {}
+
+    def close(self):
+        pass
+
+
+class ArrowBlockReader:
+    """Reads and checks the block files of an Arrow cache.
+
+    Parameters
+    ----------
+    path : str
+        Cache folder.
+    manifest : dict
+        Validated manifest.
+    """
+
+    def __init__(self, path, manifest):
+        self.path = path
+        self.blocks = manifest["blocks"]
+        self.n_features = manifest["n_features"]
+        self.codes_dtype = np.dtype(manifest["codes_dtype"]).newbyteorder("<")
+        self.has_label = manifest["has_label"]
+        self.has_weight = manifest["has_weight"]
+        self._names = ["codes"] + ["label"] * self.has_label + ["weight"] * self.has_weight
+        self._read_labels_options = pa.ipc.IpcReadOptions(
+            included_fields=list(range(1, len(self._names))), use_threads=False
+        )
+        # One decompression thread per block is enough: the consumer thread is busy with
+        # numba kernels, and Arrow's pool would compete for the same 2-8 cores.
+        self._read_all_options = pa.ipc.IpcReadOptions(use_threads=False)
+
+    def check_files(self):
+        """Every block file exists with the size the manifest records."""
+        for b in self.blocks:
+            fpath = os.path.join(self.path, b["file"])
+            try:
+                size = os.stat(fpath).st_size
+            except OSError:
+                raise CacheError(
+                    f"cache {self.path}: block {b['index']} file {b['file']} is missing"
+                ) from None
+            if size != b["nbytes"]:
+                raise CacheError(
+                    f"cache {self.path}: block {b['index']} file {b['file']} has {size} bytes, "
+                    f"expected {b['nbytes']} (truncated or replaced)"
+                )
+
+    def _fail(self, b, what):
+        return CacheError(f"cache {self.path}: block {b['index']} ({b['file']}) is corrupted ({what})")
+
+    def read_block(self, i, with_codes=True):
+        """Read block ``i``.
+
+        Returns
+        -------
+        codes : ndarray (n_features, n_rows) uint8/uint16, read-only, or None
+        label, weight : ndarray (n_rows,) float32, read-only, or None
+        """
+        b = self.blocks[i]
+        n_rows = b["n_rows"]
+        if not with_codes and len(self._names) == 1:
+            return None, None, None
+        fpath = os.path.join(self.path, b["file"])
+        try:
+            with open(fpath, "rb") as f:
+                data = f.read()
+        except OSError as exc:
+            raise CacheError(f"cache {self.path}: cannot read block {b['index']} ({b['file']}): {exc}") from None
+        if len(data) != b["nbytes"]:
+            raise self._fail(b, f"file has {len(data)} bytes, expected {b['nbytes']}: truncated")
+        crc = zlib.crc32(data)
+        if crc != b["crc32"]:
+            raise self._fail(b, f"checksum mismatch: crc32 {crc:#010x}, expected {b['crc32']:#010x}")
+        options = self._read_all_options if with_codes else self._read_labels_options
+        try:
+            reader = pa.ipc.open_file(pa.py_buffer(data), options=options)
+            if reader.num_record_batches != 1:
+                raise self._fail(b, f"{reader.num_record_batches} record batches, expected 1")
+            batch = reader.get_batch(0)
+        except pa.ArrowException as exc:
+            # The checksum matched, so this is a file we did not write (or a bug); either
+            # way the user needs the block's name, not pyarrow's stack.
+            raise self._fail(b, f"unreadable Arrow IPC: {exc}") from None
+        names = self._names if with_codes else self._names[1:]
+        if batch.schema.names != names or batch.num_rows != 1:
+            raise self._fail(b, f"columns {batch.schema.names}, expected {names}")
+        out = {}
+        for name, col in zip(names, batch.columns):
+            if name == "codes":
+                dtype, shape = self.codes_dtype, (self.n_features, n_rows)
+            else:
+                dtype, shape = np.dtype("<f4"), (n_rows,)
+            out[name] = self._unblob(b, name, col, dtype, shape)
+        return out.get("codes"), out.get("label"), out.get("weight")
+
+    def _unblob(self, b, name, col, dtype, shape):
+        if not isinstance(col, pa.LargeBinaryArray) or col.null_count:
+            raise self._fail(b, f"column {name!r} is {col.type}, expected large_binary")
+        _, offsets, values = col.buffers()
+        start, stop = np.frombuffer(offsets, dtype="<i8", count=2, offset=col.offset * 8)
+        count = int(np.prod(shape))
+        if stop - start != count * dtype.itemsize:
+            raise self._fail(b, f"column {name!r} holds {stop - start} bytes, expected {count * dtype.itemsize}")
+        arr = np.frombuffer(values, dtype=dtype, count=count, offset=int(start)).reshape(shape)
+        if not dtype.isnative:
+            arr = arr.astype(dtype.newbyteorder("="))
+        # Decompressed Arrow buffers are mutable; blocks may be resident and shared.
+        arr.flags.writeable = False
+        return arr
+
+    def close(self):
+        pass
