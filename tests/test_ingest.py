@@ -1,0 +1,409 @@
+"""Tests of oocboost.ingest: every source becomes the same stream of batches."""
+import gzip
+import os
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.feather as feather
+import pyarrow.parquet as pq
+import pytest
+
+from oocboost.errors import InputError, ParameterError
+from oocboost.ingest import open_source
+from oocboost.ingest.csv import parse_numbers, scan_records
+
+
+# ----------------------------------------------------------------------------- helpers
+
+def collect(source):
+    """Concatenate all batches: (numeric dict, categorical dict of lists, label, weight)."""
+    num, cat, labels, weights = {}, {}, [], []
+    expected_start = 0
+    for b in source.batches():
+        assert b.row_start == expected_start
+        expected_start += b.n_rows
+        for k, v in b.numeric.items():
+            assert v.dtype == np.float64 and v.shape == (b.n_rows,)
+            num.setdefault(k, []).append(v)
+        for k, v in b.categorical.items():
+            assert v.type == pa.string() and len(v) == b.n_rows
+            cat.setdefault(k, []).extend(v.to_pylist())
+        if b.label is not None:
+            labels.append(b.label)
+        if b.weight is not None:
+            weights.append(b.weight)
+    num = {k: np.concatenate(v) for k, v in num.items()}
+    label = np.concatenate(labels) if labels else None
+    weight = np.concatenate(weights) if weights else None
+    return num, cat, label, weight
+
+
+def assert_same(a, b):
+    num_a, cat_a, y_a, w_a = a
+    num_b, cat_b, y_b, w_b = b
+    assert num_a.keys() == num_b.keys()
+    for k in num_a:
+        np.testing.assert_array_equal(num_a[k], num_b[k])
+    assert cat_a == cat_b
+    np.testing.assert_array_equal(y_a, y_b)
+    np.testing.assert_array_equal(w_a, w_b)
+
+
+def write(tmp_path, name, text, mode="w"):
+    path = tmp_path / name
+    if mode == "w":
+        path.write_text(text, newline="")
+    else:
+        path.write_bytes(text)
+    return path
+
+
+@pytest.fixture
+def frame():
+    rng = np.random.default_rng(0)
+    n = 3000
+    x0 = rng.standard_normal(n)
+    x0[rng.random(n) < 0.1] = np.nan
+    x1 = rng.integers(-5, 5, n).astype(np.float64)
+    x1[:3] = [np.inf, -np.inf, 0.0]
+    colour = rng.choice(["red", "green", "blue, dark", None], n)
+    y = rng.integers(0, 2, n).astype(np.float64)
+    w = rng.random(n) + 0.5
+    return pd.DataFrame({"x0": x0, "x1": x1, "colour": colour, "y": y, "w": w})
+
+
+def frame_csv(tmp_path, df, name="data.csv"):
+    path = tmp_path / name
+    df.to_csv(path, index=False, float_format="%.17g")
+    return path
+
+
+# ----------------------------------------------------------------------- accepted data
+
+def test_csv_equals_pandas_read_csv(tmp_path, frame):
+    path = frame_csv(tmp_path, frame)
+    src = open_source(path, label="y", weight="w", batch_bytes=4096)
+    assert src.feature_names == ["x0", "x1", "colour"]
+    assert src.feature_kinds == ["numeric", "numeric", "categorical"]
+    assert src.n_rows is None
+    num, cat, y, w = collect(src)
+    ref = pd.read_csv(path)
+    np.testing.assert_array_equal(num["x0"], ref["x0"].to_numpy())
+    np.testing.assert_array_equal(num["x1"], ref["x1"].to_numpy())
+    assert np.isinf(num["x1"][:2]).all() and num["x1"][0] > 0 > num["x1"][1]
+    assert cat["colour"] == [None if pd.isna(v) else v for v in ref["colour"]]
+    np.testing.assert_array_equal(y, ref["y"].to_numpy())
+    np.testing.assert_array_equal(w, ref["w"].to_numpy())
+    assert src.n_rows == len(frame) and src.n_bad_rows == 0
+
+
+def test_batches_identical_across_block_sizes(tmp_path, frame):
+    path = frame_csv(tmp_path, frame)
+    ref = collect(open_source(path, label="y", weight="w"))
+    for batch_bytes in (1000, 7777, 1 << 16):
+        src = open_source(path, label="y", weight="w", batch_bytes=batch_bytes)
+        assert_same(collect(src), ref)
+        assert_same(collect(src), ref)  # batches() restarts from the top
+    table = pa.Table.from_pandas(frame, preserve_index=False)
+    pq.write_table(table, tmp_path / "d.parquet", row_group_size=700)
+    for batch_rows in (1, 333, 5000):
+        for data in (tmp_path / "d.parquet", table, frame):
+            src = open_source(data, label="y", weight="w", batch_rows=batch_rows)
+            sizes = [b.n_rows for b in src.batches()]
+            assert max(sizes) <= batch_rows
+            assert_same(collect(src), ref)
+
+
+def test_every_source_type_gives_same_arrays(tmp_path, frame):
+    path = frame_csv(tmp_path, frame)
+    ref = collect(open_source(path, label="y", weight="w"))
+    table = pa.Table.from_pandas(frame, preserve_index=False)
+    with gzip.open(tmp_path / "d.csv.gz", "wb") as f:
+        f.write(path.read_bytes())
+    (tmp_path / "gz_no_ext").write_bytes((tmp_path / "d.csv.gz").read_bytes())
+    pq.write_table(table, tmp_path / "d.parquet")
+    pq.write_table(table, tmp_path / "parquet_no_ext")
+    feather.write_feather(table, tmp_path / "d.feather")
+    with pa.ipc.new_stream(tmp_path / "d.arrows", table.schema) as w:
+        w.write_table(table, max_chunksize=1000)
+    sources = [tmp_path / "d.csv.gz", str(tmp_path / "gz_no_ext"), tmp_path / "d.parquet",
+               tmp_path / "parquet_no_ext", tmp_path / "d.feather", tmp_path / "d.arrows",
+               frame, table, table.to_batches()[0] if table.num_rows else None,
+               table.to_batches(max_chunksize=512), iter(table.to_batches(max_chunksize=999))]
+    for data in sources:
+        src = open_source(data, label="y", weight="w", batch_rows=1024)
+        assert src.feature_names == ["x0", "x1", "colour"], data
+        assert src.feature_kinds == ["numeric", "numeric", "categorical"], data
+        assert_same(collect(src), ref)
+    # NumPy: numeric only, label as an array.
+    X = frame[["x0", "x1"]].to_numpy()
+    src = open_source(X, label=frame["y"].to_numpy(), weight=frame["w"].to_numpy(),
+                      feature_names=["x0", "x1"], batch_rows=999)
+    num, cat, y, w = collect(src)
+    np.testing.assert_array_equal(num["x0"], ref[0]["x0"])
+    np.testing.assert_array_equal(num["x1"], ref[0]["x1"])
+    np.testing.assert_array_equal(y, ref[2])
+    np.testing.assert_array_equal(w, ref[3])
+    assert src.label_name == "<label>"
+
+
+def test_numpy_defaults_and_int_dtype():
+    X = np.arange(12, dtype=np.int32).reshape(4, 3)
+    src = open_source(X, batch_rows=3)
+    assert src.feature_names == ["f0", "f1", "f2"]
+    num, _, y, _ = collect(src)
+    np.testing.assert_array_equal(num["f1"], [1, 4, 7, 10])
+    assert y is None
+    src = open_source(X, label="c", feature_names=["a", "b", "c"], categorical=["b"])
+    num, cat, y, _ = collect(src)
+    np.testing.assert_array_equal(y, [2, 5, 8, 11])
+    assert cat["b"] == ["1", "4", "7", "10"] and list(num) == ["a"]
+
+
+def test_pandas_kinds_and_label_array():
+    df = pd.DataFrame({"a": pd.array([1, None, 3], dtype="Int64"),
+                       "b": pd.Categorical(["u", "v", None]),
+                       "c": pd.array(["p", None, "q"], dtype="string"),
+                       "d": [True, False, True]})
+    src = open_source(df, label=np.array([0, 1, 0]))
+    assert src.feature_kinds == ["numeric", "categorical", "categorical", "numeric"]
+    num, cat, y, _ = collect(src)
+    np.testing.assert_array_equal(num["a"], [1, np.nan, 3])
+    np.testing.assert_array_equal(num["d"], [1, 0, 1])
+    assert cat["b"] == ["u", "v", None] and cat["c"] == ["p", None, "q"]
+    np.testing.assert_array_equal(y, [0, 1, 0])
+
+
+def test_csv_bom_crlf_quotes_inf_constant_all_missing(tmp_path):
+    text = ('\ufeffa,b,c,d,e\r\n'
+            '1,"x, ""y""",inf,5,\r\n'
+            '2,"multi\r\nline",-inf,5,NA\r\n'
+            '\r\n'
+            '3,z,Infinity,5,?\r\n'
+            '4,,-Infinity,5,\r\n')
+    path = write(tmp_path, "odd.csv", text.encode("utf-8"), mode="b")
+    src = open_source(path)
+    assert src.feature_names == ["a", "b", "c", "d", "e"]
+    assert src.feature_kinds == ["numeric", "categorical", "numeric", "numeric", "numeric"]
+    num, cat, _, _ = collect(src)
+    np.testing.assert_array_equal(num["c"], [np.inf, -np.inf, np.inf, -np.inf])
+    np.testing.assert_array_equal(num["d"], [5, 5, 5, 5])
+    assert np.isnan(num["e"]).all()
+    assert cat["b"] == ['x, "y"', "multi\r\nline", "z", None]
+
+
+def test_csv_high_cardinality_latin1_custom_na_and_categorical_list(tmp_path):
+    n = 20000
+    ids = [f"id{i}" for i in range(n)]
+    text = "id,zip,v\n" + "".join(f"{ids[i]},{10000 + i % 7},{'-' if i % 5 == 0 else i}\n"
+                                  for i in range(n))
+    path = write(tmp_path, "hc.csv", text)
+    src = open_source(path, categorical=["id", "zip"], na_values=["-"], batch_bytes=10000)
+    assert src.feature_kinds == ["categorical", "categorical", "numeric"]
+    num, cat, _, _ = collect(src)
+    assert cat["id"] == ids and cat["zip"][:2] == ["10000", "10001"]
+    assert np.isnan(num["v"][::5]).all() and num["v"][1] == 1
+    path = write(tmp_path, "latin.csv", "name,v\ncaf\xe9,1\nna\xefve,2\n".encode("latin-1"),
+                 mode="b")
+    _, cat, _, _ = collect(open_source(path, encoding="latin-1"))
+    assert cat["name"] == ["café", "naïve"]
+
+
+def test_drop_and_weight(tmp_path):
+    path = write(tmp_path, "d.csv", "a,junk,b,y,w\n1,q,2,0,1.5\n3,r,4,1,2.5\n")
+    src = open_source(path, label="y", weight="w", drop=["junk"])
+    assert src.feature_names == ["a", "b"] and src.weight_name == "w"
+    num, cat, y, w = collect(src)
+    assert cat == {} and list(num) == ["a", "b"]
+    np.testing.assert_array_equal(w, [1.5, 2.5])
+
+
+# --------------------------------------------------------------------------- CSV errors
+
+def error_of(path, **kw):
+    with pytest.raises(InputError) as info:
+        src = open_source(path, **kw)
+        collect(src)
+    return str(info.value)
+
+
+def test_missing_empty_and_header_only(tmp_path):
+    msg = error_of(tmp_path / "nope.csv")
+    assert "not found" in msg and "nope.csv" in msg
+    assert "empty" in error_of(write(tmp_path, "e.csv", ""))
+    with gzip.open(tmp_path / "e.csv.gz", "wb"):
+        pass
+    assert "empty" in error_of(tmp_path / "e.csv.gz")
+    msg = error_of(write(tmp_path, "h.csv", "a,b,y\n"))
+    assert "no data rows" in msg and "h.csv" in msg
+
+
+@pytest.mark.parametrize("bad_row, got", [("1,2,3,4", 4), ("1,2", 2)])
+def test_ragged_rows_name_line_and_counts(tmp_path, bad_row, got):
+    # Line 3-4 is one record with a quoted newline; the blank line 5 is not a record.
+    text = 'a,b,c\n1,2,x\n3,4,"two\nlines"\n\n' + "5,6,z\n" * 300 + bad_row + "\n7,8,w\n"
+    path = write(tmp_path, "r.csv", text)
+    for batch_bytes in (64, 1 << 20):
+        msg = error_of(path, batch_bytes=batch_bytes)
+        assert "line 306" in msg and "expected 3 fields" in msg and f"got {got}" in msg
+
+
+def test_text_in_numeric_column_later_block(tmp_path):
+    text = "a,b,y\n" + "1,2.5,0\n" * 2000 + '3,"x\ny",1\n' + "1,oops,1\n" + "1,2,0\n" * 10
+    path = write(tmp_path, "t.csv", text)
+    msg = error_of(path, label="y", batch_bytes=1000)
+    assert "line 2002" in msg and "'b'" in msg and "'x\\ny'" in msg and "expected a number" in msg
+    text = "a,b,y\n" + "1,2.5,0\n" * 2000 + "1,oops,1\n"
+    msg = error_of(write(tmp_path, "t2.csv", text), label="y", batch_bytes=1000)
+    assert "line 2002" in msg and "'oops'" in msg
+
+
+def test_label_errors(tmp_path):
+    path = write(tmp_path, "l.csv", "a,y\n1,0\n2,\n3,1\n")
+    msg = error_of(path, label="target")
+    assert "'target'" in msg and "not found" in msg and "['a', 'y']" in msg
+    msg = error_of(path, label="y")
+    assert "line 3" in msg and "'y'" in msg and "missing" in msg
+    msg = error_of(write(tmp_path, "l2.csv", "a,y\n1,yes\n"), label="y")
+    assert "'y'" in msg and "text" in msg
+    msg = error_of(path, weight="ww")
+    assert "weight column 'ww' not found" in msg
+    msg = error_of(path, drop=["zz"])
+    assert "['zz']" in msg and "available columns" in msg
+
+
+def test_label_missing_in_later_block_names_line(tmp_path):
+    text = "a,y\n" + "1,0\n" * 3000 + "2,NA\n"
+    assert "line 3002" in error_of(write(tmp_path, "l.csv", text), label="y",
+                                   batch_bytes=512)
+
+
+def test_duplicate_columns(tmp_path):
+    msg = error_of(write(tmp_path, "d.csv", "a,b,a,c,b\n1,2,3,4,5\n"))
+    assert "duplicate" in msg and "['a', 'b']" in msg
+
+
+def test_invalid_utf8_names_line_and_offset(tmp_path):
+    data = b"a,name\n1,ok\n2,caf\xe9\n"
+    msg = error_of(write(tmp_path, "u.csv", data, mode="b"))
+    assert "line 3" in msg and "byte offset 17" in msg and "latin-1" in msg
+    # In a later block, where the type is already fixed as text.
+    data = b"a,name\n" + b"1,ok\n" * 500 + b"2,caf\xe9\n"
+    msg = error_of(write(tmp_path, "u2.csv", data, mode="b"), batch_bytes=256)
+    assert "line 502" in msg
+    msg = error_of(write(tmp_path, "w.csv", b"a,name\n1,\x81x\n", mode="b"), encoding="cp1252")
+    assert "line 2" in msg and "byte offset 9" in msg
+
+
+def test_categorical_none_rejects_text(tmp_path):
+    msg = error_of(write(tmp_path, "c.csv", "a,b\n1,x\n"), categorical=None)
+    assert "'b'" in msg and "expected numbers" in msg
+
+
+# ------------------------------------------------------------------------- skip mode
+
+def test_skip_mode_counts_bad_rows(tmp_path):
+    good = "1,2.5,0\n"
+    text = ("a,b,y\n" + good * 500 + "1,2,3,4\n" + good * 500 + "1,bad,1\n" + "9,9\n"
+            + good * 500 + " 2 , 7 ,1\n" + "4,oops,0\n")
+    path = write(tmp_path, "s.csv", text)
+    # Column types come from the first block: keep the bad values out of it.
+    for batch_bytes in (700, 3000):
+        src = open_source(path, label="y", on_bad_rows="skip", batch_bytes=batch_bytes)
+        for _ in range(2):
+            num, _, y, _ = collect(src)
+            assert src.n_bad_rows == 4 and src.n_rows == 1501
+            assert num["b"][-1] == 7 and num["a"][-1] == 2 and y[-1] == 1
+            np.testing.assert_array_equal(num["b"][:-1], 2.5)
+
+
+def test_skip_mode_label_missing_line_counts_skipped_rows(tmp_path):
+    text = "a,y\n1,0\n1,2,3\n1,0\n\n2,\n"
+    msg = error_of(write(tmp_path, "s.csv", text), label="y", on_bad_rows="skip")
+    assert "line 6" in msg
+
+
+# ---------------------------------------------------------------- other format errors
+
+def test_unsupported_types_and_objects(tmp_path):
+    table = pa.table({"t": pa.array([1, 2], pa.timestamp("s")), "x": [1.0, 2.0]})
+    pq.write_table(table, tmp_path / "t.parquet")
+    msg = error_of(tmp_path / "t.parquet")
+    assert "'t'" in msg and "timestamp" in msg
+    msg = error_of(np.array([["a", 1]], dtype=object))
+    assert "object" in msg
+    with pytest.raises(TypeError, match="dict"):
+        open_source({"a": [1, 2]})
+    with pytest.raises(TypeError, match="int"):
+        open_source(5)
+    msg = error_of(write(tmp_path, "bad.parquet", b"PAR1garbage", mode="b"))
+    assert "bad.parquet" in msg and "Parquet" in msg
+    with pytest.raises(ParameterError):
+        open_source(tmp_path / "bad.parquet", on_bad_rows="ignore")
+
+
+def test_one_shot_iterator_and_schema_mismatch():
+    t = pa.table({"a": [1.0, 2.0]})
+    src = open_source(iter(t.to_batches()))
+    assert src.fingerprint()["sha256"] is None
+    num, _, _, _ = collect(src)
+    np.testing.assert_array_equal(num["a"], [1, 2])
+    assert src.fingerprint()["kind"] == "memory"
+    with pytest.raises(InputError, match="only once"):
+        collect(src)
+    other = pa.record_batch({"a": pa.array(["x"])})
+    with pytest.raises(InputError, match="batch 2"):
+        collect(open_source([t.to_batches()[0], other]))
+
+
+# --------------------------------------------------------------------- fingerprints
+
+def test_file_fingerprint_changes_with_one_byte(tmp_path):
+    path = write(tmp_path, "f.csv", "a,b\n1,2\n3,4\n")
+    fp = open_source(path).fingerprint()
+    assert fp["kind"] == "file" and fp["path"] == os.path.abspath(path) and fp["size"] == 12
+    st = os.stat(path)
+    path.write_text("a,b\n1,2\n3,5\n")
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))  # same size and mtime
+    fp2 = open_source(path).fingerprint()
+    assert fp2["mtime_ns"] == fp["mtime_ns"] and fp2["sample_sha256"] != fp["sample_sha256"]
+    # A large file is sampled, not read whole: 64 chunks, the first at offset 0.
+    big = tmp_path / "big.csv"
+    big.write_bytes(b"a\n" + b"1\n" * 400_000)
+    fp3 = open_source(big).fingerprint()
+    data = bytearray(big.read_bytes())
+    data[3] = ord("7")
+    big.write_bytes(bytes(data))
+    assert open_source(big).fingerprint()["sample_sha256"] != fp3["sample_sha256"]
+
+
+def test_memory_fingerprint(frame):
+    X = np.arange(20.0).reshape(10, 2)
+    fp = open_source(X).fingerprint()
+    assert fp == open_source(X.copy()).fingerprint() and fp["kind"] == "memory"
+    X2 = X.copy()
+    X2[7, 1] = 99
+    assert open_source(X2).fingerprint() != fp
+    assert open_source(np.asfortranarray(X)).fingerprint() != open_source(X2).fingerprint()
+    f1 = open_source(frame, label="y").fingerprint()
+    changed = frame.copy()
+    changed.loc[5, "colour"] = "purple"
+    assert open_source(changed, label="y").fingerprint() != f1
+    t = pa.Table.from_pandas(frame, preserve_index=False)
+    assert open_source(t).fingerprint() == open_source(t).fingerprint()
+
+
+# ------------------------------------------------------------------------ internals
+
+def test_parse_numbers_and_scan_records(tmp_path):
+    values, bad = parse_numbers(pa.array([" 1.5", "inf", "-Infinity", "x", None, "1e3", "1e"]))
+    np.testing.assert_array_equal(bad, [False, False, False, True, False, False, True])
+    np.testing.assert_array_equal(values[:3], [1.5, np.inf, -np.inf])
+    assert np.isnan(values[4]) and values[5] == 1000
+    path = write(tmp_path, "s.csv", 'a,b\r\n1,"x\r\n,y"\r\n\r\n2,3,4')
+    chunks = list(scan_records(lambda: pa.input_stream(str(path)), ",", chunk_size=4))
+    lines = np.concatenate([c[0] for c in chunks])
+    fields = np.concatenate([c[1] for c in chunks])
+    np.testing.assert_array_equal(lines, [1, 2, 5])
+    np.testing.assert_array_equal(fields, [2, 2, 3])
