@@ -1,0 +1,178 @@
+"""Numba kernels for the objectives: per-row gradients, hessians and output transforms.
+
+Every kernel takes plain arrays and writes into buffers the caller owns (``# OUT``); none
+allocates per-row state. Shapes and dtypes shared by all gradient kernels:
+
+- ``label``: ``(n,)`` float32 or float64, already checked by ``Objective.check_labels``.
+- ``margin``: ``(n, n_outputs)`` float64, the raw (untransformed) scores.
+- ``weight``: ``(n,)`` float32/float64 sample weights, read only when ``has_weight``;
+  pass an empty array otherwise (every weight is then 1).
+- ``out_grad``, ``out_hess``: ``(n, n_outputs)`` float32 (``common.G_H_DTYPE``). May be
+  strided views (e.g. a column of a ``stats`` buffer).
+
+Arithmetic is done in float64 and rounded once when stored. The formulas are XGBoost's
+(``src/objective/regression_loss.h``, ``regression_obj.cu``, ``multiclass_obj.cu``,
+``quantile_obj.cu``); each kernel quotes its own. ``m`` is the margin, ``y`` the label,
+``w`` the weight, ``g`` and ``h`` the stored gradient and hessian.
+"""
+import math
+
+import numpy as np
+from numba import njit, prange
+
+#: XGBoost's lower bound on the logistic and softmax hessians (``kRtEps``-style ``1e-16f``).
+HESS_EPS = 1e-16
+
+
+@njit(cache=True, parallel=True)
+def squared_error_gradients(label, margin, weight, has_weight, out_grad, out_hess):
+    """``g = w (m - y)``, ``h = w``; loss ``(m - y)^2 / 2``."""
+    for i in prange(label.shape[0]):
+        w = weight[i] if has_weight else 1.0
+        out_grad[i, 0] = w * (margin[i, 0] - label[i])  # OUT
+        out_hess[i, 0] = w  # OUT
+
+
+@njit(cache=True, parallel=True)
+def absolute_error_gradients(label, margin, weight, has_weight, out_grad, out_hess):
+    """``g = w sign(m - y)`` (``sign(0) = 0``), ``h = w``; loss ``|m - y|``."""
+    for i in prange(label.shape[0]):
+        w = weight[i] if has_weight else 1.0
+        d = margin[i, 0] - label[i]
+        s = 0.0
+        if d > 0.0:
+            s = 1.0
+        elif d < 0.0:
+            s = -1.0
+        out_grad[i, 0] = w * s
+        out_hess[i, 0] = w
+
+
+@njit(cache=True, parallel=True)
+def pseudo_huber_gradients(label, margin, weight, has_weight, slope, out_grad, out_hess):
+    """Pseudo-Huber with slope ``d``; ``z = m - y``; loss ``d^2 (sqrt(1 + (z/d)^2) - 1)``.
+
+    ``g = w z / sqrt(1 + z^2/d^2)``, ``h = w d^2 / ((d^2 + z^2) sqrt(1 + z^2/d^2))``
+    (``= w d^3 / (d^2 + z^2)^{3/2}``, the exact second derivative).
+    """
+    d2 = slope * slope
+    for i in prange(label.shape[0]):
+        w = weight[i] if has_weight else 1.0
+        z = margin[i, 0] - label[i]
+        scale_sqrt = math.sqrt(1.0 + z * z / d2)
+        out_grad[i, 0] = w * z / scale_sqrt
+        out_hess[i, 0] = w * d2 / ((d2 + z * z) * scale_sqrt)
+
+
+@njit(cache=True, parallel=True)
+def quantile_gradients(label, margin, weight, has_weight, alpha, out_grad, out_hess):
+    """Pinball loss at level ``alpha``: ``g = w (1 - alpha)`` if ``m >= y`` else ``-w alpha``;
+    ``h = w``. Loss ``alpha (y - m)`` if ``y >= m`` else ``(1 - alpha)(m - y)``."""
+    for i in prange(label.shape[0]):
+        w = weight[i] if has_weight else 1.0
+        if margin[i, 0] - label[i] >= 0.0:
+            out_grad[i, 0] = w * (1.0 - alpha)
+        else:
+            out_grad[i, 0] = -w * alpha
+        out_hess[i, 0] = w
+
+
+@njit(cache=True, parallel=True)
+def logistic_gradients(label, margin, weight, has_weight, scale_pos_weight, out_grad,
+                       out_hess):
+    """Binary logistic: ``p = 1 / (1 + exp(-m))``, ``g = w' (p - y)``,
+    ``h = w' max(p (1 - p), 1e-16)`` with ``w' = w * scale_pos_weight`` when ``y == 1``
+    (exactly 1, as XGBoost) and ``w' = w`` otherwise."""
+    for i in prange(label.shape[0]):
+        w = weight[i] if has_weight else 1.0
+        y = label[i]
+        if y == 1.0:
+            w = w * scale_pos_weight
+        p = 1.0 / (1.0 + math.exp(-margin[i, 0]))
+        out_grad[i, 0] = w * (p - y)
+        out_hess[i, 0] = w * max(p * (1.0 - p), HESS_EPS)
+
+
+@njit(cache=True, parallel=True)
+def softmax_gradients(label, margin, weight, has_weight, out_grad, out_hess):
+    """Multiclass softmax over ``K = margin.shape[1]`` outputs:
+    ``p_k = exp(m_k - max m) / sum_j exp(m_j - max m)``,
+    ``g_k = w (p_k - 1{y == k})``, ``h_k = max(2 w p_k (1 - p_k), 1e-16)``
+    (XGBoost's factor 2 and its clipping of the *weighted* hessian)."""
+    n_classes = margin.shape[1]
+    for i in prange(label.shape[0]):
+        w = weight[i] if has_weight else 1.0
+        y = int(label[i])
+        m_max = margin[i, 0]
+        for k in range(1, n_classes):
+            if margin[i, k] > m_max:
+                m_max = margin[i, k]
+        s = 0.0
+        for k in range(n_classes):
+            s += math.exp(margin[i, k] - m_max)
+        for k in range(n_classes):
+            p = math.exp(margin[i, k] - m_max) / s
+            out_hess[i, k] = max(2.0 * p * (1.0 - p) * w, HESS_EPS)
+            if k == y:
+                p -= 1.0
+            out_grad[i, k] = w * p
+
+
+@njit(cache=True, parallel=True)
+def poisson_gradients(label, margin, weight, has_weight, max_delta_step, out_grad,
+                      out_hess):
+    """Poisson regression with log link: ``g = w (exp(m) - y)``,
+    ``h = w exp(m + max_delta_step)`` (XGBoost inflates the hessian to damp steps)."""
+    for i in prange(label.shape[0]):
+        w = weight[i] if has_weight else 1.0
+        m = margin[i, 0]
+        out_grad[i, 0] = w * (math.exp(m) - label[i])
+        out_hess[i, 0] = w * math.exp(m + max_delta_step)
+
+
+@njit(cache=True, parallel=True)
+def sigmoid(margin, out):
+    """``out[i] = 1 / (1 + exp(-margin[i, 0]))``; margin ``(n, 1)`` float64, out ``(n,)``."""
+    for i in prange(margin.shape[0]):
+        out[i] = 1.0 / (1.0 + math.exp(-margin[i, 0]))
+
+
+@njit(cache=True, parallel=True)
+def softmax(margin, out):
+    """Row-wise softmax, shifted by the row maximum; margin and out ``(n, K)`` float64."""
+    n_classes = margin.shape[1]
+    for i in prange(margin.shape[0]):
+        m_max = margin[i, 0]
+        for k in range(1, n_classes):
+            if margin[i, k] > m_max:
+                m_max = margin[i, k]
+        s = 0.0
+        for k in range(n_classes):
+            e = math.exp(margin[i, k] - m_max)
+            out[i, k] = e
+            s += e
+        for k in range(n_classes):
+            out[i, k] /= s
+
+
+@njit(cache=True, parallel=True)
+def argmax_rows(margin, out):
+    """``out[i] = argmax_k margin[i, k]`` as float64, first index on ties (``(n,)``)."""
+    n_classes = margin.shape[1]
+    for i in prange(margin.shape[0]):
+        best = 0
+        for k in range(1, n_classes):
+            if margin[i, k] > margin[i, best]:
+                best = k
+        out[i] = np.float64(best)
+
+
+@njit(cache=True, parallel=True)
+def poisson_nloglik_rows(label, prediction, eps, out):
+    """Per-row Poisson negative log-likelihood (XGBoost's ``poisson-nloglik``):
+    ``out[i] = lgamma(y + 1) + p - y log p`` with ``p = max(prediction[i], eps)``.
+    label, prediction and out ``(n,)`` float64."""
+    for i in prange(label.shape[0]):
+        p = max(prediction[i], eps)
+        y = label[i]
+        out[i] = math.lgamma(y + 1.0) + p - math.log(p) * y
