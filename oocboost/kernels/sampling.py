@@ -1,0 +1,69 @@
+"""Counter-based random draws per row: a pure function of (seed, stream, global row index).
+
+Because each row's draw depends only on its global index, subsampling masks and bootstrap
+weights are the same whatever the block size, prefetch depth or thread count, and nothing
+per row is ever stored: a forest's bootstrap weights are recomputed in each pass.
+
+The generator is SplitMix64 (Steele, Lea & Flood 2014) applied to a key mixed from the
+three counters; its output passes BigCrush and is well suited to hashing counters.
+"""
+import numpy as np
+from numba import njit, prange, uint64
+
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+
+
+@njit(inline="always")
+def _splitmix64(x):
+    x = (x + uint64(0x9E3779B97F4A7C15))
+    x = (x ^ (x >> uint64(30))) * uint64(0xBF58476D1CE4E5B9)
+    x = (x ^ (x >> uint64(27))) * uint64(0x94D049BB133111EB)
+    return x ^ (x >> uint64(31))
+
+
+@njit(inline="always")
+def _uniform(seed, stream, row):
+    key = _splitmix64(uint64(seed) ^ _splitmix64(uint64(stream) + uint64(0x632BE59BD9B4E019)))
+    bits = _splitmix64(key ^ uint64(row))
+    # 53 random bits -> a double in [0, 1)
+    return (bits >> uint64(11)) * (1.0 / 9007199254740992.0)
+
+
+@njit(parallel=True, cache=True)
+def uniform_per_row(seed, stream, row_start, out):
+    """Fill ``out[i]`` with U[0,1) for global rows ``row_start + i``.
+
+    Parameters
+    ----------
+    seed, stream : int          # IN, e.g. the user's seed and the boosting round
+    row_start : int             # IN, global index of the block's first row
+    out : ndarray (n,) float64  # OUT
+    """
+    for i in prange(out.shape[0]):
+        out[i] = _uniform(seed, stream, row_start + i)
+
+
+@njit(parallel=True, cache=True)
+def poisson1_per_row(seed, stream, row_start, out):
+    """Fill ``out[i]`` with a Poisson(1) draw for global rows ``row_start + i``.
+
+    Poisson(1) counts are the large-sample limit of bootstrap multiplicities (Breiman's
+    bagging draws n rows with replacement; each row's count is Binomial(n, 1/n)).
+    Inversion of the CDF with one uniform per row.
+
+    Parameters
+    ----------
+    seed, stream : int          # IN, e.g. the forest seed and the tree index
+    row_start : int             # IN
+    out : ndarray (n,) float32  # OUT
+    """
+    for i in prange(out.shape[0]):
+        u = _uniform(seed, stream, row_start + i)
+        k = 0
+        p = np.exp(-1.0)
+        cdf = p
+        while u > cdf and k < 20:
+            k += 1
+            p = p / k
+            cdf += p
+        out[i] = k

@@ -1,0 +1,87 @@
+"""Partition kernel vs naive traversal; counter-based sampling is block-size invariant."""
+import numpy as np
+import pytest
+
+from oocboost.kernels.partition import add_node_values, partition_rows
+from oocboost.kernels.sampling import poisson1_per_row, uniform_per_row
+
+
+def naive_partition(codes, node_of_row, left, right, feature, bin_thr, default_left, is_cat,
+                    bitset, missing_bin, slot_of_node):
+    node_of_row = node_of_row.copy()
+    slots = np.empty_like(node_of_row)
+    for t in range(node_of_row.shape[0]):
+        for i in range(node_of_row.shape[1]):
+            n = node_of_row[t, i]
+            if left[t, n] >= 0:
+                c = int(codes[feature[t, n], i])
+                if c == missing_bin:
+                    go_left = bool(default_left[t, n])
+                elif is_cat[t, n]:
+                    go_left = bool((int(bitset[t, n, c // 32]) >> (c % 32)) & 1)
+                else:
+                    go_left = c <= bin_thr[t, n]
+                n = left[t, n] if go_left else right[t, n]
+                node_of_row[t, i] = n
+            slots[t, i] = slot_of_node[t, n]
+    return node_of_row, slots
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_matches_naive(seed):
+    rng = np.random.default_rng(seed)
+    n_trees, cap, n_rows, n_features, max_bin = 2, 7, 500, 3, 40
+    codes = rng.integers(0, max_bin, size=(n_features, n_rows)).astype(np.uint8)
+    left = np.full((n_trees, cap), -1, np.int32)
+    right = np.full((n_trees, cap), -1, np.int32)
+    left[:, 0], right[:, 0] = 1, 2
+    left[:, 1], right[:, 1] = 3, 4
+    feature = rng.integers(0, n_features, size=(n_trees, cap)).astype(np.int32)
+    bin_thr = rng.integers(0, max_bin - 1, size=(n_trees, cap)).astype(np.int32)
+    default_left = rng.integers(0, 2, size=(n_trees, cap)).astype(np.uint8)
+    is_cat = np.zeros((n_trees, cap), np.uint8)
+    is_cat[1, 0] = 1
+    bitset = rng.integers(0, 2**32, size=(n_trees, cap, 2), dtype=np.uint64).astype(np.uint32)
+    slot_of_node = rng.integers(-1, 4, size=(n_trees, cap)).astype(np.int32)
+    node_of_row = rng.integers(0, 3, size=(n_trees, n_rows)).astype(np.int32)
+    expect_nodes, expect_slots = naive_partition(codes, node_of_row, left, right, feature,
+                                                 bin_thr, default_left, is_cat, bitset,
+                                                 max_bin - 1, slot_of_node)
+    slots = np.empty_like(node_of_row)
+    partition_rows(codes, node_of_row, left, right, feature, bin_thr, default_left, is_cat,
+                   bitset, max_bin - 1, slot_of_node, slots)
+    np.testing.assert_array_equal(node_of_row, expect_nodes)
+    np.testing.assert_array_equal(slots, expect_slots)
+
+
+def test_add_node_values():
+    nodes = np.array([0, 2, 2, 1], np.int32)
+    out = np.ones(4)
+    add_node_values(nodes, np.array([10.0, 20.0, 30.0]), 0.5, out)
+    np.testing.assert_array_equal(out, [6.0, 16.0, 16.0, 11.0])
+
+
+@pytest.mark.parametrize("block_rows", [1, 7, 1000])
+def test_sampling_depends_only_on_global_row(block_rows):
+    whole_u = np.empty(1000)
+    uniform_per_row(3, 9, 0, whole_u)
+    whole_p = np.empty(1000, np.float32)
+    poisson1_per_row(3, 9, 0, whole_p)
+    for start in range(0, 1000, block_rows):
+        n = min(block_rows, 1000 - start)
+        u = np.empty(n)
+        uniform_per_row(3, 9, start, u)
+        p = np.empty(n, np.float32)
+        poisson1_per_row(3, 9, start, p)
+        np.testing.assert_array_equal(u, whole_u[start:start + n])
+        np.testing.assert_array_equal(p, whole_p[start:start + n])
+
+
+def test_poisson1_moments_and_streams_differ():
+    p = np.empty(200_000, np.float32)
+    poisson1_per_row(0, 0, 0, p)
+    assert abs(p.mean() - 1.0) < 0.01 and abs(p.var() - 1.0) < 0.02
+    assert abs((p == 0).mean() - np.exp(-1)) < 0.005
+    q = np.empty(200_000, np.float32)
+    poisson1_per_row(0, 1, 0, q)
+    assert np.corrcoef(p, q)[0, 1] < 0.01
