@@ -1,0 +1,502 @@
+"""The grower: turns histograms into trees, reading the data once per pass.
+
+One grower grows ``n_trees`` trees at once (the K trees of a multiclass boosting round, or
+several forest trees) over the same stream of blocks. The caller (a learner) drives the
+passes, because it owns the per-row state and decides what each row contributes::
+
+    grower.start()                       # root of every tree is the expandable frontier
+    while grower.needs_pass():
+        for block, stats, node_of_row in learner_pass():   # learner makes stats on pass 0
+            grower.accumulate(block.codes, stats, node_of_row)
+        grower.finish_pass()             # subtraction, split search, expansion
+    trees = grower.trees()
+
+Each pass first moves every row one level down for the splits decided after the previous
+pass (``partition_rows``), then adds it into the histogram of its new node when that node
+is being built this pass. Of two siblings only the one with fewer rows is built; the other
+is ``parent - built``::
+
+    pass k:   rows -> children of the nodes expanded after pass k-1
+              hist[small child] += rows;  hist[large child] = hist[parent] - hist[small]
+
+The splits decided after the *last* pass are not applied to ``node_of_row`` by the grower:
+``apply_pending`` does it, so a learner can fuse it with its next pass (margin update plus
+next root histogram), which saves one read of the data per tree.
+
+Growth policies
+---------------
+``depthwise``: every frontier node with a valid split is expanded each pass (one pass per
+level). ``lossguide``: the ``leaves_per_pass`` frontier nodes with the largest gain are
+expanded each pass, up to ``max_leaves`` leaves (LightGBM's best-first order, batched so
+that a pass grows several leaves).
+"""
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .common import HIST_DTYPE, NODE_DTYPE
+from .kernels.histogram import build_histograms, node_sums_from_histograms, subtract_histograms
+from .kernels.partition import partition_rows
+
+
+@dataclass
+class GrowthParams:
+    """Structure-level growth settings shared by every learner.
+
+    Parameters
+    ----------
+    max_depth : int or None
+        Depth limit (root has depth 0); None for no limit.
+    max_leaves : int or None
+        Leaf limit per tree; None for no limit.
+    grow_policy : {"depthwise", "lossguide"}
+    leaves_per_pass : int
+        Leaves expanded per data pass with ``lossguide``.
+    min_split_gain : float
+        A split is taken only if its gain is strictly above this (XGBoost's ``gamma``:
+        ``loss_chg > gamma``; CART's ``min_impurity_decrease`` is applied by the policy).
+    colsample_bytree, colsample_bylevel, colsample_bynode : float in (0, 1]
+        XGBoost's nested feature sampling: by node from the level's set, by level from the
+        tree's set.
+    features_per_node : int or None
+        scikit-learn's ``max_features`` as a count; overrides ``colsample_bynode``.
+    random_split : bool
+        Extra-trees: one uniformly random threshold bin per (node, feature).
+    """
+
+    max_depth: object = 6
+    max_leaves: object = None
+    grow_policy: str = "depthwise"
+    leaves_per_pass: int = 8
+    min_split_gain: float = 0.0
+    colsample_bytree: float = 1.0
+    colsample_bylevel: float = 1.0
+    colsample_bynode: float = 1.0
+    features_per_node: object = None
+    random_split: bool = False
+
+
+@dataclass
+class GrowerTelemetry:
+    """Where a grower's time went (seconds) and how much it read."""
+
+    histogram_s: float = 0.0
+    partition_s: float = 0.0
+    split_s: float = 0.0
+    passes: int = 0
+    rows_streamed: int = 0
+    code_bytes_streamed: int = 0
+
+    def add(self, other):
+        for name in self.__dataclass_fields__:
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        return self
+
+    def as_dict(self):
+        return {name: getattr(self, name) for name in self.__dataclass_fields__}
+
+
+def _sample_count(n_available, fraction):
+    return max(1, int(n_available * fraction))
+
+
+class _NodeArrays:
+    """Growable per-tree node arrays, laid out for the partition kernel (tree, node)."""
+
+    def __init__(self, n_trees, capacity, n_words, n_outputs, n_stats):
+        self.n_trees = n_trees
+        self.n_words = n_words
+        self.n_outputs = n_outputs
+        self.n_stats = n_stats
+        self.capacity = 0
+        self.n_nodes = np.ones(n_trees, dtype=np.int64)
+        self._alloc(capacity)
+
+    def _alloc(self, capacity):
+        old = self.__dict__.copy() if self.capacity else None
+        t = self.n_trees
+        self.left = np.full((t, capacity), -1, NODE_DTYPE)
+        self.right = np.full((t, capacity), -1, NODE_DTYPE)
+        self.feature = np.full((t, capacity), -1, NODE_DTYPE)
+        self.bin_threshold = np.zeros((t, capacity), np.int32)
+        self.default_left = np.zeros((t, capacity), np.uint8)
+        self.is_categorical = np.zeros((t, capacity), np.uint8)
+        self.cat_bitset = np.zeros((t, capacity, max(self.n_words, 1)), np.uint32)
+        self.slot_of_node = np.full((t, capacity), -1, np.int32)
+        self.value = np.zeros((t, capacity, self.n_outputs), np.float64)
+        self.sums = np.zeros((t, capacity, self.n_stats), np.float64)
+        self.gain = np.zeros((t, capacity), np.float64)
+        self.depth = np.zeros((t, capacity), np.int32)
+        if old is not None:
+            n = self.capacity
+            for name in ("left", "right", "feature", "bin_threshold", "default_left",
+                         "is_categorical", "cat_bitset", "slot_of_node", "value", "sums",
+                         "gain", "depth"):
+                getattr(self, name)[:, :n] = old[name]
+        self.capacity = capacity
+
+    def reserve(self, capacity):
+        if capacity > self.capacity:
+            self._alloc(max(capacity, 2 * self.capacity))
+
+
+@dataclass
+class _Candidate:
+    tree: int
+    node: int
+    gain: float
+    feature: int
+    bin: int
+    default_left: bool
+    is_categorical: bool
+    bitset: np.ndarray
+    left_sums: np.ndarray
+    right_sums: np.ndarray
+    importance_gain: float = 0.0
+    order: int = field(default=0)
+
+
+class TreeGrower:
+    """Grow ``n_trees`` trees from streamed histograms with one split policy.
+
+    Parameters
+    ----------
+    n_trees : int
+        Trees grown in the same passes.
+    n_features, max_bin : int
+        Shape of the binned data; the missing code is ``max_bin - 1``.
+    n_value_bins : ndarray (n_features,) int32
+    is_categorical : ndarray (n_features,) bool
+    bin_edges : list of ndarray float64
+        Raw upper bounds per numeric feature (to store raw thresholds).
+    policy : object
+        Split policy: ``n_stats``, ``n_outputs``, ``count_stat`` (index of the stat used to
+        decide which sibling is smaller), ``find_splits(hist, node_sums, slots, feature_mask,
+        random_bin) -> dict`` and ``leaf_values(node_sums) -> (n, n_outputs)``.
+    params : GrowthParams
+    rng : numpy.random.Generator
+        Feature sampling and random thresholds.
+    """
+
+    def __init__(self, n_trees, n_features, max_bin, n_value_bins, is_categorical, bin_edges,
+                 policy, params, rng):
+        self.n_trees = n_trees
+        self.n_features = n_features
+        self.max_bin = max_bin
+        self.missing_bin = max_bin - 1
+        self.n_value_bins = np.asarray(n_value_bins, dtype=np.int32)
+        self.is_categorical_feature = np.asarray(is_categorical, dtype=bool)
+        self.bin_edges = bin_edges
+        self.policy = policy
+        self.params = params
+        self.rng = rng
+        self.n_words = (max_bin + 31) // 32 if self.is_categorical_feature.any() else 1
+        self.telemetry = GrowerTelemetry()
+        self._slot_of_row = None
+
+    # ------------------------------------------------------------------ set-up
+    def _initial_capacity(self):
+        p = self.params
+        if p.grow_policy == "depthwise" and p.max_depth is not None and p.max_depth <= 12:
+            cap = 2 ** (p.max_depth + 1) - 1
+        elif p.max_leaves:
+            cap = 2 * p.max_leaves - 1
+        else:
+            cap = 255
+        if p.max_leaves:
+            cap = min(cap, 2 * p.max_leaves - 1)
+        return max(cap, 1)
+
+    def start(self):
+        """Reset for a new set of trees; every root is to be built in the next pass."""
+        pol = self.policy
+        self.nodes = _NodeArrays(self.n_trees, self._initial_capacity(), self.n_words,
+                                 pol.n_outputs, pol.n_stats)
+        self._n_slots = 0
+        self._free_slots = []
+        self.hist = np.zeros((0, self.n_features, self.max_bin, pol.n_stats), HIST_DTYPE)
+        self._tree_features = [self._draw(np.arange(self.n_features),
+                                          self.params.colsample_bytree)
+                               for _ in range(self.n_trees)]
+        self._level_features = {}
+        # nodes.slot_of_node holds only the slots rows are added into during the next pass;
+        # _hist_slot maps (tree, node) to every histogram still held (for subtraction).
+        self._hist_slot = {}
+        self._pending_subtractions = []   # (parent_slot, built_slot, sibling_slot)
+        self._to_evaluate = []            # (tree, node) whose histograms complete this pass
+        self._frontier = []               # _Candidate with a valid split, waiting expansion
+        self._n_leaves = np.ones(self.n_trees, dtype=np.int64)
+        self._pass_has_work = True
+        self._order = 0
+        for t in range(self.n_trees):
+            slot = self._take_slot()
+            self.nodes.slot_of_node[t, 0] = slot
+            self._hist_slot[(t, 0)] = slot
+            self._to_evaluate.append((t, 0))
+
+    def _draw(self, features, fraction):
+        if fraction >= 1.0:
+            return features
+        n = _sample_count(len(features), fraction)
+        return np.sort(self.rng.choice(features, size=n, replace=False))
+
+    def _take_slot(self):
+        if self._free_slots:
+            slot = self._free_slots.pop()
+        else:
+            slot = self._n_slots
+            self._n_slots += 1
+            if slot >= self.hist.shape[0]:
+                grown = np.zeros((max(2 * self.hist.shape[0], 4),) + self.hist.shape[1:],
+                                 HIST_DTYPE)
+                grown[: self.hist.shape[0]] = self.hist
+                self.hist = grown
+        self.hist[slot] = 0.0
+        return slot
+
+    def _release_node_slot(self, tree, node):
+        slot = self._hist_slot.pop((tree, node), None)
+        if slot is not None:
+            self._free_slots.append(int(slot))
+
+    @property
+    def n_hist_slots(self):
+        """Histogram slots allocated so far (each ``n_features * max_bin * n_stats * 8`` bytes)."""
+        return self.hist.shape[0]
+
+    # ------------------------------------------------------------------ passes
+    def needs_pass(self):
+        """True while some histogram must still be built."""
+        return self._pass_has_work
+
+    def accumulate(self, codes, stats, node_of_row):
+        """Partition one block's rows and add them into the histograms built this pass.
+
+        Parameters
+        ----------
+        codes : ndarray (n_features, n_rows) uint8/uint16
+        stats : ndarray (n_trees, n_rows, n_stats) float32
+        node_of_row : ndarray (n_trees, n_rows) int32, updated in place
+        """
+        n_rows = codes.shape[1]
+        slot_of_row = self._scratch_slots(n_rows)
+        nd = self.nodes
+        t0 = time.perf_counter()
+        partition_rows(codes, node_of_row, nd.left, nd.right, nd.feature, nd.bin_threshold,
+                       nd.default_left, nd.is_categorical, nd.cat_bitset, self.missing_bin,
+                       nd.slot_of_node, slot_of_row)
+        t1 = time.perf_counter()
+        build_histograms(codes, stats, slot_of_row, self.hist)
+        t2 = time.perf_counter()
+        tel = self.telemetry
+        tel.partition_s += t1 - t0
+        tel.histogram_s += t2 - t1
+        tel.rows_streamed += n_rows
+        tel.code_bytes_streamed += codes.nbytes
+
+    def apply_pending(self, codes, node_of_row):
+        """Move rows down for splits decided after the last pass; no histograms.
+
+        After this, ``node_of_row`` holds each row's leaf in the finished trees.
+        """
+        n_rows = codes.shape[1]
+        slot_of_row = self._scratch_slots(n_rows)
+        nd = self.nodes
+        t0 = time.perf_counter()
+        partition_rows(codes, node_of_row, nd.left, nd.right, nd.feature, nd.bin_threshold,
+                       nd.default_left, nd.is_categorical, nd.cat_bitset, self.missing_bin,
+                       self._no_slots, slot_of_row)
+        self.telemetry.partition_s += time.perf_counter() - t0
+
+    def _scratch_slots(self, n_rows):
+        if self._slot_of_row is None or self._slot_of_row.shape[1] < n_rows:
+            self._slot_of_row = np.empty((self.n_trees, n_rows), np.int32)
+        return self._slot_of_row[:, :n_rows]
+
+    def finish_pass(self):
+        """Complete this pass's histograms, search splits, and choose what to expand next."""
+        t0 = time.perf_counter()
+        self.telemetry.passes += 1
+        nd = self.nodes
+        if self._pending_subtractions:
+            trip = np.asarray(self._pending_subtractions, dtype=np.int32)
+            subtract_histograms(self.hist, trip[:, 0], trip[:, 1], trip[:, 2])
+            self._free_slots.extend(int(s) for s in trip[:, 0])
+            self._pending_subtractions = []
+        nd.slot_of_node.fill(-1)
+        evaluate = self._to_evaluate
+        self._to_evaluate = []
+        if evaluate:
+            trees = np.array([t for t, _ in evaluate], dtype=np.int64)
+            node_ids = np.array([n for _, n in evaluate], dtype=np.int64)
+            slots = np.array([self._hist_slot[(t, n)] for t, n in evaluate], dtype=np.int32)
+            sums = np.empty((len(evaluate), self.policy.n_stats), np.float64)
+            node_sums_from_histograms(self.hist, slots, sums)
+            nd.sums[trees, node_ids] = sums
+            nd.value[trees, node_ids] = self.policy.leaf_values(sums)
+            self._evaluate(trees, node_ids, slots, sums)
+        self._expand()
+        self.telemetry.split_s += time.perf_counter() - t0
+
+    def _feature_mask(self, trees, node_ids):
+        p = self.params
+        mask = np.zeros((len(trees), self.n_features), dtype=np.bool_)
+        for j, (t, n) in enumerate(zip(trees, node_ids)):
+            allowed = self._tree_features[t]
+            if p.colsample_bylevel < 1.0:
+                key = (int(t), int(self.nodes.depth[t, n]))
+                if key not in self._level_features:
+                    self._level_features[key] = self._draw(allowed, p.colsample_bylevel)
+                allowed = self._level_features[key]
+            if p.features_per_node is not None:
+                k = min(int(p.features_per_node), len(allowed))
+                if k < len(allowed):
+                    allowed = self.rng.choice(allowed, size=k, replace=False)
+            elif p.colsample_bynode < 1.0:
+                allowed = self._draw(allowed, p.colsample_bynode)
+            mask[j, allowed] = True
+        return mask
+
+    def _random_bins(self, n_eval):
+        if not self.params.random_split:
+            return None
+        # One threshold per (node, feature), uniform over the value-bin boundaries.
+        n_thresholds = np.maximum(self.n_value_bins - 1, 1)
+        draws = self.rng.random((n_eval, self.n_features))
+        return np.minimum(np.floor(draws * n_thresholds), n_thresholds - 1).astype(np.int32)
+
+    def _evaluate(self, trees, node_ids, slots, sums):
+        p = self.params
+        nd = self.nodes
+        depth = nd.depth[trees, node_ids]
+        can_split = np.ones(len(trees), dtype=bool)
+        if p.max_depth is not None:
+            can_split &= depth < p.max_depth
+        idx = np.flatnonzero(can_split)
+        res = None
+        if len(idx):
+            mask = self._feature_mask(trees[idx], node_ids[idx])
+            res = self.policy.find_splits(self.hist, sums[idx], slots[idx], mask,
+                                          self._random_bins(len(idx)))
+        taken = np.zeros(len(trees), dtype=bool)
+        for j, i in enumerate(idx):
+            gain = float(res["gain"][j])
+            if not (res["feature"][j] >= 0 and np.isfinite(gain) and gain > p.min_split_gain):
+                continue
+            taken[i] = True
+            self._order += 1
+            importance = res.get("importance_gain", res["gain"])
+            self._frontier.append(_Candidate(
+                tree=int(trees[i]), node=int(node_ids[i]), gain=gain,
+                feature=int(res["feature"][j]), bin=int(res["bin"][j]),
+                default_left=bool(res["default_left"][j]),
+                is_categorical=bool(res["is_categorical"][j]),
+                bitset=np.array(res["cat_bitset"][j], dtype=np.uint32),
+                left_sums=np.array(res["left_sums"][j]),
+                right_sums=np.array(res["right_sums"][j]),
+                importance_gain=float(importance[j]), order=self._order))
+        for i in np.flatnonzero(~taken):
+            self._release_node_slot(int(trees[i]), int(node_ids[i]))
+
+    def _expand(self):
+        p = self.params
+        if p.grow_policy == "lossguide":
+            self._frontier.sort(key=lambda c: (-c.gain, c.order))
+        else:
+            self._frontier.sort(key=lambda c: c.order)
+        chosen, waiting = [], []
+        per_tree = np.zeros(self.n_trees, dtype=np.int64)
+        for c in self._frontier:
+            room = p.max_leaves is None or self._n_leaves[c.tree] < p.max_leaves
+            if room and (p.grow_policy != "lossguide" or per_tree[c.tree] < p.leaves_per_pass):
+                chosen.append(c)
+                per_tree[c.tree] += 1
+                self._n_leaves[c.tree] += 1
+            elif room and p.grow_policy == "lossguide":
+                waiting.append(c)
+            else:
+                self._release_node_slot(c.tree, c.node)
+        self._frontier = waiting
+        for c in chosen:
+            self._split_node(c, terminal=self._children_terminal(c))
+        self._pass_has_work = bool(self._to_evaluate)
+        if not self._pass_has_work:
+            for c in self._frontier:
+                self._release_node_slot(c.tree, c.node)
+            self._frontier = []
+
+    def _children_terminal(self, c):
+        """Children that can never split need no histogram: their sums are known."""
+        p = self.params
+        if p.max_depth is not None and self.nodes.depth[c.tree, c.node] + 1 >= p.max_depth:
+            return True
+        return p.max_leaves is not None and self._n_leaves[c.tree] >= p.max_leaves
+
+    def _split_node(self, c, terminal=False):
+        nd = self.nodes
+        t, n = c.tree, c.node
+        nd.reserve(int(nd.n_nodes[t]) + 2)
+        left_id = int(nd.n_nodes[t])
+        right_id = left_id + 1
+        nd.n_nodes[t] += 2
+        nd.left[t, n] = left_id
+        nd.right[t, n] = right_id
+        nd.feature[t, n] = c.feature
+        nd.bin_threshold[t, n] = c.bin
+        nd.default_left[t, n] = c.default_left
+        nd.is_categorical[t, n] = c.is_categorical
+        nd.cat_bitset[t, n, : len(c.bitset)] = c.bitset
+        nd.gain[t, n] = c.importance_gain
+        nd.depth[t, left_id] = nd.depth[t, right_id] = nd.depth[t, n] + 1
+        if terminal:
+            sums = np.stack([c.left_sums, c.right_sums])
+            nd.sums[t, [left_id, right_id]] = sums
+            nd.value[t, [left_id, right_id]] = self.policy.leaf_values(sums)
+            self._release_node_slot(t, n)
+            return
+        cs = self.policy.count_stat
+        build_left = c.left_sums[cs] <= c.right_sums[cs]
+        small, large = (left_id, right_id) if build_left else (right_id, left_id)
+        parent_slot = self._hist_slot.pop((t, n))
+        small_slot = self._take_slot()
+        large_slot = self._take_slot()
+        nd.slot_of_node[t, small] = small_slot        # rows are added into this one
+        self._hist_slot[(t, small)] = small_slot
+        self._hist_slot[(t, large)] = large_slot       # filled by subtraction after the pass
+        self._pending_subtractions.append((parent_slot, small_slot, large_slot))
+        self._to_evaluate.extend([(t, left_id), (t, right_id)])
+
+    # ------------------------------------------------------------------ results
+    @property
+    def _no_slots(self):
+        return np.full_like(self.nodes.slot_of_node, -1)
+
+    def tree_arrays(self, t):
+        """The finished tree ``t`` as a dict of flat arrays (see docs/internals.md)."""
+        nd = self.nodes
+        n = int(nd.n_nodes[t])
+        feature = nd.feature[t, :n].copy()
+        bins = nd.bin_threshold[t, :n].copy()
+        is_cat = nd.is_categorical[t, :n].astype(bool)
+        threshold = np.zeros(n, np.float64)
+        for node in np.flatnonzero((feature >= 0) & ~is_cat):
+            edges = self.bin_edges[feature[node]]
+            b = bins[node]
+            # The last value bin holds everything up to +inf: all values go left.
+            threshold[node] = edges[b] if b < len(edges) else np.finfo(np.float64).max
+        leaf = nd.left[t, :n] < 0
+        return dict(
+            left=nd.left[t, :n].copy(), right=nd.right[t, :n].copy(), feature=feature,
+            threshold=threshold, bin_threshold=np.where(leaf, 0, bins).astype(np.int32),
+            default_left=nd.default_left[t, :n].astype(bool), is_categorical=is_cat,
+            cat_bitset=nd.cat_bitset[t, :n].copy() if is_cat.any() else
+            np.zeros((n, 0), np.uint32),
+            value=nd.value[t, :n].copy(), gain=np.where(leaf, 0.0, nd.gain[t, :n]),
+            cover=nd.sums[t, :n, self.policy.cover_stat].copy(),
+            n_samples=nd.sums[t, :n, self.policy.count_stat].copy(),
+        )
+
+    def leaf_values_of_tree(self, t):
+        """ndarray (n_nodes, n_outputs): value of every node of tree ``t`` (leaves used)."""
+        return self.nodes.value[t, : int(self.nodes.n_nodes[t])]

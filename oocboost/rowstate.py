@@ -1,0 +1,135 @@
+"""Per-row training state (margins, gradients, node positions), in RAM or spilled per block.
+
+Boosting keeps, for every training row, its margins, its gradient and hessian, and the node
+it sits in for each tree being grown: about ``16 * n_outputs + 4`` bytes a row. That is
+O(rows), so when it does not fit the memory plan it is written per block into a spill
+folder and streamed with the cache blocks: only one block's state is resident at a time
+and peak memory no longer grows with the number of rows.
+
+Both stores have the same interface::
+
+    views = state.load(block_index)     # dict name -> ndarray of that block's rows
+    ... modify views in place ...
+    state.store(block_index, views)     # no-op in RAM; writes the block's file when spilled
+"""
+import os
+import shutil
+import tempfile
+
+import numpy as np
+
+
+class RowStateSpec:
+    """Names, shapes and dtypes of the state arrays.
+
+    Parameters
+    ----------
+    fields : dict[str, tuple[tuple, numpy dtype]]
+        name -> (shape, dtype) where ``shape`` has exactly one ``None``: the rows axis.
+        E.g. ``{"margin": ((None, 3), np.float64), "stats": ((1, None, 3), np.float32)}``.
+    """
+
+    def __init__(self, fields):
+        self.fields = {}
+        for name, (shape, dtype) in fields.items():
+            if list(shape).count(None) != 1:
+                raise ValueError(f"state field {name!r}: shape needs one None (rows axis)")
+            self.fields[name] = (tuple(shape), np.dtype(dtype))
+
+    def bytes_per_row(self):
+        """Bytes of state per row (all fields)."""
+        return sum(int(np.prod([d for d in shape if d is not None], dtype=np.int64))
+                   * dtype.itemsize for shape, dtype in self.fields.values())
+
+    def empty(self, name, n_rows):
+        shape, dtype = self.fields[name]
+        return np.zeros(tuple(n_rows if d is None else d for d in shape), dtype=dtype)
+
+    def take_rows(self, name, array, start, stop):
+        shape, _ = self.fields[name]
+        index = tuple(slice(start, stop) if d is None else slice(None) for d in shape)
+        return array[index]
+
+
+class InMemoryRowState:
+    """All rows' state as whole arrays; ``load`` returns views of one block's rows."""
+
+    in_memory = True
+
+    def __init__(self, spec, block_row_starts, n_rows):
+        self.spec = spec
+        self.block_row_starts = np.asarray(block_row_starts, dtype=np.int64)
+        self.n_rows = int(n_rows)
+        self.arrays = {name: spec.empty(name, self.n_rows) for name in spec.fields}
+
+    def _bounds(self, block_index):
+        start = int(self.block_row_starts[block_index])
+        stop = (int(self.block_row_starts[block_index + 1])
+                if block_index + 1 < len(self.block_row_starts) else self.n_rows)
+        return start, stop
+
+    def load(self, block_index):
+        start, stop = self._bounds(block_index)
+        return {name: self.spec.take_rows(name, arr, start, stop)
+                for name, arr in self.arrays.items()}
+
+    def store(self, block_index, views):
+        """Views already alias the arrays: nothing to write."""
+
+    def full(self, name):
+        """The whole array (RAM store only)."""
+        return self.arrays[name]
+
+    def close(self):
+        self.arrays = {}
+
+
+class SpilledRowState:
+    """State written per block into a spill folder; one block resident at a time.
+
+    Files are raw ``.npy`` arrays, one per (block, field), rewritten in place (same size),
+    so a pass costs one read and one write of the state per block.
+
+    Parameters
+    ----------
+    spec : RowStateSpec
+    block_row_starts : ndarray (n_blocks,) int64
+    n_rows : int
+    directory : str or None
+        Parent folder for the spill (the cache folder's parent by default of the caller);
+        a private temporary folder is made inside and removed by ``close``.
+    """
+
+    in_memory = False
+
+    def __init__(self, spec, block_row_starts, n_rows, directory=None):
+        self.spec = spec
+        self.block_row_starts = np.asarray(block_row_starts, dtype=np.int64)
+        self.n_rows = int(n_rows)
+        self.dir = tempfile.mkdtemp(prefix="oocboost-state-", dir=directory)
+        for b in range(len(self.block_row_starts)):
+            start, stop = self._bounds(b)
+            for name in spec.fields:
+                np.save(self._path(b, name), spec.empty(name, stop - start))
+
+    _bounds = InMemoryRowState._bounds
+
+    def _path(self, block_index, name):
+        return os.path.join(self.dir, f"{block_index:06d}-{name}.npy")
+
+    def load(self, block_index):
+        return {name: np.load(self._path(block_index, name)) for name in self.spec.fields}
+
+    def store(self, block_index, views):
+        for name, arr in views.items():
+            np.save(self._path(block_index, name), arr)
+
+    def close(self):
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def make_row_state(spec, block_row_starts, n_rows, in_memory, spill_dir=None):
+    """The RAM store when ``in_memory`` (the memory plan decides), else the spilled one."""
+    if in_memory:
+        return InMemoryRowState(spec, block_row_starts, n_rows)
+    return SpilledRowState(spec, block_row_starts, n_rows, spill_dir)
