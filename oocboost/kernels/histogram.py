@@ -19,37 +19,69 @@ from numba import njit, prange
 
 
 #: Rows per tile. Every feature re-reads the tile's per-row statistics, so a tile's
-#: statistics (12 bytes a row for boosting) must stay in cache: 1M-row tiles measured 5x
+#: statistics (12 bytes a row for boosting) must stay in cache: 1M-row tiles measured 2x
 #: slower than 16K-row tiles on this machine type.
 TILE_ROWS = 16384
 
 
+@njit(cache=True, nogil=True)
+def compact_rows(slot_of_row, rows, slots):
+    """List the rows that go into some histogram, with their slots, per tree.
+
+    Skipping unselected rows inside the histogram loop is a data-dependent branch that
+    mispredicts about half the time below the root; a compacted list makes the hot loop
+    branch-free (measured 67 ms -> 25 ms for 1M x 28 codes with half the rows selected).
+
+    Parameters
+    ----------
+    slot_of_row : ndarray (n_trees, n_rows) int32, -1 = not accumulated   # IN
+    rows, slots : ndarray (n_trees, n_rows) int32                          # OUT
+    Returns
+    -------
+    counts : ndarray (n_trees,) int64, selected rows per tree
+    """
+    n_trees, n_rows = slot_of_row.shape
+    counts = np.zeros(n_trees, np.int64)
+    for t in range(n_trees):
+        k = 0
+        for i in range(n_rows):
+            s = slot_of_row[t, i]
+            if s >= 0:
+                rows[t, k] = i
+                slots[t, k] = s
+                k += 1
+        counts[t] = k
+    return counts
+
+
 @njit(parallel=True, cache=True, nogil=True)
-def _build_histograms_tile(codes, stats, slot_of_row, hist, start, stop):
+def _build_histograms_tile(codes, stats, rows, slots, counts, hist, start, stop):
     n_features = codes.shape[0]
     n_trees = stats.shape[0]
     n_stats = stats.shape[2]
     for f in prange(n_features):
         codes_f = codes[f]
         for t in range(n_trees):
-            slots_t = slot_of_row[t]
+            rows_t = rows[t]
+            slots_t = slots[t]
             stats_t = stats[t]
+            stop_t = min(stop, counts[t])
             if n_stats == 3:
                 # The boosting case (gradient, hessian, count): unrolled, it is the hot path.
-                for i in range(start, stop):
-                    s = slots_t[i]
-                    if s >= 0:
-                        b = codes_f[i]
-                        hist[s, f, b, 0] += stats_t[i, 0]
-                        hist[s, f, b, 1] += stats_t[i, 1]
-                        hist[s, f, b, 2] += stats_t[i, 2]
+                for j in range(start, stop_t):
+                    i = rows_t[j]
+                    s = slots_t[j]
+                    b = codes_f[i]
+                    hist[s, f, b, 0] += stats_t[i, 0]
+                    hist[s, f, b, 1] += stats_t[i, 1]
+                    hist[s, f, b, 2] += stats_t[i, 2]
             else:
-                for i in range(start, stop):
-                    s = slots_t[i]
-                    if s >= 0:
-                        b = codes_f[i]
-                        for k in range(n_stats):
-                            hist[s, f, b, k] += stats_t[i, k]
+                for j in range(start, stop_t):
+                    i = rows_t[j]
+                    s = slots_t[j]
+                    b = codes_f[i]
+                    for k in range(n_stats):
+                        hist[s, f, b, k] += stats_t[i, k]
 
 
 def build_histograms(codes, stats, slot_of_row, hist):
@@ -67,10 +99,14 @@ def build_histograms(codes, stats, slot_of_row, hist):
     because a parallel kernel called from a serial ``@njit`` function lost its
     parallelism (numba 0.68).
     """
-    n_rows = codes.shape[1]
-    for start in range(0, n_rows, TILE_ROWS):
-        _build_histograms_tile(codes, stats, slot_of_row, hist, start,
-                               min(start + TILE_ROWS, n_rows))
+    n_trees, n_rows = slot_of_row.shape
+    rows = np.empty((n_trees, n_rows), np.int32)
+    slots = np.empty((n_trees, n_rows), np.int32)
+    counts = compact_rows(slot_of_row, rows, slots)
+    n_selected = int(counts.max()) if n_trees else 0
+    for start in range(0, n_selected, TILE_ROWS):
+        _build_histograms_tile(codes, stats, rows, slots, counts, hist, start,
+                               start + TILE_ROWS)
 
 
 @njit(cache=True)
