@@ -177,22 +177,27 @@ class _Spec:
 
 
 def iter_chunks(n_rows, n_features=28, *, task="binary", n_classes=3, n_categorical=0,
-                missing_rate=0.02, seed=0, chunk_rows=100_000):
+                missing_rate=0.02, seed=0, chunk_rows=100_000, row_start=0):
     """Yield ``(X, y, cats)`` chunks of at most ``chunk_rows`` rows, in order.
 
     ``X`` float64 (rows, n_features), ``y`` int64 (classes) or float64 (regression),
     ``cats`` a list of object arrays of str/None. Memory is O(chunk_rows + 8192), not
-    O(n_rows).
+    O(n_rows). ``row_start`` skips that many rows of the same stream: rows
+    ``row_start .. row_start + n_rows - 1`` come from the same distribution and label
+    function, so a validation set is ``row_start=n_train``.
     """
+    if row_start < 0:
+        raise ValueError(f"row_start must be >= 0, got {row_start}")
     if n_rows < 0:
         raise ValueError(f"n_rows must be >= 0, got {n_rows}")
     if chunk_rows < 1:
         raise ValueError(f"chunk_rows must be >= 1, got {chunk_rows}")
     spec = _Spec(n_features, n_categorical, task, n_classes, missing_rate, seed)
     cached = (None, None)
-    start = 0
-    while start < n_rows:
-        stop = min(n_rows, start + chunk_rows)
+    start = row_start
+    end = row_start + n_rows
+    while start < end:
+        stop = min(end, start + chunk_rows)
         parts = []
         u = start // UNIT_ROWS
         while u * UNIT_ROWS < stop:
@@ -212,7 +217,7 @@ def iter_chunks(n_rows, n_features=28, *, task="binary", n_classes=3, n_categori
 
 
 def generate_arrays(n_rows, n_features=28, *, task="binary", n_classes=3, n_categorical=0,
-                    missing_rate=0.02, seed=0):
+                    missing_rate=0.02, seed=0, row_start=0):
     """Generate the same rows :func:`generate` writes, in memory (for small tests).
 
     Returns
@@ -225,7 +230,7 @@ def generate_arrays(n_rows, n_features=28, *, task="binary", n_classes=3, n_cate
     """
     chunks = list(iter_chunks(n_rows, n_features, task=task, n_classes=n_classes,
                               n_categorical=n_categorical, missing_rate=missing_rate, seed=seed,
-                              chunk_rows=max(n_rows, 1)))
+                              chunk_rows=max(n_rows, 1), row_start=row_start))
     if chunks:
         X, y, cats = chunks[0]
     else:
@@ -258,7 +263,7 @@ def _infer_format(path):
 
 
 def generate(path, n_rows, n_features=28, *, task="binary", n_classes=3, n_categorical=0,
-             missing_rate=0.02, seed=0, format=None, chunk_rows=100_000):
+             missing_rate=0.02, seed=0, format=None, chunk_rows=100_000, row_start=0):
     """Write ``n_rows`` rows to ``path`` (CSV, gzip-compressed CSV or Parquet), streaming.
 
     Parameters
@@ -297,7 +302,7 @@ def generate(path, n_rows, n_features=28, *, task="binary", n_classes=3, n_categ
     tmp = f"{path}.tmp-{os.getpid()}"
     chunks = iter_chunks(n_rows, n_features, task=task, n_classes=n_classes,
                          n_categorical=n_categorical, missing_rate=missing_rate, seed=seed,
-                         chunk_rows=chunk_rows)
+                         chunk_rows=chunk_rows, row_start=row_start)
     try:
         if fmt == "parquet":
             import pyarrow.parquet as pq
@@ -352,12 +357,14 @@ def main(argv=None):
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--format", choices=FORMATS, default=None, help="default: from the file name")
     parser.add_argument("--chunk-rows", type=int, default=100_000, help="rows written at once")
+    parser.add_argument("--row-start", type=int, default=0,
+                        help="first row of the stream (a validation set: the train rows)")
     parser.add_argument("-o", "--output", required=True, help="output path")
     args = parser.parse_args(argv)
     try:
         generate(args.output, args.rows, args.features, task=args.task, n_classes=args.n_classes,
                  n_categorical=args.categorical, missing_rate=args.missing_rate, seed=args.seed,
-                 format=args.format, chunk_rows=args.chunk_rows)
+                 format=args.format, chunk_rows=args.chunk_rows, row_start=args.row_start)
     except ValueError as exc:
         parser.error(str(exc))
     print(args.output)

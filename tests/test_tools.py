@@ -150,3 +150,11 @@ def test_peak_rss_usage_errors():
     assert missing.returncode == 127 and "no-such-command-xyz" in missing.stderr
     slow = _peak_rss("--timeout", "0.5", "--", sys.executable, "-c", "import time; time.sleep(30)")
     assert slow.returncode == 124 and "timed out" in slow.stderr
+
+
+def test_row_start_continues_the_same_stream():
+    whole = generate_arrays(20_000, 5, n_categorical=1, seed=4)
+    tail = generate_arrays(7_000, 5, n_categorical=1, seed=4, row_start=13_000)
+    np.testing.assert_array_equal(tail.X, whole.X[13_000:])
+    np.testing.assert_array_equal(tail.y, whole.y[13_000:])
+    assert list(tail.categorical["cat0"]) == list(whole.categorical["cat0"][13_000:])
