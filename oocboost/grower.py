@@ -53,9 +53,6 @@ class GrowthParams:
     grow_policy : {"depthwise", "lossguide"}
     leaves_per_pass : int
         Leaves expanded per data pass with ``lossguide``.
-    min_split_gain : float
-        A split is taken only if its gain is strictly above this (XGBoost's ``gamma``:
-        ``loss_chg > gamma``; CART's ``min_impurity_decrease`` is applied by the policy).
     colsample_bytree, colsample_bylevel, colsample_bynode : float in (0, 1]
         XGBoost's nested feature sampling: by node from the level's set, by level from the
         tree's set.
@@ -69,7 +66,6 @@ class GrowthParams:
     max_leaves: object = None
     grow_policy: str = "depthwise"
     leaves_per_pass: int = 8
-    min_split_gain: float = 0.0
     colsample_bytree: float = 1.0
     colsample_bylevel: float = 1.0
     colsample_bynode: float = 1.0
@@ -172,8 +168,10 @@ class TreeGrower:
         Raw upper bounds per numeric feature (to store raw thresholds).
     policy : object
         Split policy: ``n_stats``, ``n_outputs``, ``count_stat`` (index of the stat used to
-        decide which sibling is smaller), ``find_splits(hist, node_sums, slots, feature_mask,
-        random_bin) -> dict`` and ``leaf_values(node_sums) -> (n, n_outputs)``.
+        decide which sibling is smaller), ``cover_stat``, ``find_splits(hist, node_sums,
+        slots, feature_mask, random_bin) -> dict``, ``accept_splits(result, node_sums) ->
+        bool array`` (the learner's rule: gamma, min_impurity_decrease, purity) and
+        ``leaf_values(node_sums) -> (n, n_outputs)``.
     params : GrowthParams
     rng : numpy.random.Generator
         Feature sampling and random thresholds.
@@ -191,7 +189,7 @@ class TreeGrower:
         self.policy = policy
         self.params = params
         self.rng = rng
-        self.n_words = (max_bin + 31) // 32 if self.is_categorical_feature.any() else 1
+        self.n_words = (max_bin + 31) // 32
         self.telemetry = GrowerTelemetry()
         self._slot_of_row = None
 
@@ -380,9 +378,11 @@ class TreeGrower:
             res = self.policy.find_splits(self.hist, sums[idx], slots[idx], mask,
                                           self._random_bins(len(idx)))
         taken = np.zeros(len(trees), dtype=bool)
+        accepted = (self.policy.accept_splits(res, sums[idx]) if len(idx)
+                    else np.zeros(0, dtype=bool))
         for j, i in enumerate(idx):
             gain = float(res["gain"][j])
-            if not (res["feature"][j] >= 0 and np.isfinite(gain) and gain > p.min_split_gain):
+            if not accepted[j]:
                 continue
             taken[i] = True
             self._order += 1

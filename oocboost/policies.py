@@ -43,7 +43,8 @@ class GradientPolicy:
         gain = T(G_L)^2/(H_L+lambda) + T(G_R)^2/(H_R+lambda) - T(G)^2/(H+lambda)
 
     with ``T`` the L1 soft threshold by ``alpha``; leaf weight ``w = -T(G)/(H+lambda)``
-    clipped to ``max_delta_step``. The grower splits when ``gain > max(gamma, 1e-6)``.
+    clipped to ``max_delta_step``. A split is taken when ``gain > max(gamma, 1e-6)``
+    (XGBoost prunes ``loss_chg < min_split_loss`` and ignores gains below kRtEps).
     """
 
     n_stats = 3
@@ -52,8 +53,9 @@ class GradientPolicy:
     cover_stat = 1  # sum of hessians, XGBoost's "cover"
 
     def __init__(self, *, reg_lambda, reg_alpha, max_delta_step, min_child_weight,
-                 max_cat_to_onehot, n_value_bins, is_categorical, missing_bin,
+                 max_cat_to_onehot, n_value_bins, is_categorical, missing_bin, gamma=0.0,
                  max_cat_threshold=ks.DEFAULT_MAX_CAT_THRESHOLD):
+        self.gamma = float(gamma)
         self.reg_lambda = float(reg_lambda)
         self.reg_alpha = float(reg_alpha)
         self.max_delta_step = float(max_delta_step)
@@ -74,6 +76,12 @@ class GradientPolicy:
             out["bin"], out["default_left"], out["is_categorical"], out["cat_bitset"],
             out["left_sums"], out["right_sums"])
         return out
+
+    def accept_splits(self, result, sums):
+        """bool (n_eval,): a valid split whose gain beats ``max(gamma, 1e-6)``."""
+        gain = result["gain"]
+        return (result["feature"] >= 0) & np.isfinite(gain) & (gain > max(self.gamma,
+                                                                           MIN_GAIN_EPS))
 
     def leaf_values(self, sums):
         values = np.empty(len(sums))

@@ -1,0 +1,173 @@
+"""Gradient boosting (XGBoost's regularised second-order objective) on the shared grower.
+
+Each round grows ``n_outputs`` trees (one per class for ``multi:*``) in the same passes.
+The data is read ``max_depth`` times per round for depth-wise trees::
+
+    pass 0  (fused) for each block: apply the last round's final splits -> leaf of each row,
+                    margins += leaf values, gradients from the new margins, root histogram
+    pass k          for each block: rows move one level down, histograms of level k
+
+so the last level of a tree costs no pass of its own: it is applied in the next round's
+first pass. Per-row state (margins, gradient/hessian/count, node of each row) lives in RAM
+or is spilled per block (see ``rowstate.py``), as the memory plan decides.
+"""
+import time
+
+import numpy as np
+
+from ..common import G_H_DTYPE, NODE_DTYPE
+from ..grower import GrowthParams, GrowerTelemetry, TreeGrower
+from ..kernels.partition import add_node_values
+from ..kernels.sampling import uniform_per_row
+from ..policies import GradientPolicy
+from ..rowstate import RowStateSpec, make_row_state
+
+
+class BoostingState:
+    """Everything that lives across rounds of one training run."""
+
+    def __init__(self, cache, objective, params, plan, base_margin, init_model=None):
+        self.cache = cache
+        self.objective = objective
+        self.params = params
+        self.plan = plan
+        self.n_outputs = objective.n_outputs
+        k = self.n_outputs
+        spec = RowStateSpec({
+            "margin": ((None, k), np.float64),
+            "stats": ((k, None, 3), G_H_DTYPE),
+            "node": ((k, None), NODE_DTYPE),
+        })
+        self.spec = spec
+        self.rows = make_row_state(spec, cache.block_row_starts, cache.n_rows,
+                                   in_memory=plan.state_in_ram,
+                                   spill_dir=getattr(plan, "spill_dir", None))
+        self.base_margin = np.asarray(base_margin, dtype=np.float64)
+        self.prev_grower = None
+        self.prev_values = None
+        self.round = 0
+        self.telemetry = GrowerTelemetry()
+        self.io_wait_s = 0.0
+        self.gradient_s = 0.0
+        self.bytes_read = 0
+        self._init_model = init_model
+
+    def close(self):
+        self.rows.close()
+
+
+def _blocks(state):
+    """Blocks of the training cache with timing of the wait for each (I/O that prefetch hid not)."""
+    cache = state.cache
+    it = cache.iter_blocks(prefetch=state.plan.prefetch,
+                           resident_bytes=getattr(state.plan, "resident_bytes", 0))
+    while True:
+        t0 = time.perf_counter()
+        try:
+            block = next(it)
+        except StopIteration:
+            return
+        state.io_wait_s += time.perf_counter() - t0
+        state.bytes_read += block.codes.nbytes
+        yield block
+
+
+def _gradients_for_block(state, block, views, round_index):
+    obj = state.objective
+    p = state.params
+    n = block.n_rows
+    k = state.n_outputs
+    grad = np.empty((n, k), G_H_DTYPE)
+    hess = np.empty((n, k), G_H_DTYPE)
+    obj.gradients(block.label, views["margin"], block.weight, grad, hess)
+    stats = views["stats"]
+    count = np.ones(n, G_H_DTYPE)
+    if p["subsample"] < 1.0:
+        u = np.empty(n, np.float64)
+        uniform_per_row(p["seed"], round_index, block.row_start, u)
+        keep = (u < p["subsample"]).astype(G_H_DTYPE)
+        grad *= keep[:, None]
+        hess *= keep[:, None]
+        count = keep
+    for c in range(k):
+        stats[c, :, 0] = grad[:, c]
+        stats[c, :, 1] = hess[:, c]
+        stats[c, :, 2] = count
+
+
+def initial_margins(state, init_model):
+    """Margins before the first new round: base margin plus ``init_model``'s trees."""
+    for block in _blocks(state):
+        views = state.rows.load(block.index)
+        views["margin"][:] = state.base_margin[None, :]
+        if init_model is not None and init_model.n_trees:
+            views["margin"] += init_model.predict_margin_binned(
+                block.codes, state.cache.max_bin - 1, include_base=False)
+        state.rows.store(block.index, views)
+
+
+def grow_round(state, round_index, learning_rate):
+    """Grow one round's trees; returns a list of tree-array dicts (values scaled by eta)."""
+    cache = state.cache
+    p = state.params
+    mapper = cache.bin_mapper
+    growth = GrowthParams(
+        max_depth=p["max_depth"] or None, max_leaves=p["max_leaves"] or None,
+        grow_policy=p["grow_policy"], leaves_per_pass=p["leaves_per_pass"],
+        colsample_bytree=p["colsample_bytree"],
+        colsample_bylevel=p["colsample_bylevel"], colsample_bynode=p["colsample_bynode"])
+    policy = GradientPolicy(reg_lambda=p["reg_lambda"], reg_alpha=p["reg_alpha"],
+                            max_delta_step=p["max_delta_step"],
+                            min_child_weight=p["min_child_weight"],
+                            max_cat_to_onehot=p["max_cat_to_onehot"], gamma=p["gamma"],
+                            n_value_bins=mapper.n_value_bins,
+                            is_categorical=mapper.is_categorical,
+                            missing_bin=cache.max_bin - 1)
+    rng = np.random.default_rng([p["seed"], round_index])
+    grower = TreeGrower(state.n_outputs, cache.n_features, cache.max_bin, mapper.n_value_bins,
+                        mapper.is_categorical, mapper.bin_edges, policy, growth, rng)
+    grower.start()
+    prev, prev_values = state.prev_grower, state.prev_values
+    first = True
+    while grower.needs_pass():
+        for block in _blocks(state):
+            views = state.rows.load(block.index)
+            if first:
+                t0 = time.perf_counter()
+                if prev is not None:
+                    prev.apply_pending(block.codes, views["node"])
+                    for c in range(state.n_outputs):
+                        add_node_values(views["node"][c], prev_values[c], 1.0,
+                                        views["margin"][:, c])
+                _gradients_for_block(state, block, views, round_index)
+                views["node"][:] = 0
+                state.gradient_s += time.perf_counter() - t0
+            grower.accumulate(block.codes, views["stats"], views["node"])
+            state.rows.store(block.index, views)
+        grower.finish_pass()
+        first = False
+    trees = []
+    values = []
+    for c in range(state.n_outputs):
+        arrays = grower.tree_arrays(c)
+        arrays["value"] = arrays["value"] * learning_rate
+        values.append(np.ascontiguousarray(arrays["value"][:, 0]))
+        trees.append(arrays)
+    state.prev_grower, state.prev_values = grower, values
+    state.telemetry.add(grower.telemetry)
+    return trees
+
+
+def finish_margins(state):
+    """Apply the last round's pending splits and leaf values (when margins are needed)."""
+    prev, prev_values = state.prev_grower, state.prev_values
+    if prev is None:
+        return
+    for block in _blocks(state):
+        views = state.rows.load(block.index)
+        prev.apply_pending(block.codes, views["node"])
+        for c in range(state.n_outputs):
+            add_node_values(views["node"][c], prev_values[c], 1.0, views["margin"][:, c])
+        views["node"][:] = 0
+        state.rows.store(block.index, views)
+    state.prev_grower = None
