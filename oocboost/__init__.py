@@ -1,0 +1,45 @@
+"""oocboost: tree ensembles trained out of core, with a memory limit you set.
+
+Build a binned, compressed cache once, then train from it block by block::
+
+    import oocboost
+    cache = oocboost.build_cache("train.csv", "train.oocb", label="y")
+    model = oocboost.train({"objective": "binary:logistic"}, cache, 100)
+    model.save_model("model.json")
+    oocboost.load_model("model.json").predict(X)
+"""
+__version__ = "0.1.0"
+
+from .errors import (CacheError, InputError, MemoryLimitError, ModelError,  # noqa: F401
+                     OocboostError, ParameterError, SchemaError)
+
+
+def __getattr__(name):
+    # Lazy: importing oocboost stays cheap (no numba compilation, no pyarrow) until used.
+    if name == "build_cache":
+        from .build import build_cache
+        return build_cache
+    if name == "Cache":
+        from .store import Cache
+        return Cache
+    if name == "train":
+        from .training import train
+        return train
+    if name in ("load_model", "Model"):
+        from . import model
+        return getattr(model, name)
+    if name in ("TrainingCallback", "EarlyStopping", "EvaluationMonitor",
+                "TrainingCheckPoint", "LearningRateScheduler"):
+        from . import callback
+        return getattr(callback, name)
+    if name in ("GradientBoostingClassifier", "GradientBoostingRegressor"):
+        from . import estimators
+        return getattr(estimators, name)
+    raise AttributeError(f"module 'oocboost' has no attribute {name!r}")
+
+
+__all__ = ["build_cache", "Cache", "train", "load_model", "Model", "TrainingCallback",
+           "EarlyStopping", "EvaluationMonitor", "TrainingCheckPoint",
+           "LearningRateScheduler", "GradientBoostingClassifier", "GradientBoostingRegressor",
+           "OocboostError", "InputError", "SchemaError", "CacheError", "ModelError",
+           "ParameterError", "MemoryLimitError"]

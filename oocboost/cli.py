@@ -1,0 +1,325 @@
+"""The ``oocboost`` command line.
+
+Every error oocboost raises on purpose (``OocboostError``) ends the command with a
+one-line message naming the file, row, column or parameter, and a non-zero exit code:
+2 bad input or parameters, 3 cache problems, 4 model problems, 5 memory limit, 130 when
+interrupted. No traceback is printed unless ``OOCBOOST_DEBUG=1``.
+"""
+import argparse
+import json
+import os
+import sys
+
+from .errors import OocboostError, ParameterError
+
+
+def _csv_list(value):
+    if value is None:
+        return None
+    return [v.strip() for v in value.split(",") if v.strip()]
+
+
+def _parse_param(text):
+    if "=" not in text:
+        raise ParameterError(f"--param takes key=value, got {text!r}")
+    key, value = text.split("=", 1)
+    for cast in (int, float):
+        try:
+            return key.strip(), cast(value)
+        except ValueError:
+            pass
+    if value.lower() in ("true", "false"):
+        return key.strip(), value.lower() == "true"
+    if value.lower() == "none":
+        return key.strip(), None
+    return key.strip(), value
+
+
+def _iteration_range(text):
+    if text is None:
+        return None
+    try:
+        start, end = text.split(":")
+        return int(start), int(end)
+    except ValueError:
+        raise ParameterError(f"--iteration-range takes START:END, got {text!r}") from None
+
+
+# ----------------------------------------------------------------------------- commands
+def cmd_build_cache(args):
+    from .build import build_cache
+
+    categorical = args.categorical
+    if categorical not in ("auto", "none"):
+        categorical = _csv_list(categorical)
+    elif categorical == "none":
+        categorical = None
+    na_values = _csv_list(args.na_values) if args.na_values is not None else None
+    build_cache(args.input, args.output, label=args.label, weight=args.weight,
+                categorical=categorical, drop=_csv_list(args.drop) or (),
+                max_bin=args.max_bin, max_categories=args.max_categories,
+                block_rows=args.block_rows, backend=args.format,
+                compression=args.compression, memory_limit=args.memory_limit,
+                delimiter=args.delimiter, na_values=na_values, encoding=args.encoding,
+                on_bad_rows=args.on_bad_rows, reference=args.reference,
+                overwrite=args.overwrite, quiet=args.quiet, verbose=args.verbose)
+    if not args.quiet:
+        print(describe_cache(args.output))
+    return 0
+
+
+def describe_cache(path):
+    """Text of ``oocboost info``: rows, features, bins, missing share, blocks, sizes."""
+    from .memory import format_size
+    from .store import Cache
+
+    cache = Cache(path)
+    m = cache.manifest
+    lines = [f"cache {os.path.abspath(path)}",
+             f"  rows {cache.n_rows}, features {cache.n_features}, max_bin {cache.max_bin}, "
+             f"codes {cache.codes_dtype}",
+             f"  label {m.get('label')!r}, weight {m.get('weight')!r}",
+             f"  blocks {cache.n_blocks} x {cache.block_rows} rows, backend {cache.backend} "
+             f"({m.get('compression')})",
+             f"  size on disk {format_size(cache.nbytes_stored)}, uncompressed codes "
+             f"{format_size(cache.nbytes_raw)} (ratio "
+             f"{cache.nbytes_stored / max(cache.nbytes_raw, 1):.2f})"]
+    src = m.get("source") or {}
+    if src:
+        lines.append(f"  source {src.get('name')}, bad rows skipped "
+                     f"{src.get('n_bad_rows', 0)}")
+    if m.get("reference"):
+        lines.append(f"  binned with the edges of {m['reference']}")
+    lines.append(f"  {'feature':<24} {'type':<12} {'bins':>5} {'missing':>8}  notes")
+    for feat in m.get("features", []):
+        n_missing = feat.get("n_missing")
+        share = "" if n_missing is None else f"{100.0 * n_missing / max(cache.n_rows, 1):.1f}%"
+        notes = []
+        if feat.get("type") == "categorical":
+            notes.append(f"{feat.get('n_categories')} categories")
+            if feat.get("has_other"):
+                notes.append(f"rare folded into 'other' ({feat.get('n_distinct_seen')} seen)")
+        else:
+            if feat.get("n_bins", 0) <= 1:
+                notes.append("constant or all missing")
+            if feat.get("n_inf"):
+                notes.append(f"{feat['n_inf']} infinite")
+            if "min" in feat:
+                notes.append(f"range [{feat['min']}, {feat['max']}]")
+        lines.append(f"  {feat['name']:<24} {feat['type']:<12} {feat.get('n_bins', ''):>5} "
+                     f"{share:>8}  {', '.join(notes)}")
+    return "\n".join(lines)
+
+
+def cmd_info(args):
+    print(describe_cache(args.cache))
+    return 0
+
+
+def _train_params(args):
+    params = {}
+    for text in args.param or []:
+        key, value = _parse_param(text)
+        params[key] = value
+    for flag, name in (("objective", "objective"), ("learning_rate", "learning_rate"),
+                       ("max_depth", "max_depth"), ("num_class", "num_class"),
+                       ("eval_metric", "eval_metric"), ("seed", "seed"),
+                       ("n_threads", "n_threads")):
+        value = getattr(args, flag, None)
+        if value is not None:
+            params[name] = _csv_list(value) if name == "eval_metric" else value
+    return params
+
+
+def cmd_train(args):
+    from .callback import TrainingCheckPoint
+    from .training import train
+
+    params = _train_params(args)
+    if args.learner != "gbtree":
+        from .learners import train_learner
+
+        model = train_learner(args.learner, params, args.cache, n_estimators=args.rounds,
+                              memory_limit=args.memory_limit, verbose=args.verbose)
+    else:
+        if args.quiet:
+            params.setdefault("verbosity", 0)
+        if args.verbose:
+            params.setdefault("verbosity", 2)
+        evals = [(path, f"valid_{i}" if len(args.valid) > 1 else "valid")
+                 for i, path in enumerate(args.valid or [])]
+        callbacks = []
+        if args.checkpoint:
+            callbacks.append(TrainingCheckPoint(args.checkpoint, args.checkpoint_interval))
+        model = train(params, args.cache, args.rounds, evals=evals,
+                      early_stopping_rounds=args.early_stopping, callbacks=callbacks,
+                      init_model=args.init_model, verbose_eval=not args.quiet,
+                      memory_limit=args.memory_limit)
+    model.save_model(args.output)
+    if not args.quiet:
+        msg = f"saved {args.output}: {model.n_trees} trees"
+        if getattr(model, "best_iteration", None) is not None:
+            msg += f", best iteration {model.best_iteration}"
+        print(msg)
+    return 0
+
+
+def cmd_predict(args):
+    from .model import load_model
+    from .predict import predict_to_file
+
+    model = load_model(args.model)
+    n = predict_to_file(model, args.data, args.output, output_margin=args.output_margin,
+                        pred_leaf=args.pred_leaf,
+                        iteration_range=_iteration_range(args.iteration_range),
+                        memory_limit=args.memory_limit)
+    if not args.quiet:
+        print(f"wrote {n} predictions to {args.output}")
+    return 0
+
+
+def cmd_evaluate(args):
+    from .model import load_model
+    from .predict import evaluate
+
+    model = load_model(args.model)
+    results = evaluate(model, args.data, metrics=_csv_list(args.metric),
+                       iteration_range=_iteration_range(args.iteration_range))
+    if args.json:
+        print(json.dumps(results))
+    else:
+        for name, value in results.items():
+            print(f"{name}\t{value:.6f}")
+    return 0
+
+
+def cmd_demo(args):
+    from .demo import run_demo
+
+    return run_demo(workdir=args.workdir, n_rows=args.rows, rounds=args.rounds,
+                    memory_limit=args.memory_limit, quiet=args.quiet)
+
+
+# ----------------------------------------------------------------------------- parser
+def build_parser():
+    parser = argparse.ArgumentParser(
+        prog="oocboost",
+        description="Out-of-core tree ensembles: build a binned cache once, train from it "
+                    "with a memory limit you set.")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    d = sub.add_parser("demo", help="generate a synthetic dataset, build its cache, train "
+                                    "and evaluate")
+    d.add_argument("--workdir", default="demo_data", help="folder for the data, caches, model")
+    d.add_argument("--rows", type=int, default=200_000)
+    d.add_argument("--rounds", type=int, default=50)
+    d.add_argument("--memory-limit", default=None)
+    d.add_argument("--quiet", action="store_true")
+    d.set_defaults(func=cmd_demo)
+
+    b = sub.add_parser("build-cache", help="bin a CSV/Parquet/Arrow file into a cache")
+    b.add_argument("input", help="CSV (plain or .gz), Parquet or Arrow IPC/Feather file")
+    b.add_argument("-o", "--output", required=True, help="cache folder to create")
+    b.add_argument("--label", help="label column")
+    b.add_argument("--weight", help="sample-weight column")
+    b.add_argument("--categorical", default="auto",
+                   help="comma-separated categorical columns, 'auto' (string columns) or "
+                        "'none'")
+    b.add_argument("--drop", help="comma-separated columns to leave out")
+    b.add_argument("--max-bin", type=int, default=256,
+                   help="codes per feature including the missing code (default 256)")
+    b.add_argument("--max-categories", type=int, default=None,
+                   help="categories kept per column before folding into 'other'")
+    b.add_argument("--block-rows", type=int, default=None, help="rows per block")
+    b.add_argument("--format", choices=("arrow", "hdf5"), default="arrow",
+                   help="store backend (default arrow)")
+    b.add_argument("--compression", default=None,
+                   help="arrow: lz4 (default), zstd, none; hdf5: lzf (default), gzip, none")
+    b.add_argument("--memory-limit", default=None, help="peak memory, e.g. 512MB")
+    b.add_argument("--delimiter", default=",")
+    b.add_argument("--na-values", default=None,
+                   help="comma-separated strings read as missing (default: '', NA, N/A, "
+                        "NaN, nan, null, NULL, None, ?)")
+    b.add_argument("--encoding", default="utf-8")
+    b.add_argument("--on-bad-rows", choices=("error", "skip"), default="error")
+    b.add_argument("--reference", default=None,
+                   help="training cache whose bin edges and categories to use")
+    b.add_argument("--overwrite", action="store_true")
+    b.add_argument("--quiet", action="store_true")
+    b.add_argument("--verbose", action="store_true", help="print the memory plan")
+    b.set_defaults(func=cmd_build_cache)
+
+    i = sub.add_parser("info", help="describe a cache")
+    i.add_argument("cache")
+    i.set_defaults(func=cmd_info)
+
+    t = sub.add_parser("train", help="train a model from a cache")
+    t.add_argument("cache")
+    t.add_argument("-o", "--output", required=True, help="model file (JSON)")
+    t.add_argument("--learner", default="gbtree",
+                   choices=("gbtree", "random-forest", "extra-trees", "decision-tree",
+                            "adaboost"))
+    t.add_argument("--objective", default=None, help="e.g. binary:logistic")
+    t.add_argument("--rounds", type=int, default=100,
+                   help="boosting rounds (or trees for forests)")
+    t.add_argument("--learning-rate", type=float, default=None)
+    t.add_argument("--max-depth", type=int, default=None)
+    t.add_argument("--num-class", type=int, default=None)
+    t.add_argument("--eval-metric", default=None, help="comma-separated metrics")
+    t.add_argument("--seed", type=int, default=None)
+    t.add_argument("--n-threads", type=int, default=None)
+    t.add_argument("--valid", action="append", help="validation cache (repeatable)")
+    t.add_argument("--early-stopping", type=int, default=None, metavar="N")
+    t.add_argument("--param", action="append", metavar="KEY=VALUE",
+                   help="any booster parameter (repeatable)")
+    t.add_argument("--init-model", default=None, help="continue training from this model")
+    t.add_argument("--checkpoint", default=None, help="save the model here every "
+                                                      "--checkpoint-interval rounds")
+    t.add_argument("--checkpoint-interval", type=int, default=10)
+    t.add_argument("--memory-limit", default=None)
+    t.add_argument("--quiet", action="store_true")
+    t.add_argument("--verbose", action="store_true",
+                   help="print the memory plan and where time went")
+    t.set_defaults(func=cmd_train)
+
+    p = sub.add_parser("predict", help="predict a cache or a CSV/Parquet file")
+    p.add_argument("model")
+    p.add_argument("data", help="cache folder, or CSV/Parquet/Arrow file")
+    p.add_argument("-o", "--output", required=True, help="CSV file of predictions")
+    p.add_argument("--output-margin", action="store_true")
+    p.add_argument("--pred-leaf", action="store_true")
+    p.add_argument("--iteration-range", default=None, metavar="START:END")
+    p.add_argument("--memory-limit", default=None)
+    p.add_argument("--quiet", action="store_true")
+    p.set_defaults(func=cmd_predict)
+
+    e = sub.add_parser("evaluate", help="metrics of a model on a labelled cache or file")
+    e.add_argument("model")
+    e.add_argument("data")
+    e.add_argument("--metric", default=None, help="comma-separated (default: the "
+                                                  "objective's)")
+    e.add_argument("--iteration-range", default=None, metavar="START:END")
+    e.add_argument("--json", action="store_true")
+    e.set_defaults(func=cmd_evaluate)
+    return parser
+
+
+def main(argv=None):
+    """Entry point of the ``oocboost`` console script."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return args.func(args) or 0
+    except OocboostError as exc:
+        if os.environ.get("OOCBOOST_DEBUG"):
+            raise
+        print(f"oocboost {args.command}: error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print(f"oocboost {args.command}: interrupted; nothing half-written was left in "
+              f"place", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())
