@@ -1,0 +1,140 @@
+"""The benchmark suite (bench/): report arithmetic on a fixed fixture (fast) and a smoke run
+of the quick build and boost suites for the peers on a tiny data set (slow)."""
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+
+from bench import report  # noqa: E402
+
+MiB = 2 ** 20
+
+
+def _run(lib, label, role, repeat, train_s, peak_mib, auc, group=100_000, status="ok"):
+    return {"lib": lib, "label": label, "role": role, "group": group, "repeat": repeat,
+            "status": status, "reason": "" if status == "ok" else "oocboost.X missing",
+            "times": {"load_s": 0.5, "build_s": 1.0, "train_s": train_s, "predict_s": 0.1},
+            "metrics": {"auc": auc, "logloss": 0.5, "accuracy": 0.75},
+            "baseline_rss": 100 * MiB, "peak_rss": peak_mib * MiB,
+            "extra": {"predict_rows_s": 1e6, "predict_rows": 1000}, "train_bytes": 10 ** 7}
+
+
+def _fixture():
+    runs = []
+    # oocboost train s 2, 4, 3 ; XGBoost 1, 4, 1 -> per-repeat ratios 2, 1, 3
+    # (the ratio of the medians would be 3 / 1 = 3: the pairing must matter)
+    for rep, (a, b) in enumerate([(2.0, 1.0), (4.0, 4.0), (3.0, 1.0)]):
+        runs.append(_run("ooc", "oocboost", "ours", rep, a, 200 + 10 * rep, 0.82))
+        runs.append(_run("xgb_hist", "XGBoost hist, in memory", "peer", rep, b, 400, 0.83))
+        runs.append(_run("lgb", "LightGBM", "peer", rep, 2.0, 300, 0.8))
+    runs.append(_run("xgb_extmem", "XGBoost external memory", "peer", 0, 1.0, 300, 0.8,
+                     status="error"))
+    return {"suite": "boost", "command": "python -m bench boost --fixture",
+            "config": {"quick": False, "repeats": 3, "n_train": 100_000, "n_test": 20_000,
+                       "rounds": 100, "memory_limit": "1GB"},
+            "machine": {"cpu_count": 2, "ram_bytes": 24 * 2 ** 30, "python": "3.11",
+                        "versions": {"numpy": "2"}},
+            "started": "t0", "finished": "t1", "runs": runs}
+
+
+def test_summarize_and_fmt():
+    assert report.summarize([3, 1, 2]) == (2.0, 1.0, 3.0, 3)
+    assert report.summarize([4, 1, 2, 3]) == (2.5, 1.0, 4.0, 4)
+    assert report.summarize([None]) is None
+    assert report.fmt([2.0, 4.0, 3.0], 2) == "3.00 [2.00-4.00]"
+    assert report.fmt([5.0], 1) == "5.0"
+    assert report.fmt([], 1) == "-"
+
+
+def test_paired_ratios_are_per_repeat():
+    runs = _fixture()["runs"]
+    r = report.paired_ratios(runs, "ooc", "xgb_hist", report.t("train_s"))
+    assert sorted(r) == [1.0, 2.0, 3.0]
+    # failed runs are not paired
+    assert report.paired_ratios(runs, "ooc", "xgb_extmem", report.t("train_s")) == []
+    d = report.paired_deltas(runs, "ooc", "xgb_hist", report.metric("auc"))
+    assert all(abs(x + 0.01) < 1e-12 for x in d)
+
+
+def test_report_renders_tables(tmp_path):
+    with open(tmp_path / "results-boost.json", "w") as fh:
+        json.dump(_fixture(), fh)
+    text = report.write_report(str(tmp_path), str(tmp_path / "RESULTS.md"))
+    assert (tmp_path / "RESULTS.md").read_text() == text
+    assert "python -m bench boost --fixture" in text
+    ooc_row = next(line for line in text.splitlines() if line.startswith("| oocboost |"))
+    # train s median [min-max]; total = 0.5 + 1.0 + train; peak RSS 200, 210, 220 MiB
+    assert "| 3.00 [2.00-4.00] |" in ooc_row
+    assert "| 4.50 [3.50-5.50] |" in ooc_row
+    assert "| 210 [200-220] |" in ooc_row
+    # ratio row: train time per repeat 2, 1, 3 -> median 2 [1-3]; peak RSS 200/400 .. 220/400
+    ratio_row = next(line for line in text.splitlines()
+                     if line.startswith("| XGBoost hist, in memory |") and "[1.00-3.00]" in line)
+    assert "| 2.00 [1.00-3.00] |" in ratio_row
+    assert "| 0.53 [0.50-0.55] |" in ratio_row
+    assert "-0.0100" in ratio_row
+    lgb_ratio = next(line for line in text.splitlines()
+                     if line.startswith("| LightGBM |") and "|---" not in line and "[" in line
+                     and "0.8000" not in line)
+    assert "| 1.50 [1.00-2.00] |" in lgb_ratio
+    assert "error: oocboost.X missing" in text
+
+
+def test_report_scale_plots(tmp_path):
+    pytest.importorskip("matplotlib")
+    runs = []
+    for rows, peak_ooc, peak_x in [(1000, 200, 300), (4000, 205, 600)]:
+        runs.append(_run("ooc", "oocboost", "ours", 0, rows / 1000, peak_ooc, 0.8, group=rows))
+        runs.append(_run("xgb_extmem", "XGBoost external memory", "peer", 0, rows / 2000,
+                         peak_x, 0.8, group=rows))
+    res = {"suite": "scale", "command": "python -m bench scale", "runs": runs,
+           "config": {"scale_rounds": 20, "scale_memory_limit": "512MB", "repeats": 1},
+           "machine": {}}
+    with open(tmp_path / "results-scale.json", "w") as fh:
+        json.dump(res, fh)
+    text = report.write_report(str(tmp_path), str(tmp_path / "RESULTS.md"))
+    assert "**4,000 training rows**" in text
+    assert (tmp_path / "scale_rss.png").stat().st_size > 0
+    assert (tmp_path / "scale_time.png").stat().st_size > 0
+    assert "![Peak RSS vs training rows](scale_rss.png)" in text
+
+
+@pytest.mark.slow
+def test_quick_build_and_boost_suites_for_peers(tmp_path):
+    out = tmp_path / "out"
+    results = tmp_path / "RESULTS.md"
+    cmd = [sys.executable, "-m", "bench", "build", "boost", "--quick", "--peers-only",
+           "--rows", "20000", "--test-rows", "4000", "--repeats", "1",
+           "--out", str(out), "--results", str(results)]
+    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    build = json.loads((out / "results-build.json").read_text())
+    assert build["machine"]["cpu_count"] == os.cpu_count()
+    libs = {r["lib"]: r for r in build["runs"]}
+    assert "ooc" not in libs
+    for lib in ("pa_read", "pandas", "lgb", "xgb_hist", "xgb_extmem"):
+        r = libs[lib]
+        assert r["status"] == "ok", r
+        assert 0 < r["times"]["build_s"] < 120
+        assert 20 * MiB < r["baseline_rss"] <= r["peak_rss"] < 4 * 2 ** 30
+    boost = json.loads((out / "results-boost.json").read_text())
+    libs = {r["lib"]: r for r in boost["runs"]}
+    for lib in ("xgb_hist", "xgb_extmem", "lgb", "skl_hgb"):
+        r = libs[lib]
+        assert r["status"] == "ok", r
+        assert 0 < r["times"]["train_s"] < 300
+        assert r["peak_rss"] >= r["baseline_rss"] > 20 * MiB
+        assert 0.7 < r["metrics"]["auc"] < 0.95
+        assert 0.2 < r["metrics"]["logloss"] < 0.7
+        assert r["extra"]["predict_rows_s"] > 0
+    assert libs["limit"]["status"] == "ok"
+    assert libs["limit"]["extra"]["hist_pass_ms"] > 0
+    text = results.read_text()
+    assert "## build" in text and "## boost" in text
+    assert "| XGBoost hist, in memory |" in text
+    assert "--peers-only" in text
