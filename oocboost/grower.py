@@ -58,8 +58,6 @@ class GrowthParams:
         tree's set.
     features_per_node : int or None
         scikit-learn's ``max_features`` as a count; overrides ``colsample_bynode``.
-    random_split : bool
-        Extra-trees: one uniformly random threshold bin per (node, feature).
     """
 
     max_depth: object = 6
@@ -70,7 +68,6 @@ class GrowthParams:
     colsample_bylevel: float = 1.0
     colsample_bynode: float = 1.0
     features_per_node: object = None
-    random_split: bool = False
 
 
 @dataclass
@@ -168,7 +165,7 @@ class TreeGrower:
         Raw upper bounds per numeric feature (to store raw thresholds).
     policy : object
         Split policy: ``n_stats``, ``n_outputs``, ``count_stat`` (index of the stat used to
-        decide which sibling is smaller), ``cover_stat``, ``find_splits(hist, node_sums,
+        decide which sibling is smaller), ``cover(sums)``, ``find_splits(hist, node_sums,
         slots, feature_mask, random_bin) -> dict``, ``accept_splits(result, node_sums) ->
         bool array`` (the learner's rule: gamma, min_impurity_decrease, purity) and
         ``leaf_values(node_sums) -> (n, n_outputs)``.
@@ -356,14 +353,6 @@ class TreeGrower:
             mask[j, allowed] = True
         return mask
 
-    def _random_bins(self, n_eval):
-        if not self.params.random_split:
-            return None
-        # One threshold per (node, feature), uniform over the value-bin boundaries.
-        n_thresholds = np.maximum(self.n_value_bins - 1, 1)
-        draws = self.rng.random((n_eval, self.n_features))
-        return np.minimum(np.floor(draws * n_thresholds), n_thresholds - 1).astype(np.int32)
-
     def _evaluate(self, trees, node_ids, slots, sums):
         p = self.params
         nd = self.nodes
@@ -375,8 +364,7 @@ class TreeGrower:
         res = None
         if len(idx):
             mask = self._feature_mask(trees[idx], node_ids[idx])
-            res = self.policy.find_splits(self.hist, sums[idx], slots[idx], mask,
-                                          self._random_bins(len(idx)))
+            res = self.policy.find_splits(self.hist, sums[idx], slots[idx], mask)
         taken = np.zeros(len(trees), dtype=bool)
         accepted = (self.policy.accept_splits(res, sums[idx]) if len(idx)
                     else np.zeros(0, dtype=bool))
@@ -493,7 +481,7 @@ class TreeGrower:
             cat_bitset=nd.cat_bitset[t, :n].copy() if is_cat.any() else
             np.zeros((n, 0), np.uint32),
             value=nd.value[t, :n].copy(), gain=np.where(leaf, 0.0, nd.gain[t, :n]),
-            cover=nd.sums[t, :n, self.policy.cover_stat].copy(),
+            cover=np.asarray(self.policy.cover(nd.sums[t, :n]), dtype=np.float64),
             n_samples=nd.sums[t, :n, self.policy.count_stat].copy(),
         )
 

@@ -661,6 +661,25 @@ class Softmax(Objective):
         return self._proba(self._margin2d(margin))
 
 
+class ClassProbability(Softmax):
+    """``multi:proba``: margins already are class probabilities (random forests average
+    their leaves' class proportions). The transform is the identity; ``multi:proba`` is
+    a model output type, not a training loss, so it has no gradients."""
+
+    def __init__(self, params):
+        super().__init__(params, "multi:proba")
+
+    def _gradients(self, label, margin, weight, has_weight, out_grad, out_hess):
+        raise ParameterError("multi:proba is the output of forests, not a boosting "
+                             "objective; use multi:softprob to boost")
+
+    def _proba(self, margin):
+        return np.array(margin, dtype=np.float64)
+
+    def _transform(self, margin):
+        return self._proba(margin)
+
+
 class Poisson(Objective):
     """``count:poisson`` with log link: ``l = exp(m) - y m``, ``g = w (exp(m) - y)``,
     ``h = w exp(m + max_delta_step)`` (default 0.7, XGBoost's). Labels >= 0.
@@ -739,6 +758,8 @@ _FACTORIES = {
     "multi:softprob": _make_softmax("multi:softprob"),
     "multi:softmax": _make_softmax("multi:softmax"),
     "count:poisson": _make_poisson,
+    "multi:proba": lambda p: ClassProbability({"num_class": _num_class_param(p,
+                                                                           "multi:proba")}),
 }
 #: Every objective name :func:`get_objective` knows.
 OBJECTIVE_NAMES = tuple(_FACTORIES)

@@ -6,7 +6,9 @@ second-order gain), trees and forests a ``CartPolicy`` (gini, entropy, squared e
 
 Protocol::
 
-    n_stats, n_outputs, count_stat, cover_stat
+    n_stats, n_outputs, count_stat
+    cover(sums (n, n_stats)) -> (n,)            # tree "cover": hessian or weight sums
+    accept_splits(result, sums) -> bool (n_eval,)
     find_splits(hist, sums (n_eval, n_stats), slots (n_eval,), feature_mask, random_bin)
         -> dict(gain, feature, bin, default_left, is_categorical, cat_bitset,
                 left_sums, right_sums[, importance_gain])
@@ -50,7 +52,6 @@ class GradientPolicy:
     n_stats = 3
     n_outputs = 1
     count_stat = ks.GRAD_COUNT_STAT
-    cover_stat = 1  # sum of hessians, XGBoost's "cover"
 
     def __init__(self, *, reg_lambda, reg_alpha, max_delta_step, min_child_weight,
                  max_cat_to_onehot, n_value_bins, is_categorical, missing_bin, gamma=0.0,
@@ -77,6 +78,10 @@ class GradientPolicy:
             out["left_sums"], out["right_sums"])
         return out
 
+    def cover(self, sums):
+        """XGBoost's cover: the sum of hessians, (n,)."""
+        return np.asarray(sums)[:, 1]
+
     def accept_splits(self, result, sums):
         """bool (n_eval,): a valid split whose gain beats ``max(gamma, 1e-6)``."""
         gain = result["gain"]
@@ -88,3 +93,116 @@ class GradientPolicy:
         ks.leaf_values_gradient(np.ascontiguousarray(sums), self.reg_lambda, self.reg_alpha,
                                 self.max_delta_step, self.min_child_weight, values)
         return values[:, None]
+
+
+#: scikit-learn's EPSILON in its tree builder: a node with impurity at most this is pure.
+CART_EPSILON = np.finfo(np.float64).eps
+
+
+class CartPolicy:
+    """CART criteria (Breiman et al. 1984) with scikit-learn's semantics.
+
+    Statistics per row: classification ``K + 1`` channels (weighted class counts, then
+    the count of rows with positive weight); regression 4 ``(w, w*y, w*y*y, count)``.
+    Leaf values are class proportions ``(n, K)`` or the weighted mean ``(n, 1)``.
+
+    A split is taken when it is valid, the node is not pure (impurity > EPSILON) and
+    ``impurity_decrease + EPSILON >= min_impurity_decrease`` (scikit-learn's rule), where
+    ``impurity_decrease = W/W_root * (imp - W_L/W imp_L - W_R/W imp_R)`` is also the
+    node's contribution to impurity-based feature importances and the best-first order
+    of ``max_leaf_nodes``.
+
+    Parameters
+    ----------
+    criterion : {"gini", "entropy", "log_loss", "squared_error"}
+    n_classes : int
+        K for classification, 0 for regression.
+    n_value_bins, is_categorical, missing_bin : binning of the features
+    total_weight : float
+        Weight of the root (sum of sample weights of the rows the tree is grown on).
+    min_samples_leaf : int
+    min_weight_leaf : float
+        ``min_weight_fraction_leaf * total_weight``.
+    min_impurity_decrease : float
+    splitter : {"best", "random"}
+        "random": extra trees, one random threshold per (node, feature).
+    rng : numpy.random.Generator or None
+        Needed for ``splitter="random"``.
+    """
+
+    def __init__(self, *, criterion, n_classes, n_value_bins, is_categorical, missing_bin,
+                 total_weight, min_samples_leaf=1, min_weight_leaf=0.0,
+                 min_impurity_decrease=0.0, splitter="best", rng=None):
+        name = "entropy" if criterion == "log_loss" else criterion
+        if name not in ks.CRITERIA:
+            from .errors import ParameterError
+
+            raise ParameterError(f"criterion must be one of gini, entropy, log_loss, "
+                                 f"squared_error; got {criterion!r}")
+        self.criterion_code = ks.CRITERIA[name]
+        self.n_classes = int(n_classes) if name != "squared_error" else 0
+        self.n_stats = self.n_classes + 1 if self.n_classes else 4
+        self.n_outputs = self.n_classes if self.n_classes else 1
+        self.count_stat = self.n_stats - 1
+        self.n_value_bins = np.ascontiguousarray(n_value_bins, dtype=np.int32)
+        self.is_categorical = np.ascontiguousarray(is_categorical, dtype=np.bool_)
+        self.missing_bin = int(missing_bin)
+        self.total_weight = float(total_weight)
+        self.min_samples_leaf = float(min_samples_leaf)
+        self.min_weight_leaf = float(min_weight_leaf)
+        self.min_impurity_decrease = float(min_impurity_decrease)
+        self.splitter = splitter
+        self.rng = rng
+
+    def weights(self, sums):
+        """Weighted number of rows of each node, (n,)."""
+        sums = np.asarray(sums)
+        return sums[:, : self.n_classes].sum(axis=1) if self.n_classes else sums[:, 0]
+
+    def cover(self, sums):
+        return self.weights(sums)
+
+    def impurity(self, sums):
+        """Node impurity, (n,)."""
+        out = np.empty(len(sums))
+        ks.node_impurity(np.ascontiguousarray(sums, dtype=np.float64), self.criterion_code,
+                         self.n_classes, out)
+        return out
+
+    def find_splits(self, hist, sums, slots, feature_mask, random_bin=None):
+        n_eval = len(slots)
+        slots = np.ascontiguousarray(slots, np.int32)
+        node_sums = _slot_sums(hist, sums, slots)
+        if self.splitter == "random":
+            random_bin = np.empty((n_eval, hist.shape[1]), np.int32)
+            ks.draw_random_bins(hist, slots, self.n_value_bins, self.is_categorical,
+                                self.count_stat, self.rng.random((n_eval, hist.shape[1])),
+                                random_bin)
+        elif random_bin is None:
+            random_bin = np.empty((0, 0), np.int32)
+        out = _outputs(n_eval, hist.shape[1], hist.shape[2], self.n_stats)
+        improvement = np.empty(n_eval)
+        ks.find_splits_cart(
+            hist, node_sums, slots, feature_mask, self.n_value_bins, self.is_categorical,
+            self.missing_bin, self.criterion_code, self.n_classes, self.min_samples_leaf,
+            self.min_weight_leaf, self.total_weight, random_bin, improvement, out["gain"],
+            out["feature"], out["bin"], out["default_left"], out["is_categorical"],
+            out["cat_bitset"], out["left_sums"], out["right_sums"])
+        out["improvement"] = improvement
+        out["importance_gain"] = out["gain"]
+        return out
+
+    def accept_splits(self, result, sums):
+        decrease = result["gain"]
+        return ((result["feature"] >= 0) & np.isfinite(decrease)
+                & (self.impurity(sums) > CART_EPSILON)
+                & (decrease + CART_EPSILON >= self.min_impurity_decrease))
+
+    def leaf_values(self, sums):
+        sums = np.asarray(sums, dtype=np.float64)
+        if self.n_classes:
+            counts = sums[:, : self.n_classes]
+            total = counts.sum(axis=1, keepdims=True)
+            return np.divide(counts, total, out=np.zeros_like(counts), where=total > 0)
+        w = sums[:, 0]
+        return np.divide(sums[:, 1], w, out=np.zeros_like(w), where=w > 0)[:, None]

@@ -262,6 +262,7 @@ def test_attributes_and_roundtrip():
         "multi:softprob": (5, True, "mlogloss"),
         "multi:softmax": (5, True, "mlogloss"),
         "count:poisson": (1, False, "poisson-nloglik"),
+        "multi:proba": (5, True, "mlogloss"),
     }
     assert set(table) == set(OBJECTIVE_NAMES)
     for name, (n_out, is_clf, metric) in table.items():
