@@ -97,7 +97,9 @@ def _gradients_for_block(state, block, views, round_index):
 
 def initial_margins(state, init_model):
     """Margins before the first new round: base margin plus ``init_model``'s trees."""
+    where = f"training cache {state.cache.path}"
     for block in _blocks(state):
+        state.objective.check_labels(block.label, where, row_start=block.row_start)
         views = state.rows.load(block.index)
         views["margin"][:] = state.base_margin[None, :]
         if init_model is not None and init_model.n_trees:
