@@ -23,7 +23,7 @@ import pyarrow.compute as pc
 
 from .common import binned_dtype, check_max_bin, missing_bin
 from .errors import InputError, ModelError, ParameterError, SchemaError
-from .kernels.binning import map_categories, map_float_codes, map_to_bins
+from .kernels.binning import map_features_to_bins, map_categories, map_float_codes, map_to_bins
 from .sketch import as_category_array
 
 NUMERIC = "numeric"
@@ -273,15 +273,29 @@ class BinMapper:
         """
         n_rows = int(batch.n_rows)
         out = np.empty((self.n_features, n_rows), dtype=self.codes_dtype)
-        for f, name in enumerate(self.feature_names):
-            if self.is_categorical[f]:
-                self._bin_categorical(f, self._column(batch.categorical, batch.numeric, f,
-                                                      n_rows), out[f])
-            else:
-                values = self._column(batch.numeric, batch.categorical, f, n_rows)
-                values = np.ascontiguousarray(values, dtype=np.float64)
-                map_to_bins(values, self.bin_edges[f], self.missing_bin, out[f])
+        numeric_index, edges, n_edges = self._packed_edges()
+        values = np.empty((len(numeric_index), n_rows), dtype=np.float64)
+        for j, f in enumerate(numeric_index):
+            values[j] = self._column(batch.numeric, batch.categorical, f, n_rows)
+        if len(numeric_index):
+            map_features_to_bins(values, edges, n_edges, numeric_index, self.missing_bin,
+                                 out)
+        for f in np.flatnonzero(self.is_categorical):
+            self._bin_categorical(f, self._column(batch.categorical, batch.numeric, f,
+                                                  n_rows), out[f])
         return out
+
+    def _packed_edges(self):
+        """(numeric feature indices, edges padded to one 2-D array, edge counts), cached."""
+        packed = getattr(self, "_packed", None)
+        if packed is None:
+            index = np.flatnonzero(~self.is_categorical).astype(np.int64)
+            n_edges = np.array([len(self.bin_edges[f]) for f in index], dtype=np.int64)
+            edges = np.zeros((len(index), max(int(n_edges.max(initial=0)), 1)))
+            for j, f in enumerate(index):
+                edges[j, : n_edges[j]] = self.bin_edges[f]
+            packed = self._packed = (index, edges, n_edges)
+        return packed
 
     def _column(self, columns, other_columns, f, n_rows):
         name, kind = self.feature_names[f], self.feature_types[f]

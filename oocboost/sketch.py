@@ -75,12 +75,32 @@ _SUMMARY_FIELDS = ("values", "rmin", "rmax", "w")
 # Summaries: tuples (values, rmin, rmax, w) of float64 arrays, value-sorted, never mutated.
 # --------------------------------------------------------------------------------------
 def _exact_summary(values, weights):
-    """Exact summary of a batch (values finite or +-inf, weights > 0)."""
-    distinct, inverse = np.unique(values, return_inverse=True)
-    w = np.bincount(inverse, weights=weights, minlength=distinct.shape[0])
+    """Exact summary of a batch (values finite or +-inf, weights > 0 or None for ones).
+
+    Sort-based: for float columns almost every value is distinct, and sorting plus a
+    run-length pass was 3x faster than ``np.unique`` (hash-based in NumPy 2.4).
+    """
+    if weights is None:
+        v = np.sort(values)
+    else:
+        order = np.argsort(values, kind="stable")
+        v, weights = values[order], weights[order]
+    starts = np.flatnonzero(np.concatenate(([True], v[1:] != v[:-1])))
+    distinct = v[starts]
+    if weights is None:
+        w = np.diff(np.append(starts, v.shape[0])).astype(np.float64)
+    else:
+        w = np.add.reduceat(weights, starts)
     rmax = np.cumsum(w)
     rmin = rmax - w
     return (distinct, rmin, rmax, w)
+
+
+def _sorted_union(a, b):
+    """Sorted distinct values of two sorted arrays (timsort merges the two runs)."""
+    c = np.concatenate((a, b))
+    c.sort(kind="stable")
+    return c[np.concatenate(([True], c[1:] != c[:-1]))]
 
 
 def _size(s):
@@ -97,7 +117,7 @@ def _combine(sa, sb):
         return sb
     if _size(sb) == 0:
         return sa
-    values = np.union1d(sa[0], sb[0])
+    values = _sorted_union(sa[0], sb[0])
     rmin = np.zeros(values.shape[0])
     rmax = np.zeros(values.shape[0])
     w = np.zeros(values.shape[0])
@@ -134,7 +154,9 @@ def _prune(s, m):
     a = s[1] + s[3]
     targets = np.arange(m + 1, dtype=np.float64) * (a[-1] / m)
     picks = np.minimum(np.searchsorted(a, targets, side="right"), n - 1)
-    keep = np.unique(np.concatenate(([0], picks, [n - 1])))
+    # picks are non-decreasing (searchsorted of increasing targets): dedupe by runs
+    keep = np.concatenate(([0], picks, [n - 1]))
+    keep = keep[np.concatenate(([True], keep[1:] != keep[:-1]))]
     return tuple(field[keep] for field in s), True
 
 
@@ -204,6 +226,10 @@ def _clean_weighted(values, weights, what):
     return values[keep] + 0.0, weights[keep]
 
 
+#: Values buffered per sketch before they are summarised (16 bytes each with weights).
+BUFFER_VALUES = 32768
+
+
 class QuantileSketch:
     """Mergeable weighted quantile sketch of one numeric feature (see module docstring).
 
@@ -216,6 +242,9 @@ class QuantileSketch:
         The sketch keeps every distinct value and its exact total weight at least while
         there are at most this many distinct values (in fact while no summary exceeds
         ``m + 2`` entries).
+    buffer_values : int, default 32768
+        Values buffered before they are summarised as one batch (0: every ``update`` is
+        a batch). Memory: 16 bytes per buffered value.
 
     Notes
     -----
@@ -224,7 +253,7 @@ class QuantileSketch:
     entries of 32 bytes (:attr:`n_entries`); a query caches their combination.
     """
 
-    def __init__(self, eps=None, max_exact=DEFAULT_MAX_EXACT):
+    def __init__(self, eps=None, max_exact=DEFAULT_MAX_EXACT, buffer_values=BUFFER_VALUES):
         eps = DEFAULT_EPS if eps is None else eps
         if not (isinstance(eps, numbers.Real) and 0.0 < eps < 1.0):
             raise ParameterError(f"QuantileSketch eps must be in (0, 1), got {eps!r}")
@@ -242,6 +271,13 @@ class QuantileSketch:
         self._min = math.inf
         self._max = -math.inf
         self._combined = None  # cache of all levels combined
+        # Values are buffered and summarised BUFFER_VALUES at a time: CSV batches are
+        # small (~5000 rows per 1 MiB block) and a summary per batch made the sketch the
+        # slowest part of a build (12 s of a 1M-row build); fewer, larger summaries also
+        # mean fewer levels, so the bound is no worse.
+        self.buffer_values = int(buffer_values)
+        self._buffer = []
+        self._buffered = 0
 
     # ----------------------------------------------------------------------------- feed
     def update(self, values, weights=None):
@@ -254,14 +290,35 @@ class QuantileSketch:
         weights : array_like of float64, shape (n,), optional
             Non-negative finite sample weights (default 1); zero-weight values are ignored.
         """
+        unweighted = weights is None
         values, weights = _clean_weighted(values, weights, "QuantileSketch.update")
+        if unweighted:
+            weights = None
         if values.shape[0] == 0:
             return self
         self._min = min(self._min, float(values.min()))
         self._max = max(self._max, float(values.max()))
-        self._n_batches += 1
-        self._carry(_exact_summary(values, weights), 0)
+        self._buffer.append((values, weights))
+        self._buffered += values.shape[0]
+        if self._buffered >= self.buffer_values:
+            self._flush()
         return self
+
+    def _flush(self):
+        """Summarise the buffered values as one batch."""
+        if not self._buffer:
+            return
+        values = np.concatenate([v for v, _ in self._buffer])
+        if all(w is None for _, w in self._buffer):
+            weights = None
+        else:
+            weights = np.concatenate([np.ones(v.shape[0]) if w is None else w
+                                      for v, w in self._buffer])
+        self._buffer = []
+        self._buffered = 0
+        self._n_batches += 1
+        self._combined = None
+        self._carry(_exact_summary(values, weights), 0)
 
     def merge(self, other):
         """Add everything ``other`` has seen (``other`` is unchanged).
@@ -270,8 +327,10 @@ class QuantileSketch:
         sketch has the same bound ``(floor(log2(n_batches)) + 1) / m`` as one sketch fed
         all the batches of both. Both must have the same summary size ``m``.
         """
+        self._flush()
         if not isinstance(other, QuantileSketch):
             raise ParameterError(f"can only merge a QuantileSketch, got {type(other).__name__}")
+        other._flush()
         if other.m != self.m:
             raise ParameterError(
                 f"cannot merge QuantileSketches of different summary sizes ({self.m} and "
@@ -316,31 +375,36 @@ class QuantileSketch:
     @property
     def total_weight(self):
         """Sum of the weights of the non-missing values seen (float)."""
+        self._flush()
+        self._flush()
         return sum(_total_weight(s) for s in self._levels if s is not None)
 
     @property
     def min(self):
         """Smallest value seen (NaN when empty)."""
-        return self._min if self._n_batches else math.nan
+        return self._min if self._min <= self._max else math.nan
 
     @property
     def max(self):
         """Largest value seen (NaN when empty)."""
-        return self._max if self._n_batches else math.nan
+        return self._max if self._min <= self._max else math.nan
 
     @property
     def n_batches(self):
         """Number of non-empty batches summarised (after merges, of all sketches)."""
+        self._flush()
         return self._n_batches
 
     @property
     def is_exact(self):
         """True while the sketch knows every distinct value and its exact total weight."""
+        self._flush()
         return not self._lossy
 
     @property
     def n_entries(self):
         """Entries held in all levels (memory is 32 bytes per entry)."""
+        self._flush()
         return sum(_size(s) for s in self._levels if s is not None)
 
     @property
@@ -351,6 +415,7 @@ class QuantileSketch:
         ``[q - bound, q + bound] * total_weight`` (0 when exact or empty). Never above
         :attr:`a_priori_error_bound`.
         """
+        self._flush()
         total = self.total_weight
         if not self._lossy or total <= 0:
             return 0.0
@@ -359,6 +424,7 @@ class QuantileSketch:
     @property
     def a_priori_error_bound(self):
         """``(floor(log2(n_batches)) + 1) / m``: the data-independent bound (0 if exact)."""
+        self._flush()
         if not self._lossy:
             return 0.0
         return (len(self._levels)) / self.m
@@ -373,6 +439,7 @@ class QuantileSketch:
         weights : ndarray of float64, shape (n_distinct,)
             Total weight of each value.
         """
+        self._flush()
         if self._lossy:
             raise ParameterError(
                 "distinct_values() needs an exact sketch; this one has summarised more "
@@ -395,6 +462,7 @@ class QuantileSketch:
             Values seen in the data, each with true rank within
             ``[q - rank_error_bound, q + rank_error_bound] * total_weight``; NaN when empty.
         """
+        self._flush()
         qs = np.asarray(qs, dtype=np.float64)
         if not np.all((qs >= 0.0) & (qs <= 1.0)):
             raise ParameterError(f"quantile fractions must lie in [0, 1], got {qs!r}")
@@ -406,6 +474,7 @@ class QuantileSketch:
     # ----------------------------------------------------------------------------- JSON
     def to_dict(self):
         """JSON-safe state (floats finite; +-inf values encoded as "inf"/"-inf")."""
+        self._flush()
         levels = []
         for s in self._levels:
             if s is None:
@@ -418,6 +487,7 @@ class QuantileSketch:
         return {
             "kind": "QuantileSketch", "eps": self.eps, "max_exact": self.max_exact,
             "m": self.m, "n_batches": self._n_batches, "lossy": self._lossy,
+            "buffer_values": self.buffer_values,
             "min": _encode_floats(np.array([self._min]))[0],
             "max": _encode_floats(np.array([self._max]))[0], "levels": levels,
         }
@@ -426,7 +496,8 @@ class QuantileSketch:
     def from_dict(cls, state):
         """Inverse of :meth:`to_dict`."""
         try:
-            sketch = cls(eps=state["eps"], max_exact=state["max_exact"])
+            sketch = cls(eps=state["eps"], max_exact=state["max_exact"],
+                         buffer_values=state.get("buffer_values", BUFFER_VALUES))
             sketch.m = int(state["m"])
             sketch._n_batches = int(state["n_batches"])
             sketch._lossy = bool(state["lossy"])

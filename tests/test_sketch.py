@@ -71,7 +71,7 @@ def observed_rank_error(sketch, x, w):
 
 
 def feed(batches, eps, max_exact=255):
-    sketch = QuantileSketch(eps=eps, max_exact=max_exact)
+    sketch = QuantileSketch(eps=eps, max_exact=max_exact, buffer_values=0)
     for x, w in batches:
         sketch.update(x, w)
     return sketch
@@ -165,7 +165,7 @@ def test_merge_leaves_other_unchanged_and_rejects_other_sizes():
     a.merge(b)
     assert json.dumps(b.to_dict()) == before
     with pytest.raises(ParameterError, match="summary sizes"):
-        a.merge(QuantileSketch(eps=0.01))
+        a.merge(QuantileSketch(eps=0.01, buffer_values=0))
 
 
 @pytest.mark.parametrize("n_batches", [1, 13, 200])
@@ -189,7 +189,7 @@ def test_exact_mode_keeps_distinct_values_and_weights(n_batches):
 
 def test_exact_up_to_max_exact_distinct_values_then_summarised():
     rng = np.random.default_rng(7)
-    sketch = QuantileSketch(eps=0.5, max_exact=255)  # m = max(28, 255) = 255
+    sketch = QuantileSketch(eps=0.5, max_exact=255, buffer_values=0)  # m = max(28, 255) = 255
     few = np.arange(255.0)
     for _ in range(50):
         sketch.update(rng.permutation(few)[:100])
@@ -202,9 +202,9 @@ def test_exact_up_to_max_exact_distinct_values_then_summarised():
 
 
 def test_default_size_and_memory_stays_bounded():
-    assert QuantileSketch().m == int(np.ceil(DESIGN_LEVELS * 1024))
+    assert QuantileSketch(buffer_values=0).m == int(np.ceil(DESIGN_LEVELS * 1024))
     rng = np.random.default_rng(8)
-    sketch = QuantileSketch(eps=0.1)
+    sketch = QuantileSketch(eps=0.1, buffer_values=0)
     for i in range(2000):
         sketch.update(rng.normal(size=64))
         if i % 250 == 0:
@@ -216,7 +216,7 @@ def test_default_size_and_memory_stays_bounded():
 
 def test_weights_equal_repeated_rows_and_zero_weights_ignored():
     rng = np.random.default_rng(9)
-    weighted, repeated, padded = (QuantileSketch(eps=0.05) for _ in range(3))
+    weighted, repeated, padded = (QuantileSketch(eps=0.05, buffer_values=0) for _ in range(3))
     for _ in range(100):
         x = rng.normal(size=40)
         reps = rng.integers(1, 4, 40)
@@ -230,25 +230,25 @@ def test_weights_equal_repeated_rows_and_zero_weights_ignored():
 
 
 def test_infinities_are_values_and_nan_is_ignored():
-    sketch = QuantileSketch().update(np.array([np.nan, 1.0, -np.inf, np.inf, 2.0, np.nan]))
+    sketch = QuantileSketch(buffer_values=0).update(np.array([np.nan, 1.0, -np.inf, np.inf, 2.0, np.nan]))
     assert sketch.total_weight == 4.0
     assert sketch.min == -np.inf and sketch.max == np.inf
     np.testing.assert_array_equal(sketch.quantiles([0.0, 0.3, 0.6, 1.0]),
                                   [-np.inf, 1.0, 2.0, np.inf])
-    empty = QuantileSketch().update(np.array([np.nan]))
+    empty = QuantileSketch(buffer_values=0).update(np.array([np.nan]))
     assert empty.total_weight == 0.0 and np.isnan(empty.min)
     assert np.isnan(empty.quantiles([0.5])).all()
 
 
 def test_bad_input_raises():
     with pytest.raises(InputError, match="row 1"):
-        QuantileSketch().update(np.ones(3), np.array([1.0, -1.0, 1.0]))
+        QuantileSketch(buffer_values=0).update(np.ones(3), np.array([1.0, -1.0, 1.0]))
     with pytest.raises(InputError, match="one weight per value"):
-        QuantileSketch().update(np.ones(3), np.ones(2))
+        QuantileSketch(buffer_values=0).update(np.ones(3), np.ones(2))
     with pytest.raises(ParameterError, match="eps"):
-        QuantileSketch(eps=0)
+        QuantileSketch(eps=0, buffer_values=0)
     with pytest.raises(ParameterError, match=r"\[0, 1\]"):
-        QuantileSketch().update(np.ones(3)).quantiles([1.5])
+        QuantileSketch(buffer_values=0).update(np.ones(3)).quantiles([1.5])
 
 
 def test_json_round_trip_then_same_future():
@@ -341,3 +341,17 @@ def test_counter_json_round_trip_and_default_capacity():
     assert restored.counts() == counter.counts() and restored.capacity == counter.capacity
     with pytest.raises(ParameterError, match="malformed"):
         CategoryCounter.from_dict({"keys": []})
+
+
+def test_buffering_gives_the_same_sketch_as_one_batch():
+    rng = np.random.default_rng(9)
+    values = rng.lognormal(size=100_000)
+    buffered = QuantileSketch(buffer_values=40_000)
+    for chunk in np.array_split(values, 37):
+        buffered.update(chunk)
+    qs = np.linspace(0, 1, 101)
+    assert buffered.n_batches == 3  # 40k, 40k and the 20k flushed by the query
+    exact = np.sort(values)
+    got = buffered.quantiles(qs)
+    ranks = np.searchsorted(exact, got, side="right") / len(values)
+    assert np.all(np.abs(ranks - qs) <= buffered.rank_error_bound + 1 / len(values))

@@ -51,6 +51,42 @@ def map_to_bins(values, edges, missing_code, out):
             out[i] = _searchsorted_left(edges, x)
 
 
+@njit(parallel=True, cache=True, nogil=True)
+def map_features_to_bins(values, edges, n_edges, feature_index, missing_code, out):
+    """Bin several numeric columns in one parallel launch (parallel over features).
+
+    One launch per batch instead of one per column: a parallel launch costs little on
+    an idle machine but whole scheduler time slices when the cores are shared, and a
+    1 MiB CSV block holds only ~5000 rows (28 launches per block cost 24 s of a 1M-row
+    build under load; one launch per block, under 1 s).
+
+    Parameters
+    ----------
+    values : ndarray of float64, shape (n_numeric, n_rows)
+        IN. Raw values of the numeric columns; NaN is missing.
+    edges : ndarray of float64, shape (n_numeric, max_edges)
+        IN. Row j holds column j's edges in its first ``n_edges[j]`` entries.
+    n_edges : ndarray of int64, shape (n_numeric,)
+        IN.
+    feature_index : ndarray of int64, shape (n_numeric,)
+        IN. Row of ``out`` that column j's codes go to.
+    missing_code : int
+    out : ndarray of uint8 or uint16, shape (n_features, n_rows)
+        OUT. Only the rows named by ``feature_index`` are written.
+    """
+    n_rows = values.shape[1]
+    for j in prange(values.shape[0]):
+        e = edges[j, : n_edges[j]]
+        dst = out[feature_index[j]]
+        src = values[j]
+        for i in range(n_rows):
+            x = src[i]
+            if np.isnan(x):
+                dst[i] = missing_code
+            else:
+                dst[i] = _searchsorted_left(e, x)
+
+
 @njit(cache=True)
 def map_to_bins_naive(values, edges, missing_code, out):
     """Sequential twin of :func:`map_to_bins` that counts edges below x one by one."""
