@@ -347,7 +347,7 @@ def generate(path, n_rows, n_features=28, *, task="binary", n_classes=3, n_categ
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m tools.gen_data", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m oocboost.datasets", description=__doc__.split("\n\n")[0])
     parser.add_argument("--rows", type=int, required=True, help="number of rows")
     parser.add_argument("--features", type=int, default=28, help="float feature columns (28)")
     parser.add_argument("--task", choices=TASKS, default="binary")
