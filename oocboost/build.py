@@ -8,12 +8,19 @@ Two passes over the data, the text parsed once::
     pass 2  spool batches  -> numba binning -> blocks of block_rows rows -> CacheWriter
 
 With ``reference=`` (validation and test data) the training cache's bin mapper is used
-and there is a single pass. Everything is written under a temporary name and renamed into
+and there is a single pass (missing values are still counted for ``oocboost info``).
+
+Files and one-shot streams are read once: pass 2 reads the spool (``.oocb-spool-<pid>-*``
+next to the output, removed on success, error or Ctrl-C, and by the next build when a
+killed one left it). In-memory data is sliced again instead. A stream's fingerprint is
+known only once it has been read, so whether an existing cache can be reused is decided
+after pass 1 for streams, before it for everything else. Everything is written under a temporary name and renamed into
 place when complete (see ``store/writer.py``).
 """
 import hashlib
 import json
 import os
+import re
 import shutil
 import tempfile
 import time
@@ -24,13 +31,13 @@ import pyarrow.ipc as ipc
 
 from .binning import BinMapper
 from .common import DEFAULT_MAX_BIN, Y_DTYPE, binned_dtype, check_max_bin
-from .errors import CacheError, ParameterError, SchemaError
+from .errors import CacheError, MemoryLimitError, ParameterError, SchemaError
 from .ingest import open_source
 from .ingest.source import Batch
-from .memory import format_size, plan_build
+from .memory import MIN_CSV_BLOCK_BYTES, format_size, plan_build
 from .objectives import LabelStats
 from .progress import ProgressBar
-from .sketch import CategoryCounter, QuantileSketch
+from .sketch import DEFAULT_MAX_EXACT, CategoryCounter, QuantileSketch
 
 #: Build parameters that change the cache's content (part of its fingerprint).
 _CONTENT_PARAMS = ("label", "weight", "categorical", "drop", "max_bin", "max_categories",
@@ -41,8 +48,11 @@ _CONTENT_PARAMS = ("label", "weight", "categorical", "drop", "max_bin", "max_cat
 class _Pass1:
     """Accumulates everything pass 1 learns about the source."""
 
-    def __init__(self, source, max_bin, max_categories):
-        self.numeric = {name: QuantileSketch() for name, kind in
+    def __init__(self, source, max_bin, max_categories, sketches=True):
+        # Keep every distinct value while there may be a bin for each (max_bin - 1 value
+        # codes), so such features get exact midpoint edges whatever max_bin is.
+        max_exact = max(DEFAULT_MAX_EXACT, max_bin - 1)
+        self.numeric = {name: QuantileSketch(max_exact=max_exact) for name, kind in
                         zip(source.feature_names, source.feature_kinds) if kind == "numeric"}
         cap = max_categories or (max_bin - 1)
         self.categorical = {name: CategoryCounter(max_categories=cap) for name, kind in
@@ -53,6 +63,7 @@ class _Pass1:
         self.label_stats = LabelStats()
         self.weight_stats = LabelStats()
         self.n_rows = 0
+        self.sketches = sketches
 
     def update(self, batch):
         for name, values in batch.numeric.items():
@@ -60,15 +71,35 @@ class _Pass1:
             n_missing = int(np.count_nonzero(missing))
             self.n_missing[name] += n_missing
             self.n_inf[name] += int(np.count_nonzero(np.isinf(values)))
-            self.numeric[name].update(values)
+            if self.sketches:
+                self.numeric[name].update(values)
         for name, values in batch.categorical.items():
             self.n_missing[name] += values.null_count
-            self.categorical[name].update(values)
+            if self.sketches:
+                self.categorical[name].update(values)
         if batch.label is not None:
             self.label_stats.update(batch.label, batch.weight)
         if batch.weight is not None:
             self.weight_stats.update(batch.weight)
         self.n_rows += batch.n_rows
+
+
+_SPOOL_PREFIX = ".oocb-spool-"
+_SPOOL_RE = re.compile(re.escape(_SPOOL_PREFIX) + r"(\d+)-")
+
+
+def _clean_stale_spools(directory):
+    """Remove spool folders left in ``directory`` by builds whose process is gone."""
+    import psutil
+
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return
+    for name in names:
+        m = _SPOOL_RE.match(name)
+        if m and int(m.group(1)) != os.getpid() and not psutil.pid_exists(int(m.group(1))):
+            shutil.rmtree(os.path.join(directory, name), ignore_errors=True)
 
 
 class _Spool:
@@ -79,7 +110,9 @@ class _Spool:
     """
 
     def __init__(self, directory):
-        self.dir = tempfile.mkdtemp(prefix=".oocb-spool-", dir=directory)
+        _clean_stale_spools(directory)
+        # The pid in the name lets a later build remove the spool of a killed one.
+        self.dir = tempfile.mkdtemp(prefix=f"{_SPOOL_PREFIX}{os.getpid()}-", dir=directory)
         self.path = os.path.join(self.dir, "spool.arrow")
         self._writer = None
         self._sink = None
@@ -225,7 +258,7 @@ def _feature_summary(mapper, pass1):
                  "n_bins": int(mapper.n_value_bins[f]),
                  "n_missing": int(pass1.n_missing.get(name, 0)) if pass1 else None}
         if mapper.feature_types[f] == "categorical":
-            counter = pass1.categorical.get(name) if pass1 else None
+            counter = pass1.categorical.get(name) if pass1 and pass1.sketches else None
             entry["n_categories"] = len(mapper.categories[f])
             entry["has_other"] = bool(mapper.has_other[f])
             if counter is not None:
@@ -233,7 +266,7 @@ def _feature_summary(mapper, pass1):
                                                        len(counter.counts())))
         else:
             entry["n_inf"] = int(pass1.n_inf.get(name, 0)) if pass1 else None
-            sketch = pass1.numeric.get(name) if pass1 else None
+            sketch = pass1.numeric.get(name) if pass1 and pass1.sketches else None
             if sketch is not None and sketch.total_weight > 0:
                 entry["min"] = float(sketch.min) if np.isfinite(sketch.min) else str(sketch.min)
                 entry["max"] = float(sketch.max) if np.isfinite(sketch.max) else str(sketch.max)
@@ -295,6 +328,7 @@ def build_cache(data, output, *, label=None, weight=None, categorical="auto", dr
     ...                     reference=cache)                             # doctest: +SKIP
     """
     from .store import Cache, CacheWriter
+    from .store.writer import _check_target
 
     check_max_bin(max_bin)
     if backend not in ("arrow", "hdf5"):
@@ -306,12 +340,18 @@ def build_cache(data, output, *, label=None, weight=None, categorical="auto", dr
         max_bin = ref.max_bin
     label_arg = label if isinstance(label, str) or label is None else "<array>"
     weight_arg = weight if isinstance(weight, str) or weight is None else "<array>"
-    source_columns_hint = None
-    plan = plan_build(memory_limit, n_columns=max(len(feature_names or ()), 1),
-                      max_bin=max_bin, block_rows=block_rows, prefetch=prefetch)
+    # The column count is unknown until the source is open: a first plan with one column
+    # only sizes the CSV read blocks; a limit too small even for that opens the source
+    # with the smallest blocks and fails below with the real column count.
+    try:
+        batch_bytes = plan_build(memory_limit, n_columns=max(len(feature_names or ()), 1),
+                                 max_bin=max_bin, block_rows=block_rows,
+                                 prefetch=prefetch).csv_block_bytes
+    except MemoryLimitError:
+        batch_bytes = MIN_CSV_BLOCK_BYTES
     source = open_source(data, label=label, weight=weight, drop=drop, categorical=categorical,
                          delimiter=delimiter, na_values=na_values, encoding=encoding,
-                         on_bad_rows=on_bad_rows, batch_bytes=plan.csv_block_bytes,
+                         on_bad_rows=on_bad_rows, batch_bytes=batch_bytes,
                          feature_names=feature_names)
     n_features = len(source.feature_names)
     if n_features == 0:
@@ -321,6 +361,8 @@ def build_cache(data, output, *, label=None, weight=None, categorical="auto", dr
                       block_rows=block_rows, prefetch=prefetch)
     if verbose:
         print(plan.describe())
+    if ref is not None:
+        _check_schema(source, ref)
     build_params = {
         "label": label_arg, "weight": weight_arg, "categorical": categorical,
         "drop": list(drop or ()), "max_bin": int(max_bin), "max_categories": max_categories,
@@ -330,31 +372,29 @@ def build_cache(data, output, *, label=None, weight=None, categorical="auto", dr
         "reference": None if ref is None else _existing_fingerprint(ref.path),
     }
     source_fp = source.fingerprint()
-    fingerprint = _fingerprint(source_fp, build_params)
-    if os.path.exists(output):
-        existing = _existing_fingerprint(output)
-        if existing == fingerprint and not overwrite:
-            try:
-                cache = Cache(output)
-            except CacheError:
-                cache = None
-            if cache is not None:
-                if not quiet:
-                    print(f"{output} is up to date (same source and parameters): reusing it")
-                return cache
-        if existing is not None and not overwrite:
-            raise CacheError(f"{output} already holds a cache built from other data or "
-                             f"parameters; pass overwrite=True (--overwrite) to replace it")
-    del source_columns_hint
+    # A one-shot stream is only known once read: its fingerprint is checked after that.
+    deferred = source_fp.get("sha256", "") is None
+    if not deferred:
+        existing = _reusable(output, _fingerprint(source_fp, build_params), overwrite, quiet)
+        if existing is not None:
+            return existing
+    # Refuse a file or a foreign folder before spending a pass on the data (a cache
+    # there is for _reusable to judge, after the stream when it is deferred).
+    if not (deferred and _existing_fingerprint(output) is not None):
+        _check_target(os.path.abspath(output), overwrite)
 
     t0 = time.perf_counter()
     parent = os.path.dirname(os.path.abspath(output))
+    os.makedirs(parent, exist_ok=True)
     spool = None
     pass1 = None
-    if ref is None:
-        pass1 = _Pass1(source, max_bin, max_categories)
-        spool = _Spool(parent) if source_fp.get("kind") == "file" else None
-        try:
+    try:
+        if ref is None:
+            pass1 = _Pass1(source, max_bin, max_categories)
+            # Files and streams are read once: pass 2 reads the parsed spool. In-memory
+            # data is simply sliced again.
+            if source_fp.get("kind") != "memory":
+                spool = _Spool(parent)
             with ProgressBar(unit="rows", desc="pass 1/2: sketch",
                              enabled=False if quiet else None) as bar:
                 for batch in source.batches():
@@ -364,31 +404,32 @@ def build_cache(data, output, *, label=None, weight=None, categorical="auto", dr
                     bar.update(batch.n_rows)
             if spool is not None:
                 spool.close_writer()
+            if pass1.n_rows == 0:
+                raise SchemaError(f"{source.name}: no data rows")
+            if deferred:
+                source_fp = source.fingerprint()
+                existing = _reusable(output, _fingerprint(source_fp, build_params),
+                                     overwrite, quiet)
+                if existing is not None:
+                    return existing
             mapper = BinMapper.fit(
                 source.feature_names, source.feature_kinds, pass1.numeric,
                 pass1.categorical, max_bin=max_bin, max_categories=max_categories)
-        except BaseException:
-            if spool is not None:
-                spool.remove()
-            raise
-        n_rows_expected = pass1.n_rows
-        if n_rows_expected == 0:
-            if spool is not None:
-                spool.remove()
-            raise SchemaError(f"{source.name}: no data rows")
-        second_pass = spool.batches if spool is not None else source.batches
-    else:
-        _check_schema(source, ref)
-        mapper = ref.bin_mapper
-        n_rows_expected = None
-        second_pass = source.batches
-    t_pass1 = time.perf_counter() - t0
+            n_rows_expected = pass1.n_rows
+            second_pass = spool.batches if spool is not None else source.batches
+        else:
+            mapper = ref.bin_mapper
+            n_rows_expected = None
+            second_pass = source.batches
+        t_pass1 = time.perf_counter() - t0
 
-    has_label = source.label_name is not None
-    has_weight = source.weight_name is not None
-    label_stats = LabelStats() if ref is not None else pass1.label_stats
-    n_rows = 0
-    try:
+        has_label = source.label_name is not None
+        has_weight = source.weight_name is not None
+        # With a reference there is one pass: count missing values while binning.
+        counts = None if ref is None else _Pass1(source, max_bin, max_categories,
+                                                 sketches=False)
+        label_stats = pass1.label_stats if ref is None else counts.label_stats
+        n_rows = 0
         with CacheWriter(output, backend=backend, compression=compression,
                          n_features=n_features, codes_dtype=binned_dtype(max_bin),
                          has_label=has_label, has_weight=has_weight,
@@ -400,26 +441,32 @@ def build_cache(data, output, *, label=None, weight=None, categorical="auto", dr
                              enabled=False if quiet else None) as bar:
                 for batch in second_pass():
                     codes = mapper.transform_batch(batch)
-                    if ref is not None and batch.label is not None:
-                        label_stats.update(batch.label, batch.weight)
+                    if counts is not None:
+                        counts.update(batch)
                     assembler.add(codes, batch.label, batch.weight)
                     n_rows += batch.n_rows
                     bar.update(batch.n_rows)
                 assembler.flush()
             if n_rows == 0:
                 raise SchemaError(f"{source.name}: no data rows")
+            if deferred and ref is not None:
+                source_fp = source.fingerprint()
+                existing = _reusable(output, _fingerprint(source_fp, build_params),
+                                     overwrite, quiet)
+                if existing is not None:
+                    return existing  # leaving the with block discards this build
+            stats = pass1 if ref is None else counts
             manifest = {
-                "features": _feature_summary(mapper, pass1),
+                "features": _feature_summary(mapper, stats),
                 "max_bin": int(max_bin),
                 "bin_mapper": mapper.to_dict(),
                 "label": source.label_name, "weight": source.weight_name,
                 "label_stats": label_stats.to_dict() if has_label else None,
-                "weight_stats": (pass1.weight_stats.to_dict()
-                                 if has_weight and pass1 is not None else None),
+                "weight_stats": stats.weight_stats.to_dict() if has_weight else None,
                 "source": {"name": source.name, "fingerprint": source_fp,
                            "n_bad_rows": int(getattr(source, "n_bad_rows", 0) or 0)},
                 "build_params": build_params,
-                "fingerprint": {"sha256": fingerprint},
+                "fingerprint": {"sha256": _fingerprint(source_fp, build_params)},
                 "reference": None if ref is None else os.path.abspath(ref.path),
                 "build_seconds": {"pass1": t_pass1,
                                   "total": time.perf_counter() - t0},
@@ -433,3 +480,32 @@ def build_cache(data, output, *, label=None, weight=None, categorical="auto", dr
         print(f"built {output}: {cache.n_rows} rows, {n_features} features, "
               f"{cache.n_blocks} blocks, {format_size(cache.nbytes_stored)} on disk")
     return cache
+
+
+def _reusable(output, fingerprint, overwrite, quiet):
+    """The cache at ``output`` when it was built from the same source and parameters.
+
+    Returns None when there is nothing at ``output`` or ``overwrite`` is set; raises
+    :class:`CacheError` when a cache built from other data or parameters (or one that no
+    longer opens) is there, so a stale cache is never used silently.
+    """
+    from .store import Cache
+
+    if overwrite or not os.path.exists(output):
+        return None
+    existing = _existing_fingerprint(output)
+    if existing is None:
+        return None  # not a cache: the writer's target check names what it is
+    if existing == fingerprint:
+        try:
+            cache = Cache(output)
+        except CacheError as exc:
+            raise CacheError(f"{output} holds a cache of the same source and parameters "
+                             f"that does not open ({exc}); pass overwrite=True "
+                             f"(--overwrite) to rebuild it") from None
+        if not quiet:
+            print(f"{output} is up to date (same source and parameters): reusing it")
+        return cache
+    raise CacheError(f"{output} already holds a cache built from other data or "
+                     f"parameters (stale for this build); pass overwrite=True (--overwrite) "
+                     f"to replace it")

@@ -98,7 +98,9 @@ def describe_cache(path):
         if feat.get("type") == "categorical":
             notes.append(f"{feat.get('n_categories')} categories")
             if feat.get("has_other"):
-                notes.append(f"rare folded into 'other' ({feat.get('n_distinct_seen')} seen)")
+                seen = feat.get("n_distinct_seen")
+                notes.append("rare folded into 'other'"
+                             + ("" if seen is None else f" ({seen} seen)"))
         else:
             if feat.get("n_bins", 0) <= 1:
                 notes.append("constant or all missing")

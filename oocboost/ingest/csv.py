@@ -166,7 +166,10 @@ class CsvSource(Source):
                 kinds.append(NUMERIC)
             else:
                 # Booleans, dates and other inferred types stay text: categories.
-                kinds.append(arrow_kind(self.name, name, pa.string(), categorical))
+                try:
+                    kinds.append(arrow_kind(self.name, name, pa.string(), categorical))
+                except InputError as e:
+                    raise self._text_error(first, name, e) from None
         self.feature_kinds = kinds
         for role, name in (("label", label), ("weight", weight)):
             if name is None:
@@ -182,6 +185,18 @@ class CsvSource(Source):
         self._numeric_cols = [f for f, k in zip(self.feature_names, kinds) if k == NUMERIC]
         self._numeric_cols += [c for c in (label, weight) if c is not None]
         self._include = self.feature_names + [c for c in (label, weight) if c is not None]
+
+    def _text_error(self, first, name, error):
+        """``error`` (a text column that is not categorical) with the line of its first
+        value that is not a number."""
+        _, bad = parse_numbers(pc.cast(first.column(name), pa.string()))
+        if not bad.any():
+            return error
+        k = int(np.argmax(bad))
+        value = first.column(name)[k].as_py()
+        return InputError(f"{self.name}: line {self._line_of_record(k)}, column {name!r}: "
+                          f"got {value!r}; expected numbers (the column is not "
+                          f"categorical: name it in categorical to read it as categories)")
 
     def _column_types(self, string_numeric):
         types = {}

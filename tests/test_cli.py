@@ -1,0 +1,441 @@
+"""``oocboost build-cache`` and ``oocboost info`` through the real command line."""
+import gzip
+import os
+import pty
+import re
+import select
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+from oocboost.errors import CacheError
+from oocboost.store import Cache
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def cli(*args, timeout=120, **kw):
+    env = dict(os.environ)
+    env.pop("OOCBOOST_DEBUG", None)
+    env.pop("OOCBOOST_QUIET", None)
+    return subprocess.run([sys.executable, "-m", "oocboost.cli", *map(str, args)],
+                          capture_output=True, text=True, timeout=timeout, env=env, cwd=REPO,
+                          **kw)
+
+
+def build(src, out, *args):
+    return cli("build-cache", src, "-o", out, *args)
+
+
+def write(tmp_path, name, content):
+    path = tmp_path / name
+    if isinstance(content, str):
+        content = content.encode()
+    path.write_bytes(content)
+    return path
+
+
+def one_line_error(r, *needles, code=None):
+    """Exit code != 0, a single stderr line holding every needle, no traceback."""
+    assert r.returncode != 0, r.stdout
+    if code is not None:
+        assert r.returncode == code, r.stderr
+    assert "Traceback" not in r.stderr
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1, r.stderr
+    for needle in needles:
+        assert needle in lines[0], (needle, lines[0])
+    return lines[0]
+
+
+def leftovers(folder):
+    return [n for n in os.listdir(folder) if ".oocb-spool-" in n or ".oocb.tmp-" in n
+            or ".oocb.old-" in n]
+
+
+GOOD = "a,b,y\n1,2.5,0\n2,3.5,1\n3,4.5,0\n"
+
+
+# ------------------------------------------------------------------ refused inputs
+@pytest.mark.parametrize("name,content,args,needles", [
+    ("empty.csv", "", (), ["empty.csv", "empty", "expected a header"]),
+    ("header.csv", "a,b,y\n", (), ["header.csv", "no data rows"]),
+    ("ragged.csv", "a,b,y\n1,2,0\n3,4\n5,6,1\n", (),
+     ["ragged.csv", "line 3", "expected 3 fields", "got 2"]),
+    ("nolabel.csv", "a,b\n1,2\n", (), ["nolabel.csv", "label column 'y' not found",
+                                       "available columns"]),
+    ("labelna.csv", "a,b,y\n1,2,0\n3,4,\n5,6,1\n", (),
+     ["labelna.csv", "line 3", "label column 'y'", "expected a number"]),
+    ("labeltext.csv", "a,b,y\n1,2,0\n3,4,yes\n", (),
+     ["labeltext.csv", "label column 'y'", "expected numbers"]),
+    ("dup.csv", "a,a,y\n1,2,0\n", (), ["dup.csv", "duplicate column names ['a']"]),
+    ("latin.csv", b"a,b,y\n1,2,0\n3,caf\xe9,1\n", (),
+     ["latin.csv", "line 3", "byte offset", "not valid utf8"]),
+    ("cp.csv", b"a,b,y\n1,\x81x,0\n", ("--encoding", "cp1252"),
+     ["cp.csv", "line 2", "not valid cp1252"]),
+    ("weight.csv", GOOD, ("--weight", "zz"), ["weight.csv", "weight column 'zz' not found"]),
+    ("drop.csv", GOOD, ("--drop", "a,zz"), ["drop.csv", "columns to drop ['zz'] not found"]),
+    ("nocat.csv", "a,b,y\n1,x,0\n", ("--categorical", "none"),
+     ["nocat.csv", "line 2", "'b'", "expected numbers"]),
+])
+def test_refused_with_one_line_error(tmp_path, name, content, args, needles):
+    src = write(tmp_path, name, content)
+    out = tmp_path / "c.oocb"
+    extra = () if "--label" in args else ("--label", "y")
+    r = build(src, out, *extra, *args)
+    one_line_error(r, *needles, code=2)
+    assert not os.path.exists(out)
+    assert leftovers(tmp_path) == []
+
+
+def test_unknown_label_column(tmp_path):
+    src = write(tmp_path, "d.csv", GOOD)
+    r = build(src, tmp_path / "c.oocb", "--label", "target")
+    one_line_error(r, "d.csv", "label column 'target' not found", "['a', 'b', 'y']", code=2)
+
+
+@pytest.fixture(scope="module")
+def late_text_csv(tmp_path_factory):
+    """A CSV over three 1 MiB read blocks with text in numeric column b on two late lines."""
+    path = tmp_path_factory.mktemp("late") / "late.csv"
+    rng = np.random.default_rng(0)
+    vals = rng.random(150_000)
+    lines = ["a,b,y"]
+    for i, v in enumerate(vals):
+        b = "oops" if i in (100_000, 110_000) else f"{v:.6f}"
+        lines.append(f"{i},{b},{i % 2}")
+    path.write_text("\n".join(lines) + "\n")
+    assert path.stat().st_size > 2 * 2**20
+    return path
+
+
+def test_text_in_numeric_column(tmp_path, late_text_csv):
+    r = build(late_text_csv, tmp_path / "c.oocb", "--label", "y")
+    one_line_error(r, "late.csv", "line 100002", "column 'b'", "expected a number", "'oops'",
+                   code=2)
+    assert not os.path.exists(tmp_path / "c.oocb")
+    r = build(late_text_csv, tmp_path / "c.oocb", "--label", "y", "--on-bad-rows", "skip",
+              "--quiet")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == "" and r.stderr == ""
+    cache = Cache(tmp_path / "c.oocb")
+    assert cache.n_rows == 150_000 - 2
+    assert cache.manifest["source"]["n_bad_rows"] == 2
+    assert cache.bin_mapper.feature_types == ["numeric", "numeric"]
+    info = cli("info", tmp_path / "c.oocb")
+    assert info.returncode == 0
+    assert "bad rows skipped 2" in info.stdout
+
+
+def test_skip_ragged_rows_counted_in_info(tmp_path):
+    src = write(tmp_path, "r.csv", "a,b,y\n1,2,0\n3,4\n5,6,1\n7,8,9,10\n")
+    r = build(src, tmp_path / "c.oocb", "--label", "y", "--on-bad-rows", "skip")
+    assert r.returncode == 0, r.stderr
+    assert "bad rows skipped 2" in r.stdout
+    assert Cache(tmp_path / "c.oocb").n_rows == 2
+
+
+def test_output_path_holding_something_else(tmp_path):
+    src = write(tmp_path, "d.csv", GOOD)
+    afile = write(tmp_path, "afile", "precious")
+    one_line_error(build(src, afile, "--label", "y"), str(afile), "it is a file", code=3)
+    assert afile.read_text() == "precious"
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    (folder / "notes.txt").write_text("mine")
+    one_line_error(build(src, folder, "--label", "y"), "not an oocboost cache", code=3)
+    assert (folder / "notes.txt").read_text() == "mine"
+    r = build(src, afile, "--label", "y", "--overwrite", "--quiet")
+    assert r.returncode == 0, r.stderr
+    assert Cache(afile).n_rows == 3
+
+
+def test_memory_limit_too_small(tmp_path):
+    src = write(tmp_path, "d.csv", GOOD)
+    r = build(src, tmp_path / "c.oocb", "--label", "y", "--memory-limit", "8MB")
+    line = one_line_error(r, "memory limit", "smallest limit", code=5)
+    smallest = int(re.search(r"smallest limit that works here is (\d+) MiB", line).group(1))
+    assert smallest > 8
+    assert not os.path.exists(tmp_path / "c.oocb")
+    r = build(src, tmp_path / "c.oocb", "--label", "y", "--memory-limit", f"{smallest + 8}M",
+              "--quiet")
+    assert r.returncode == 0, r.stderr
+
+
+# ------------------------------------------------------------------ accepted inputs
+def test_bom_crlf_quotes_inf_constant_missing_reported(tmp_path):
+    content = (b'\xef\xbb\xbfa,s,const,empty,y\r\n'
+               b'1,"x,1",5,,0\r\n'
+               b'2,"multi\r\nline",5,,1\r\n'
+               b'inf,"q""uote",5,,0\r\n'
+               b'-inf,plain,5,,1\r\n'
+               b'3,"x,1",5,,1\r\n')
+    src = write(tmp_path, "bom.csv", content)
+    out = tmp_path / "c.oocb"
+    r = build(src, out, "--label", "y")
+    assert r.returncode == 0, r.stderr
+    cache = Cache(out)
+    assert cache.feature_names == ["a", "s", "const", "empty"]   # no BOM in the name
+    m = cache.bin_mapper
+    assert sorted(m.categories[1]) == sorted(['x,1', 'multi\r\nline', 'q"uote', 'plain'])
+    codes = cache.read_block(0).codes
+    assert codes[0].tolist()[2:4] == [m.n_value_bins[0] - 1, 0]  # +inf top, -inf bottom
+    assert codes[1][0] == codes[1][4] == m.categories[1].index("x,1")
+    assert np.all(codes[2] == 0) and np.all(codes[3] == m.missing_bin)
+    np.testing.assert_array_equal(cache.read_labels()[0], [0, 1, 0, 1, 1])
+    info = cli("info", out)
+    assert info.returncode == 0 and info.stderr == ""
+    text = info.stdout
+    assert re.search(r"rows 5, features 4", text)
+    rows = {line.split()[0]: line for line in text.splitlines()[1:]
+            if line.strip() and line.split()[0] in cache.feature_names}
+    assert "2 infinite" in rows["a"]
+    assert "categorical" in rows["s"] and "4 categories" in rows["s"]
+    assert "constant" in rows["const"] and "0.0%" in rows["const"]
+    assert "100.0%" in rows["empty"]
+    assert text in r.stdout  # build-cache prints the same description
+
+
+def test_high_cardinality_capped_and_info(tmp_path):
+    rng = np.random.default_rng(0)
+    ids = rng.integers(0, 2000, 5000)
+    src = tmp_path / "hc.csv"
+    with open(src, "w") as f:
+        f.write("id,x,y\n")
+        for i, v in enumerate(ids):
+            f.write(f"id{v},{i % 13},{i % 2}\n")
+    out = tmp_path / "c.oocb"
+    r = build(src, out, "--label", "y", "--max-bin", "32", "--quiet")
+    assert r.returncode == 0, r.stderr
+    cache = Cache(out)
+    assert len(cache.bin_mapper.categories[0]) == 30 and cache.bin_mapper.has_other[0]
+    assert cache.bin_mapper.n_value_bins.tolist() == [31, 13]
+    info = cli("info", out).stdout
+    id_line = next(line for line in info.splitlines() if line.strip().startswith("id "))
+    assert "30 categories" in id_line and "other" in id_line and "31" in id_line
+    assert "blocks 1 x 5000 rows" in info
+    assert "size on disk" in info and "uncompressed" in info
+    assert re.search(r"label 'y'", info)
+
+
+def test_gzip_csv_same_as_plain(tmp_path):
+    text = "a,c,y\n" + "".join(f"{i * 0.5},{'abc'[i % 3]},{i % 2}\n" for i in range(300))
+    plain = write(tmp_path, "d.csv", text)
+    gz = tmp_path / "d.csv.gz"
+    with gzip.open(gz, "wt") as f:
+        f.write(text)
+    for src, out in ((plain, "p.oocb"), (gz, "g.oocb")):
+        r = build(src, tmp_path / out, "--label", "y", "--block-rows", "64", "--quiet")
+        assert r.returncode == 0, r.stderr
+    p, g = Cache(tmp_path / "p.oocb"), Cache(tmp_path / "g.oocb")
+    for i in range(p.n_blocks):
+        np.testing.assert_array_equal(p.read_block(i).codes, g.read_block(i).codes)
+    assert p.manifest["bin_mapper"] == g.manifest["bin_mapper"]
+
+
+# ------------------------------------------------------------------ reference
+def test_reference_and_schema_mismatch(tmp_path):
+    train = write(tmp_path, "train.csv", "a,c,y\n" + "".join(
+        f"{i},{'xyz'[i % 3]},{i % 2}\n" for i in range(100)))
+    valid = write(tmp_path, "valid.csv", "a,c,y\n-5,x,0\n50,z,1\n500,w,1\n")
+    r = build(train, tmp_path / "t.oocb", "--label", "y", "--max-bin", "16", "--quiet")
+    assert r.returncode == 0, r.stderr
+    r = build(valid, tmp_path / "v.oocb", "--label", "y", "--reference", tmp_path / "t.oocb")
+    assert r.returncode == 0, r.stderr
+    assert "binned with the edges of" in r.stdout
+    t, v = Cache(tmp_path / "t.oocb"), Cache(tmp_path / "v.oocb")
+    assert v.manifest["bin_mapper"] == t.manifest["bin_mapper"]
+    codes = v.read_block(0).codes
+    assert codes[0].tolist() == [0, t.bin_mapper.bin_edges[0].searchsorted(50),
+                                 t.bin_mapper.n_value_bins[0] - 1]
+    assert codes[1].tolist()[:2] == [t.bin_mapper.categories[1].index("x"),
+                                     t.bin_mapper.categories[1].index("z")]
+    assert "None seen" not in r.stdout
+    # a reference build counts missing values too: info shows the share
+    assert re.search(r"\n  a +numeric +\d+ +0\.0%", r.stdout)
+    for name, content, needles in [
+        ("missing.csv", "a,y\n1,0\n", ["missing columns ['c']"]),
+        ("extra.csv", "a,c,d,y\n1,x,2,0\n", ["extra columns ['d']"]),
+        ("retyped.csv", "a,c,y\nq,1,0\n", ["a (numeric in the reference, categorical here)",
+                                           "c (categorical in the reference, numeric here)"]),
+    ]:
+        src = write(tmp_path, name, content)
+        r = build(src, tmp_path / "x.oocb", "--label", "y", "--reference", tmp_path / "t.oocb")
+        one_line_error(r, name, "does not match the reference cache", *needles, code=2)
+        assert not os.path.exists(tmp_path / "x.oocb")
+
+
+# ------------------------------------------------------------------ fingerprints
+def test_rebuild_same_fingerprint_reuses_other_needs_overwrite(tmp_path):
+    src = write(tmp_path, "d.csv", GOOD)
+    out = tmp_path / "c.oocb"
+    r = build(src, out, "--label", "y", "--quiet")
+    assert r.returncode == 0, r.stderr
+    fp = Cache(out).manifest["fingerprint"]["sha256"]
+    mtime = os.stat(out / "manifest.json").st_mtime_ns
+    r = build(src, out, "--label", "y")
+    assert r.returncode == 0, r.stderr
+    assert "up to date" in r.stdout and "reusing" in r.stdout
+    assert os.stat(out / "manifest.json").st_mtime_ns == mtime
+    r = build(src, out, "--label", "y", "--max-bin", "64")
+    one_line_error(r, str(out), "other data or parameters", "--overwrite", code=3)
+    time.sleep(0.01)
+    src.write_text(GOOD.replace("2.5", "9.5"))
+    r = build(src, out, "--label", "y")
+    one_line_error(r, "other data or parameters", "--overwrite", code=3)
+    assert os.stat(out / "manifest.json").st_mtime_ns == mtime
+    r = build(src, out, "--label", "y", "--overwrite", "--quiet")
+    assert r.returncode == 0, r.stderr
+    assert Cache(out).manifest["fingerprint"]["sha256"] != fp
+    assert leftovers(tmp_path) == []
+
+
+# ------------------------------------------------------------------ progress
+def test_no_progress_output_when_piped(tmp_path):
+    src = write(tmp_path, "d.csv", GOOD)
+    r = build(src, tmp_path / "c.oocb", "--label", "y")
+    assert r.returncode == 0 and r.stderr == ""
+    assert "pass 1/2" not in r.stdout
+
+
+def _run_on_pty(args):
+    """Run the CLI with stderr on a pseudo-terminal; returns (rc, stdout, terminal text)."""
+    master, slave = pty.openpty()
+    env = dict(os.environ)
+    env.pop("OOCBOOST_QUIET", None)
+    p = subprocess.Popen([sys.executable, "-m", "oocboost.cli", *map(str, args)],
+                         stdout=subprocess.PIPE, stderr=slave, cwd=REPO, env=env)
+    os.close(slave)
+    chunks = []
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([master], [], [], 0.5)
+        if ready:
+            try:
+                data = os.read(master, 65536)
+            except OSError:  # EIO: the child closed the terminal
+                break
+            if not data:
+                break
+            chunks.append(data)
+        elif p.poll() is not None:
+            break
+    os.close(master)
+    out = p.stdout.read().decode()
+    p.stdout.close()
+    return p.wait(timeout=60), out, b"".join(chunks).decode(errors="replace")
+
+
+def test_progress_bars_on_a_terminal(tmp_path):
+    src = write(tmp_path, "d.csv", "a,y\n" + "".join(f"{i},{i % 2}\n" for i in range(2000)))
+    rc, out, term = _run_on_pty(["build-cache", src, "-o", tmp_path / "c.oocb", "--label",
+                                 "y"])
+    assert rc == 0, term
+    assert "pass 1/2: sketch" in term and "pass 2/2: bin" in term
+    assert "2.00k" in term and "rows/s" in term
+    assert "Traceback" not in term
+    rc, out, term = _run_on_pty(["build-cache", src, "-o", tmp_path / "q.oocb", "--label",
+                                 "y", "--quiet"])
+    assert rc == 0 and term == "" and out == ""
+    # a reference build has a single bar
+    rc, out, term = _run_on_pty(["build-cache", src, "-o", tmp_path / "v.oocb", "--label",
+                                 "y", "--reference", tmp_path / "c.oocb"])
+    assert rc == 0 and "bin (reference edges)" in term and "pass 1/2" not in term
+
+
+# ------------------------------------------------------------------ atomicity
+@pytest.fixture(scope="module")
+def big_csv(tmp_path_factory):
+    from oocboost.datasets import generate
+
+    path = tmp_path_factory.mktemp("big") / "big.csv"
+    generate(path, 150_000, 20, n_categorical=1, seed=0)
+    return path
+
+
+def _start_and_signal(big_csv, out, sig, phase="pass2"):
+    """Start a build, wait until it is in ``phase`` (pass1: spooling parsed rows; pass2:
+    writing blocks), send ``sig``; returns the process."""
+    env = dict(os.environ)
+    env.pop("OOCBOOST_DEBUG", None)
+    p = subprocess.Popen([sys.executable, "-m", "oocboost.cli", "build-cache", str(big_csv),
+                          "-o", str(out), "--label", "label", "--block-rows", "2048"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         cwd=REPO, env=env)
+    parent = os.path.dirname(out)
+
+    def started():
+        names = os.listdir(parent)
+        if phase == "pass1":
+            spools = [os.path.join(parent, n, "spool.arrow") for n in names
+                      if n.startswith(".oocb-spool-")]
+            return any(os.path.exists(f) and os.path.getsize(f) > 0 for f in spools)
+        tmps = [os.path.join(parent, n, "blocks") for n in names if ".oocb.tmp-" in n]
+        return sum(len(os.listdir(t)) for t in tmps if os.path.isdir(t)) >= 2
+
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and p.poll() is None:
+        try:
+            if started():
+                break
+        except OSError:  # a folder vanished between listdir and stat
+            pass
+        time.sleep(0.01)
+    assert p.poll() is None, "the build ended before it could be interrupted"
+    p.send_signal(sig)
+    return p
+
+
+def _assert_no_valid_cache(out):
+    if os.path.exists(out):
+        with pytest.raises(CacheError):
+            Cache(out)
+
+
+@pytest.mark.parametrize("phase", ["pass1", "pass2"])
+def test_sigint_leaves_nothing(tmp_path, big_csv, phase):
+    out = tmp_path / "c.oocb"
+    p = _start_and_signal(big_csv, out, signal.SIGINT, phase)
+    stdout, stderr = p.communicate(timeout=120)
+    assert p.returncode == 130, stderr
+    assert "interrupted" in stderr and "Traceback" not in stderr
+    assert len(stderr.strip().splitlines()) == 1
+    assert not os.path.exists(out)
+    assert leftovers(tmp_path) == []
+
+
+def test_sigkill_then_next_build_cleans_up(tmp_path, big_csv):
+    out = tmp_path / "c.oocb"
+    p = _start_and_signal(big_csv, out, signal.SIGKILL)
+    p.communicate(timeout=60)
+    assert p.returncode == -signal.SIGKILL
+    _assert_no_valid_cache(out)
+    stale = leftovers(tmp_path)
+    assert any(".oocb.tmp-" in n for n in stale) and any(".oocb-spool-" in n for n in stale)
+    small = write(tmp_path, "small.csv", "a,label\n1,0\n2,1\n")
+    r = build(small, out, "--label", "label", "--quiet")
+    assert r.returncode == 0, r.stderr
+    assert Cache(out).n_rows == 2
+    assert leftovers(tmp_path) == []
+
+
+def test_corrupted_cache_names_the_block(tmp_path):
+    src = write(tmp_path, "d.csv", "a,y\n" + "".join(f"{i},{i % 2}\n" for i in range(500)))
+    out = tmp_path / "c.oocb"
+    r = build(src, out, "--label", "y", "--block-rows", "100", "--compression", "none",
+              "--quiet")
+    assert r.returncode == 0, r.stderr
+    block = out / "blocks" / "block-000002.arrow"
+    data = block.read_bytes()
+    block.write_bytes(data[: len(data) // 2])
+    one_line_error(cli("info", out), "block 2", "truncated", code=3)
+    block.write_bytes(data[:-1] + bytes([data[-1] ^ 1]))
+    cache = Cache(out)
+    with pytest.raises(CacheError, match="block 2"):
+        cache.read_block(2)
+    os.remove(out / "manifest.json")
+    one_line_error(cli("info", out), "manifest.json", code=3)
