@@ -14,6 +14,7 @@ pool, so ``slot_of_row`` already encodes the tree. The kernels never allocate or
 Parallelism is over features: each thread owns whole ``hist[:, f]`` slices, so there are
 no write conflicts and no per-thread copies to reduce.
 """
+import numba
 import numpy as np
 from numba import njit, prange
 
@@ -55,33 +56,38 @@ def compact_rows(slot_of_row, rows, slots):
 
 
 @njit(parallel=True, cache=True, nogil=True)
-def _build_histograms_tile(codes, stats, rows, slots, counts, hist, start, stop):
+def _build_histograms_grouped(codes, stats, rows, slots, counts, hist, n_groups, tile_rows):
     n_features = codes.shape[0]
     n_trees = stats.shape[0]
     n_stats = stats.shape[2]
-    for f in prange(n_features):
-        codes_f = codes[f]
-        for t in range(n_trees):
-            rows_t = rows[t]
-            slots_t = slots[t]
-            stats_t = stats[t]
-            stop_t = min(stop, counts[t])
-            if n_stats == 3:
-                # The boosting case (gradient, hessian, count): unrolled, it is the hot path.
-                for j in range(start, stop_t):
-                    i = rows_t[j]
-                    s = slots_t[j]
-                    b = codes_f[i]
-                    hist[s, f, b, 0] += stats_t[i, 0]
-                    hist[s, f, b, 1] += stats_t[i, 1]
-                    hist[s, f, b, 2] += stats_t[i, 2]
-            else:
-                for j in range(start, stop_t):
-                    i = rows_t[j]
-                    s = slots_t[j]
-                    b = codes_f[i]
-                    for k in range(n_stats):
-                        hist[s, f, b, k] += stats_t[i, k]
+    n_max = 0
+    for t in range(n_trees):
+        n_max = max(n_max, counts[t])
+    for g in prange(n_groups):
+        for start in range(0, n_max, tile_rows):
+            for f in range(g, n_features, n_groups):
+                codes_f = codes[f]
+                for t in range(n_trees):
+                    rows_t = rows[t]
+                    slots_t = slots[t]
+                    stats_t = stats[t]
+                    stop = min(start + tile_rows, counts[t])
+                    if n_stats == 3:
+                        # Boosting (gradient, hessian, count): unrolled, the hot path.
+                        for j in range(start, stop):
+                            i = rows_t[j]
+                            s = slots_t[j]
+                            b = codes_f[i]
+                            hist[s, f, b, 0] += stats_t[i, 0]
+                            hist[s, f, b, 1] += stats_t[i, 1]
+                            hist[s, f, b, 2] += stats_t[i, 2]
+                    else:
+                        for j in range(start, stop):
+                            i = rows_t[j]
+                            s = slots_t[j]
+                            b = codes_f[i]
+                            for k in range(n_stats):
+                                hist[s, f, b, k] += stats_t[i, k]
 
 
 def build_histograms(codes, stats, slot_of_row, hist):
@@ -94,19 +100,22 @@ def build_histograms(codes, stats, slot_of_row, hist):
     slot_of_row : ndarray (n_trees, n_rows) int32, -1 to skip       # IN
     hist : ndarray (n_slots, n_features, max_bin, n_stats) float64  # IN/OUT, accumulated
 
-    The sums do not depend on the tile size or the thread count: each (slot, feature)
-    histogram is accumulated by one thread, rows in order. The tile loop is in Python
-    because a parallel kernel called from a serial ``@njit`` function lost its
-    parallelism (numba 0.68).
+    One parallel region per call: thread ``g`` owns the features ``g, g + n_groups, ...``
+    and walks the rows tile by tile, so a tile's statistics stay in its cache while it
+    goes through its features, and threads never wait for each other mid-block. (A
+    launch per tile measured 2.5-4x slower when the cores were shared with other
+    processes.) Each (slot, feature) histogram is summed by one thread in row order, so
+    the result does not depend on the thread count::
+
+        thread 0: tile 0 [f0 f2 f4 ...]  tile 1 [f0 f2 f4 ...]  ...
+        thread 1: tile 0 [f1 f3 f5 ...]  tile 1 [f1 f3 f5 ...]  ...
     """
     n_trees, n_rows = slot_of_row.shape
     rows = np.empty((n_trees, n_rows), np.int32)
     slots = np.empty((n_trees, n_rows), np.int32)
     counts = compact_rows(slot_of_row, rows, slots)
-    n_selected = int(counts.max()) if n_trees else 0
-    for start in range(0, n_selected, TILE_ROWS):
-        _build_histograms_tile(codes, stats, rows, slots, counts, hist, start,
-                               start + TILE_ROWS)
+    n_groups = max(1, min(numba.get_num_threads(), codes.shape[0]))
+    _build_histograms_grouped(codes, stats, rows, slots, counts, hist, n_groups, TILE_ROWS)
 
 
 @njit(cache=True)
