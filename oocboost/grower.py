@@ -166,16 +166,22 @@ class TreeGrower:
     policy : object
         Split policy: ``n_stats``, ``n_outputs``, ``count_stat`` (index of the stat used to
         decide which sibling is smaller), ``cover(sums)``, ``find_splits(hist, node_sums,
-        slots, feature_mask, random_bin) -> dict``, ``accept_splits(result, node_sums) ->
-        bool array`` (the learner's rule: gamma, min_impurity_decrease, purity) and
+        slots, feature_mask, trees, node_ids) -> dict``, ``accept_splits(result,
+        node_sums, trees, node_ids) -> bool array`` (the learner's rule: gamma, min_impurity_decrease, purity) and
         ``leaf_values(node_sums) -> (n, n_outputs)``.
     params : GrowthParams
     rng : numpy.random.Generator
-        Feature sampling and random thresholds.
+        Feature sampling shared by the trees of the pass (boosting).
+    feature_rngs : list of numpy.random.Generator or None
+        One generator per tree for its feature sampling, so that a tree depends only on
+        its own seed, not on which trees share its pass (forests).
+    tree_features : list of int arrays or None
+        Features each tree may use (bagging's per-estimator feature subsets); replaces
+        the ``colsample_bytree`` draw.
     """
 
     def __init__(self, n_trees, n_features, max_bin, n_value_bins, is_categorical, bin_edges,
-                 policy, params, rng):
+                 policy, params, rng, feature_rngs=None, tree_features=None):
         self.n_trees = n_trees
         self.n_features = n_features
         self.max_bin = max_bin
@@ -186,6 +192,8 @@ class TreeGrower:
         self.policy = policy
         self.params = params
         self.rng = rng
+        self.feature_rngs = feature_rngs
+        self.tree_feature_sets = tree_features
         self.n_words = (max_bin + 31) // 32
         self.telemetry = GrowerTelemetry()
         self._slot_of_row = None
@@ -211,9 +219,13 @@ class TreeGrower:
         self._n_slots = 0
         self._free_slots = []
         self.hist = np.zeros((0, self.n_features, self.max_bin, pol.n_stats), HIST_DTYPE)
-        self._tree_features = [self._draw(np.arange(self.n_features),
-                                          self.params.colsample_bytree)
-                               for _ in range(self.n_trees)]
+        if self.tree_feature_sets is not None:
+            self._tree_features = [np.asarray(f, dtype=np.int64)
+                                   for f in self.tree_feature_sets]
+        else:
+            self._tree_features = [self._draw(np.arange(self.n_features),
+                                              self.params.colsample_bytree, t)
+                                   for t in range(self.n_trees)]
         self._level_features = {}
         # nodes.slot_of_node holds only the slots rows are added into during the next pass;
         # _hist_slot maps (tree, node) to every histogram still held (for subtraction).
@@ -230,11 +242,14 @@ class TreeGrower:
             self._hist_slot[(t, 0)] = slot
             self._to_evaluate.append((t, 0))
 
-    def _draw(self, features, fraction):
+    def _rng(self, tree):
+        return self.rng if self.feature_rngs is None else self.feature_rngs[tree]
+
+    def _draw(self, features, fraction, tree):
         if fraction >= 1.0:
             return features
         n = _sample_count(len(features), fraction)
-        return np.sort(self.rng.choice(features, size=n, replace=False))
+        return np.sort(self._rng(tree).choice(features, size=n, replace=False))
 
     def _take_slot(self):
         if self._free_slots:
@@ -336,22 +351,40 @@ class TreeGrower:
 
     def _feature_mask(self, trees, node_ids):
         p = self.params
+        trees = np.asarray(trees)
         mask = np.zeros((len(trees), self.n_features), dtype=np.bool_)
-        for j, (t, n) in enumerate(zip(trees, node_ids)):
-            allowed = self._tree_features[t]
+        k = p.features_per_node
+        for t in np.unique(trees):
+            rows = np.flatnonzero(trees == t)
+            allowed = np.asarray(self._tree_features[t])
             if p.colsample_bylevel < 1.0:
-                key = (int(t), int(self.nodes.depth[t, n]))
-                if key not in self._level_features:
-                    self._level_features[key] = self._draw(allowed, p.colsample_bylevel)
-                allowed = self._level_features[key]
-            if p.features_per_node is not None:
-                k = min(int(p.features_per_node), len(allowed))
-                if k < len(allowed):
-                    allowed = self.rng.choice(allowed, size=k, replace=False)
-            elif p.colsample_bynode < 1.0:
-                allowed = self._draw(allowed, p.colsample_bynode)
-            mask[j, allowed] = True
+                for r in rows:
+                    key = (int(t), int(self.nodes.depth[t, node_ids[r]]))
+                    if key not in self._level_features:
+                        self._level_features[key] = self._draw(allowed, p.colsample_bylevel,
+                                                               t)
+                    self._allow(mask, r, self._level_features[key], k, t)
+                continue
+            if k is not None:
+                if k >= len(allowed):
+                    mask[rows[:, None], allowed[None, :]] = True
+                else:
+                    # k features per node, drawn for all of the tree's nodes at once:
+                    # the k smallest of uniform keys are a uniform k-subset.
+                    keys = self._rng(t).random((len(rows), len(allowed)))
+                    pick = np.argpartition(keys, k - 1, axis=1)[:, :k]
+                    mask[rows[:, None], allowed[pick]] = True
+                continue
+            for r in rows:
+                self._allow(mask, r, allowed, None, t)
         return mask
+
+    def _allow(self, mask, row, allowed, k, tree):
+        if k is not None and k < len(allowed):
+            allowed = self._rng(tree).choice(allowed, size=k, replace=False)
+        elif k is None and self.params.colsample_bynode < 1.0:
+            allowed = self._draw(allowed, self.params.colsample_bynode, tree)
+        mask[row, allowed] = True
 
     def _evaluate(self, trees, node_ids, slots, sums):
         p = self.params
@@ -364,9 +397,11 @@ class TreeGrower:
         res = None
         if len(idx):
             mask = self._feature_mask(trees[idx], node_ids[idx])
-            res = self.policy.find_splits(self.hist, sums[idx], slots[idx], mask)
+            res = self.policy.find_splits(self.hist, sums[idx], slots[idx], mask,
+                                          trees=trees[idx], node_ids=node_ids[idx])
         taken = np.zeros(len(trees), dtype=bool)
-        accepted = (self.policy.accept_splits(res, sums[idx]) if len(idx)
+        accepted = (self.policy.accept_splits(res, sums[idx], trees=trees[idx],
+                                              node_ids=node_ids[idx]) if len(idx)
                     else np.zeros(0, dtype=bool))
         for j, i in enumerate(idx):
             gain = float(res["gain"][j])

@@ -8,9 +8,11 @@ Protocol::
 
     n_stats, n_outputs, count_stat
     cover(sums (n, n_stats)) -> (n,)            # tree "cover": hessian or weight sums
-    accept_splits(result, sums) -> bool (n_eval,)
-    find_splits(hist, sums (n_eval, n_stats), slots (n_eval,), feature_mask, random_bin)
-        -> dict(gain, feature, bin, default_left, is_categorical, cat_bitset,
+    accept_splits(result, sums, trees, node_ids) -> bool (n_eval,)
+    (``trees``/``node_ids`` say which tree and node each evaluated slot is: a policy
+    serving several trees of one pass may treat them differently)
+    find_splits(hist, sums (n_eval, n_stats), slots (n_eval,), feature_mask, trees,
+                node_ids) -> dict(gain, feature, bin, default_left, is_categorical, cat_bitset,
                 left_sums, right_sums[, importance_gain])
     leaf_values(sums (n, n_stats)) -> (n, n_outputs)
 """
@@ -67,7 +69,7 @@ class GradientPolicy:
         self.is_categorical = np.ascontiguousarray(is_categorical, dtype=np.bool_)
         self.missing_bin = int(missing_bin)
 
-    def find_splits(self, hist, sums, slots, feature_mask, random_bin=None):
+    def find_splits(self, hist, sums, slots, feature_mask, trees=None, node_ids=None):
         out = _outputs(len(slots), hist.shape[1], hist.shape[2], self.n_stats)
         ks.find_splits_gradient(
             hist, _slot_sums(hist, sums, slots), np.ascontiguousarray(slots, np.int32),
@@ -82,7 +84,7 @@ class GradientPolicy:
         """XGBoost's cover: the sum of hessians, (n,)."""
         return np.asarray(sums)[:, 1]
 
-    def accept_splits(self, result, sums):
+    def accept_splits(self, result, sums, trees=None, node_ids=None):
         """bool (n_eval,): a valid split whose gain beats ``max(gamma, 1e-6)``."""
         gain = result["gain"]
         return (result["feature"] >= 0) & np.isfinite(gain) & (gain > max(self.gamma,
@@ -169,7 +171,8 @@ class CartPolicy:
                          self.n_classes, out)
         return out
 
-    def find_splits(self, hist, sums, slots, feature_mask, random_bin=None):
+    def find_splits(self, hist, sums, slots, feature_mask, trees=None, node_ids=None,
+                    random_bin=None):
         n_eval = len(slots)
         slots = np.ascontiguousarray(slots, np.int32)
         node_sums = _slot_sums(hist, sums, slots)
@@ -192,7 +195,7 @@ class CartPolicy:
         out["importance_gain"] = out["gain"]
         return out
 
-    def accept_splits(self, result, sums):
+    def accept_splits(self, result, sums, trees=None, node_ids=None):
         decrease = result["gain"]
         return ((result["feature"] >= 0) & np.isfinite(decrease)
                 & (self.impurity(sums) > CART_EPSILON)

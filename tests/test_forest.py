@@ -1,0 +1,216 @@
+"""Forests, extra trees and bagging: invariances, agreement with scikit-learn, CLI path.
+
+Agreement with scikit-learn is statistical (our bootstrap is Poisson(1) per row from a
+hash, scikit-learn's a draw of n rows): test accuracy / R^2 within 0.04 of scikit-learn's
+forest with the same settings, OOB score within 0.04 of scikit-learn's.
+"""
+import json
+import os
+
+import numpy as np
+import pytest
+import sklearn.ensemble as ske
+from sklearn.datasets import make_classification, make_regression
+
+import oocboost
+from oocboost.kernels.cart_stats import MODE_POISSON, row_draws
+from oocboost.kernels.sampling import poisson1_per_row
+from oocboost.learners.forest import train_forest_from_params
+from oocboost.tree_estimators import (BaggingClassifier, BaggingRegressor,
+                                      DecisionTreeClassifier, DecisionTreeRegressor,
+                                      ExtraTreesClassifier,
+                                      ExtraTreesRegressor, RandomForestClassifier,
+                                      RandomForestRegressor, permutation_importance)
+
+TOL = 0.04
+
+
+def _split(X, y, n_train):
+    return X[:n_train], X[n_train:], y[:n_train], y[n_train:]
+
+
+def _binary():
+    X, y = make_classification(n_samples=1200, n_features=8, n_informative=4,
+                               random_state=1)
+    return _split(X, y, 800)
+
+
+def _multiclass():
+    X, y = make_classification(n_samples=1200, n_features=8, n_informative=5, n_classes=3,
+                               n_clusters_per_class=1, random_state=2)
+    return _split(X, y, 800)
+
+
+def _regression():
+    X, y = make_regression(n_samples=1200, n_features=6, n_informative=4, noise=15.0,
+                           random_state=3)
+    return _split(X, y, 800)
+
+
+def test_poisson_draws_match_sampling_kernel():
+    ours = np.empty((2, 1000))
+    row_draws(7, np.array([0, 5], np.int64), 123, MODE_POISSON, 1.0, ours)
+    ref = np.empty(1000, np.float32)
+    for i, stream in enumerate((0, 5)):
+        poisson1_per_row(7, stream, 123, ref)
+        np.testing.assert_array_equal(ours[i], ref)
+    assert abs(ours.mean() - 1.0) < 0.1 and (ours == 0).mean() > 0.3
+
+
+@pytest.mark.parametrize("data,ours_cls,sk_cls", [
+    (_binary, RandomForestClassifier, ske.RandomForestClassifier),
+    (_multiclass, RandomForestClassifier, ske.RandomForestClassifier),
+    (_regression, RandomForestRegressor, ske.RandomForestRegressor),
+])
+def test_random_forest_close_to_sklearn(data, ours_cls, sk_cls):
+    Xtr, Xte, ytr, yte = data()
+    kw = dict(n_estimators=30, max_depth=8, oob_score=True, random_state=0)
+    ours = ours_cls(**kw).fit(Xtr, ytr)
+    ref = sk_cls(**kw).fit(Xtr, ytr)
+    assert abs(ours.score(Xte, yte) - ref.score(Xte, yte)) < TOL
+    assert abs(ours.oob_score_ - ref.oob_score_) < TOL
+    if ours_cls is RandomForestClassifier:
+        assert ours.oob_decision_function_.shape == ref.oob_decision_function_.shape
+        np.testing.assert_allclose(ours.oob_decision_function_.sum(axis=1), 1.0)
+    else:
+        assert ours.oob_prediction_.shape == (len(ytr),)
+    # impurity importances are normalised and close to scikit-learn's (0.08 absolute)
+    np.testing.assert_allclose(ours.feature_importances_.sum(), 1.0)
+    np.testing.assert_allclose(ours.feature_importances_, ref.feature_importances_,
+                               atol=0.08)
+
+
+@pytest.mark.parametrize("ours_cls,sk_cls,data", [
+    (ExtraTreesClassifier, ske.ExtraTreesClassifier, _multiclass),
+    (ExtraTreesRegressor, ske.ExtraTreesRegressor, _regression),
+])
+def test_extra_trees_close_to_sklearn(ours_cls, sk_cls, data):
+    Xtr, Xte, ytr, yte = data()
+    kw = dict(n_estimators=20, max_depth=10, random_state=0)
+    ours = ours_cls(**kw).fit(Xtr, ytr)
+    ref = sk_cls(**kw).fit(Xtr, ytr)
+    assert abs(ours.score(Xte, yte) - ref.score(Xte, yte)) < TOL
+    assert ours.model_.attributes["splitter"] == "random"
+
+
+def test_bagging_close_to_sklearn():
+    from sklearn.tree import DecisionTreeClassifier as SkTree
+
+    Xtr, Xte, ytr, yte = _binary()
+    ours = BaggingClassifier(DecisionTreeClassifier(max_depth=6), n_estimators=20,
+                             max_features=0.75, oob_score=True, random_state=0).fit(Xtr, ytr)
+    ref = ske.BaggingClassifier(SkTree(max_depth=6), n_estimators=20, max_features=0.75,
+                                oob_score=True, random_state=0).fit(Xtr, ytr)
+    assert abs(ours.score(Xte, yte) - ref.score(Xte, yte)) < TOL
+    assert abs(ours.oob_score_ - ref.oob_score_) < TOL
+    # each tree splits on its own subset of 6 of the 8 features
+    for tree in ours.estimators_:
+        assert len(set(tree.feature[tree.left >= 0].tolist())) <= 6
+    Xtr, Xte, ytr, yte = _regression()
+    reg = BaggingRegressor(DecisionTreeRegressor(max_depth=8), n_estimators=10,
+                           bootstrap=False, max_samples=0.7, random_state=0).fit(Xtr, ytr)
+    assert reg.score(Xte, yte) > 0.6
+
+
+@pytest.fixture(scope="module")
+def caches(tmp_path_factory):
+    d = tmp_path_factory.mktemp("forest")
+    Xtr, _, ytr, _ = _multiclass()
+    Xtr, ytr = Xtr[:300], ytr[:300]
+    return {br: oocboost.build_cache(Xtr, os.path.join(d, f"c{br}"), label=ytr.astype(float),
+                                     block_rows=br, quiet=True)
+            for br in (7, 300)}, Xtr
+
+
+def _model_json(est):
+    doc = est.model_.to_json_dict()
+    doc.pop("attributes", None)
+    return json.dumps(doc["trees"], sort_keys=True)
+
+
+@pytest.mark.filterwarnings("ignore:.*out-of-bag prediction")
+def test_independent_of_block_size_prefetch_threads_and_grouping(caches):
+    by_block, X = caches
+    kw = dict(n_estimators=6, max_depth=6, oob_score=True, random_state=4)
+    ref = RandomForestClassifier(**kw).fit(by_block[300])
+    ref_json = _model_json(ref)
+    for br, prefetch, n_jobs, tpp in ((7, 0, 1, None), (7, 2, 2, 1), (300, 1, 2, 4)):
+        other = RandomForestClassifier(prefetch=prefetch, n_jobs=n_jobs, trees_per_pass=tpp,
+                                       **kw).fit(by_block[br])
+        assert _model_json(other) == ref_json, (br, prefetch, n_jobs, tpp)
+        assert other.oob_score_ == ref.oob_score_
+        np.testing.assert_array_equal(other.oob_decision_function_,
+                                      ref.oob_decision_function_)
+    et = [ExtraTreesClassifier(n_estimators=4, max_depth=5, random_state=1,
+                               prefetch=p).fit(by_block[br]) for br, p in ((7, 0), (300, 2))]
+    assert _model_json(et[0]) == _model_json(et[1])
+
+
+def test_warm_start_adds_trees_equal_to_one_fit(caches):
+    by_block, X = caches
+    kw = dict(max_depth=5, random_state=9, max_features=2)
+    full = RandomForestClassifier(n_estimators=6, **kw).fit(by_block[7])
+    warm = RandomForestClassifier(n_estimators=2, warm_start=True, **kw).fit(by_block[7])
+    warm.set_params(n_estimators=6).fit(by_block[7])
+    assert warm.model_.n_trees == 6
+    assert _model_json(warm) == _model_json(full)
+    np.testing.assert_array_equal(warm.predict_proba(X), full.predict_proba(X))
+
+
+def test_max_samples_class_weight_and_parameter_errors(caches):
+    by_block, X = caches
+    rf = RandomForestClassifier(n_estimators=4, max_samples=0.5, class_weight="balanced",
+                                random_state=0).fit(by_block[300])
+    # a Poisson(0.5) bootstrap draws about half the rows' worth of copies per tree
+    roots = np.array([t.n_samples[0] for t in rf.estimators_])
+    assert np.all((roots > 0.3 * 300) & (roots < 0.5 * 300))
+    RandomForestClassifier(n_estimators=2, class_weight="balanced_subsample",
+                           random_state=0).fit(by_block[300])
+    with pytest.raises(oocboost.ParameterError, match="max_samples needs bootstrap"):
+        RandomForestClassifier(bootstrap=False, max_samples=0.5).fit(by_block[300])
+    with pytest.raises(oocboost.ParameterError, match="oob_score=True needs bootstrap"):
+        ExtraTreesClassifier(oob_score=True).fit(by_block[300])
+    with pytest.raises(oocboost.ParameterError, match="max_features"):
+        RandomForestClassifier(max_features=0).fit(by_block[300])
+
+
+def test_permutation_importance_cache_and_arrays(tmp_path):
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(400, 4))
+    y = 3 * X[:, 0] + X[:, 1] + 0.1 * rng.normal(size=400)
+    cache = oocboost.build_cache(X, os.path.join(tmp_path, "c"), label=y, block_rows=64,
+                                 quiet=True)
+    rf = RandomForestRegressor(n_estimators=10, max_depth=6, random_state=0).fit(cache)
+    res = permutation_importance(rf, cache, n_repeats=3, random_state=0)
+    assert res.importances.shape == (4, 3)
+    assert res.importances_mean[0] > res.importances_mean[1] > 5 * max(
+        abs(res.importances_mean[2]), abs(res.importances_mean[3]))
+    res2 = permutation_importance(rf, X, y, n_repeats=3, random_state=0)
+    assert np.argmax(res2.importances_mean) == 0
+    assert res2.importances_mean[1] > res2.importances_mean[2]
+
+
+@pytest.mark.filterwarnings("ignore:.*out-of-bag prediction")
+def test_cli_learner_path_and_saved_model(caches, tmp_path):
+    from oocboost.model import load_model
+    from oocboost.predict import evaluate, predict
+
+    by_block, X = caches
+    model = train_forest_from_params("random-forest", {"max_depth": 5, "seed": 3,
+                                                       "oob_score": True},
+                                     by_block[7].path, n_estimators=5)
+    assert model.learner == "random_forest" and model.objective == "multi:proba"
+    assert model.n_trees == 5 and model.n_outputs == 3
+    assert 0.0 < model.attributes["oob_score"] <= 1.0
+    assert model.training_log["trees_per_pass"] == 5
+    path = os.path.join(tmp_path, "m.json")
+    model.save_model(path)
+    loaded = load_model(path)
+    np.testing.assert_allclose(predict(loaded, X), predict(model, X))
+    assert evaluate(loaded, by_block[300])["mlogloss"] < 1.0
+    reg = train_forest_from_params("decision-tree", {"max_depth": 3, "task": "regression"},
+                                   by_block[300], n_estimators=99)
+    assert reg.n_trees == 1 and reg.objective == "reg:squarederror"
+    with pytest.raises(oocboost.ParameterError, match="unknown parameter"):
+        train_forest_from_params("extra-trees", {"learning_rate": 0.1}, by_block[7],
+                                 n_estimators=2)
