@@ -14,6 +14,12 @@ from .errors import (CacheError, InputError, MemoryLimitError, ModelError,  # no
                      OocboostError, ParameterError, SchemaError)
 
 
+_TREE_ESTIMATORS = ("DecisionTreeClassifier", "DecisionTreeRegressor",
+                    "RandomForestClassifier", "RandomForestRegressor", "ExtraTreesClassifier",
+                    "ExtraTreesRegressor", "BaggingClassifier", "BaggingRegressor",
+                    "export_text", "permutation_importance")
+
+
 def __getattr__(name):
     # Lazy: importing oocboost stays cheap (no numba compilation, no pyarrow) until used.
     if name == "build_cache":
@@ -35,11 +41,18 @@ def __getattr__(name):
     if name in ("GradientBoostingClassifier", "GradientBoostingRegressor"):
         from . import estimators
         return getattr(estimators, name)
+    if name in _TREE_ESTIMATORS:
+        from . import tree_estimators
+        return getattr(tree_estimators, name)
+    if name in ("AdaBoostClassifier", "AdaBoostRegressor"):
+        from . import adaboost_estimators
+        return getattr(adaboost_estimators, name)
     raise AttributeError(f"module 'oocboost' has no attribute {name!r}")
 
 
 __all__ = ["build_cache", "Cache", "train", "load_model", "Model", "TrainingCallback",
            "EarlyStopping", "EvaluationMonitor", "TrainingCheckPoint",
            "LearningRateScheduler", "GradientBoostingClassifier", "GradientBoostingRegressor",
+           *_TREE_ESTIMATORS, "AdaBoostClassifier", "AdaBoostRegressor",
            "OocboostError", "InputError", "SchemaError", "CacheError", "ModelError",
            "ParameterError", "MemoryLimitError"]

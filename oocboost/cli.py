@@ -126,7 +126,7 @@ def _train_params(args):
     for flag, name in (("objective", "objective"), ("learning_rate", "learning_rate"),
                        ("max_depth", "max_depth"), ("num_class", "num_class"),
                        ("eval_metric", "eval_metric"), ("seed", "seed"),
-                       ("n_threads", "n_threads")):
+                       ("n_threads", "n_threads"), ("algorithm", "algorithm")):
         value = getattr(args, flag, None)
         if value is not None:
             params[name] = _csv_list(value) if name == "eval_metric" else value
@@ -262,6 +262,8 @@ def build_parser():
                    choices=("gbtree", "random-forest", "extra-trees", "decision-tree",
                             "adaboost"))
     t.add_argument("--objective", default=None, help="e.g. binary:logistic")
+    t.add_argument("--algorithm", default=None,
+                   help="adaboost: SAMME (default), SAMME.R, gentle, logitboost, arc-x4, R2")
     t.add_argument("--rounds", type=int, default=100,
                    help="boosting rounds (or trees for forests)")
     t.add_argument("--learning-rate", type=float, default=None)

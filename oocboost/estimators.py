@@ -62,10 +62,11 @@ class ParamsMixin:
 class TrainingData:
     """Turns estimator inputs into caches; removes temporary caches when closed."""
 
-    def __init__(self, cache_dir=None, memory_limit=None, max_bin=256):
+    def __init__(self, cache_dir=None, memory_limit=None, max_bin=256, block_rows=None):
         self.cache_dir = cache_dir
         self.memory_limit = memory_limit
         self.max_bin = max_bin
+        self.block_rows = block_rows
         self._tmp = None
 
     def _folder(self):
@@ -96,6 +97,7 @@ class TrainingData:
 
         return build_cache(X, os.path.join(self._folder(), name), label=y,
                            weight=sample_weight, max_bin=self.max_bin, quiet=True,
+                           block_rows=self.block_rows,
                            memory_limit=self.memory_limit, reference=reference,
                            overwrite=True)
 

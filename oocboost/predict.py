@@ -25,6 +25,25 @@ def model_objective(model):
     return get_objective(model.objective, dict(model.objective_params or {}))
 
 
+def _is_weighted_median(model):
+    """AdaBoost.R2 predicts the weighted median of its trees, not a sum or mean."""
+    info = (model.attributes or {}).get("adaboost") or {}
+    return info.get("prediction") == "weighted_median"
+
+
+def output_plan(model):
+    """``(margin_model, transform)``: what to traverse and how to turn its margins into
+    predictions. For most models the model itself and the objective's transform; for
+    AdaBoost.R2 one output per tree and their weighted median."""
+    if _is_weighted_median(model):
+        from .adaboost_estimators import _round_weights, _sum_view, _weighted_median
+
+        weights = _round_weights(model)
+        return (_sum_view(model, per_tree=True),
+                lambda margins: _weighted_median(np.ascontiguousarray(margins), weights))
+    return model, model_objective(model).transform
+
+
 def _is_cache_path(data):
     from .store import Cache
 
@@ -120,13 +139,16 @@ def predict(model, data, *, output_margin=False, iteration_range=None, pred_leaf
         (n_rows,) for single-output objectives, (n_rows, K) probabilities for
         ``multi:softprob``, margins when ``output_margin``, int32 leaves when ``pred_leaf``.
     """
-    objective = model_objective(model)
-    parts = [m for m, _, _ in iter_margins(model, data, iteration_range=iteration_range,
-                                           pred_leaf=pred_leaf)]
-    out = np.concatenate(parts, axis=0) if parts else np.empty((0, model.n_outputs))
     if pred_leaf or output_margin:
-        return out
-    return objective.transform(out)
+        margin_model, transform = model, None
+    else:
+        margin_model, transform = output_plan(model)
+    parts = [m for m, _, _ in iter_margins(margin_model, data,
+                                           iteration_range=iteration_range,
+                                           pred_leaf=pred_leaf)]
+    out = (np.concatenate(parts, axis=0) if parts
+           else np.empty((0, margin_model.n_outputs)))
+    return out if transform is None else transform(out)
 
 
 def _columns(model, values, output_margin, pred_leaf):
@@ -147,15 +169,19 @@ def predict_to_file(model, data, output, *, output_margin=False, pred_leaf=False
     int
         Rows written.
     """
-    objective = model_objective(model)
+    if pred_leaf or output_margin:
+        margin_model, transform = model, None
+    else:
+        margin_model, transform = output_plan(model)
     output = os.fspath(output)
     tmp = f"{output}.tmp-{os.getpid()}"
     n_rows = 0
     writer = None
     try:
-        for margins, _, _ in iter_margins(model, data, iteration_range=iteration_range,
+        for margins, _, _ in iter_margins(margin_model, data,
+                                          iteration_range=iteration_range,
                                           pred_leaf=pred_leaf):
-            values = margins if (pred_leaf or output_margin) else objective.transform(margins)
+            values = margins if transform is None else transform(margins)
             if values.ndim == 2 and values.shape[1] == 1 and not pred_leaf:
                 values = values[:, 0]
             names = _columns(model, values, output_margin, pred_leaf)
@@ -195,8 +221,10 @@ def evaluate(model, data, *, metrics=None, iteration_range=None, label=None):
     objective = model_objective(model)
     names = list(metrics or [objective.default_metric])
     label = label or (model.attributes or {}).get("label")
+    margin_model, transform = output_plan(model)
     margins, labels, weights = [], [], []
-    for m, y, w in iter_margins(model, data, iteration_range=iteration_range, label=label):
+    for m, y, w in iter_margins(margin_model, data, iteration_range=iteration_range,
+                                label=label):
         if y is None:
             raise ParameterError(f"{data} has no label column: cannot evaluate")
         margins.append(m)
@@ -206,7 +234,8 @@ def evaluate(model, data, *, metrics=None, iteration_range=None, label=None):
     y = np.concatenate(labels)
     w = None if weights[0] is None else np.concatenate(weights)
     objective.check_labels(y, str(data))
-    prediction = objective.eval_transform(margin)
+    prediction = (transform(margin) if _is_weighted_median(model)
+                  else objective.eval_transform(margin))
     out = {}
     for name in names:
         metric = (get_metric(name, **objective.default_metric_params)
