@@ -17,18 +17,6 @@ import numpy as np
 from numba import njit, prange
 
 
-@njit(inline="always")
-def goes_left(code, missing_bin, bin_threshold, default_left, is_categorical, bitset):
-    if code == missing_bin:
-        return default_left != 0
-    if is_categorical:
-        word = code >> 5
-        if word >= bitset.shape[0]:
-            return False
-        return (bitset[word] >> (code & 31)) & 1 == 1
-    return code <= bin_threshold
-
-
 @njit(parallel=True, cache=True, nogil=True)
 def partition_rows(codes, node_of_row, left, right, feature, bin_threshold, default_left,
                    is_categorical, cat_bitset, missing_bin, slot_of_node, slot_of_row):
@@ -46,17 +34,22 @@ def partition_rows(codes, node_of_row, left, right, feature, bin_threshold, defa
     slot_of_row : ndarray (n_trees, n_rows) int32               # OUT
     """
     n_trees, n_rows = node_of_row.shape
+    n_words = cat_bitset.shape[2]
     for i in prange(n_rows):
         for t in range(n_trees):
             node = node_of_row[t, i]
             if left[t, node] >= 0:
-                f = feature[t, node]
-                if goes_left(codes[f, i], missing_bin, bin_threshold[t, node],
-                             default_left[t, node], is_categorical[t, node],
-                             cat_bitset[t, node]):
-                    node = left[t, node]
+                code = codes[feature[t, node], i]
+                if code == missing_bin:
+                    go_left = default_left[t, node] != 0
+                elif is_categorical[t, node]:
+                    # Only categorical splits touch the bitset: a per-row view of it cost
+                    # as much as the rest of the loop.
+                    word = code >> 5
+                    go_left = word < n_words and (cat_bitset[t, node, word] >> (code & 31)) & 1 == 1
                 else:
-                    node = right[t, node]
+                    go_left = code <= bin_threshold[t, node]
+                node = left[t, node] if go_left else right[t, node]
                 node_of_row[t, i] = node
             slot_of_row[t, i] = slot_of_node[t, node]
 

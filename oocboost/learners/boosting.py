@@ -73,26 +73,21 @@ def _blocks(state):
 
 
 def _gradients_for_block(state, block, views, round_index):
-    obj = state.objective
+    """Gradients and hessians of a block, written straight into its stats rows."""
     p = state.params
-    n = block.n_rows
-    k = state.n_outputs
-    grad = np.empty((n, k), G_H_DTYPE)
-    hess = np.empty((n, k), G_H_DTYPE)
-    obj.gradients(block.label, views["margin"], block.weight, grad, hess)
-    stats = views["stats"]
-    count = np.ones(n, G_H_DTYPE)
+    stats = views["stats"]                         # (n_outputs, n_rows, 3)
+    by_row = np.moveaxis(stats, 0, 1)              # (n_rows, n_outputs, 3) view
+    state.objective.gradients(block.label, views["margin"], block.weight,
+                              by_row[:, :, 0], by_row[:, :, 1])
     if p["subsample"] < 1.0:
-        u = np.empty(n, np.float64)
+        u = np.empty(block.n_rows, np.float64)
         uniform_per_row(p["seed"], round_index, block.row_start, u)
         keep = (u < p["subsample"]).astype(G_H_DTYPE)
-        grad *= keep[:, None]
-        hess *= keep[:, None]
-        count = keep
-    for c in range(k):
-        stats[c, :, 0] = grad[:, c]
-        stats[c, :, 1] = hess[:, c]
-        stats[c, :, 2] = count
+        stats[:, :, 0] *= keep
+        stats[:, :, 1] *= keep
+        stats[:, :, 2] = keep
+    else:
+        stats[:, :, 2] = 1.0
 
 
 def initial_margins(state, init_model):
