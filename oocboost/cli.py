@@ -186,7 +186,8 @@ def cmd_evaluate(args):
 
     model = load_model(args.model)
     results = evaluate(model, args.data, metrics=_csv_list(args.metric),
-                       iteration_range=_iteration_range(args.iteration_range))
+                       iteration_range=_iteration_range(args.iteration_range),
+                       label=args.label)
     if args.json:
         print(json.dumps(results))
     else:
@@ -303,6 +304,8 @@ def build_parser():
     e.add_argument("--metric", default=None, help="comma-separated (default: the "
                                                   "objective's)")
     e.add_argument("--iteration-range", default=None, metavar="START:END")
+    e.add_argument("--label", default=None,
+                   help="label column of a raw file (default: the training cache's)")
     e.add_argument("--json", action="store_true")
     e.set_defaults(func=cmd_evaluate)
     return parser

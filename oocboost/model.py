@@ -461,6 +461,12 @@ def _num_threads(n_threads):
 # ---------------------------------------------------------------------- Model
 
 
+def source_attributes(cache):
+    """Attributes every model trained from ``cache`` records: the label column's name, so
+    ``evaluate`` on a raw file knows which column holds the labels."""
+    return {"label": cache.manifest.get("label")}
+
+
 class Model:
     """A tree ensemble: trees, how they combine, the feature schema and training metadata.
 
@@ -610,7 +616,8 @@ class Model:
                    learner="gbtree", aggregation="sum", trees_per_round=trees_per_round,
                    feature_names=list(cache.feature_names),
                    feature_types=list(mapper.feature_types), bin_mapper=mapper.to_dict(),
-                   params=kept, n_classes=None if n_classes is None else int(n_classes))
+                   params=kept, n_classes=None if n_classes is None else int(n_classes),
+                   attributes=source_attributes(cache))
 
     def add_round(self, trees, weights=None):
         """Append one round of ``trees_per_round`` trees.

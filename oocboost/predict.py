@@ -240,5 +240,10 @@ def evaluate(model, data, *, metrics=None, iteration_range=None, label=None):
     for name in names:
         metric = (get_metric(name, **objective.default_metric_params)
                   if name == objective.default_metric else get_metric(name))
-        out[metric.name] = float(metric(y, prediction, w))
+        values = prediction
+        if not metric.multiclass and values.ndim == 2 and values.shape[1] == 2:
+            # two-class models that output both probabilities (forests, AdaBoost):
+            # binary metrics take the positive class's
+            values = values[:, 1]
+        out[metric.name] = float(metric(y, values, w))
     return out

@@ -634,7 +634,7 @@ def train_adaboost(cache, *, algorithm="SAMME", n_estimators=50, learning_rate=1
         ``n_classes`` and ``prediction`` (``"margin"`` or ``"weighted_median"``).
     """
     from ..memory import plan_train
-    from ..model import Model
+    from ..model import Model, source_attributes
     from ..threads import thread_limit
     from ..training import open_cache
 
@@ -729,7 +729,8 @@ def train_adaboost(cache, *, algorithm="SAMME", n_estimators=50, learning_rate=1
                           "learning_rate": float(learning_rate),
                           "max_depth": None if max_depth is None else int(max_depth),
                           "loss": loss, "random_state": random_state},
-                  n_classes=None if regression else K)
+                  n_classes=None if regression else K,
+                  attributes=source_attributes(cache))
     for m, trees in enumerate(rounds):
         model.add_round(trees, [float(weights[m])] * len(trees))
     tel = run.telemetry

@@ -712,7 +712,7 @@ def new_counters():
 
 def empty_model(cache, config, classes=None):
     """An empty forest Model over ``cache``'s features."""
-    from ..model import Model
+    from ..model import Model, source_attributes
 
     mapper = cache.bin_mapper
     if config.task == "classification":
@@ -724,7 +724,8 @@ def empty_model(cache, config, classes=None):
                  trees_per_round=1, feature_names=list(cache.feature_names),
                  feature_types=list(mapper.feature_types), bin_mapper=mapper.to_dict(),
                  n_classes=int(config.n_classes) if config.task == "classification" else None,
-                 classes=None if classes is None else list(classes))
+                 classes=None if classes is None else list(classes),
+                 attributes=source_attributes(cache))
 
 
 def train_forest(cache, config, n_estimators, *, model=None, classes=None):
