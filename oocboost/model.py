@@ -464,7 +464,8 @@ def _num_threads(n_threads):
 def source_attributes(cache):
     """Attributes every model trained from ``cache`` records: the label column's name, so
     ``evaluate`` on a raw file knows which column holds the labels."""
-    return {"label": cache.manifest.get("label")}
+    manifest = getattr(cache, "manifest", None) or {}
+    return {"label": manifest.get("label")}
 
 
 class Model:
