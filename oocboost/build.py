@@ -48,11 +48,18 @@ _CONTENT_PARAMS = ("label", "weight", "categorical", "drop", "max_bin", "max_cat
 class _Pass1:
     """Accumulates everything pass 1 learns about the source."""
 
-    def __init__(self, source, max_bin, max_categories, sketches=True):
+    def __init__(self, source, max_bin, max_categories, sketches=True,
+                 sketch_bytes=None):
         # Keep every distinct value while there may be a bin for each (max_bin - 1 value
         # codes), so such features get exact midpoint edges whatever max_bin is.
         max_exact = max(DEFAULT_MAX_EXACT, max_bin - 1)
-        self.numeric = {name: QuantileSketch(max_exact=max_exact) for name, kind in
+
+        def sketch():
+            if sketch_bytes is None:
+                return QuantileSketch(max_exact=max_exact)
+            return QuantileSketch.for_budget(sketch_bytes, max_exact=max_exact)
+
+        self.numeric = {name: sketch() for name, kind in
                         zip(source.feature_names, source.feature_kinds) if kind == "numeric"}
         cap = max_categories or (max_bin - 1)
         self.categorical = {name: CategoryCounter(max_categories=cap) for name, kind in
@@ -64,6 +71,22 @@ class _Pass1:
         self.weight_stats = LabelStats()
         self.n_rows = 0
         self.sketches = sketches
+
+    def freeze(self):
+        """Record each sketch's summary figures, then drop the sketches."""
+        self.summaries = {}
+        for name, sketch in self.numeric.items():
+            if sketch.total_weight > 0:
+                self.summaries[name] = {
+                    "min": float(sketch.min) if np.isfinite(sketch.min) else str(sketch.min),
+                    "max": float(sketch.max) if np.isfinite(sketch.max) else str(sketch.max),
+                    "exact_edges": bool(sketch.is_exact),
+                    "rank_error_bound": float(sketch.rank_error_bound)}
+        self.distinct_seen = {name: int(getattr(c, "n_distinct_lower_bound",
+                                                len(c.counts())))
+                              for name, c in self.categorical.items()}
+        self.numeric = {}
+        self.categorical = {}
 
     def update(self, batch):
         for name, values in batch.numeric.items():
@@ -258,20 +281,16 @@ def _feature_summary(mapper, pass1):
                  "n_bins": int(mapper.n_value_bins[f]),
                  "n_missing": int(pass1.n_missing.get(name, 0)) if pass1 else None}
         if mapper.feature_types[f] == "categorical":
-            counter = pass1.categorical.get(name) if pass1 and pass1.sketches else None
             entry["n_categories"] = len(mapper.categories[f])
             entry["has_other"] = bool(mapper.has_other[f])
-            if counter is not None:
-                entry["n_distinct_seen"] = int(getattr(counter, "n_distinct_lower_bound",
-                                                       len(counter.counts())))
+            seen = getattr(pass1, "distinct_seen", {}).get(name) if pass1 else None
+            if seen is not None:
+                entry["n_distinct_seen"] = seen
         else:
             entry["n_inf"] = int(pass1.n_inf.get(name, 0)) if pass1 else None
-            sketch = pass1.numeric.get(name) if pass1 and pass1.sketches else None
-            if sketch is not None and sketch.total_weight > 0:
-                entry["min"] = float(sketch.min) if np.isfinite(sketch.min) else str(sketch.min)
-                entry["max"] = float(sketch.max) if np.isfinite(sketch.max) else str(sketch.max)
-                entry["exact_edges"] = bool(sketch.is_exact)
-                entry["rank_error_bound"] = float(sketch.rank_error_bound)
+            summary = getattr(pass1, "summaries", {}).get(name) if pass1 else None
+            if summary is not None:
+                entry.update(summary)
         out.append(entry)
     return out
 
@@ -357,8 +376,11 @@ def build_cache(data, output, *, label=None, weight=None, categorical="auto", dr
     if n_features == 0:
         raise SchemaError(f"{source.name}: no feature columns left (label, weight and "
                           f"dropped columns removed)")
+    from .ingest.csv import CsvSource
+
     plan = plan_build(memory_limit, n_columns=n_features + 2, max_bin=max_bin,
-                      block_rows=block_rows, prefetch=prefetch)
+                      block_rows=block_rows, prefetch=prefetch,
+                      text_source=isinstance(source, CsvSource))
     if verbose:
         print(plan.describe())
     if ref is not None:
@@ -390,7 +412,8 @@ def build_cache(data, output, *, label=None, weight=None, categorical="auto", dr
     pass1 = None
     try:
         if ref is None:
-            pass1 = _Pass1(source, max_bin, max_categories)
+            pass1 = _Pass1(source, max_bin, max_categories,
+                           sketch_bytes=plan.sketch_bytes_per_column)
             # Files and streams are read once: pass 2 reads the parsed spool. In-memory
             # data is simply sliced again.
             if source_fp.get("kind") != "memory":
@@ -415,6 +438,9 @@ def build_cache(data, output, *, label=None, weight=None, categorical="auto", dr
             mapper = BinMapper.fit(
                 source.feature_names, source.feature_kinds, pass1.numeric,
                 pass1.categorical, max_bin=max_bin, max_categories=max_categories)
+            # The sketches are done once the edges exist: keep their summary figures
+            # and free them before pass 2 (they were the largest part of pass 1).
+            pass1.freeze()
             n_rows_expected = pass1.n_rows
             second_pass = spool.batches if spool is not None else source.batches
         else:

@@ -577,10 +577,16 @@ DEFAULT_PREFETCH = 2
 MIN_MARGIN_BYTES = 32 * MiB
 MARGIN_FRACTION = 0.10
 BLOCK_BUDGET_FRACTION = 0.25
-PARSE_FACTOR = 10
+#: pyarrow's streaming CSV reader: a fixed ~60 MiB of private memory from the moment it
+#: opens (readahead, allocator arenas; measured 55-65 MiB with the system allocator,
+#: 15-20 MiB more with mimalloc) plus about 40 times its block size.
+CSV_READER_FIXED_BYTES = 64 * MiB
+PARSE_FACTOR = 40
 MIN_CSV_BLOCK_BYTES = 256 * KiB
-DEFAULT_SKETCH_BYTES = 1 * MiB
+DEFAULT_SKETCH_BYTES = 2 * MiB
 MIN_SKETCH_BYTES = 64 * KiB
+#: Added to the smallest limit a refusal suggests (see ``_smallest_limit``).
+BASELINE_SLACK_BYTES = 8 * MiB
 #: Without a memory limit, pass-2 block buffers aim at this many bytes in all.
 NO_LIMIT_BLOCK_BUFFER_BYTES = 512 * MiB
 HIST_ITEMSIZE = 8
@@ -603,7 +609,9 @@ def _smallest_limit(need_above_baseline, baseline):
     limit = -(-guess // MiB) * MiB
     while _usable(limit, baseline) < need_above_baseline:
         limit += MiB
-    return limit
+    # The baseline is this process's RSS now, which grows by a few MiB as it goes on
+    # (imports, numba's caches): a limit suggested now must still work when retried.
+    return limit + BASELINE_SLACK_BYTES
 
 
 def _check_int(name, value, low, high=None):
@@ -627,9 +635,9 @@ def _check_limit(memory_limit):
 
 #: RSS that numba adds when this process loads its first compiled kernel (LLVM, the
 #: codegen and the parallel runtime), and what each entry point's own kernels add on top
-#: (measured with numba 0.6x on Linux: about 80 MiB, then about 10 MiB for training's
-#: histogram, partition, split and objective kernels, as much for binning). Loaded from
-#: the on-disk kernel cache or compiled, this is resident for the rest of the process.
+#: (measured with numba 0.68, Linux x86-64, kernels loaded from numba's on-disk cache: a
+#: fresh process that trains a tiny model grows by about 89 MiB; one that has binned first
+#: grows by about 9 MiB more when it trains). It stays resident for the rest of the process.
 NUMBA_RUNTIME_BYTES = 80 * MiB
 KERNEL_BYTES = {"train": 16 * MiB, "build": 16 * MiB}
 #: Kernel modules each entry point always calls into: any compiled dispatcher there means
@@ -999,6 +1007,7 @@ def plan_build(
     block_rows=None,
     prefetch=None,
     csv_block_bytes=1 << 20,
+    text_source=True,
 ):
     """Plan how building a cache (pass 1: parse + sketch, pass 2: bin + write) spends the limit.
 
@@ -1048,8 +1057,10 @@ def plan_build(
     build_row = raw_row + 2 * n_columns * itemsize
     min_csv = min(MIN_CSV_BLOCK_BYTES, csv_block_bytes)
 
+    reader_fixed = CSV_READER_FIXED_BYTES if text_source else 0
+
     def need(csv, sketch, rows, pf):
-        parse = PARSE_FACTOR * csv
+        parse = reader_fixed + PARSE_FACTOR * csv
         pass1 = parse + n_columns * sketch + rows * raw_row
         pass2 = parse + (pf + 2) * rows * build_row
         return max(pass1, pass2), pass1, pass2
@@ -1122,7 +1133,7 @@ def plan_build(
         max_bin=max_bin,
         codes_itemsize=itemsize,
         csv_block_bytes=csv,
-        parse_bytes=PARSE_FACTOR * csv,
+        parse_bytes=reader_fixed + PARSE_FACTOR * csv,
         sketch_bytes_per_column=sketch,
         sketch_bytes=n_columns * sketch,
         spool_batch_rows=rows,

@@ -279,6 +279,35 @@ class QuantileSketch:
         self._buffer = []
         self._buffered = 0
 
+    @classmethod
+    def for_budget(cls, n_bytes, max_exact=DEFAULT_MAX_EXACT):
+        """The most precise sketch whose memory never exceeds ``n_bytes``.
+
+        A quarter of the budget (at most 32768 values, at least 1024) buffers input; the
+        rest holds the level summaries, at most ``DESIGN_LEVELS + 1`` of ``m + 2``
+        entries of 32 bytes, so ``m = rest / (32 (DESIGN_LEVELS + 1)) - 2`` and the
+        guaranteed bound is ``eps = DESIGN_LEVELS / m`` for up to 16384 buffers (it is
+        ``(floor(log2(n_buffers)) + 1) / m`` in fact: 6/m for a million rows).
+
+        Parameters
+        ----------
+        n_bytes : int
+            Memory budget of the sketch (bytes).
+        max_exact : int
+            Distinct values kept exactly (raises the memory if above the budget's ``m``).
+
+        Examples
+        --------
+        >>> QuantileSketch.for_budget(2 * 2**20).m
+        3274
+        """
+        n_bytes = int(n_bytes)
+        buffer_values = int(min(BUFFER_VALUES, max(1024, n_bytes // 4 // 16)))
+        rest = max(n_bytes - 16 * buffer_values, 0)
+        m = max(int(rest // (32 * (DESIGN_LEVELS + 1))) - 2, 16)
+        eps = min(DESIGN_LEVELS / m, 0.5)
+        return cls(eps=eps, max_exact=max_exact, buffer_values=buffer_values)
+
     # ----------------------------------------------------------------------------- feed
     def update(self, values, weights=None):
         """Add one batch.

@@ -201,11 +201,10 @@ def test_quantile_edges_within_rank_error_bound(tmp_path):
     for f in range(X.shape[1]):
         feat = cache.manifest["features"][f]
         edges = cache.bin_mapper.bin_edges[f]
-        # f2 has 10001 distinct values: the sketch stays exact (bound 0) but there are
-        # too many values for one bin each, so its edges are quantiles too.
-        assert feat["exact_edges"] == (f == 2)
+        # f2 has 10001 distinct values: too many for one bin each, so its edges are
+        # quantiles too (exact or not depends on the sketch's memory budget).
         bound = feat["rank_error_bound"]
-        assert (bound == 0) == (f == 2) and bound < 0.01
+        assert bound < 0.01 and (bound == 0) == feat["exact_edges"]
         col = np.sort(X[:, f])
         qs = np.arange(1, max_bin - 1) / (max_bin - 1)
         assert len(edges) == len(qs)  # no duplicates for continuous data

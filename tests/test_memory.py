@@ -5,7 +5,7 @@ import sys
 import pytest
 
 from oocboost.errors import MemoryLimitError, ParameterError
-from oocboost.memory import (
+from oocboost.memory import (BASELINE_SLACK_BYTES, CSV_READER_FIXED_BYTES, 
     MiB,
     MeasurementError,
     current_rss,
@@ -140,8 +140,10 @@ def test_train_refusal_gives_a_limit_that_works():
     assert smallest == info.value.smallest_limit
     p = plan_train(smallest, **TRAIN)  # works ...
     assert p.estimated_peak_bytes <= smallest
-    with pytest.raises(MemoryLimitError):  # ... and is the smallest whole MiB that does
-        plan_train(smallest - MiB, **TRAIN)
+    # ... and is the smallest whole MiB that does, plus the slack for baseline growth
+    plan_train(smallest - BASELINE_SLACK_BYTES, **TRAIN)
+    with pytest.raises(MemoryLimitError):
+        plan_train(smallest - BASELINE_SLACK_BYTES - MiB, **TRAIN)
 
 
 def test_train_refusal_with_explicit_prefetch():
@@ -176,7 +178,8 @@ def test_plan_memory_limit_must_be_positive():
 
 
 def _build_model_total(p):
-    parse = 10 * p.csv_block_bytes
+    # pyarrow's streaming CSV reader: a fixed part plus ~40x its block
+    parse = CSV_READER_FIXED_BYTES + 40 * p.csv_block_bytes
     raw_row = 8 * p.n_columns + 16
     pass1 = parse + p.n_columns * p.sketch_bytes_per_column + p.spool_batch_rows * raw_row
     pass2 = parse + (p.prefetch + 2) * p.block_rows * (raw_row + 2 * p.n_columns * p.codes_itemsize)
@@ -185,29 +188,31 @@ def _build_model_total(p):
 
 def test_build_block_rows_shrink_with_the_limit():
     rows = []
-    for limit in ["8G", "2G", "1G", "512M", "300M", "230M", "200M"]:
+    for limit in ["8G", "2G", "1G", "512M", "400M", "330M", "300M"]:
         p = plan_build(limit, 28, baseline_bytes=150 * MiB)
         assert p.estimated_peak_bytes == _build_model_total(p) <= parse_size(limit)
         assert 4096 <= p.block_rows <= 262144 and p.block_rows & (p.block_rows - 1) == 0
         assert p.spool_batch_rows == p.block_rows
         rows.append(p.block_rows)
     assert rows == sorted(rows, reverse=True)
-    assert rows[0] == 262144 and rows[-1] == 4096
+    assert rows[0] == 262144 and rows[-1] <= 16384
     assert "block_rows" in p.describe() and p.as_dict()["block_rows"] == p.block_rows
 
 
 def test_build_tight_limit_shrinks_buffers_and_refuses_below():
-    p = plan_build("190M", 28, baseline_bytes=150 * MiB)
-    assert p.block_rows == 4096
+    p = plan_build("272M", 28, baseline_bytes=150 * MiB)
+    assert p.block_rows <= 16384
     assert p.csv_block_bytes < 1 << 20 or p.sketch_bytes_per_column < 1 << 20 or p.prefetch < 2
     with pytest.raises(MemoryLimitError) as info:
         plan_build("160M", 28, baseline_bytes=150 * MiB)
     smallest = _smallest_from_message(info.value)
     ok = plan_build(smallest, 28, baseline_bytes=150 * MiB)
-    assert ok.estimated_peak_bytes <= smallest and ok.block_rows == 4096
-    assert ok.csv_block_bytes == 256 * 1024 and ok.sketch_bytes_per_column == 64 * 1024
+    assert ok.estimated_peak_bytes <= smallest and ok.block_rows <= 16384
+    tightest = plan_build(smallest - BASELINE_SLACK_BYTES, 28, baseline_bytes=150 * MiB)
+    assert tightest.csv_block_bytes == 256 * 1024
+    assert tightest.sketch_bytes_per_column == 64 * 1024
     with pytest.raises(MemoryLimitError):
-        plan_build(smallest - MiB, 28, baseline_bytes=150 * MiB)
+        plan_build(smallest - BASELINE_SLACK_BYTES - MiB, 28, baseline_bytes=150 * MiB)
 
 
 def test_build_explicit_block_rows_is_honoured_and_checked():
@@ -290,3 +295,9 @@ def test_measure_rejects_bad_targets():
         measure_peak_rss("not a target")
     with pytest.raises(ParameterError):
         measure_peak_rss([])
+
+
+def test_build_plan_counts_the_csv_reader_only_for_text_sources():
+    csv = plan_build("2G", 28, baseline_bytes=150 * MiB)
+    parquet = plan_build("2G", 28, baseline_bytes=150 * MiB, text_source=False)
+    assert csv.parse_bytes - parquet.parse_bytes == CSV_READER_FIXED_BYTES

@@ -129,8 +129,11 @@ class CsvSource(Source):
                                                 include_columns=include,
                                                 null_values=self._na,
                                                 strings_can_be_null=True)
+        # The system allocator: mimalloc (pyarrow's default) kept 15-20 MiB more resident
+        # for the same parse, at the same speed, and builds run under a memory limit.
         return pa_csv.open_csv(self._stream(), read_options=read_options,
-                               parse_options=parse_options, convert_options=convert_options)
+                               parse_options=parse_options, convert_options=convert_options,
+                               memory_pool=pa.system_memory_pool())
 
     def _probe(self, label, weight, drop, categorical):
         named = set(categorical) if isinstance(categorical, (list, tuple, set, frozenset)) \
