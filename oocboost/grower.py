@@ -58,6 +58,11 @@ class GrowthParams:
         tree's set.
     features_per_node : int or None
         scikit-learn's ``max_features`` as a count; overrides ``colsample_bynode``.
+    max_hist_slots : int or None
+        Histograms held at once (each ``n_features * max_bin * n_stats * 8`` bytes), from
+        the memory plan. Under pressure a frontier node drops its histogram (its children
+        are then both built instead of one built and one subtracted), and expansions that
+        still do not fit wait for the next pass: the tree is the same, the passes more.
     """
 
     max_depth: object = 6
@@ -68,6 +73,7 @@ class GrowthParams:
     colsample_bylevel: float = 1.0
     colsample_bynode: float = 1.0
     features_per_node: object = None
+    max_hist_slots: object = None
 
 
 @dataclass
@@ -258,8 +264,10 @@ class TreeGrower:
             slot = self._n_slots
             self._n_slots += 1
             if slot >= self.hist.shape[0]:
-                grown = np.zeros((max(2 * self.hist.shape[0], 4),) + self.hist.shape[1:],
-                                 HIST_DTYPE)
+                size = max(2 * self.hist.shape[0], 4)
+                if self.params.max_hist_slots is not None:
+                    size = max(min(size, self.params.max_hist_slots), slot + 1)
+                grown = np.zeros((size,) + self.hist.shape[1:], HIST_DTYPE)
                 grown[: self.hist.shape[0]] = self.hist
                 self.hist = grown
         self.hist[slot] = 0.0
@@ -441,6 +449,10 @@ class TreeGrower:
             else:
                 self._release_node_slot(c.tree, c.node)
         self._frontier = waiting
+        chosen, deferred = self._fit_pool(chosen)
+        for c in deferred:
+            self._n_leaves[c.tree] -= 1
+        self._frontier = deferred + self._frontier
         for c in chosen:
             self._split_node(c, terminal=self._children_terminal(c))
         self._pass_has_work = bool(self._to_evaluate)
@@ -448,6 +460,39 @@ class TreeGrower:
             for c in self._frontier:
                 self._release_node_slot(c.tree, c.node)
             self._frontier = []
+
+    def _fit_pool(self, chosen):
+        """Bound the histograms held during the next pass by ``max_hist_slots``.
+
+        Held during a pass: the frontier's histograms (kept for subtraction) plus two new
+        ones per non-terminal expansion. Returns (expanded now, deferred).
+        """
+        cap = self.params.max_hist_slots
+        if cap is None or not chosen:
+            return chosen, []
+        needs = [0 if self._children_terminal(c) else 2 for c in chosen]
+
+        def peak():
+            return len(self._hist_slot) + sum(needs)
+
+        # 1. histograms of waiting nodes, lowest priority first
+        for c in reversed(self._frontier):
+            if peak() <= cap:
+                break
+            self._release_node_slot(c.tree, c.node)
+        # 2. parents about to expand: terminal children need no parent histogram at all,
+        #    the others then build both children instead of subtracting one
+        order = sorted(range(len(chosen)), key=lambda j: needs[j] != 0)
+        for j in order:
+            if peak() <= cap:
+                break
+            self._release_node_slot(chosen[j].tree, chosen[j].node)
+        # 3. expansions that still do not fit wait for the next pass
+        kept = len(chosen)
+        while peak() > cap and kept > 1:
+            kept -= 1
+            needs[kept] = 0
+        return chosen[:kept], chosen[kept:]
 
     def _children_terminal(self, c):
         """Children that can never split need no histogram: their sums are known."""
@@ -477,6 +522,14 @@ class TreeGrower:
             nd.sums[t, [left_id, right_id]] = sums
             nd.value[t, [left_id, right_id]] = self.policy.leaf_values(sums)
             self._release_node_slot(t, n)
+            return
+        if (t, n) not in self._hist_slot:
+            # The parent's histogram was dropped to bound memory: build both children.
+            for child in (left_id, right_id):
+                slot = self._take_slot()
+                nd.slot_of_node[t, child] = slot
+                self._hist_slot[(t, child)] = slot
+            self._to_evaluate.extend([(t, left_id), (t, right_id)])
             return
         cs = self.policy.count_stat
         build_left = c.left_sums[cs] <= c.right_sums[cs]

@@ -17,7 +17,7 @@ import numpy as np
 from . import callback as cb
 from .errors import ParameterError, SchemaError
 from .learners import boosting
-from .memory import current_rss, plan_train
+from .memory import current_rss, peak_rss, plan_train
 from .metrics import get_metric
 from .objectives import LabelStats, get_objective
 from .params import objective_params, resolve_params
@@ -144,7 +144,7 @@ def train(params, dtrain, num_boost_round=10, *, evals=(), early_stopping_rounds
                       max_bin=cache.max_bin, n_stats=3, n_outputs=objective.n_outputs,
                       block_rows=cache.block_rows, n_blocks=cache.n_blocks,
                       codes_itemsize=np.dtype(cache.codes_dtype).itemsize,
-                      prefetch=p["prefetch"])
+                      n_trees_in_pass=objective.n_outputs, prefetch=p["prefetch"])
     if p["verbosity"] >= 2:
         print(plan.describe())
 
@@ -226,7 +226,10 @@ def train(params, dtrain, num_boost_round=10, *, evals=(), early_stopping_rounds
         "split_s": tel.split_s, "gradient_s": state.gradient_s,
         "io_wait_s": state.io_wait_s, "bytes_read": state.bytes_read,
         "data_passes": tel.passes, "passes_per_round": tel.passes / n_trees_new,
-        "peak_rss_bytes": int(rss_peak), "state_in_ram": bool(plan.state_in_ram),
+        # The process's high-water mark (getrusage), which memory_limit bounds; sampling
+        # between rounds missed peaks inside a pass.
+        "peak_rss_bytes": int(max(rss_peak, peak_rss())),
+        "state_in_ram": bool(plan.state_in_ram),
         "plan": plan.as_dict(),
     }
     if p["verbosity"] >= 2:

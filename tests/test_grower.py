@@ -168,3 +168,15 @@ def test_histogram_pool_reuses_slots():
     grower, _ = grow(codes, g, h, nvb, 500, GrowthParams(max_depth=5))
     # a depth-5 tree has up to 32 leaves; the pool holds far fewer histograms
     assert grower.n_hist_slots <= 3 * 2 ** 4
+
+
+@pytest.mark.parametrize("max_hist_slots", [2, 3, 5, 9])
+def test_bounded_histogram_pool_gives_the_same_tree(max_hist_slots):
+    codes, g, h, nvb = make_problem(8, n_rows=1500)
+    free, _ = grow(codes, g, h, nvb, 300, GrowthParams(max_depth=5))
+    bounded, _ = grow(codes, g, h, nvb, 300, GrowthParams(max_depth=5,
+                                                          max_hist_slots=max_hist_slots))
+    assert grower_leaves(bounded.tree_arrays(0), codes) == grower_leaves(
+        free.tree_arrays(0), codes)
+    assert bounded.n_hist_slots <= max_hist_slots  # the pool never grew past it
+    assert bounded.telemetry.passes >= free.telemetry.passes

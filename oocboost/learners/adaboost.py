@@ -181,7 +181,8 @@ class _Run:
     def new_grower(self, n_trees, policy, round_index):
         cache = self.cache
         mapper = cache.bin_mapper
-        growth = GrowthParams(max_depth=self.max_depth)
+        growth = GrowthParams(max_depth=self.max_depth,
+                              max_hist_slots=2 * int(self.plan.hist_nodes))
         rng = np.random.default_rng([self.seed, round_index])
         return TreeGrower(n_trees, cache.n_features, cache.max_bin, mapper.n_value_bins,
                           mapper.is_categorical, mapper.bin_edges, policy, growth, rng)

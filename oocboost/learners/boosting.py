@@ -112,6 +112,7 @@ def grow_round(state, round_index, learning_rate):
         max_depth=p["max_depth"] or None, max_leaves=p["max_leaves"] or None,
         grow_policy=p["grow_policy"], leaves_per_pass=p["leaves_per_pass"],
         colsample_bytree=p["colsample_bytree"],
+        max_hist_slots=2 * int(state.plan.hist_nodes),
         colsample_bylevel=p["colsample_bylevel"], colsample_bynode=p["colsample_bynode"])
     policy = GradientPolicy(reg_lambda=p["reg_lambda"], reg_alpha=p["reg_alpha"],
                             max_delta_step=p["max_delta_step"],

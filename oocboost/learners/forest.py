@@ -581,7 +581,8 @@ def grow_trees(cache, config, tree_ids, *, plan, trees_per_pass, counters):
     growth = GrowthParams(
         max_depth=config.max_depth, max_leaves=config.max_leaf_nodes,
         grow_policy="lossguide" if config.max_leaf_nodes else "depthwise",
-        leaves_per_pass=config.leaves_per_pass, features_per_node=config.features_per_node)
+        leaves_per_pass=config.leaves_per_pass, features_per_node=config.features_per_node,
+        max_hist_slots=2 * int(plan.hist_nodes))
     telemetry = GrowerTelemetry()
     trees, node_stats = [], []
     try:
@@ -751,7 +752,7 @@ def train_forest(cache, config, n_estimators, *, model=None, classes=None):
         Per new tree ``{"impurity", "weighted_n"}`` (decision trees) or None.
     oob_decision : ndarray (n_rows, n_outputs) or None
     """
-    from ..memory import current_rss, plan_train
+    from ..memory import current_rss, peak_rss, plan_train
     from ..model import Tree
     from ..threads import thread_limit
 
@@ -809,7 +810,8 @@ def train_forest(cache, config, n_estimators, *, model=None, classes=None):
         "data_passes": int(passes), "tree_passes": int(telemetry["passes"]),
         "passes_per_tree": telemetry["passes"] / n_new,
         "oob_passes": counters["oob_passes"], "trees_per_pass": int(trees_per_pass),
-        "peak_rss_bytes": int(current_rss()), "state_in_ram": bool(plan.state_in_ram),
+        "peak_rss_bytes": int(max(current_rss(), peak_rss())),
+        "state_in_ram": bool(plan.state_in_ram),
         "plan": plan.as_dict(),
     }
     if config.verbose >= 1:
