@@ -95,14 +95,53 @@ def _train_boosting(cache, memory_limit, rounds):
     model = oocboost.train(dict(BOOSTING_PARAMS), cache, rounds, memory_limit=memory_limit,
                            verbose_eval=False)
     log = model.training_log
-    return {"n_trees": int(model.n_trees), "state_in_ram": bool(log["state_in_ram"]),
-            "plan": log["plan"], "data_passes": log["data_passes"]}
+    return {"n_trees": int(model.n_trees), "expected_trees": rounds,
+            "state_in_ram": bool(log["state_in_ram"]), "plan": log["plan"],
+            "data_passes": log["data_passes"]}
 
 
 #: learner name -> job body ``(cache, memory_limit, rounds) -> dict``. Adding a learner to
 #: the footprint tests = one entry here and its name in ``LEARNERS`` of the test module.
+def _log(model):
+    return model.attributes.get("training_log") or model.attributes.get("telemetry") or {}
+
+
+def _train_forest(cache, memory_limit, rounds):
+    import oocboost
+
+    est = oocboost.RandomForestClassifier(n_estimators=rounds, max_depth=4,
+                                          memory_limit=memory_limit, random_state=0,
+                                          n_jobs=2).fit(cache)
+    log = _log(est.model_)
+    return {"n_trees": int(est.model_.n_trees), "expected_trees": rounds,
+            "state_in_ram": bool(log.get("state_in_ram")), "plan": log.get("plan")}
+
+
+def _train_tree(cache, memory_limit, rounds):
+    import oocboost
+
+    est = oocboost.DecisionTreeClassifier(max_depth=6, memory_limit=memory_limit,
+                                          random_state=0).fit(cache)
+    log = _log(est.model_)
+    return {"n_trees": int(est.model_.n_trees), "expected_trees": 1,
+            "state_in_ram": bool(log.get("state_in_ram")), "plan": log.get("plan")}
+
+
+def _train_adaboost(cache, memory_limit, rounds):
+    import oocboost
+
+    est = oocboost.AdaBoostClassifier(n_estimators=rounds, max_depth=1,
+                                      memory_limit=memory_limit, random_state=0).fit(cache)
+    log = _log(est.model_)
+    return {"n_trees": int(est.model_.n_trees), "expected_trees": rounds,
+            "state_in_ram": bool(log.get("state_in_ram")), "plan": log.get("plan")}
+
+
 TRAINERS = {
     "boosting": _train_boosting,
+    "forest": _train_forest,
+    "tree": _train_tree,
+    "adaboost": _train_adaboost,
 }
 
 

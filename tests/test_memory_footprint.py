@@ -42,7 +42,7 @@ import footprint_jobs  # noqa: E402
 pytestmark = pytest.mark.memory
 
 #: Learners whose training footprint is tested (each has a ``footprint_jobs.TRAINERS`` entry).
-LEARNERS = ["boosting"]
+LEARNERS = ["boosting", "forest", "tree", "adaboost"]
 
 # Training: a cache of TRAIN_ROWS x TRAIN_FEATURES one-byte codes (260 MB decompressed),
 # and one with a quarter of the rows for the growth check.
@@ -126,7 +126,7 @@ def build_csvs(tmp_path_factory):
 # ----------------------------------------------------------------------------- training
 def _train(learner, caches, which, limit):
     report = _measure("train_learner", learner, caches[which], limit, TRAIN_ROUNDS)
-    assert report.result["n_trees"] >= TRAIN_ROUNDS
+    assert report.result["n_trees"] == report.result["expected_trees"]
     return report
 
 
