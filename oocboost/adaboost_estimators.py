@@ -25,10 +25,10 @@ Differences from scikit-learn
 - AdaBoost.R2: scikit-learn fits each tree on a weighted bootstrap sample; out of core we
   grow the tree with the weights directly (no resampling; the R2 weight update, error
   and weighted-median prediction are scikit-learn's).
-- A model file of an R2 regressor, predicted with ``oocboost predict`` /
-  ``oocboost.predict.predict``, gives the weighted *mean* of the trees; the weighted
-  *median* (AdaBoost.R2's prediction) comes from :func:`predict_adaboost` or the
-  estimator.
+- A model file of an R2 regressor says ``attributes["adaboost"]["prediction"] ==
+  "weighted_median"``; ``oocboost predict``, ``oocboost.predict.predict`` and
+  ``evaluate`` honour it and give the weighted median of the trees (only
+  ``Model.predict_margin`` on its own gives their weighted mean).
 """
 import numpy as np
 
@@ -396,8 +396,8 @@ class AdaBoostRegressor(_AdaBoostBase):
         after an early stop).
     stop_reason_ : str or None
     model_ : Model
-        Trees weighted by ``estimator_weights_``; ``predict`` is their weighted median
-        (the model file's ``oocboost predict`` output is their weighted mean).
+        Trees weighted by ``estimator_weights_``; ``predict`` is their weighted median,
+        and so is ``oocboost predict`` on the saved model file.
 
     Notes
     -----

@@ -144,10 +144,10 @@ def cmd_train(args):
         model = train_learner(args.learner, params, args.cache, n_estimators=args.rounds,
                               memory_limit=args.memory_limit, verbose=args.verbose)
     else:
-        if args.quiet:
-            params.setdefault("verbosity", 0)
         if args.verbose:
             params.setdefault("verbosity", 2)
+        elif args.quiet:
+            params.setdefault("verbosity", 0)
         evals = [(path, f"valid_{i}" if len(args.valid) > 1 else "valid")
                  for i, path in enumerate(args.valid or [])]
         callbacks = []
@@ -173,8 +173,7 @@ def cmd_predict(args):
     model = load_model(args.model)
     n = predict_to_file(model, args.data, args.output, output_margin=args.output_margin,
                         pred_leaf=args.pred_leaf,
-                        iteration_range=_iteration_range(args.iteration_range),
-                        memory_limit=args.memory_limit)
+                        iteration_range=_iteration_range(args.iteration_range))
     if not args.quiet:
         print(f"wrote {n} predictions to {args.output}")
     return 0
@@ -294,7 +293,6 @@ def build_parser():
     p.add_argument("--output-margin", action="store_true")
     p.add_argument("--pred-leaf", action="store_true")
     p.add_argument("--iteration-range", default=None, metavar="START:END")
-    p.add_argument("--memory-limit", default=None)
     p.add_argument("--quiet", action="store_true")
     p.set_defaults(func=cmd_predict)
 
@@ -322,6 +320,11 @@ def main(argv=None):
             raise
         print(f"oocboost {args.command}: error: {exc}", file=sys.stderr)
         return exc.exit_code
+    except BrokenPipeError:
+        # The reader went away (``oocboost info CACHE | head``): end quietly, as cat does.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 0
     except KeyboardInterrupt:
         print(f"oocboost {args.command}: interrupted; nothing half-written was left in "
               f"place", file=sys.stderr)

@@ -58,15 +58,16 @@ Building a cache (:func:`plan_build`)::
     peak = baseline + max(pass1, pass2) + margin
     pass1 = parse + n_columns * sketch_bytes_per_column + spool_batch_rows * (8 * n_columns + 16)
     pass2 = parse + (prefetch + 2) * build_block_bytes
-    parse = 10 * csv_block_bytes
+    parse = 64 MiB (CSV sources only) + 40 * csv_block_bytes
     build_block_bytes = block_rows * (8 * n_columns + 16 + 2 * n_columns * codes_itemsize)
 
-- ``parse``: pyarrow's streaming CSV reader holds a text block, reads one ahead, and the
-  parsed float64 columns can be up to about four times the text ("1," becomes 8 bytes),
-  plus our float64 copies: ten text blocks is a bound. 1 MiB blocks are the fastest
-  (REFERENCE.md); the plan halves them down to 256 KiB when tight.
+- ``parse``: pyarrow's streaming CSV reader holds a fixed ~60 MiB of private memory from
+  the moment it opens (readahead, allocator arenas), plus about 40 times its block size
+  (measured with the system allocator: 65-72 MiB at 256 KiB blocks, 85-112 MiB at 1 MiB).
+  1 MiB blocks are the fastest (REFERENCE.md); the plan halves them to 256 KiB when tight.
 - Sketches: ``sketch_bytes_per_column`` is the budget each column's quantile sketch or
-  category counter may use (1 MiB by default, 64 KiB at least).
+  category counter may use (2 MiB by default, 64 KiB at least;
+  ``QuantileSketch.for_budget`` sizes the sketch to it).
 - Spool: pass 1 writes the parsed columns to a compact temporary in batches of
   ``spool_batch_rows`` rows (float64 values plus label and weight), equal to ``block_rows``.
 - Pass 2 bins one block at a time: the raw float64 batch, its codes and the compressed
@@ -850,6 +851,7 @@ def plan_train(
     max_nodes_in_flight=64,
     n_trees_in_pass=1,
     prefetch=None,
+    state_bytes_per_row=None,
 ):
     """Plan how training spends ``memory_limit``.
 
@@ -909,7 +911,11 @@ def plan_train(
     row_bytes = n_features * codes_itemsize + 8  # decompressed codes + label + weight
     block_bytes = 2 * block_rows * row_bytes
     hist_per_node = 2 * n_features * max_bin * n_stats * HIST_ITEMSIZE
-    state_per_row = 8 * n_outputs + 8 * n_outputs + 4 * n_trees_in_pass + 4
+    # A learner that knows its per-row state passes its size (RowStateSpec.bytes_per_row);
+    # the default is boosting's: margins 8, gradient/hessian/count 12 per output, and a
+    # node index per tree grown in the pass.
+    state_per_row = (int(state_bytes_per_row) if state_bytes_per_row is not None
+                     else 20 * n_outputs + 4 * n_trees_in_pass)
     state_full = n_rows * state_per_row
     state_streamed = STREAMED_STATE_BLOCKS * min(block_rows, max(n_rows, 1)) * state_per_row
     total_decompressed = n_rows * row_bytes

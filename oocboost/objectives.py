@@ -37,8 +37,9 @@ Known differences from XGBoost
   (Newton steps on the gradients), which can land far from the labels' centre; we use
   the weighted median of the labels, which the loss is robust around.
 - ``count:poisson``: XGBoost's ``max_delta_step`` is both this objective's hessian
-  inflation (default 0.7) and the tree parameter clipping leaf values (default 0); here
-  ``params["max_delta_step"]`` only sets the hessian inflation.
+  inflation (default 0.7) and the tree parameter clipping leaf values (default 0). The
+  objective reads it for the hessian inflation; ``train`` passes a user-set value to the
+  trees' leaf clipping too, as XGBoost does (unset: 0.7 for the hessian, no clipping).
 - Arithmetic is float64 (XGBoost: float32); results are rounded to float32 once.
 """
 import math

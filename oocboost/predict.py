@@ -161,8 +161,11 @@ def _columns(model, values, output_margin, pred_leaf):
 
 
 def predict_to_file(model, data, output, *, output_margin=False, pred_leaf=False,
-                    iteration_range=None, memory_limit=None):
+                    iteration_range=None):
     """Stream predictions of ``data`` into the CSV file ``output`` (written atomically).
+
+    Memory: one batch of ``data`` (64K rows of a file, or one cache block) and its
+    predictions at a time, whatever the size of ``data``.
 
     Returns
     -------

@@ -1,7 +1,8 @@
 """Per-row training state (margins, gradients, node positions), in RAM or spilled per block.
 
-Boosting keeps, for every training row, its margins, its gradient and hessian, and the node
-it sits in for each tree being grown: about ``16 * n_outputs + 4`` bytes a row. That is
+Boosting keeps, for every training row, its margins (8 bytes per output), its gradient,
+hessian and count (12 bytes per output) and the node it sits in for each tree being grown
+(4 bytes per tree): ``24 * n_outputs`` bytes a row. That is
 O(rows), so when it does not fit the memory plan it is written per block into a spill
 folder and streamed with the cache blocks: only one block's state is resident at a time
 and peak memory no longer grows with the number of rows.
@@ -126,6 +127,12 @@ class SpilledRowState:
 
     def close(self):
         shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def spill_dir_for(cache):
+    """Where spilled state goes: beside the cache (same disk, known free space), in the
+    cache's parent folder; a private temporary folder is made inside."""
+    return os.path.dirname(os.path.abspath(os.fspath(cache.path)))
 
 
 def make_row_state(spec, block_row_starts, n_rows, in_memory, spill_dir=None):

@@ -51,9 +51,10 @@ against xgboost 3.2)::
     gain          = score(G_L, H_L) + score(G_R, H_R) - score(G, H)
 
 This is twice Eq. 7 of Chen & Guestrin (2016) without the ``- gamma``: XGBoost reports
-this ``loss_chg`` as the node's "Gain" and the grower must split only when
-``gain > 1e-6`` (XGBoost's kRtEps) and ``gain >= gamma`` (``min_split_loss``; XGBoost
-prunes when ``loss_chg < min_split_loss``: no 1/2 factor is applied anywhere).
+this ``loss_chg`` as the node's "Gain"; ``policies.GradientPolicy`` splits only when
+``gain > max(gamma, 1e-6)`` (XGBoost's kRtEps; XGBoost prunes when ``loss_chg <
+min_split_loss``, so ours differs only for a gain exactly equal to gamma; no 1/2 factor
+is applied anywhere).
 A candidate is valid when both children have ``count >= 1``, ``H > 0`` and
 ``H >= min_child_weight`` (XGBoost checks ``H >= min_child_weight`` during the scan and
 rejects a chosen split with a zero-hessian child when expanding). Non-finite gains are

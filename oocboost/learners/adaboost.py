@@ -70,9 +70,9 @@ The weak trees' leaf values hold their contribution to the margins, so
   K classes: K trees per round, tree ``k`` adds to output ``k``.
 - AdaBoost.R2: leaf means, weight ``log(1/beta)``, ``"mean"``, ``reg:squarederror``:
   ``Model.predict_margin`` is the weighted *mean* of the trees. AdaBoost.R2 predicts the
-  weighted *median*, which is not a sum: use
-  :func:`oocboost.adaboost_estimators.predict_adaboost` (or the estimator); the model
-  says so in ``attributes["adaboost"]["prediction"] == "weighted_median"``.
+  weighted *median*, which is not a sum; the model says so in
+  ``attributes["adaboost"]["prediction"] == "weighted_median"`` and ``oocboost.predict``
+  (hence ``oocboost predict``/``evaluate``) and the estimator honour it.
 """
 import math
 import time
@@ -85,7 +85,7 @@ from ..grower import GrowerTelemetry, GrowthParams, TreeGrower
 from ..kernels import adaboost_kernels as ak
 from ..kernels.partition import add_node_values
 from ..policies import CartPolicy
-from ..rowstate import RowStateSpec, make_row_state
+from ..rowstate import RowStateSpec, make_row_state, spill_dir_for
 
 CLASSIFIER_ALGORITHMS = ("SAMME", "SAMME.R", "gentle", "logitboost", "arc-x4")
 REGRESSOR_ALGORITHM = "R2"
@@ -141,7 +141,7 @@ class _Run:
         in_ram = plan.state_in_ram if state_in_ram is None else bool(state_in_ram)
         self.rows = make_row_state(spec, cache.block_row_starts, cache.n_rows,
                                    in_memory=in_ram,
-                                   spill_dir=getattr(plan, "spill_dir", None))
+                                   spill_dir=spill_dir_for(cache))
         self.state_in_ram = in_ram
         self.max_depth = max_depth
         self.seed = seed
@@ -665,7 +665,8 @@ def train_adaboost(cache, *, algorithm="SAMME", n_estimators=50, learning_rate=1
                       max_bin=cache.max_bin, n_stats=n_stats, n_outputs=plan_outputs,
                       block_rows=cache.block_rows, n_blocks=cache.n_blocks,
                       codes_itemsize=np.dtype(cache.codes_dtype).itemsize,
-                      n_trees_in_pass=n_trees_in_pass, prefetch=prefetch)
+                      n_trees_in_pass=n_trees_in_pass, prefetch=prefetch,
+                      state_bytes_per_row=spec.bytes_per_row())
     if verbose:
         print(plan.describe())
     seed = 0 if random_state is None else int(random_state)

@@ -20,7 +20,7 @@ from ..grower import GrowthParams, GrowerTelemetry, TreeGrower
 from ..kernels.partition import add_node_values
 from ..kernels.sampling import uniform_per_row
 from ..policies import GradientPolicy
-from ..rowstate import RowStateSpec, make_row_state
+from ..rowstate import RowStateSpec, make_row_state, spill_dir_for
 
 
 class BoostingState:
@@ -41,7 +41,7 @@ class BoostingState:
         self.spec = spec
         self.rows = make_row_state(spec, cache.block_row_starts, cache.n_rows,
                                    in_memory=plan.state_in_ram,
-                                   spill_dir=getattr(plan, "spill_dir", None))
+                                   spill_dir=spill_dir_for(cache))
         self.base_margin = np.asarray(base_margin, dtype=np.float64)
         self.prev_grower = None
         self.prev_values = None

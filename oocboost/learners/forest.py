@@ -40,7 +40,7 @@ from ..grower import GrowthParams, GrowerTelemetry, TreeGrower
 from ..kernels import cart_stats as kc
 from ..kernels import split as ks
 from ..policies import CartPolicy
-from ..rowstate import RowStateSpec, make_row_state
+from ..rowstate import RowStateSpec, make_row_state, spill_dir_for
 
 #: Model ``learner`` names.
 LEARNERS = ("random_forest", "extra_trees", "decision_tree", "bagging")
@@ -577,7 +577,7 @@ def grow_trees(cache, config, tree_ids, *, plan, trees_per_pass, counters):
     spec = RowStateSpec({"node": ((trees_per_pass, None), np.int32)})
     rows = make_row_state(spec, cache.block_row_starts, cache.n_rows,
                           in_memory=plan.state_in_ram,
-                          spill_dir=getattr(plan, "spill_dir", None))
+                          spill_dir=spill_dir_for(cache))
     growth = GrowthParams(
         max_depth=config.max_depth, max_leaves=config.max_leaf_nodes,
         grow_policy="lossguide" if config.max_leaf_nodes else "depthwise",

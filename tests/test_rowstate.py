@@ -1,0 +1,49 @@
+"""Per-row state: the RAM and spilled stores behave the same; spills go beside the cache."""
+import os
+
+import numpy as np
+import pytest
+
+from oocboost.rowstate import RowStateSpec, make_row_state, spill_dir_for
+
+SPEC = RowStateSpec({"margin": ((None, 2), np.float64), "stats": ((3, None, 3), np.float32),
+                     "node": ((3, None), np.int32)})
+
+
+def test_bytes_per_row():
+    assert SPEC.bytes_per_row() == 2 * 8 + 3 * 3 * 4 + 3 * 4
+
+
+@pytest.mark.parametrize("in_memory", [True, False])
+def test_blocks_round_trip(in_memory, tmp_path):
+    starts = np.array([0, 4, 9])
+    state = make_row_state(SPEC, starts, 11, in_memory, spill_dir=str(tmp_path))
+    try:
+        for b, n in enumerate([4, 5, 2]):
+            views = state.load(b)
+            assert views["margin"].shape == (n, 2) and views["stats"].shape == (3, n, 3)
+            views["margin"][:] = b + 1
+            views["node"][:] = 10 * (b + 1)
+            state.store(b, views)
+        for b in range(3):
+            views = state.load(b)
+            assert np.all(views["margin"] == b + 1) and np.all(views["node"] == 10 * (b + 1))
+            assert np.all(views["stats"] == 0)
+        if not in_memory:
+            assert os.path.dirname(state.dir) == str(tmp_path)
+    finally:
+        state.close()
+    if not in_memory:
+        assert not os.path.exists(state.dir)
+
+
+def test_shape_needs_one_rows_axis():
+    with pytest.raises(ValueError):
+        RowStateSpec({"x": ((2, 3), np.float32)})
+
+
+def test_spill_dir_is_the_cache_parent(tmp_path):
+    class FakeCache:
+        path = str(tmp_path / "train.oocb")
+
+    assert spill_dir_for(FakeCache()) == str(tmp_path)
