@@ -9,9 +9,9 @@ and peak memory no longer grows with the number of rows.
 
 Both stores have the same interface::
 
-    views = state.load(block_index)     # dict name -> ndarray of that block's rows
+    views = state.load(block_index, fields)   # dict name -> ndarray of the block's rows
     ... modify views in place ...
-    state.store(block_index, views)     # no-op in RAM; writes the block's file when spilled
+    state.store(block_index, views, fields)  # no-op in RAM; writes the files when spilled
 """
 import os
 import shutil
@@ -69,12 +69,13 @@ class InMemoryRowState:
                 if block_index + 1 < len(self.block_row_starts) else self.n_rows)
         return start, stop
 
-    def load(self, block_index):
+    def load(self, block_index, fields=None):
+        """Views of block ``block_index``'s rows, for ``fields`` (default all)."""
         start, stop = self._bounds(block_index)
-        return {name: self.spec.take_rows(name, arr, start, stop)
-                for name, arr in self.arrays.items()}
+        return {name: self.spec.take_rows(name, self.arrays[name], start, stop)
+                for name in (fields or self.arrays)}
 
-    def store(self, block_index, views):
+    def store(self, block_index, views, fields=None):
         """Views already alias the arrays: nothing to write."""
 
     def full(self, name):
@@ -118,12 +119,16 @@ class SpilledRowState:
     def _path(self, block_index, name):
         return os.path.join(self.dir, f"{block_index:06d}-{name}.npy")
 
-    def load(self, block_index):
-        return {name: np.load(self._path(block_index, name)) for name in self.spec.fields}
+    def load(self, block_index, fields=None):
+        """Block ``block_index``'s arrays for ``fields`` (default all), read from disk."""
+        return {name: np.load(self._path(block_index, name))
+                for name in (fields or self.spec.fields)}
 
-    def store(self, block_index, views):
-        for name, arr in views.items():
-            np.save(self._path(block_index, name), arr)
+    def store(self, block_index, views, fields=None):
+        """Write back ``fields`` of ``views`` (default all): a pass that changed only the
+        node positions writes only those, not the margins and gradients it read."""
+        for name in (fields or views):
+            np.save(self._path(block_index, name), views[name])
 
     def close(self):
         shutil.rmtree(self.dir, ignore_errors=True)

@@ -86,6 +86,7 @@ from ..kernels import adaboost_kernels as ak
 from ..kernels.partition import add_node_values
 from ..policies import CartPolicy
 from ..rowstate import RowStateSpec, make_row_state, spill_dir_for
+from .streaming import timed_blocks
 
 CLASSIFIER_ALGORITHMS = ("SAMME", "SAMME.R", "gentle", "logitboost", "arc-x4")
 REGRESSOR_ALGORITHM = "R2"
@@ -157,18 +158,12 @@ class _Run:
 
     def blocks(self):
         """Blocks of the cache, timing the wait for each."""
-        it = self.cache.iter_blocks(prefetch=self.prefetch,
-                                    resident_bytes=getattr(self.plan, "resident_bytes", 0))
         self.passes += 1
-        while True:
-            t0 = time.perf_counter()
-            try:
-                block = next(it)
-            except StopIteration:
-                return
-            self.io_wait_s += time.perf_counter() - t0
-            self.bytes_read += block.codes.nbytes
-            yield block
+        return timed_blocks(self.cache, self.plan, self._account, prefetch=self.prefetch)
+
+    def _account(self, wait_s, nbytes):
+        self.io_wait_s += wait_s
+        self.bytes_read += nbytes
 
     def state_blocks(self):
         """(block index, views) of the per-row state only: no cache read."""

@@ -41,6 +41,7 @@ from ..kernels import cart_stats as kc
 from ..kernels import split as ks
 from ..policies import CartPolicy
 from ..rowstate import RowStateSpec, make_row_state, spill_dir_for
+from .streaming import timed_blocks
 
 #: Model ``learner`` names.
 LEARNERS = ("random_forest", "extra_trees", "decision_tree", "bagging")
@@ -422,17 +423,11 @@ class ForestResult:
 
 
 def _blocks(cache, plan, counters):
-    it = cache.iter_blocks(prefetch=plan.prefetch,
-                           resident_bytes=getattr(plan, "resident_bytes", 0))
-    while True:
-        t0 = time.perf_counter()
-        try:
-            block = next(it)
-        except StopIteration:
-            return
-        counters["io_wait_s"] += time.perf_counter() - t0
-        counters["bytes_read"] += block.codes.nbytes
-        yield block
+    def account(wait_s, nbytes):
+        counters["io_wait_s"] += wait_s
+        counters["bytes_read"] += nbytes
+
+    return timed_blocks(cache, plan, account)
 
 
 def label_summary(cache, task, n_classes=None):

@@ -1,0 +1,32 @@
+"""The one way learners read a cache: blocks in order, with the wait for each timed."""
+import time
+
+
+def timed_blocks(cache, plan, account, prefetch=None):
+    """Blocks of ``cache`` in order (prefetched as ``plan`` says), reporting each one.
+
+    Parameters
+    ----------
+    cache : Cache
+    plan : TrainPlan
+        ``prefetch`` depth and ``resident_bytes`` (decompressed blocks kept across passes).
+    account : callable ``(wait_seconds, code_bytes) -> None``
+        Told, for every block, how long the consumer waited for it (I/O and
+        decompression that prefetch did not hide) and how many bytes of codes it holds.
+    prefetch : int or None
+        Overrides ``plan.prefetch``.
+
+    Yields
+    ------
+    Block
+    """
+    it = cache.iter_blocks(prefetch=plan.prefetch if prefetch is None else prefetch,
+                           resident_bytes=getattr(plan, "resident_bytes", 0))
+    while True:
+        t0 = time.perf_counter()
+        try:
+            block = next(it)
+        except StopIteration:
+            return
+        account(time.perf_counter() - t0, block.codes.nbytes)
+        yield block
