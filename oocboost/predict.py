@@ -52,6 +52,18 @@ def _is_cache_path(data):
         and os.path.exists(os.path.join(data, "manifest.json")))
 
 
+#: Rows predicted at once from an in-memory matrix (bounds the float64 copy).
+MATRIX_CHUNK_ROWS = 1 << 18
+
+
+def _is_plain_matrix(model, data):
+    """A 2-D numeric NumPy array with the model's column count and no categorical
+    features (categories would need their string-to-code mapping)."""
+    return (isinstance(data, np.ndarray) and data.ndim == 2
+            and data.dtype.kind in "fiub" and data.shape[1] == model.n_features
+            and "categorical" not in model.feature_types)
+
+
 def _mapper(model):
     return BinMapper.from_dict(model.bin_mapper) if model.bin_mapper else None
 
@@ -118,6 +130,17 @@ def iter_margins(model, data, *, iteration_range=None, label=None, pred_leaf=Fal
             yield (model.predict_margin_binned(block.codes, cache.max_bin - 1,
                                                iteration_range=iteration_range),
                    block.label, block.weight)
+        return
+    if _is_plain_matrix(model, data):
+        # A numeric matrix already is what the predictor reads: skip the record-batch
+        # layer (it halved throughput), one chunk of rows at a time.
+        for start in range(0, data.shape[0], MATRIX_CHUNK_ROWS):
+            X = np.asarray(data[start:start + MATRIX_CHUNK_ROWS], dtype=X_DTYPE)
+            if pred_leaf:
+                yield model.predict_leaf(X, iteration_range=iteration_range), None, None
+            else:
+                yield (model.predict_margin(X, iteration_range=iteration_range), None,
+                       None)
         return
     mapper = _mapper(model)
     source = _open_for_model(model, data, label=label)

@@ -472,3 +472,23 @@ def test_matches_xgboost_inplace_predict():
     imp = model.feature_importance("total_gain")
     for j in range(nf):
         assert imp[j] == pytest.approx(score.get(f"f{j}", 0.0), rel=1e-5)
+
+
+def test_numeric_matrix_fast_path_equals_the_batch_path(tmp_path, monkeypatch):
+    """predict() on a float array skips ingest; results equal the record-batch path."""
+    import oocboost
+    import oocboost.predict as op
+    from oocboost.datasets import generate_arrays
+
+    data = generate_arrays(3000, 5, seed=2)
+    cache = oocboost.build_cache(data.X, tmp_path / "c", label=data.y.astype(float),
+                                 quiet=True)
+    model = oocboost.train({"objective": "binary:logistic", "verbosity": 0}, cache, 5)
+    monkeypatch.setattr(op, "MATRIX_CHUNK_ROWS", 700)
+    X32 = data.X.astype(np.float32)
+    fast = op.predict(model, X32)
+    leaves = op.predict(model, data.X, pred_leaf=True)
+    monkeypatch.setattr(op, "_is_plain_matrix", lambda model, data: False)
+    slow = op.predict(model, X32)
+    np.testing.assert_array_equal(fast, slow)
+    np.testing.assert_array_equal(leaves, op.predict(model, data.X, pred_leaf=True))
