@@ -285,6 +285,9 @@ class GradientBoostingClassifier(_GradientBoosting):
         from .store import Cache
 
         if isinstance(X, Cache):
+            if y is not None:
+                raise ParameterError("when X is a Cache its labels come from the cache: "
+                                     "pass y=None")
             stats = X.manifest.get("label_stats") or {}
             from .objectives import LabelStats
 
