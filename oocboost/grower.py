@@ -298,18 +298,11 @@ class TreeGrower:
         node_of_row : ndarray (n_trees, n_rows) int32, updated in place
         """
         n_rows = codes.shape[1]
-        slot_of_row = self._scratch_slots(n_rows)
-        nd = self.nodes
-        t0 = time.perf_counter()
-        partition_rows(codes, node_of_row, nd.left, nd.right, nd.feature, nd.bin_threshold,
-                       nd.default_left, nd.is_categorical, nd.cat_bitset, self.missing_bin,
-                       nd.slot_of_node, slot_of_row)
+        slot_of_row = self._partition(codes, node_of_row, self.nodes.slot_of_node)
         t1 = time.perf_counter()
         build_histograms(codes, stats, slot_of_row, self.hist)
-        t2 = time.perf_counter()
         tel = self.telemetry
-        tel.partition_s += t1 - t0
-        tel.histogram_s += t2 - t1
+        tel.histogram_s += time.perf_counter() - t1
         tel.rows_streamed += n_rows
         tel.code_bytes_streamed += codes.nbytes
 
@@ -318,14 +311,18 @@ class TreeGrower:
 
         After this, ``node_of_row`` holds each row's leaf in the finished trees.
         """
-        n_rows = codes.shape[1]
-        slot_of_row = self._scratch_slots(n_rows)
+        self._partition(codes, node_of_row, self._no_slots)
+
+    def _partition(self, codes, node_of_row, slot_of_node):
+        """Apply pending splits to a block; returns each row's slot in ``slot_of_node``."""
+        slot_of_row = self._scratch_slots(codes.shape[1])
         nd = self.nodes
         t0 = time.perf_counter()
         partition_rows(codes, node_of_row, nd.left, nd.right, nd.feature, nd.bin_threshold,
                        nd.default_left, nd.is_categorical, nd.cat_bitset, self.missing_bin,
-                       self._no_slots, slot_of_row)
+                       slot_of_node, slot_of_row)
         self.telemetry.partition_s += time.perf_counter() - t0
+        return slot_of_row
 
     def _scratch_slots(self, n_rows):
         if self._slot_of_row is None or self._slot_of_row.shape[1] < n_rows:
