@@ -182,6 +182,20 @@ class _Run:
         return TreeGrower(n_trees, cache.n_features, cache.max_bin, mapper.n_value_bins,
                           mapper.is_categorical, mapper.bin_edges, policy, growth, rng)
 
+    def grow_weighted_tree(self, family, round_index):
+        """Grow one tree for ``family`` (its ``policy()`` and ``prepare_block``), whose
+        first pass sums the round's row weights into ``family.total``; the CART policy
+        normalises impurity decreases by that total. Returns the grower."""
+        policy = family.policy()
+        grower = self.new_grower(1, policy, round_index)
+        family.total = 0.0
+
+        def after_first_pass():
+            policy.total_weight = family.total if family.total > 0 else 1.0
+
+        self.grow(grower, family.prepare_block, after_first_pass)
+        return grower
+
     def grow(self, grower, prepare_block, after_first_pass):
         """Drive the grower's passes; ``prepare_block(block, views)`` runs on the first
         pass (fused update + statistics), ``after_first_pass()`` before its split search."""
@@ -305,14 +319,7 @@ class _GiniBoost:
         self.total += float(np.sum(w))
 
     def grow_round(self, round_index):
-        policy = self.policy()
-        grower = self.run.new_grower(1, policy, round_index)
-        self.total = 0.0
-
-        def after_first_pass():
-            policy.total_weight = self.total if self.total > 0 else 1.0
-
-        self.run.grow(grower, self.prepare_block, after_first_pass)
+        grower = self.run.grow_weighted_tree(self, round_index)
         return self._end_round(grower, round_index)
 
     def _end_round(self, grower, round_index):
@@ -521,14 +528,7 @@ class _R2:
         self.total += float(np.sum(w))
 
     def grow_round(self, round_index):
-        policy = self.policy()
-        grower = self.run.new_grower(1, policy, round_index)
-        self.total = 0.0
-
-        def after_first_pass():
-            policy.total_weight = self.total if self.total > 0 else 1.0
-
-        self.run.grow(grower, self.prepare_block, after_first_pass)
+        grower = self.run.grow_weighted_tree(self, round_index)
         arrays = grower.tree_arrays(0)
         value = np.ascontiguousarray(arrays["value"][:, 0])
         # error pass: leaf of each row, |f(x) - y|, the largest error, the loss sums
