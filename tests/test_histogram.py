@@ -1,4 +1,4 @@
-"""Histogram kernels vs a naive numpy twin; block-size and tile-size invariance."""
+"""Histogram kernels vs a naive numpy twin; block-size and feature-chunk invariance."""
 import numpy as np
 import pytest
 
@@ -51,18 +51,39 @@ def test_blockwise_accumulation_equals_one_pass(block_rows, monkeypatch):
     np.testing.assert_array_equal(whole, blocked)
 
 
-@pytest.mark.parametrize("tile", [1, 5, 333])
-def test_tile_size_does_not_change_sums(tile, monkeypatch):
+@pytest.mark.parametrize("chunk", [1, 2, 5, 7, 64])
+@pytest.mark.parametrize("n_stats", [3, 4])
+def test_feature_chunk_does_not_change_sums(chunk, n_stats, monkeypatch):
+    # 11 features: not a multiple of any chunk or of the thread count; non-integer
+    # statistics, so a change of summation order would show.
     rng = np.random.default_rng(3)
-    codes = rng.integers(0, 8, size=(2, 1000)).astype(np.uint8)
-    stats = rng.random((1, 1000, 3)).astype(np.float32)  # non-integer: order matters
-    slots = np.zeros((1, 1000), np.int32)
-    ref = np.zeros((1, 2, 8, 3))
-    kh.build_histograms(codes, stats, slots, ref)
-    monkeypatch.setattr(kh, "TILE_ROWS", tile)
+    codes = rng.integers(0, 8, size=(11, 1000)).astype(np.uint8)
+    stats = rng.random((2, 1000, n_stats)).astype(np.float32)
+    slots = rng.integers(-1, 3, size=(2, 1000)).astype(np.int32)
+    ref = naive_histograms(codes, stats, slots, 3, 8)
+    monkeypatch.setattr(kh, "FEATURE_CHUNK", chunk)
     got = np.zeros_like(ref)
     kh.build_histograms(codes, stats, slots, got)
     np.testing.assert_array_equal(ref, got)
+
+
+@pytest.mark.parametrize("n_stats", [3, 4])
+def test_rows_with_zero_count_are_skipped_without_changing_sums(n_stats):
+    # About a third of the rows out of the sample (count 0, all statistics 0), as a
+    # bootstrap or subsample leaves them; the others have non-integer statistics.
+    rng = np.random.default_rng(7)
+    codes = rng.integers(0, 16, size=(5, 2000)).astype(np.uint8)
+    stats = rng.random((2, 2000, n_stats)).astype(np.float32)
+    stats[:, :, -1] = 1.0
+    stats[rng.random((2, 2000)) < 0.37] = 0.0
+    slots = rng.integers(-1, 4, size=(2, 2000)).astype(np.int32)
+    ref = naive_histograms(codes, stats, slots, 4, 16)
+    got = np.zeros_like(ref)
+    kh.build_histograms(codes, stats, slots, got, count_stat=n_stats - 1)
+    np.testing.assert_array_equal(ref, got)
+    rows = np.empty((2, 2000), np.int32)
+    kept = kh.compact_rows(slots, stats, n_stats - 1, rows, np.empty_like(rows))
+    np.testing.assert_array_equal(kept, ((slots >= 0) & (stats[:, :, -1] != 0)).sum(axis=1))
 
 
 def test_subtraction_gives_sibling():

@@ -22,11 +22,21 @@ def _splitmix64(x):
 
 
 @njit(inline="always")
-def _uniform(seed, stream, row):
-    key = _splitmix64(uint64(seed) ^ _splitmix64(uint64(stream) + uint64(0x632BE59BD9B4E019)))
+def _stream_key(seed, stream):
+    """The per-(seed, stream) half of the hash: hoisted out of row loops."""
+    return _splitmix64(uint64(seed) ^ _splitmix64(uint64(stream) + uint64(0x632BE59BD9B4E019)))
+
+
+@njit(inline="always")
+def _uniform_keyed(key, row):
     bits = _splitmix64(key ^ uint64(row))
     # 53 random bits -> a double in [0, 1)
     return (bits >> uint64(11)) * (1.0 / 9007199254740992.0)
+
+
+@njit(inline="always")
+def _uniform(seed, stream, row):
+    return _uniform_keyed(_stream_key(seed, stream), row)
 
 
 @njit(parallel=True, cache=True)
