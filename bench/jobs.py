@@ -425,7 +425,11 @@ def _ooc_predict(model, X):
 
 
 def _ooc_build(job, oocboost, build_cache):
+    """The cache to train from: built here, or opened when the runner built it in a job
+    of its own (``cache_dir``), so this process's peak RSS is training's alone."""
     a = job.args
+    if a.get("cache_dir"):
+        return oocboost.Cache(a["cache_dir"]), None
     cache_dir = os.path.join(a["tmp_dir"], f"ooc-cache-{os.getpid()}")
     cache = job.timed("build_s", build_cache, a["train"], cache_dir, label="label",
                       max_bin=BOOST["max_bin"], overwrite=True, quiet=True,
@@ -472,7 +476,8 @@ def job_ooc_boost(job):
             predict(model, a["test"])
             job.times["predict_file_s"] = time.perf_counter() - t0
     finally:
-        shutil.rmtree(cache_dir, ignore_errors=True)
+        if cache_dir is not None:
+            shutil.rmtree(cache_dir, ignore_errors=True)
 
 
 def _ooc_estimator_job(job, cls_name, kwargs):
@@ -493,7 +498,8 @@ def _ooc_estimator_job(job, cls_name, kwargs):
         p = timed_predict(job, lambda X: np.asarray(clf.predict_proba(X))[:, 1], Xt, 1)
         binary_metrics(job, yt, p)
     finally:
-        shutil.rmtree(cache_dir, ignore_errors=True)
+        if cache_dir is not None:
+            shutil.rmtree(cache_dir, ignore_errors=True)
 
 
 def job_ooc_rf(job):
@@ -510,6 +516,18 @@ def job_ooc_ada(job):
         memory_limit=a.get("memory_limit")))
 
 
+def job_ooc_build_cache(job):
+    """``build_cache`` into ``cache_dir``, kept for the training job that follows (the
+    runner deletes it): the build's time and peak RSS, measured in a process of its own."""
+    oocboost, (build_cache,) = import_oocboost("build_cache")
+    a = job.args
+    job.baseline()
+    job.extra["library_version"] = getattr(oocboost, "__version__", "?")
+    job.timed("build_s", build_cache, a["train"], a["cache_dir"], label="label",
+              max_bin=BOOST["max_bin"], overwrite=True, quiet=True,
+              memory_limit=a.get("memory_limit"))
+
+
 def job_ooc_warmup(job):
     """Tiny build + 2 rounds: fills numba's on-disk cache so the measured runs are warm.
     Its wall time is the cold start (first run after install)."""
@@ -524,7 +542,8 @@ def job_ooc_warmup(job):
         Xt, _ = load_csv(job.args["test"])
         job.timed("predict_s", _ooc_predict, model, Xt[:1000])
     finally:
-        shutil.rmtree(cache_dir, ignore_errors=True)
+        if cache_dir is not None:
+            shutil.rmtree(cache_dir, ignore_errors=True)
 
 
 # ---------------------------------------------------------------------------- limit

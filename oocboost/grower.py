@@ -33,11 +33,13 @@ that a pass grows several leaves).
 import time
 from dataclasses import dataclass, field
 
+import numba
 import numpy as np
 
 from .common import HIST_DTYPE, NODE_DTYPE
-from .kernels.histogram import build_histograms, node_sums_from_histograms, subtract_histograms
-from .kernels.partition import partition_rows
+from .kernels.histogram import (build_histograms_selected, node_sums_from_histograms,
+                                subtract_histograms)
+from .kernels.partition import partition_rows, partition_select_rows
 
 
 @dataclass
@@ -94,6 +96,17 @@ class GrowerTelemetry:
 
     def as_dict(self):
         return {name: getattr(self, name) for name in self.__dataclass_fields__}
+
+
+#: Rows per chunk of the partition sweep at least (a chunk is one task of the parallel loop).
+MIN_CHUNK_ROWS = 16384
+
+
+def _chunk_starts(n_rows):
+    """First rows of the chunks a block is partitioned in: about four per thread, so an
+    uneven chunk (rows in many split nodes) does not leave the other threads idle."""
+    n_chunks = max(1, min(4 * numba.get_num_threads(), n_rows // MIN_CHUNK_ROWS))
+    return (np.arange(n_chunks, dtype=np.int64) * n_rows) // n_chunks
 
 
 def _sample_count(n_available, fraction):
@@ -203,6 +216,7 @@ class TreeGrower:
         self.n_words = (max_bin + 31) // 32
         self.telemetry = GrowerTelemetry()
         self._slot_of_row = None
+        self._row_list = None
 
     # ------------------------------------------------------------------ set-up
     def _initial_capacity(self):
@@ -298,10 +312,20 @@ class TreeGrower:
         node_of_row : ndarray (n_trees, n_rows) int32, updated in place
         """
         n_rows = codes.shape[1]
-        slot_of_row = self._partition(codes, node_of_row, self.nodes.slot_of_node)
-        t1 = time.perf_counter()
-        build_histograms(codes, stats, slot_of_row, self.hist, self.policy.count_stat)
+        rows, slots = self._scratch_rows(n_rows)
+        chunk_start = _chunk_starts(n_rows)
+        chunk_count = np.empty((self.n_trees, len(chunk_start)), np.int64)
+        nd = self.nodes
         tel = self.telemetry
+        t0 = time.perf_counter()
+        partition_select_rows(codes, node_of_row, nd.left, nd.right, nd.feature,
+                              nd.bin_threshold, nd.default_left, nd.is_categorical,
+                              nd.cat_bitset, self.missing_bin, nd.slot_of_node, stats,
+                              self.policy.count_stat, chunk_start, rows, slots, chunk_count)
+        t1 = time.perf_counter()
+        tel.partition_s += t1 - t0
+        build_histograms_selected(codes, stats, rows, slots, chunk_start, chunk_count,
+                                  self.hist)
         tel.histogram_s += time.perf_counter() - t1
         tel.rows_streamed += n_rows
         tel.code_bytes_streamed += codes.nbytes
@@ -323,6 +347,12 @@ class TreeGrower:
                        slot_of_node, slot_of_row)
         self.telemetry.partition_s += time.perf_counter() - t0
         return slot_of_row
+
+    def _scratch_rows(self, n_rows):
+        if self._row_list is None or self._row_list[0].shape[1] < n_rows:
+            self._row_list = (np.empty((self.n_trees, n_rows), np.int32),
+                              np.empty((self.n_trees, n_rows), np.int32))
+        return self._row_list[0][:, :n_rows], self._row_list[1][:, :n_rows]
 
     def _scratch_slots(self, n_rows):
         if self._slot_of_row is None or self._slot_of_row.shape[1] < n_rows:

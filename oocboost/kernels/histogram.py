@@ -64,11 +64,12 @@ def compact_rows(slot_of_row, stats, count_stat, rows, slots):
 
 
 @njit(parallel=True, cache=True, nogil=True)
-def _build_histograms_grouped(codes, stats, rows, slots, counts, hist, n_groups,
-                              feature_chunk):
+def _build_histograms_grouped(codes, stats, rows, slots, chunk_start, chunk_count, hist,
+                              n_groups, feature_chunk):
     n_features = codes.shape[0]
     n_trees = stats.shape[0]
     n_stats = stats.shape[2]
+    n_chunks = chunk_start.shape[0]
     for g in prange(n_groups):
         f_lo = g * n_features // n_groups
         f_hi = (g + 1) * n_features // n_groups
@@ -78,27 +79,61 @@ def _build_histograms_grouped(codes, stats, rows, slots, counts, hist, n_groups,
                 rows_t = rows[t]
                 slots_t = slots[t]
                 stats_t = stats[t]
-                if n_stats == 3:
-                    # Boosting (gradient, hessian, count) and binary CART: the hot path.
-                    for j in range(counts[t]):
-                        i = rows_t[j]
-                        s = slots_t[j]
-                        s0 = stats_t[i, 0]
-                        s1 = stats_t[i, 1]
-                        s2 = stats_t[i, 2]
-                        for f in range(f0, f1):
-                            b = codes[f, i]
-                            hist[s, f, b, 0] += s0
-                            hist[s, f, b, 1] += s1
-                            hist[s, f, b, 2] += s2
-                else:
-                    for j in range(counts[t]):
-                        i = rows_t[j]
-                        s = slots_t[j]
-                        for f in range(f0, f1):
-                            b = codes[f, i]
-                            for k in range(n_stats):
-                                hist[s, f, b, k] += stats_t[i, k]
+                for c in range(n_chunks):
+                    lo = chunk_start[c]
+                    hi = lo + chunk_count[t, c]
+                    if n_stats == 3:
+                        # Boosting (gradient, hessian, count) and binary CART: the hot path.
+                        for j in range(lo, hi):
+                            i = rows_t[j]
+                            s = slots_t[j]
+                            s0 = stats_t[i, 0]
+                            s1 = stats_t[i, 1]
+                            s2 = stats_t[i, 2]
+                            for f in range(f0, f1):
+                                b = codes[f, i]
+                                hist[s, f, b, 0] += s0
+                                hist[s, f, b, 1] += s1
+                                hist[s, f, b, 2] += s2
+                    else:
+                        for j in range(lo, hi):
+                            i = rows_t[j]
+                            s = slots_t[j]
+                            for f in range(f0, f1):
+                                b = codes[f, i]
+                                for k in range(n_stats):
+                                    hist[s, f, b, k] += stats_t[i, k]
+
+
+def build_histograms_selected(codes, stats, rows, slots, chunk_start, chunk_count, hist):
+    """Add listed rows of one block into the histograms of their slots.
+
+    The rows come as consecutive chunks of a list: chunk ``c`` of tree ``t`` is
+    ``rows[t, chunk_start[c] : chunk_start[c] + chunk_count[t, c]]`` with its slots in
+    ``slots``, rows ascending across the chunks (what ``partition.partition_select_rows``
+    writes, one chunk per thread's share of the block, so it need not be compacted again).
+
+    Parameters
+    ----------
+    codes : ndarray (n_features, n_rows) uint8 or uint16            # IN
+    stats : ndarray (n_trees, n_rows, n_stats) float32 or float64   # IN
+    rows, slots : ndarray (n_trees, n_rows) int32                   # IN
+    chunk_start : ndarray (n_chunks,) int64                         # IN
+    chunk_count : ndarray (n_trees, n_chunks) int64                 # IN
+    hist : ndarray (n_slots, n_features, max_bin, n_stats) float64  # IN/OUT, accumulated
+
+    One parallel region per call: thread ``g`` owns a contiguous range of features and
+    walks the listed rows once per chunk of ``FEATURE_CHUNK`` of them, so threads never
+    wait for each other mid-block. (A launch per tile measured 2.5-4x slower when the
+    cores were shared with other processes.) Each (slot, feature) histogram is summed by
+    one thread in row order, so the result does not depend on the thread count::
+
+        thread 0: rows [f0..f6]   rows [f7..f13]
+        thread 1: rows [f14..f20] rows [f21..f27]
+    """
+    n_groups = max(1, min(numba.get_num_threads(), codes.shape[0]))
+    _build_histograms_grouped(codes, stats, rows, slots, chunk_start, chunk_count, hist,
+                              n_groups, FEATURE_CHUNK)
 
 
 def build_histograms(codes, stats, slot_of_row, hist, count_stat=-1):
@@ -113,22 +148,14 @@ def build_histograms(codes, stats, slot_of_row, hist, count_stat=-1):
     count_stat : int, the statistic that counts rows; rows where it is 0 contribute
         nothing and are skipped (-1: keep every row). The sums are the same either way.
 
-    One parallel region per call: thread ``g`` owns a contiguous range of features and
-    walks the selected rows once per chunk of ``FEATURE_CHUNK`` of them, so threads never
-    wait for each other mid-block. (A launch per tile measured 2.5-4x slower when the
-    cores were shared with other processes.) Each (slot, feature) histogram is summed by
-    one thread in row order, so the result does not depend on the thread count::
-
-        thread 0: rows [f0..f6]   rows [f7..f13]
-        thread 1: rows [f14..f20] rows [f21..f27]
+    The same sums as :func:`build_histograms_selected` after :func:`compact_rows`.
     """
     n_trees, n_rows = slot_of_row.shape
     rows = np.empty((n_trees, n_rows), np.int32)
     slots = np.empty((n_trees, n_rows), np.int32)
     counts = compact_rows(slot_of_row, stats, count_stat, rows, slots)
-    n_groups = max(1, min(numba.get_num_threads(), codes.shape[0]))
-    _build_histograms_grouped(codes, stats, rows, slots, counts, hist, n_groups,
-                              FEATURE_CHUNK)
+    build_histograms_selected(codes, stats, rows, slots, np.zeros(1, np.int64),
+                              counts[:, None], hist)
 
 
 @njit(cache=True)
