@@ -8,6 +8,12 @@ figure has its own peak RSS, measured from outside as the larger of
 - the kernel's ``ru_maxrss`` of that child, from ``os.wait4`` (per child, unlike
   ``getrusage(RUSAGE_CHILDREN)``, which is the maximum over every child reaped so far).
 
+Outside the ``build`` suite, oocboost's cache is built by a job of its own
+(``ooc_build_cache``) right before each training job, which opens it: the training row's
+peak RSS is then that of training from the cache, and the build's time and peak are
+reported beside it. Every job also records its high-water mark right after training
+(``extra.peak_rss_after.train_s``), before the test rows are loaded.
+
 Within one repeat every library of a suite runs once, one after the other (interleaved),
 so that ratios to a peer are computed pair by pair inside the same repeat. Raw runs go to
 ``<out>/results-<suite>.json``; the report (:mod:`bench.report`) is then regenerated from

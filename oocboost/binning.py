@@ -23,7 +23,9 @@ import pyarrow.compute as pc
 
 from .common import binned_dtype, check_max_bin, missing_bin
 from .errors import InputError, ModelError, ParameterError, SchemaError
-from .kernels.binning import map_features_to_bins, map_categories, map_float_codes, map_to_bins
+from .kernels.binning import (GROUPED_MAX_EDGES, grouped_edges, map_categories,
+                              map_features_to_bins, map_features_to_bins_grouped,
+                              map_float_codes, map_to_bins)
 from .sketch import as_category_array
 
 NUMERIC = "numeric"
@@ -273,11 +275,14 @@ class BinMapper:
         """
         n_rows = int(batch.n_rows)
         out = np.empty((self.n_features, n_rows), dtype=self.codes_dtype)
-        numeric_index, edges, n_edges = self._packed_edges()
+        numeric_index, edges, n_edges, grouped = self._packed_edges()
         values = np.empty((len(numeric_index), n_rows), dtype=np.float64)
         for j, f in enumerate(numeric_index):
             values[j] = self._column(batch.numeric, batch.categorical, f, n_rows)
-        if len(numeric_index):
+        if len(numeric_index) and grouped is not None:
+            map_features_to_bins_grouped(values, grouped[0], grouped[1], numeric_index,
+                                         self.missing_bin, out)
+        elif len(numeric_index):
             map_features_to_bins(values, edges, n_edges, numeric_index, self.missing_bin,
                                  out)
         for f in np.flatnonzero(self.is_categorical):
@@ -286,7 +291,8 @@ class BinMapper:
         return out
 
     def _packed_edges(self):
-        """(numeric feature indices, edges padded to one 2-D array, edge counts), cached."""
+        """(numeric feature indices, edges padded to one 2-D array, edge counts, the
+        grouped layout or None when a column has more than 255 edges), cached."""
         packed = getattr(self, "_packed", None)
         if packed is None:
             index = np.flatnonzero(~self.is_categorical).astype(np.int64)
@@ -294,7 +300,10 @@ class BinMapper:
             edges = np.zeros((len(index), max(int(n_edges.max(initial=0)), 1)))
             for j, f in enumerate(index):
                 edges[j, : n_edges[j]] = self.bin_edges[f]
-            packed = self._packed = (index, edges, n_edges)
+            # max_bin <= 256 (uint8 codes) always fits the two-level search
+            grouped = (grouped_edges(edges, n_edges)
+                       if int(n_edges.max(initial=0)) <= GROUPED_MAX_EDGES else None)
+            packed = self._packed = (index, edges, n_edges, grouped)
         return packed
 
     def _column(self, columns, other_columns, f, n_rows):

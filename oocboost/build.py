@@ -22,7 +22,9 @@ import json
 import os
 import re
 import shutil
+import queue
 import tempfile
+import threading
 import time
 
 import numpy as np
@@ -105,6 +107,82 @@ class _Pass1:
         if batch.weight is not None:
             self.weight_stats.update(batch.weight)
         self.n_rows += batch.n_rows
+
+
+class _InOrderWorker:
+    """Applies ``fn`` to submitted items, in order, on one background thread.
+
+    Pass 1 sketches a batch while pyarrow parses the next: both mostly run without the
+    GIL (numpy sorts, the CSV reader), so on 2 cores the sketch time hides behind the
+    parse. One thread and a FIFO keep the order, so the sketches (which depend on how
+    values are grouped into batches) are the same as when fed in the caller's thread.
+    An exception in ``fn`` is raised again in the caller at the next ``submit`` or at
+    ``close``; later items are then dropped.
+
+    Parameters
+    ----------
+    fn : callable(item)
+    max_pending : int
+        Items queued at most (each batch holds about one CSV block of parsed values;
+        ``memory.plan_build`` counts them).
+    threaded : bool
+        False runs ``fn`` in the caller at ``submit`` (sources whose batches are large
+        and cheap to read: Parquet, Arrow, in-memory data).
+    """
+
+    def __init__(self, fn, max_pending=1, threaded=True):
+        self._fn = fn
+        self._queue = queue.Queue(maxsize=max_pending)
+        self._error = None
+        self._thread = threading.Thread(target=self._run, name="oocboost-pass1", daemon=True)
+        self._threaded = threaded
+        if threaded:
+            self._thread.start()
+
+    def _run(self):
+        while True:
+            item = self._queue.get()
+            if item is _DONE:
+                return
+            if self._error is None:
+                try:
+                    self._fn(item)
+                except BaseException as exc:  # noqa: BLE001 (re-raised in the caller)
+                    self._error = exc
+
+    def _raise(self):
+        if self._error is not None:
+            error, self._error = self._error, None
+            raise error
+
+    def submit(self, item):
+        self._raise()
+        if self._threaded:
+            self._queue.put(item)
+        else:
+            self._fn(item)
+
+    def close(self):
+        """Wait for every submitted item; re-raise the first error."""
+        if self._thread.is_alive():
+            self._queue.put(_DONE)
+            self._thread.join()
+        self._raise()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        if exc_type is None:
+            self.close()
+        elif self._thread.is_alive():
+            # the caller's error wins; stop the thread without running what is queued
+            self._error = self._error or exc
+            self._queue.put(_DONE)
+            self._thread.join()
+
+
+_DONE = object()
 
 
 _SPOOL_PREFIX = ".oocb-spool-"
@@ -378,9 +456,10 @@ def build_cache(data, output, *, label=None, weight=None, categorical="auto", dr
                           f"dropped columns removed)")
     from .ingest.csv import CsvSource
 
+    text_source = isinstance(source, CsvSource)
     plan = plan_build(memory_limit, n_columns=n_features + 2, max_bin=max_bin,
                       block_rows=block_rows, prefetch=prefetch,
-                      text_source=isinstance(source, CsvSource))
+                      text_source=text_source)
     if verbose:
         print(plan.describe())
     if ref is not None:
@@ -419,9 +498,10 @@ def build_cache(data, output, *, label=None, weight=None, categorical="auto", dr
             if source_fp.get("kind") != "memory":
                 spool = _Spool(parent)
             with ProgressBar(unit="rows", desc="pass 1/2: sketch",
-                             enabled=False if quiet else None) as bar:
+                             enabled=False if quiet else None) as bar, \
+                    _InOrderWorker(pass1.update, threaded=text_source) as sketcher:
                 for batch in source.batches():
-                    pass1.update(batch)
+                    sketcher.submit(batch)
                     if spool is not None:
                         spool.write(batch)
                     bar.update(batch.n_rows)

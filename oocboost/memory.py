@@ -56,7 +56,7 @@ RAM, resident blocks. Explicit values (``prefetch=``) are fixed, not grown.
 Building a cache (:func:`plan_build`)::
 
     peak = baseline + max(pass1, pass2) + margin
-    pass1 = parse + n_columns * sketch_bytes_per_column + spool_batch_rows * (8 * n_columns + 16)
+    pass1 = parse + queued + n_columns * sketch_bytes_per_column + spool_batch_rows * (8 * n_columns + 16)
     pass2 = parse + (prefetch + 2) * build_block_bytes
     parse = 64 MiB (CSV sources only) + 40 * csv_block_bytes
     build_block_bytes = block_rows * (8 * n_columns + 16 + 2 * n_columns * codes_itemsize)
@@ -65,6 +65,9 @@ Building a cache (:func:`plan_build`)::
   the moment it opens (readahead, allocator arenas), plus about 40 times its block size
   (measured with the system allocator: 65-72 MiB at 256 KiB blocks, 85-112 MiB at 1 MiB).
   1 MiB blocks are the fastest (REFERENCE.md); the plan halves them to 256 KiB when tight.
+- ``queued`` (CSV sources only): ``8 * csv_block_bytes``. Pass 1 sketches on a thread of
+  its own while pyarrow parses the next block; a parsed batch waits for the sketcher and
+  another is being sketched, each up to 4x its text as float64.
 - Sketches: ``sketch_bytes_per_column`` is the budget each column's quantile sketch or
   category counter may use (2 MiB by default, 64 KiB at least;
   ``QuantileSketch.for_budget`` sizes the sketch to it).
@@ -583,6 +586,10 @@ BLOCK_BUDGET_FRACTION = 0.25
 #: 15-20 MiB more with mimalloc) plus about 40 times its block size.
 CSV_READER_FIXED_BYTES = 64 * MiB
 PARSE_FACTOR = 40
+#: Pass 1 over a CSV sketches on a thread of its own: one parsed batch waits for it and
+#: one is being sketched, each up to 4 times its CSV bytes as float64 (a value as short
+#: as "1," is 2 bytes of text and 8 parsed).
+SKETCH_QUEUE_FACTOR = 8
 MIN_CSV_BLOCK_BYTES = 256 * KiB
 DEFAULT_SKETCH_BYTES = 2 * MiB
 MIN_SKETCH_BYTES = 64 * KiB
@@ -800,6 +807,7 @@ class BuildPlan:
     pass1_bytes: int
     pass2_bytes: int
     estimated_peak_bytes: int
+    sketch_queue_bytes: int = 0
 
     def as_dict(self):
         """The plan as a JSON-able dict."""
@@ -818,6 +826,7 @@ class BuildPlan:
                 f"{self.n_columns} columns x {format_size(self.sketch_bytes_per_column)}",
             ),
             _line("pass 1: spool batch", self.spool_buffer_bytes, f"{self.spool_batch_rows:,} rows"),
+            _line("pass 1: batches queued for the sketching thread", self.sketch_queue_bytes),
             _line(
                 "pass 2: block buffers",
                 self.block_buffer_bytes,
@@ -1067,7 +1076,9 @@ def plan_build(
 
     def need(csv, sketch, rows, pf):
         parse = reader_fixed + PARSE_FACTOR * csv
-        pass1 = parse + n_columns * sketch + rows * raw_row
+        # CSV: parsed batches waiting for (or in) the sketching thread
+        queued = SKETCH_QUEUE_FACTOR * csv if text_source else 0
+        pass1 = parse + queued + n_columns * sketch + rows * raw_row
         pass2 = parse + (pf + 2) * rows * build_row
         return max(pass1, pass2), pass1, pass2
 
@@ -1151,4 +1162,5 @@ def plan_build(
         pass1_bytes=pass1,
         pass2_bytes=pass2,
         estimated_peak_bytes=baseline + margin + total,
+        sketch_queue_bytes=SKETCH_QUEUE_FACTOR * csv if text_source else 0,
     )

@@ -6,6 +6,8 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
+from oocboost.kernels import binning as kb
+
 from oocboost.binning import BinMapper, midpoint_edges
 from oocboost.errors import InputError, ModelError, ParameterError, SchemaError
 from oocboost.kernels.binning import (
@@ -71,6 +73,31 @@ def test_map_to_bins_equals_searchsorted_and_naive_twin(dtype, missing, n_rows, 
     expected = reference_codes(values, edges, missing)
     np.testing.assert_array_equal(fast, expected)
     np.testing.assert_array_equal(naive, expected)
+
+
+@pytest.mark.parametrize("dtype,missing", [(np.uint8, 255), (np.uint16, 999)])
+def test_grouped_binning_equals_searchsorted_and_binary_search(dtype, missing):
+    # Edge counts around the group size (16) and up to the two-level limit (255), several
+    # columns in one launch written to scattered rows of ``out``, as transform_batch does.
+    counts = [0, 1, 15, 16, 17, 100, 254, kb.GROUPED_MAX_EDGES]
+    rng = np.random.default_rng(11)
+    cols = [np.unique(rng.normal(scale=3, size=n)) for n in counts]
+    cols[-1] = np.arange(kb.GROUPED_MAX_EDGES, dtype=np.float64)  # exactly 255 edges
+    n_edges = np.array([len(c) for c in cols], np.int64)
+    edges = np.zeros((len(cols), max(n_edges.max(), 1)))
+    for j, c in enumerate(cols):
+        edges[j, : len(c)] = c
+    values = np.stack([special_values(3000, c, seed=j) for j, c in enumerate(cols)])
+    feature_index = np.arange(len(cols), dtype=np.int64)[::-1].copy()
+    padded, pivots = kb.grouped_edges(edges, n_edges)
+    grouped = np.zeros((len(cols), 3000), dtype=dtype)
+    binary = np.zeros_like(grouped)
+    kb.map_features_to_bins_grouped(values, padded, pivots, feature_index, missing, grouped)
+    kb.map_features_to_bins(values, edges, n_edges, feature_index, missing, binary)
+    for j, c in enumerate(cols):
+        np.testing.assert_array_equal(grouped[feature_index[j]],
+                                      reference_codes(values[j], c, missing))
+    np.testing.assert_array_equal(grouped, binary)
 
 
 @pytest.mark.parametrize("index_dtype", [np.int32, np.int64])

@@ -472,3 +472,40 @@ def test_memory_limit_too_small_fails_up_front(tmp_path):
     assert not [s for s in os.listdir(tmp_path) if "spool" in s or ".oocb." in s]
     cache = build_cache(path, tmp_path / "c.oocb", memory_limit=smallest + 2**20, quiet=True)
     assert cache.n_rows == 30
+
+
+# ---------------------------------------------------------------------------- pass-1 thread
+def test_sketching_thread_keeps_order():
+    # (The codes of a CSV, sketched on the thread, equal those of the same rows from every
+    # other input kind, sketched in the caller: test_same_data_same_cache_through_every_format.)
+    from oocboost.build import _InOrderWorker
+
+    seen = []
+    with _InOrderWorker(seen.append) as worker:
+        for i in range(500):
+            worker.submit(i)
+    assert seen == list(range(500))
+
+
+def test_sketching_thread_error_reaches_the_caller():
+    from oocboost.build import _InOrderWorker
+
+    def fail_on_three(i):
+        if i == 3:
+            raise ValueError("bad batch 3")
+
+    with pytest.raises(ValueError, match="bad batch 3"):
+        with _InOrderWorker(fail_on_three) as worker:
+            for i in range(100):
+                worker.submit(i)
+
+
+def test_sketching_thread_stops_when_the_caller_fails():
+    from oocboost.build import _InOrderWorker
+
+    seen = []
+    with pytest.raises(KeyboardInterrupt):
+        with _InOrderWorker(seen.append) as worker:
+            worker.submit(1)
+            raise KeyboardInterrupt
+    assert worker._thread.is_alive() is False

@@ -181,7 +181,10 @@ def _build_model_total(p):
     # pyarrow's streaming CSV reader: a fixed part plus ~40x its block
     parse = CSV_READER_FIXED_BYTES + 40 * p.csv_block_bytes
     raw_row = 8 * p.n_columns + 16
-    pass1 = parse + p.n_columns * p.sketch_bytes_per_column + p.spool_batch_rows * raw_row
+    # two parsed batches for the sketching thread, up to 4x their CSV bytes each
+    queued = 8 * p.csv_block_bytes
+    pass1 = (parse + queued + p.n_columns * p.sketch_bytes_per_column
+             + p.spool_batch_rows * raw_row)
     pass2 = parse + (p.prefetch + 2) * p.block_rows * (raw_row + 2 * p.n_columns * p.codes_itemsize)
     return p.baseline_bytes + p.margin_bytes + max(pass1, pass2)
 

@@ -87,6 +87,70 @@ def map_features_to_bins(values, edges, n_edges, feature_index, missing_code, ou
                 dst[i] = _searchsorted_left(e, x)
 
 
+#: Edges per group of the two-level search (:func:`map_features_to_bins_grouped`).
+GROUP = 16
+#: Most edges the two-level search handles: 16 groups of 16, the last entry always +inf.
+GROUPED_MAX_EDGES = GROUP * GROUP - 1
+
+
+def grouped_edges(edges, n_edges):
+    """Edges laid out for :func:`map_features_to_bins_grouped`.
+
+    Parameters
+    ----------
+    edges : ndarray (n_numeric, max_edges) float64, row j's first n_edges[j] entries used
+    n_edges : ndarray (n_numeric,) int64, each at most ``GROUPED_MAX_EDGES``
+
+    Returns
+    -------
+    padded : ndarray (n_numeric, 256) float64, the edges then +inf
+    pivots : ndarray (n_numeric, 16) float64, the last edge of each group of 16
+    """
+    padded = np.full((len(n_edges), GROUP * GROUP), np.inf)
+    for j, n in enumerate(n_edges):
+        padded[j, :n] = edges[j, :n]
+    pivots = np.ascontiguousarray(padded[:, GROUP - 1::GROUP])
+    return padded, pivots
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def map_features_to_bins_grouped(values, padded, pivots, feature_index, missing_code, out):
+    """:func:`map_features_to_bins` for columns of at most 255 edges, by counting.
+
+    ``code = #(edges < x)`` is found in two steps of 16 comparisons each: the groups of
+    16 edges whose last edge is below x, then the edges below x in the next group. Both
+    are fixed-length loops of independent comparisons that compile to SIMD, where a
+    binary search is a chain of 8 dependent loads (about 19 ns a value, latency-bound).
+
+    Parameters
+    ----------
+    values : ndarray (n_numeric, n_rows) float64       # IN, NaN is missing
+    padded, pivots : from :func:`grouped_edges`         # IN
+    feature_index : ndarray (n_numeric,) int64          # IN, row of ``out`` per column
+    missing_code : int
+    out : ndarray (n_features, n_rows) uint8/uint16     # OUT
+    """
+    n_rows = values.shape[1]
+    for j in prange(values.shape[0]):
+        e = padded[j]
+        piv = pivots[j]
+        dst = out[feature_index[j]]
+        src = values[j]
+        for i in range(n_rows):
+            x = src[i]
+            if np.isnan(x):
+                dst[i] = missing_code
+            else:
+                g = 0
+                for k in range(GROUP):
+                    g += piv[k] < x
+                base = g * GROUP
+                c = 0
+                for k in range(GROUP):
+                    c += e[base + k] < x
+                dst[i] = base + c
+
+
 @njit(cache=True)
 def map_to_bins_naive(values, edges, missing_code, out):
     """Sequential twin of :func:`map_to_bins` that counts edges below x one by one."""
