@@ -89,8 +89,14 @@ class InMemoryRowState:
 class SpilledRowState:
     """State written per block into a spill folder; one block resident at a time.
 
-    Files are raw ``.npy`` arrays, one per (block, field), rewritten in place (same size),
-    so a pass costs one read and one write of the state per block.
+    One raw file per field holds every block's array at a fixed offset (blocks in row
+    order, each C-contiguous), opened once and read and written in place with
+    ``preadv``/``pwrite`` into buffers allocated once. Rewriting a ``.npy`` file per block
+    and allocating fresh arrays in every pass (truncation, page faults, zeroing) cost
+    36 ns a row a pass at 16M rows, four times the histogram itself.
+
+    The arrays ``load`` returns are views of those buffers: valid until the next ``load``
+    (every learner stores a block's state before loading the next block's).
 
     Parameters
     ----------
@@ -109,28 +115,70 @@ class SpilledRowState:
         self.block_row_starts = np.asarray(block_row_starts, dtype=np.int64)
         self.n_rows = int(n_rows)
         self.dir = tempfile.mkdtemp(prefix="oocboost-state-", dir=directory)
-        for b in range(len(self.block_row_starts)):
-            start, stop = self._bounds(b)
-            for name in spec.fields:
-                np.save(self._path(b, name), spec.empty(name, stop - start))
+        self._fds = {}
+        self._row_bytes = {}
+        self._buffers = {}
+        n_blocks = len(self.block_row_starts)
+        largest = max((self._bounds(b)[1] - self._bounds(b)[0] for b in range(n_blocks)),
+                      default=0)
+        try:
+            for name, (shape, dtype) in spec.fields.items():
+                self._row_bytes[name] = (int(np.prod([d for d in shape if d is not None],
+                                                     dtype=np.int64)) * dtype.itemsize)
+                fd = os.open(self._path(name), os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o600)
+                self._fds[name] = fd
+                # a sparse file of zeros: what spec.empty gives a fresh block
+                os.ftruncate(fd, self.n_rows * self._row_bytes[name])
+                self._buffers[name] = np.zeros(self._row_bytes[name] * largest, np.uint8)
+        except BaseException:
+            self.close()
+            raise
 
     _bounds = InMemoryRowState._bounds
 
-    def _path(self, block_index, name):
-        return os.path.join(self.dir, f"{block_index:06d}-{name}.npy")
+    def _path(self, name):
+        return os.path.join(self.dir, f"{name}.bin")
+
+    def _view(self, name, n_rows):
+        shape, dtype = self.spec.fields[name]
+        full = tuple(n_rows if d is None else d for d in shape)
+        return self._buffers[name][: n_rows * self._row_bytes[name]].view(dtype).reshape(full)
 
     def load(self, block_index, fields=None):
-        """Block ``block_index``'s arrays for ``fields`` (default all), read from disk."""
-        return {name: np.load(self._path(block_index, name))
-                for name in (fields or self.spec.fields)}
+        """Block ``block_index``'s arrays for ``fields`` (default all), read from disk into
+        this store's buffers (valid until the next ``load``)."""
+        start, stop = self._bounds(block_index)
+        out = {}
+        for name in (fields or self.spec.fields):
+            nbytes = (stop - start) * self._row_bytes[name]
+            buf = memoryview(self._buffers[name])[:nbytes]
+            offset = start * self._row_bytes[name]
+            got = 0
+            while got < nbytes:
+                n = os.preadv(self._fds[name], [buf[got:]], offset + got)
+                if n <= 0:
+                    raise OSError(f"spilled training state {self._path(name)}: read "
+                                  f"{got} of {nbytes} bytes of block {block_index}")
+                got += n
+            out[name] = self._view(name, stop - start)
+        return out
 
     def store(self, block_index, views, fields=None):
         """Write back ``fields`` of ``views`` (default all): a pass that changed only the
         node positions writes only those, not the margins and gradients it read."""
+        start, stop = self._bounds(block_index)
         for name in (fields or views):
-            np.save(self._path(block_index, name), views[name])
+            data = memoryview(np.ascontiguousarray(views[name])).cast("B")
+            offset = start * self._row_bytes[name]
+            done = 0
+            while done < len(data):
+                done += os.pwrite(self._fds[name], data[done:], offset + done)
 
     def close(self):
+        for fd in self._fds.values():
+            os.close(fd)
+        self._fds = {}
+        self._buffers = {}
         shutil.rmtree(self.dir, ignore_errors=True)
 
 

@@ -47,3 +47,27 @@ def test_spill_dir_is_the_cache_parent(tmp_path):
         path = str(tmp_path / "train.oocb")
 
     assert spill_dir_for(FakeCache()) == str(tmp_path)
+
+
+@pytest.mark.parametrize("in_memory", [True, False])
+def test_storing_some_fields_keeps_the_others(in_memory, tmp_path):
+    # Boosting's later passes load (stats, node) and write back only node.
+    starts = np.array([0, 3, 7])
+    state = make_row_state(SPEC, starts, 10, in_memory, spill_dir=str(tmp_path))
+    try:
+        for b in range(3):
+            views = state.load(b)
+            views["margin"][:] = b + 0.5
+            views["stats"][:] = np.arange(views["stats"].size).reshape(views["stats"].shape)
+            state.store(b, views)
+        for b in range(3):
+            views = state.load(b, ("stats", "node"))
+            assert set(views) == {"stats", "node"}
+            views["node"][:] = 7
+            state.store(b, views, ("node",))
+        for b, n in enumerate([3, 4, 3]):
+            views = state.load(b)
+            assert np.all(views["margin"] == b + 0.5) and np.all(views["node"] == 7)
+            np.testing.assert_array_equal(views["stats"].ravel(), np.arange(3 * n * 3))
+    finally:
+        state.close()
