@@ -502,6 +502,8 @@ def _ooc_estimator_job(job, cls_name, kwargs):
     try:
         clf = cls(**kwargs)
         job.timed("train_s", clf.fit, cache)
+        model = getattr(clf, "model_", None)
+        job.extra["training_log"] = _jsonable_log(getattr(model, "training_log", None))
         Xt, yt = load_csv(a["test"])
         p = timed_predict(job, lambda X: np.asarray(clf.predict_proba(X))[:, 1], Xt, 1)
         binary_metrics(job, yt, p)

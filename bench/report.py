@@ -335,9 +335,24 @@ def section_ensemble(res, all_results, ours):
         intro = (f"AdaBoost (SAMME): {cfg.get('ada_estimators')} stumps "
                  f"(max_depth {cfg.get('ada_depth')}).")
     cols = [c for c in BOOST_COLS if c[0] != "logloss"] + [("accuracy", metric("accuracy"), 4)]
-    return "\n".join([intro + " " + SEPARATE_BUILD_NOTE, "", table(runs, cols), "",
-                      "Pairwise ratios (oocboost / peer, same repeat):", "",
-                      ratio_block(runs, ours, RATIO_COLS), "", _warmup_note(runs)])
+    out = [intro + " " + SEPARATE_BUILD_NOTE, "", table(runs, cols), "",
+           "Pairwise ratios (oocboost / peer, same repeat):", "",
+           ratio_block(runs, ours, RATIO_COLS), ""]
+    logged = [r for r in runs if r.get("lib") == ours and r.get("status") == "ok"
+              and r.get("extra", {}).get("training_log")]
+    if logged:
+        log_cols = [("data passes", log_get("data_passes"), 0),
+                    ("passes per tree", log_get("passes_per_tree"), 2),
+                    ("trees per pass", log_get("trees_per_pass"), 0),
+                    ("histogram s", log_get("histogram_s"), None),
+                    ("split s", log_get("split_s"), None),
+                    ("partition s", log_get("partition_s"), None),
+                    ("statistics s", log_get("stats_s"), None),
+                    ("I/O wait s", log_get("io_wait_s"), None)]
+        out += ["oocboost's training log (`model_.training_log`; a pass reads the data once "
+                "for every tree grown in it):", "", table(logged, log_cols), ""]
+    out.append(_warmup_note(runs))
+    return "\n".join(out)
 
 
 def section_predict(res, all_results):
@@ -380,7 +395,9 @@ def section_scale(res, all_results, plot_dir, plot_prefix):
     groups = sorted({r.get("group") for r in runs if r.get("lib") != "ooc_warmup"})
     cols = [("load s", t("load_s"), None), ("build s", t("build_s"), None),
             ("train s", t("train_s"), None), ("total s", total_s, None), ("AUC", metric("auc"), 4),
-            ("peak RSS MiB", peak_mib, 0), ("peak above imports MiB", above_mib, 0),
+            ("peak RSS MiB", peak_mib, 0),
+            ("peak RSS to end of training MiB", train_peak_mib, 0),
+            ("peak above imports MiB", above_mib, 0),
             ("build peak RSS MiB", build_peak_mib, 0)]
     out = [f"Rows grow with a fixed oocboost `memory_limit` = {cfg.get('scale_memory_limit')}; "
            f"{cfg.get('scale_rounds')} rounds, otherwise the boost parameters. "

@@ -826,7 +826,7 @@ class BuildPlan:
                 f"{self.n_columns} columns x {format_size(self.sketch_bytes_per_column)}",
             ),
             _line("pass 1: spool batch", self.spool_buffer_bytes, f"{self.spool_batch_rows:,} rows"),
-            _line("pass 1: batches queued for the sketching thread", self.sketch_queue_bytes),
+            _line("pass 1: sketch queue", self.sketch_queue_bytes, "parsed batches for the sketching thread"),
             _line(
                 "pass 2: block buffers",
                 self.block_buffer_bytes,
