@@ -16,6 +16,7 @@ Both stores have the same interface::
 import os
 import shutil
 import tempfile
+import time
 
 import numpy as np
 
@@ -56,6 +57,8 @@ class InMemoryRowState:
     """All rows' state as whole arrays; ``load`` returns views of one block's rows."""
 
     in_memory = True
+    #: Seconds spent reading and writing spilled state (none in RAM).
+    io_seconds = 0.0
 
     def __init__(self, spec, block_row_starts, n_rows):
         self.spec = spec
@@ -115,6 +118,8 @@ class SpilledRowState:
         self.block_row_starts = np.asarray(block_row_starts, dtype=np.int64)
         self.n_rows = int(n_rows)
         self.dir = tempfile.mkdtemp(prefix="oocboost-state-", dir=directory)
+        #: Seconds spent in ``load`` and ``store`` (telemetry: ``training_log.state_io_s``).
+        self.io_seconds = 0.0
         self._fds = {}
         self._row_bytes = {}
         self._buffers = {}
@@ -147,6 +152,7 @@ class SpilledRowState:
     def load(self, block_index, fields=None):
         """Block ``block_index``'s arrays for ``fields`` (default all), read from disk into
         this store's buffers (valid until the next ``load``)."""
+        t0 = time.perf_counter()
         start, stop = self._bounds(block_index)
         out = {}
         for name in (fields or self.spec.fields):
@@ -161,11 +167,13 @@ class SpilledRowState:
                                   f"{got} of {nbytes} bytes of block {block_index}")
                 got += n
             out[name] = self._view(name, stop - start)
+        self.io_seconds += time.perf_counter() - t0
         return out
 
     def store(self, block_index, views, fields=None):
         """Write back ``fields`` of ``views`` (default all): a pass that changed only the
         node positions writes only those, not the margins and gradients it read."""
+        t0 = time.perf_counter()
         start, stop = self._bounds(block_index)
         for name in (fields or views):
             data = memoryview(np.ascontiguousarray(views[name])).cast("B")
@@ -173,6 +181,7 @@ class SpilledRowState:
             done = 0
             while done < len(data):
                 done += os.pwrite(self._fds[name], data[done:], offset + done)
+        self.io_seconds += time.perf_counter() - t0
 
     def close(self):
         for fd in self._fds.values():

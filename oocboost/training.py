@@ -225,6 +225,8 @@ def train(params, dtrain, num_boost_round=10, *, evals=(), early_stopping_rounds
         "histogram_s": tel.histogram_s, "partition_s": tel.partition_s,
         "split_s": tel.split_s, "gradient_s": state.gradient_s,
         "io_wait_s": state.io_wait_s, "bytes_read": state.bytes_read,
+        # reading and writing spilled per-row state (0 when it stays in RAM)
+        "state_io_s": state.rows.io_seconds,
         "data_passes": tel.passes, "passes_per_round": tel.passes / n_trees_new,
         # The process's high-water mark (getrusage), which memory_limit bounds; sampling
         # between rounds missed peaks inside a pass.
@@ -241,7 +243,8 @@ def format_training_log(log):
     """Human-readable telemetry lines (verbose mode)."""
     return (f"time {log['seconds']:.2f}s: histogram {log['histogram_s']:.2f}s, partition "
             f"{log['partition_s']:.2f}s, split {log['split_s']:.2f}s, gradients "
-            f"{log['gradient_s']:.2f}s, I/O wait {log['io_wait_s']:.2f}s; "
+            f"{log['gradient_s']:.2f}s, I/O wait {log['io_wait_s']:.2f}s, spilled state I/O "
+            f"{log.get('state_io_s', 0.0):.2f}s; "
             f"{log['data_passes']} data passes ({log['passes_per_round']:.1f} per round), "
             f"{log['bytes_read'] / 2**20:.0f} MiB of codes read; peak RSS "
             f"{log['peak_rss_bytes'] / 2**20:.0f} MiB; per-row state "

@@ -198,6 +198,9 @@ def test_spilled_row_state_gives_the_same_model(binary_data, tmp_path, monkeypat
     spilled = train(params, cache, 4)
     assert spilled.training_log["state_in_ram"] is False
     assert _model_doc(spilled) == _model_doc(in_ram)
+    # the spill's reads and writes are timed; in RAM there are none
+    assert spilled.training_log["state_io_s"] > 0
+    assert in_ram.training_log["state_io_s"] == 0
 
 
 def test_passes_per_round_equal_depth(binary_data, tmp_path):
