@@ -123,6 +123,20 @@ def build_csvs(tmp_path_factory):
     return paths
 
 
+def _assert_peak_under_limit(what, report, limit, warm_baseline, data_bytes, data_name):
+    """The data is at least DATA_OVER_INCREASE x the allowed increase, and the measured
+    peak stays under ``limit``."""
+    allowed_increase = limit - warm_baseline
+    assert data_bytes >= DATA_OVER_INCREASE * allowed_increase, (
+        f"the {data_name} ({format_size(data_bytes)}) must be at least {DATA_OVER_INCREASE}x "
+        f"the allowed increase ({format_size(allowed_increase)})")
+    assert report.peak_bytes <= limit, (
+        f"{what}: peak RSS {format_size(report.peak_bytes)} over memory_limit "
+        f"{format_size(limit)} (warm baseline {format_size(warm_baseline)}, increase "
+        f"{format_size(report.peak_bytes - warm_baseline)} allowed "
+        f"{format_size(allowed_increase)}, {data_name} {format_size(data_bytes)})")
+
+
 # ----------------------------------------------------------------------------- training
 def _train(learner, caches, which, limit):
     report = _measure("train_learner", learner, caches[which], limit, TRAIN_ROUNDS)
@@ -134,17 +148,9 @@ def _train(learner, caches, which, limit):
 def test_training_peak_stays_under_memory_limit(learner, train_caches, warm_baseline):
     limit = _limit(warm_baseline, TRAIN_HEADROOM)
     report = _train(learner, train_caches, "big", limit)
-    allowed_increase = limit - warm_baseline
-    binned = report.result["nbytes_raw"]
     assert report.result["n_rows"] == TRAIN_ROWS
-    assert binned >= DATA_OVER_INCREASE * allowed_increase, (
-        f"the data ({format_size(binned)} binned) must be at least {DATA_OVER_INCREASE}x the "
-        f"allowed increase ({format_size(allowed_increase)})")
-    assert report.peak_bytes <= limit, (
-        f"{learner}: peak RSS {format_size(report.peak_bytes)} over memory_limit "
-        f"{format_size(limit)} (warm baseline {format_size(warm_baseline)}, increase "
-        f"{format_size(report.peak_bytes - warm_baseline)} allowed "
-        f"{format_size(allowed_increase)})")
+    _assert_peak_under_limit(learner, report, limit, warm_baseline,
+                             report.result["nbytes_raw"], "binned data")
     if "state_in_ram" in report.result:
         # 24 bytes a row do not fit the headroom: the per-row state must be streamed.
         assert report.result["state_in_ram"] is False
@@ -184,17 +190,9 @@ def _build(build_csvs, which, limit):
 def test_build_cache_peak_stays_under_memory_limit(build_csvs, warm_baseline):
     limit = _limit(warm_baseline, BUILD_HEADROOM)
     report = _build(build_csvs, "big", limit)
-    allowed_increase = limit - warm_baseline
-    csv_bytes = report.result["csv_bytes"]
     assert report.result["n_rows"] == BUILD_ROWS
-    assert csv_bytes >= DATA_OVER_INCREASE * allowed_increase, (
-        f"the CSV ({format_size(csv_bytes)}) must be at least {DATA_OVER_INCREASE}x the "
-        f"allowed increase ({format_size(allowed_increase)})")
-    assert report.peak_bytes <= limit, (
-        f"build-cache: peak RSS {format_size(report.peak_bytes)} over memory_limit "
-        f"{format_size(limit)} (warm baseline {format_size(warm_baseline)}, increase "
-        f"{format_size(report.peak_bytes - warm_baseline)} allowed "
-        f"{format_size(allowed_increase)}, CSV {format_size(csv_bytes)})")
+    _assert_peak_under_limit("build-cache", report, limit, warm_baseline,
+                             report.result["csv_bytes"], "CSV")
 
 
 def test_build_cache_peak_does_not_grow_with_rows(build_csvs, warm_baseline):
