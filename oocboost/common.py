@@ -28,6 +28,36 @@ G_H_DTYPE = np.float32
 #: Histogram sums. float64 because the sibling histogram is obtained by subtraction
 #: (parent - child) and float32 sums cancel catastrophically.
 HIST_DTYPE = np.float64
+#: Statistics per histogram bin are stored in groups of this many float64 lanes, so the
+#: histogram kernel updates a bin with one vector add (``kernels/simd.py``). Learners with
+#: up to 4 statistics (boosting's gradient, hessian, count; binary CART; regression CART)
+#: get one padded group; wider ones (multiclass CART) are stored unpadded.
+HIST_LANES = 4
+
+
+def hist_width(n_stats):
+    """float64 entries per (slot, feature, bin) for ``n_stats`` statistics.
+
+    >>> hist_width(3), hist_width(4), hist_width(6)
+    (4, 4, 6)
+    """
+    n_stats = int(n_stats)
+    return HIST_LANES if n_stats <= HIST_LANES else n_stats
+
+
+def aligned_zeros(shape, dtype=np.float64, alignment=64):
+    """``np.zeros(shape, dtype)`` whose data starts on an ``alignment``-byte boundary.
+
+    Large numpy allocations start 16 bytes into a page, so 32-byte histogram entries
+    would straddle cache lines every other bin.
+    """
+    dtype = np.dtype(dtype)
+    n_bytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    buffer = np.zeros(n_bytes + alignment, np.uint8)
+    offset = (-buffer.ctypes.data) % alignment
+    return buffer[offset: offset + n_bytes].view(dtype).reshape(shape)
+
+
 #: Labels and sample weights as stored in the cache.
 Y_DTYPE = np.float32
 #: Raw feature values at prediction time and raw split thresholds.

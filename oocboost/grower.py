@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 import numba
 import numpy as np
 
-from .common import HIST_DTYPE, NODE_DTYPE
+from .common import HIST_DTYPE, NODE_DTYPE, aligned_zeros, hist_width
 from .kernels.histogram import (build_histograms_selected, node_sums_from_histograms,
                                 subtract_histograms)
 from .kernels.partition import partition_rows, partition_select_rows
@@ -238,7 +238,8 @@ class TreeGrower:
                                  pol.n_outputs, pol.n_stats)
         self._n_slots = 0
         self._free_slots = []
-        self.hist = np.zeros((0, self.n_features, self.max_bin, pol.n_stats), HIST_DTYPE)
+        self.hist = aligned_zeros((0, self.n_features, self.max_bin, hist_width(pol.n_stats)),
+                                  HIST_DTYPE)
         if self.tree_feature_sets is not None:
             self._tree_features = [np.asarray(f, dtype=np.int64)
                                    for f in self.tree_feature_sets]
@@ -281,7 +282,7 @@ class TreeGrower:
                 size = max(2 * self.hist.shape[0], 4)
                 if self.params.max_hist_slots is not None:
                     size = max(min(size, self.params.max_hist_slots), slot + 1)
-                grown = np.zeros((size,) + self.hist.shape[1:], HIST_DTYPE)
+                grown = aligned_zeros((size,) + self.hist.shape[1:], HIST_DTYPE)
                 grown[: self.hist.shape[0]] = self.hist
                 self.hist = grown
         self.hist[slot] = 0.0

@@ -26,7 +26,7 @@ Training (:func:`plan_train`)::
     peak = baseline                                   # RSS now: interpreter + libraries,
                                                       # + compiled kernels not loaded yet
          + (prefetch + 2) * block_bytes               # block buffers
-         + n_hist_nodes * 2 * n_features * max_bin * n_stats * 8     # histograms
+         + n_hist_nodes * 2 * n_features * max_bin * hist_width(n_stats) * 8  # histograms
          + state_bytes                                # per-row state (RAM or one block)
          + resident_bytes                             # decompressed blocks kept across passes
          + margin                                     # max(10% of limit, 32 MiB)
@@ -97,7 +97,7 @@ import tempfile
 import time
 from dataclasses import dataclass
 
-from .common import binned_dtype, check_max_bin
+from .common import binned_dtype, check_max_bin, hist_width
 from .errors import MemoryLimitError, OocboostError, ParameterError
 
 __all__ = [
@@ -770,7 +770,7 @@ class TrainPlan:
                 "histograms",
                 self.histogram_bytes,
                 f"{self.hist_nodes} nodes in flight x 2 x {self.n_features} features x "
-                f"{self.max_bin} bins x {self.n_stats} stats x 8 B",
+                f"{self.max_bin} bins x {hist_width(self.n_stats)} lanes x 8 B",
             ),
             _line("per-row state", self.state_bytes, state_how),
             _line(
@@ -919,7 +919,7 @@ def plan_train(
 
     row_bytes = n_features * codes_itemsize + 8  # decompressed codes + label + weight
     block_bytes = 2 * block_rows * row_bytes
-    hist_per_node = 2 * n_features * max_bin * n_stats * HIST_ITEMSIZE
+    hist_per_node = 2 * n_features * max_bin * hist_width(n_stats) * HIST_ITEMSIZE
     # A learner that knows its per-row state passes its size (RowStateSpec.bytes_per_row);
     # the default is boosting's: margins 8, gradient/hessian/count 12 per output, and a
     # node index per tree grown in the pass.

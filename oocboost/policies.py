@@ -25,7 +25,7 @@ MIN_GAIN_EPS = 1e-6
 
 
 def _slot_sums(hist, sums, slots):
-    node_sums = np.zeros((hist.shape[0], hist.shape[3]), np.float64)
+    node_sums = np.zeros((hist.shape[0], sums.shape[1]), np.float64)
     node_sums[slots] = sums
     return node_sums
 

@@ -6,7 +6,8 @@ values and categorical splits given as a bitset of the categories that go left.
 
 Layout::
 
-    hist[slot, feature, bin, stat]   float64, (n_slots, n_features, max_bin, n_stats)
+    hist[slot, feature, bin, stat]   float64, (n_slots, n_features, max_bin, width)
+                                     (width >= n_stats: see common.hist_width)
     node_sums[slot, stat]            float64, (n_slots, n_stats), totals incl. missing rows
     slots[e]                         int32,   (n_eval,), the slots to evaluate
     feature_mask[e, feature]         bool,    (n_eval, n_features), colsample / max_features
@@ -481,7 +482,7 @@ def find_splits_gradient(hist, node_sums, slots, feature_mask, n_value_bins,
 
     Parameters
     ----------
-    hist : ndarray (n_slots, n_features, max_bin, 3) float64, stats (G, H, count)  # IN
+    hist : ndarray (n_slots, n_features, max_bin, width >= 3) float64, (G, H, count) # IN
     node_sums : ndarray (n_slots, 3) float64, node totals incl. missing rows       # IN
     slots : ndarray (n_eval,) int32, slots to evaluate                           # IN
     feature_mask : ndarray (n_eval, n_features) bool, features allowed per node  # IN
@@ -507,7 +508,7 @@ def find_splits_gradient(hist, node_sums, slots, feature_mask, n_value_bins,
     """
     n_eval = slots.shape[0]
     n_features = hist.shape[1]
-    n_stats = hist.shape[3]
+    n_stats = left_sums.shape[1]   # hist may carry padding lanes past n_stats
     n_words = cat_bitset.shape[1]
     cat_index, n_cat = _categorical_index(is_categorical)
     n_pairs = n_eval * n_features
@@ -668,7 +669,7 @@ def _cart_numeric(h, node_sum, w_node, n_value_bins, missing_bin, criterion_code
                   n_classes, count_stat, min_samples_leaf, min_weight_leaf, rand_bin,
                   left_out):
     """Best CART split of one numeric feature. Returns (proxy, bin, default_left)."""
-    n_stats = h.shape[1]
+    n_stats = left_out.shape[0]   # h may have padding lanes past n_stats
     acc = np.empty(n_stats)
     left = np.empty(n_stats)
     n_miss = h[missing_bin, count_stat]
@@ -730,7 +731,7 @@ def _cart_categorical(h, node_sum, w_node, n_value_bins, missing_bin, criterion_
                       n_classes, count_stat, min_samples_leaf, min_weight_leaf, left_out,
                       bits_out):
     """Best CART split of one categorical feature. Returns (proxy, default_left)."""
-    n_stats = h.shape[1]
+    n_stats = left_out.shape[0]   # h may have padding lanes past n_stats
     acc = np.empty(n_stats)
     left = np.empty(n_stats)
     bits_out[:] = 0
@@ -822,7 +823,7 @@ def find_splits_cart(hist, node_sums, slots, feature_mask, n_value_bins, is_cate
 
     Parameters
     ----------
-    hist : ndarray (n_slots, n_features, max_bin, n_stats) float64              # IN
+    hist : ndarray (n_slots, n_features, max_bin, width >= n_stats) float64     # IN
         Classification: n_stats = K + 1 (weighted class counts, count of rows with
         positive weight); squared_error: n_stats = 4 (W, S, S2, count).
     node_sums : ndarray (n_slots, n_stats) float64, totals incl. missing rows  # IN
@@ -848,7 +849,7 @@ def find_splits_cart(hist, node_sums, slots, feature_mask, n_value_bins, is_cate
     """
     n_eval = slots.shape[0]
     n_features = hist.shape[1]
-    n_stats = hist.shape[3]
+    n_stats = left_sums.shape[1]   # hist may carry padding lanes past n_stats
     n_words = cat_bitset.shape[1]
     count_stat = n_stats - 1
     has_random = random_bin.shape[0] > 0
@@ -922,7 +923,7 @@ def draw_random_bins(hist, slots, n_value_bins, is_categorical, count_stat, unif
 
     Parameters
     ----------
-    hist : ndarray (n_slots, n_features, max_bin, n_stats) float64   # IN
+    hist : ndarray (n_slots, n_features, max_bin, width) float64     # IN
     slots : ndarray (n_eval,) int32                                  # IN
     n_value_bins : ndarray (n_features,) int32                       # IN
     is_categorical : ndarray (n_features,) bool                      # IN
