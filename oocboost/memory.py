@@ -26,6 +26,8 @@ Training (:func:`plan_train`)::
     peak = baseline                                   # RSS now: interpreter + libraries,
                                                       # + compiled kernels not loaded yet
          + (prefetch + 2) * block_bytes               # block buffers
+         + block_scratch_bytes                        # statistics a learner derives per
+                                                      # block (forests), 0 for boosting
          + n_hist_nodes * 2 * n_features * max_bin * hist_width(n_stats) * 8  # histograms
          + state_bytes                                # per-row state (RAM or one block)
          + resident_bytes                             # decompressed blocks kept across passes
@@ -735,6 +737,7 @@ class TrainPlan:
     prefetch: int
     block_bytes: int
     block_buffer_bytes: int
+    block_scratch_bytes: int
     hist_nodes: int
     hist_bytes_per_node: int
     histogram_bytes: int
@@ -766,6 +769,9 @@ class TrainPlan:
                 f"{self.prefetch + 2} x {format_size(self.block_bytes)}: prefetch {self.prefetch}, "
                 f"block_rows {self.block_rows:,}",
             ),
+            *([_line("per-block statistics", self.block_scratch_bytes,
+                     f"{self.n_trees_in_pass} trees x {self.block_rows:,} rows x "
+                     f"{self.n_stats} stats x 8 B")] if self.block_scratch_bytes else []),
             _line(
                 "histograms",
                 self.histogram_bytes,
@@ -861,6 +867,7 @@ def plan_train(
     n_trees_in_pass=1,
     prefetch=None,
     state_bytes_per_row=None,
+    block_scratch_bytes=0,
 ):
     """Plan how training spends ``memory_limit``.
 
@@ -889,6 +896,12 @@ def plan_train(
         Trees grown in the same pass (each keeps a node index per row).
     prefetch : int or None
         Prefetch depth in blocks; None lets the plan choose (2, or 1 or 0 when tight).
+    state_bytes_per_row : int or None
+        Per-row state the learner keeps across passes (``RowStateSpec.bytes_per_row``);
+        None: boosting's (margins, gradient/hessian/count, node index).
+    block_scratch_bytes : int
+        Bytes the learner derives per block and holds while the block is trained on (a
+        forest's per-row CART statistics for every tree of the pass).
 
     Returns
     -------
@@ -913,6 +926,7 @@ def plan_train(
     codes_itemsize = _check_int("codes_itemsize", codes_itemsize, 1, 8)
     max_nodes = _check_int("max_nodes_in_flight", max_nodes_in_flight, 1)
     n_trees_in_pass = _check_int("n_trees_in_pass", n_trees_in_pass, 1)
+    block_scratch = _check_int("block_scratch_bytes", block_scratch_bytes, 0)
     if prefetch is not None:
         prefetch = _check_int("prefetch", prefetch, 0)
     baseline = _baseline(baseline_bytes, "train")
@@ -931,7 +945,8 @@ def plan_train(
 
     def need(pf, nodes, in_ram, resident):
         state = state_full if in_ram else state_streamed
-        return (pf + 2) * block_bytes + nodes * hist_per_node + state + resident
+        return ((pf + 2) * block_bytes + block_scratch + nodes * hist_per_node + state
+                + resident)
 
     if limit is None:
         import psutil
@@ -989,6 +1004,7 @@ def plan_train(
         prefetch=pf,
         block_bytes=block_bytes,
         block_buffer_bytes=(pf + 2) * block_bytes,
+        block_scratch_bytes=block_scratch,
         hist_nodes=nodes,
         hist_bytes_per_node=hist_per_node,
         histogram_bytes=nodes * hist_per_node,

@@ -13,7 +13,8 @@ import sklearn.ensemble as ske
 from sklearn.datasets import make_classification, make_regression
 
 import oocboost
-from oocboost.kernels.cart_stats import MODE_POISSON, row_draws
+from oocboost.kernels.cart_stats import (MODE_BERNOULLI, MODE_POISSON, cart_stats,
+                                         draw_dtype, row_draws)
 from oocboost.kernels.sampling import poisson1_per_row
 from oocboost.learners.forest import train_forest_from_params
 from oocboost.tree_estimators import (BaggingClassifier, BaggingRegressor,
@@ -55,6 +56,37 @@ def test_poisson_draws_match_sampling_kernel():
         poisson1_per_row(7, stream, 123, ref)
         np.testing.assert_array_equal(ours[i], ref)
     assert abs(ours.mean() - 1.0) < 0.1 and (ours == 0).mean() > 0.3
+
+
+@pytest.mark.parametrize("mode,lam,n_classes", [(MODE_POISSON, 1.0, 2),
+                                                 (MODE_POISSON, 0.3, 0),
+                                                 (MODE_BERNOULLI, 0.6, 3)])
+def test_stored_draws_give_the_statistics_of_fresh_draws(mode, lam, n_classes):
+    """A forest stores each row's draws in its first pass and reuses them; the statistics
+    must be those of drawing again, bit for bit (classification and regression)."""
+    rng = np.random.default_rng(3)
+    n, streams = 777, np.array([0, 4, 9], np.int64)
+    label = (rng.integers(0, n_classes, n) if n_classes else rng.normal(size=n))
+    label = label.astype(np.float32)
+    weight = rng.uniform(0.5, 2.0, n).astype(np.float32)
+    n_stats = n_classes + 1 if n_classes else 4
+    fresh = np.empty((3, n, n_stats))
+    cart_stats(label, weight, np.zeros((0, 0)), n_classes, 11, streams, 5000, mode, lam,
+               np.zeros((0, 0), np.uint8), fresh)
+    draws = np.empty((3, n), draw_dtype(mode, lam))
+    row_draws(11, streams, 5000, mode, lam, draws)
+    stored = np.empty_like(fresh)
+    cart_stats(label, weight, np.zeros((0, 0)), n_classes, 11, streams, 5000, mode, lam,
+               draws, stored)
+    np.testing.assert_array_equal(stored, fresh)
+    assert (draws == 0).any() and (draws > 0).any()
+
+
+def test_draw_dtype_holds_every_count():
+    assert draw_dtype(MODE_POISSON, 1.0) == np.uint8
+    assert draw_dtype(MODE_BERNOULLI, 0.5) == np.uint8
+    # 20 + 10 * lam > 255 possible counts: uint8 would wrap
+    assert draw_dtype(MODE_POISSON, 30.0) == np.float32
 
 
 @pytest.mark.parametrize("data,ours_cls,sk_cls", [

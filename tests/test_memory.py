@@ -74,6 +74,7 @@ TRAIN = dict(n_rows=1_000_000, n_features=28, max_bin=256, block_rows=65536, n_b
 def _train_model_total(p):
     """Recompute the peak from the plan's own fields (the documented model)."""
     return (p.baseline_bytes + p.margin_bytes + (p.prefetch + 2) * p.block_bytes
+            + p.block_scratch_bytes
             + p.hist_nodes * 2 * p.n_features * p.max_bin * hist_width(p.n_stats) * 8
             + p.state_bytes + p.resident_bytes)
 

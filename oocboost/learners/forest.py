@@ -480,24 +480,31 @@ def cache_classes(cache):
 def choose_trees_per_pass(cache, config, n_new, plan_train):
     """Trees per pass and the memory plan: as many as fit (at most 16 and ``n_new``).
 
-    Each tree of a pass costs 4 bytes of node index per row and its frontier's
-    histograms (``n_features * max_bin * n_stats * 8`` bytes per node in flight); a
-    candidate is accepted when the plan leaves room for at least two nodes per tree.
+    Each tree of a pass costs 4 bytes of node index per row (and 1 of stored draw with
+    row sampling), its statistics for one block (``block_rows * n_stats * 8`` bytes) and
+    its frontier's histograms (``n_features * max_bin * hist_width(n_stats) * 8`` bytes
+    per node in flight); a candidate is accepted when the plan leaves room for at least
+    two nodes per tree.
     """
-    n_stats = config.n_classes + 1 if config.task == "classification" else 4
+    n_stats = _n_stats(config)
     common = dict(n_rows=cache.n_rows, n_features=cache.n_features, max_bin=cache.max_bin,
                   n_stats=n_stats, n_outputs=max(config.n_outputs, 1),
                   block_rows=cache.block_rows, n_blocks=cache.n_blocks,
                   codes_itemsize=np.dtype(cache.codes_dtype).itemsize,
                   prefetch=config.prefetch)
+
+    def plan_for(t):
+        return plan_train(config.memory_limit, n_trees_in_pass=t, max_nodes_in_flight=64 * t,
+                          state_bytes_per_row=_row_state_spec(config, t).bytes_per_row(),
+                          block_scratch_bytes=t * cache.block_rows * n_stats
+                          * np.dtype(kc.STATS_DTYPE).itemsize, **common)
+
     if config.trees_per_pass is not None:
         t = max(1, min(config.trees_per_pass, n_new))
-        return t, plan_train(config.memory_limit, n_trees_in_pass=t,
-                             max_nodes_in_flight=64 * t, **common)
+        return t, plan_for(t)
     t = max(1, min(MAX_TREES_PER_PASS, n_new))
     while True:
-        plan = plan_train(config.memory_limit, n_trees_in_pass=t,
-                          max_nodes_in_flight=64 * t, **common)
+        plan = plan_for(t)
         if t == 1 or config.memory_limit is None or plan.hist_nodes >= 2 * t:
             return t, plan
         t //= 2
@@ -537,13 +544,37 @@ def _group_class_weights(cache, config, tree_ids, counters):
     return np.ascontiguousarray(np.where(counts > 0, w, 0.0))
 
 
-def _block_stats(block, config, streams, class_weight):
-    n_stats = config.n_classes + 1 if config.task == "classification" else 4
-    out = np.empty((len(streams), block.n_rows, n_stats), kc.STATS_DTYPE)
+def _block_stats(block, config, streams, class_weight, draws, scratch):
+    """Per-row CART statistics of one block for the trees ``streams``, into a buffer kept
+    in ``scratch`` (a dict) between blocks and passes.
+
+    ``draws`` : ndarray (n_trees, n_rows), the stored bootstrap draws, or shape (0, 0)
+    without row sampling.
+    """
+    n_stats = _n_stats(config)
+    shape = (len(streams), block.n_rows, n_stats)
+    buffer = scratch.get("stats")
+    if buffer is None or buffer.shape[0] != shape[0] or buffer.shape[1] < shape[1]:
+        buffer = scratch["stats"] = np.empty(shape, kc.STATS_DTYPE)
+    out = buffer[:, : block.n_rows]
     weight = block.weight if block.weight is not None else np.empty(0, np.float32)
     kc.cart_stats(block.label, weight, class_weight, config.n_classes, config.seed, streams,
-                  block.row_start, config.sample_mode, config.sample_lam, out)
+                  block.row_start, config.sample_mode, config.sample_lam, draws, out)
     return out
+
+
+def _n_stats(config):
+    return config.n_classes + 1 if config.task == "classification" else 4
+
+
+def _row_state_spec(config, trees_per_pass):
+    """Per-row state of a pass: each tree's node of the row and, with row sampling, the
+    row's draw for each tree (made in the pass's first read, then reused)."""
+    fields = {"node": ((trees_per_pass, None), np.int32)}
+    if config.sample_mode != kc.MODE_ALL:
+        fields["draw"] = ((trees_per_pass, None),
+                          kc.draw_dtype(config.sample_mode, config.sample_lam))
+    return RowStateSpec(fields)
 
 
 def grow_trees(cache, config, tree_ids, *, plan, trees_per_pass, counters):
@@ -569,7 +600,7 @@ def grow_trees(cache, config, tree_ids, *, plan, trees_per_pass, counters):
 
     mapper = cache.bin_mapper
     missing_bin = cache.max_bin - 1
-    spec = RowStateSpec({"node": ((trees_per_pass, None), np.int32)})
+    spec = _row_state_spec(config, trees_per_pass)
     rows = make_row_state(spec, cache.block_row_starts, cache.n_rows,
                           in_memory=plan.state_in_ram,
                           spill_dir=spill_dir_for(cache))
@@ -580,6 +611,8 @@ def grow_trees(cache, config, tree_ids, *, plan, trees_per_pass, counters):
         max_hist_slots=2 * int(plan.hist_nodes))
     telemetry = GrowerTelemetry()
     trees, node_stats = [], []
+    scratch = {}
+    no_draws = np.zeros((0, 0), np.uint8)
     try:
         for g0 in range(0, len(tree_ids), trees_per_pass):
             group = [int(g) for g in tree_ids[g0:g0 + trees_per_pass]]
@@ -608,13 +641,18 @@ def grow_trees(cache, config, tree_ids, *, plan, trees_per_pass, counters):
                 for block in _blocks(cache, plan, counters):
                     views = rows.load(block.index)
                     node = views["node"][:T]
+                    t0 = time.perf_counter()
+                    draws = views["draw"][:T] if "draw" in views else no_draws
                     if first:
                         node[:] = 0
-                    t0 = time.perf_counter()
-                    stats = _block_stats(block, config, streams, class_weight)
+                        if "draw" in views:
+                            kc.row_draws(config.seed, streams, block.row_start,
+                                         config.sample_mode, config.sample_lam, draws)
+                    stats = _block_stats(block, config, streams, class_weight, draws,
+                                         scratch)
                     counters["stats_s"] += time.perf_counter() - t0
                     grower.accumulate(block.codes, stats, node)
-                    rows.store(block.index, views)
+                    rows.store(block.index, views, None if first else ("node",))
                 grower.finish_pass()
                 first = False
             for t in range(T):
