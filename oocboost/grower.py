@@ -37,9 +37,10 @@ import numba
 import numpy as np
 
 from .common import HIST_DTYPE, NODE_DTYPE, aligned_zeros, hist_width
-from .kernels.histogram import (build_histograms_selected, node_sums_from_histograms,
-                                subtract_histograms)
+from .kernels.histogram import (build_histograms_columns, build_histograms_selected,
+                                node_sums_from_histograms, subtract_histograms)
 from .kernels.partition import partition_rows, partition_select_rows
+from .kernels.sampling import node_feature_subsets
 
 
 @dataclass
@@ -107,6 +108,22 @@ def _chunk_starts(n_rows):
     uneven chunk (rows in many split nodes) does not leave the other threads idle."""
     n_chunks = max(1, min(4 * numba.get_num_threads(), n_rows // MIN_CHUNK_ROWS))
     return (np.arange(n_chunks, dtype=np.int64) * n_rows) // n_chunks
+
+
+def sampled_columns(params, n_features, tree_features=None):
+    """Histogram columns per node when nodes hold only their sampled features, else None.
+
+    With ``features_per_node = k`` smaller than every tree's feature set (a forest's
+    ``max_features``, and no colsample_* fractions), a node's histogram is built for its
+    ``k`` features alone, drawn when the node is created, with no subtraction (see
+    ``kernels.histogram.build_histograms_columns``).
+    """
+    k = params.features_per_node
+    if k is None or min(params.colsample_bytree, params.colsample_bylevel,
+                        params.colsample_bynode) < 1.0:
+        return None
+    sizes = [n_features] if tree_features is None else [len(f) for f in tree_features]
+    return int(k) if int(k) < min(sizes) else None
 
 
 def _sample_count(n_available, fraction):
@@ -238,8 +255,12 @@ class TreeGrower:
                                  pol.n_outputs, pol.n_stats)
         self._n_slots = 0
         self._free_slots = []
-        self.hist = aligned_zeros((0, self.n_features, self.max_bin, hist_width(pol.n_stats)),
+        self._columns = sampled_columns(self.params, self.n_features, self.tree_feature_sets)
+        n_columns = self._columns or self.n_features
+        self.hist = aligned_zeros((0, n_columns, self.max_bin, hist_width(pol.n_stats)),
                                   HIST_DTYPE)
+        self._slot_columns = np.zeros((0, n_columns), np.int32)
+        self._pending_columns = []        # (slot, tree, node) whose features to draw
         if self.tree_feature_sets is not None:
             self._tree_features = [np.asarray(f, dtype=np.int64)
                                    for f in self.tree_feature_sets]
@@ -257,11 +278,16 @@ class TreeGrower:
         self._n_leaves = np.ones(self.n_trees, dtype=np.int64)
         self._pass_has_work = True
         self._order = 0
+        if self._columns:
+            self._tree_keys = [int(self._rng(t).integers(0, 2 ** 63))
+                               for t in range(self.n_trees)]
         for t in range(self.n_trees):
             slot = self._take_slot()
             self.nodes.slot_of_node[t, 0] = slot
             self._hist_slot[(t, 0)] = slot
+            self._pending_columns.append((slot, t, 0))
             self._to_evaluate.append((t, 0))
+        self._draw_pending_columns()
 
     def _rng(self, tree):
         return self.rng if self.feature_rngs is None else self.feature_rngs[tree]
@@ -282,14 +308,40 @@ class TreeGrower:
             self._n_slots += 1
             if slot >= self.hist.shape[0]:
                 size = max(2 * self.hist.shape[0], 4)
-                if self.params.max_hist_slots is not None:
+                if self.params.max_hist_slots is not None and size > 64:
+                    # Straight to the planned pool: doubling a pool of hundreds of MiB
+                    # holds the old and the new copy at once (200 MiB over the plan,
+                    # measured). Pages of slots never used are never touched, so the
+                    # unused part of the pool costs no RSS.
+                    size = max(self.params.max_hist_slots, slot + 1)
+                elif self.params.max_hist_slots is not None:
                     size = max(min(size, self.params.max_hist_slots), slot + 1)
                 grown = aligned_zeros((size,) + self.hist.shape[1:], HIST_DTYPE)
                 grown[: self.hist.shape[0]] = self.hist
                 self.hist = grown
+                columns = np.zeros((size, self._slot_columns.shape[1]), np.int32)
+                columns[: len(self._slot_columns)] = self._slot_columns
+                self._slot_columns = columns
         if zero:
             self.hist[slot] = 0.0
         return slot
+
+    def _draw_pending_columns(self):
+        """Draw the features of every slot created since the last call (sampled mode)."""
+        if not self._columns:
+            self._pending_columns = []
+            return
+        if not self._pending_columns:
+            return
+        pending = np.asarray(self._pending_columns, dtype=np.int64)
+        self._pending_columns = []
+        for t in np.unique(pending[:, 1]):
+            of_tree = pending[pending[:, 1] == t]
+            out = np.empty((len(of_tree), self._columns), np.int32)
+            node_feature_subsets(self._tree_keys[t], np.ascontiguousarray(of_tree[:, 2]),
+                                 np.asarray(self._tree_features[t], np.int64),
+                                 self._columns, out)
+            self._slot_columns[of_tree[:, 0]] = out
 
     def _release_node_slot(self, tree, node):
         slot = self._hist_slot.pop((tree, node), None)
@@ -328,8 +380,12 @@ class TreeGrower:
                               self.policy.count_stat, chunk_start, rows, slots, chunk_count)
         t1 = time.perf_counter()
         tel.partition_s += t1 - t0
-        build_histograms_selected(codes, stats, rows, slots, chunk_start, chunk_count,
-                                  self.hist)
+        if self._columns:
+            build_histograms_columns(codes, stats, rows, slots, chunk_start, chunk_count,
+                                     self._slot_columns, self.hist)
+        else:
+            build_histograms_selected(codes, stats, rows, slots, chunk_start, chunk_count,
+                                      self.hist)
         tel.histogram_s += time.perf_counter() - t1
         tel.rows_streamed += n_rows
         tel.code_bytes_streamed += codes.nbytes
@@ -434,7 +490,13 @@ class TreeGrower:
             can_split &= depth < p.max_depth
         idx = np.flatnonzero(can_split)
         res = None
-        if len(idx):
+        if len(idx) and self._columns:
+            # the node's histogram holds exactly its sampled features
+            res = self.policy.find_splits(
+                self.hist, sums[idx], slots[idx], np.ones((len(idx), self._columns), bool),
+                trees=trees[idx], node_ids=node_ids[idx],
+                column_feature=self._slot_columns[slots[idx]])
+        elif len(idx):
             mask = self._feature_mask(trees[idx], node_ids[idx])
             res = self.policy.find_splits(self.hist, sums[idx], slots[idx], mask,
                                           trees=trees[idx], node_ids=node_ids[idx])
@@ -458,7 +520,8 @@ class TreeGrower:
                 left_sums=np.array(res["left_sums"][j]),
                 right_sums=np.array(res["right_sums"][j]),
                 importance_gain=float(importance[j]), order=self._order))
-        for i in np.flatnonzero(~taken):
+        # Sampled-feature histograms serve no subtraction: every one is freed once read.
+        for i in (range(len(trees)) if self._columns else np.flatnonzero(~taken)):
             self._release_node_slot(int(trees[i]), int(node_ids[i]))
 
     def _expand(self):
@@ -486,6 +549,7 @@ class TreeGrower:
         self._frontier = deferred + self._frontier
         for c in chosen:
             self._split_node(c, terminal=self._children_terminal(c))
+        self._draw_pending_columns()
         self._pass_has_work = bool(self._to_evaluate)
         if not self._pass_has_work:
             for c in self._frontier:
@@ -561,11 +625,13 @@ class TreeGrower:
             self._release_node_slot(t, n)
             return
         if (t, n) not in self._hist_slot:
-            # The parent's histogram was dropped to bound memory: build both children.
+            # No parent histogram (dropped to bound memory, or sampled-feature
+            # histograms, which are never subtracted): build both children.
             for child in (left_id, right_id):
                 slot = self._take_slot()
                 nd.slot_of_node[t, child] = slot
                 self._hist_slot[(t, child)] = slot
+                self._pending_columns.append((slot, t, child))
             self._to_evaluate.extend([(t, left_id), (t, right_id)])
             return
         cs = self.policy.count_stat

@@ -28,7 +28,10 @@ Training (:func:`plan_train`)::
          + (prefetch + 2) * block_bytes               # block buffers
          + block_scratch_bytes                        # statistics a learner derives per
                                                       # block (forests), 0 for boosting
-         + n_hist_nodes * 2 * n_features * max_bin * hist_width(n_stats) * 8  # histograms
+         + n_hist_nodes * 2 * n_hist_columns * max_bin * hist_width(n_stats) * 8
+                                                      # histograms; n_hist_columns is
+                                                      # n_features, or max_features for
+                                                      # forests' per-node histograms
          + state_bytes                                # per-row state (RAM or one block)
          + resident_bytes                             # decompressed blocks kept across passes
          + margin                                     # max(10% of limit, 32 MiB)
@@ -739,6 +742,7 @@ class TrainPlan:
     block_buffer_bytes: int
     block_scratch_bytes: int
     hist_nodes: int
+    hist_columns: int
     hist_bytes_per_node: int
     histogram_bytes: int
     state_bytes_per_row: int
@@ -775,7 +779,7 @@ class TrainPlan:
             _line(
                 "histograms",
                 self.histogram_bytes,
-                f"{self.hist_nodes} nodes in flight x 2 x {self.n_features} features x "
+                f"{self.hist_nodes} nodes in flight x 2 x {self.hist_columns} features x "
                 f"{self.max_bin} bins x {hist_width(self.n_stats)} lanes x 8 B",
             ),
             _line("per-row state", self.state_bytes, state_how),
@@ -868,6 +872,7 @@ def plan_train(
     prefetch=None,
     state_bytes_per_row=None,
     block_scratch_bytes=0,
+    n_hist_columns=None,
 ):
     """Plan how training spends ``memory_limit``.
 
@@ -902,6 +907,9 @@ def plan_train(
     block_scratch_bytes : int
         Bytes the learner derives per block and holds while the block is trained on (a
         forest's per-row CART statistics for every tree of the pass).
+    n_hist_columns : int or None
+        Features per node histogram: ``n_features`` (None), or a forest's
+        ``max_features`` when nodes hold only their sampled features.
 
     Returns
     -------
@@ -933,7 +941,9 @@ def plan_train(
 
     row_bytes = n_features * codes_itemsize + 8  # decompressed codes + label + weight
     block_bytes = 2 * block_rows * row_bytes
-    hist_per_node = 2 * n_features * max_bin * hist_width(n_stats) * HIST_ITEMSIZE
+    n_columns = n_features if n_hist_columns is None else _check_int(
+        "n_hist_columns", n_hist_columns, 1)
+    hist_per_node = 2 * n_columns * max_bin * hist_width(n_stats) * HIST_ITEMSIZE
     # A learner that knows its per-row state passes its size (RowStateSpec.bytes_per_row);
     # the default is boosting's: margins 8, gradient/hessian/count 12 per output, and a
     # node index per tree grown in the pass.
@@ -1006,6 +1016,7 @@ def plan_train(
         block_buffer_bytes=(pf + 2) * block_bytes,
         block_scratch_bytes=block_scratch,
         hist_nodes=nodes,
+        hist_columns=n_columns,
         hist_bytes_per_node=hist_per_node,
         histogram_bytes=nodes * hist_per_node,
         state_bytes_per_row=state_per_row,

@@ -30,6 +30,11 @@ def _slot_sums(hist, sums, slots):
     return node_sums
 
 
+def full_columns(n_eval, n_features):
+    """``column_feature`` of full histograms: column f is feature f for every node."""
+    return np.tile(np.arange(n_features, dtype=np.int32), (n_eval, 1))
+
+
 def _outputs(n_eval, n_features, max_bin, n_stats):
     return dict(
         gain=np.empty(n_eval), feature=np.empty(n_eval, np.int32),
@@ -172,21 +177,27 @@ class CartPolicy:
         return out
 
     def find_splits(self, hist, sums, slots, feature_mask, trees=None, node_ids=None,
-                    random_bin=None):
+                    random_bin=None, column_feature=None):
+        """Best split per evaluated slot. ``column_feature`` (n_eval, n_columns): the
+        feature of each histogram column when nodes hold only their sampled features;
+        None for full histograms (column ``f`` is feature ``f``)."""
         n_eval = len(slots)
         slots = np.ascontiguousarray(slots, np.int32)
         node_sums = _slot_sums(hist, sums, slots)
+        column_feature = full_columns(n_eval, hist.shape[1]) if column_feature is None \
+            else np.ascontiguousarray(column_feature, np.int32)
         if self.splitter == "random":
             random_bin = np.empty((n_eval, hist.shape[1]), np.int32)
-            ks.draw_random_bins(hist, slots, self.n_value_bins, self.is_categorical,
-                                self.count_stat, self.rng.random((n_eval, hist.shape[1])),
-                                random_bin)
+            ks.draw_random_bins(hist, slots, column_feature, self.n_value_bins,
+                                self.is_categorical, self.count_stat,
+                                self.rng.random((n_eval, hist.shape[1])), random_bin)
         elif random_bin is None:
             random_bin = np.empty((0, 0), np.int32)
         out = _outputs(n_eval, hist.shape[1], hist.shape[2], self.n_stats)
         improvement = np.empty(n_eval)
         ks.find_splits_cart(
-            hist, node_sums, slots, feature_mask, self.n_value_bins, self.is_categorical,
+            hist, node_sums, slots, column_feature, np.ascontiguousarray(feature_mask),
+            self.n_value_bins, self.is_categorical,
             self.missing_bin, self.criterion_code, self.n_classes, self.min_samples_leaf,
             self.min_weight_leaf, self.total_weight, random_bin, improvement, out["gain"],
             out["feature"], out["bin"], out["default_left"], out["is_categorical"],

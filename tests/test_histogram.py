@@ -2,7 +2,25 @@
 import numpy as np
 import pytest
 
+import numba
+
+from oocboost.common import aligned_zeros, hist_width
 from oocboost.kernels import histogram as kh
+
+#: "lanes": the grower's layout (statistics padded to 4 float64 lanes, 64-byte aligned,
+#: one vector add per update); "plain": width == n_stats, the scalar loop.
+LAYOUTS = ["lanes", "plain"]
+
+
+def new_hist(n_slots, n_columns, max_bin, n_stats, layout):
+    width = hist_width(n_stats) if layout == "lanes" else n_stats
+    return aligned_zeros((n_slots, n_columns, max_bin, width))
+
+
+def stats_part(hist, n_stats):
+    """The statistics of a histogram; padding lanes must have stayed 0."""
+    assert not hist[..., n_stats:].any()
+    return hist[..., :n_stats]
 
 
 def naive_histograms(codes, stats, slot_of_row, n_slots, max_bin):
@@ -27,14 +45,16 @@ def make_data(n_rows, n_features, n_trees, n_stats, n_slots, max_bin, seed):
     return codes, stats, slot_of_row
 
 
-@pytest.mark.parametrize("n_stats", [3, 2, 5])
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("n_stats", [3, 2, 4, 5])
 @pytest.mark.parametrize("n_trees", [1, 3])
 @pytest.mark.parametrize("max_bin", [16, 256, 300])
-def test_matches_naive(n_stats, n_trees, max_bin):
+def test_matches_naive(layout, n_stats, n_trees, max_bin):
     codes, stats, slot_of_row = make_data(300, 4, n_trees, n_stats, 5, max_bin, seed=1)
-    hist = np.zeros((5, 4, max_bin, n_stats))
+    hist = new_hist(5, 4, max_bin, n_stats, layout)
     kh.build_histograms(codes, stats, slot_of_row, hist)
-    np.testing.assert_array_equal(hist, naive_histograms(codes, stats, slot_of_row, 5, max_bin))
+    np.testing.assert_array_equal(stats_part(hist, n_stats),
+                                  naive_histograms(codes, stats, slot_of_row, 5, max_bin))
 
 
 @pytest.mark.parametrize("block_rows", [1, 7, 64, 1000])
@@ -51,9 +71,10 @@ def test_blockwise_accumulation_equals_one_pass(block_rows, monkeypatch):
     np.testing.assert_array_equal(whole, blocked)
 
 
-@pytest.mark.parametrize("chunk", [1, 2, 5, 7, 64])
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("chunk", [1, 2, 5, 7, 14, 64])
 @pytest.mark.parametrize("n_stats", [3, 4])
-def test_feature_chunk_does_not_change_sums(chunk, n_stats, monkeypatch):
+def test_feature_chunk_does_not_change_sums(layout, chunk, n_stats, monkeypatch):
     # 11 features: not a multiple of any chunk or of the thread count; non-integer
     # statistics, so a change of summation order would show.
     rng = np.random.default_rng(3)
@@ -62,13 +83,14 @@ def test_feature_chunk_does_not_change_sums(chunk, n_stats, monkeypatch):
     slots = rng.integers(-1, 3, size=(2, 1000)).astype(np.int32)
     ref = naive_histograms(codes, stats, slots, 3, 8)
     monkeypatch.setattr(kh, "FEATURE_CHUNK", chunk)
-    got = np.zeros_like(ref)
+    got = new_hist(3, 11, 8, n_stats, layout)
     kh.build_histograms(codes, stats, slots, got)
-    np.testing.assert_array_equal(ref, got)
+    np.testing.assert_array_equal(ref, stats_part(got, n_stats))
 
 
+@pytest.mark.parametrize("layout", LAYOUTS)
 @pytest.mark.parametrize("n_stats", [3, 4])
-def test_rows_with_zero_count_are_skipped_without_changing_sums(n_stats):
+def test_rows_with_zero_count_are_skipped_without_changing_sums(layout, n_stats):
     # About a third of the rows out of the sample (count 0, all statistics 0), as a
     # bootstrap or subsample leaves them; the others have non-integer statistics.
     rng = np.random.default_rng(7)
@@ -78,9 +100,9 @@ def test_rows_with_zero_count_are_skipped_without_changing_sums(n_stats):
     stats[rng.random((2, 2000)) < 0.37] = 0.0
     slots = rng.integers(-1, 4, size=(2, 2000)).astype(np.int32)
     ref = naive_histograms(codes, stats, slots, 4, 16)
-    got = np.zeros_like(ref)
+    got = new_hist(4, 5, 16, n_stats, layout)
     kept = kh.build_histograms(codes, stats, slots, got, count_stat=n_stats - 1)
-    np.testing.assert_array_equal(ref, got)
+    np.testing.assert_array_equal(ref, stats_part(got, n_stats))
     np.testing.assert_array_equal(kept, ((slots >= 0) & (stats[:, :, -1] != 0)).sum(axis=1))
 
 
@@ -99,12 +121,59 @@ def test_subtraction_gives_sibling():
     np.testing.assert_array_equal(hist[2], right)
 
 
-def test_node_sums_are_totals():
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_node_sums_are_totals(layout):
     codes, stats, slots = make_data(400, 3, 1, 3, 2, 16, seed=6)
-    hist = np.zeros((2, 3, 16, 3))
+    hist = new_hist(2, 3, 16, 3, layout)
     kh.build_histograms(codes, stats, slots, hist)
     out = np.empty((2, 3))
     kh.node_sums_from_histograms(hist, np.array([0, 1], np.int32), out)
     for s in range(2):
         np.testing.assert_array_equal(out[s], stats[0][slots[0] == s].sum(axis=0,
                                                                          dtype=np.float64))
+
+
+def _row_lists(slot_of_row):
+    """The selected-row lists build_histograms_selected/_columns read (one chunk)."""
+    n_trees, n_rows = slot_of_row.shape
+    rows = np.zeros((n_trees, n_rows), np.int32)
+    slots = np.zeros((n_trees, n_rows), np.int32)
+    count = np.zeros((n_trees, 1), np.int64)
+    for t in range(n_trees):
+        kept = np.flatnonzero(slot_of_row[t] >= 0)
+        rows[t, : len(kept)] = kept
+        slots[t, : len(kept)] = slot_of_row[t, kept]
+        count[t, 0] = len(kept)
+    return rows, slots, np.zeros(1, np.int64), count
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("n_stats", [2, 3, 4, 6])
+@pytest.mark.parametrize("n_trees", [1, 4])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_sampled_columns_match_naive(layout, n_stats, n_trees, threads):
+    """Per-node histograms of a few features: column q of slot s sums feature
+    slot_columns[s, q]; the same sums for any thread count (non-integer statistics)."""
+    rng = np.random.default_rng(8)
+    n_features, n_slots, k, max_bin = 9, 6, 3, 32
+    codes = rng.integers(0, max_bin, size=(n_features, 1500)).astype(np.uint8)
+    stats = rng.random((n_trees, 1500, n_stats)).astype(np.float32)
+    # trees own disjoint slots, as in the grower
+    slot_of_row = np.full((n_trees, 1500), -1, np.int32)
+    for t in range(n_trees):
+        mine = np.arange(t, n_slots, n_trees)
+        if len(mine):
+            slot_of_row[t] = np.where(rng.random(1500) < 0.8, rng.choice(mine, 1500), -1)
+    slot_columns = np.sort(np.array([rng.choice(n_features, k, replace=False)
+                                     for _ in range(n_slots)]), axis=1).astype(np.int32)
+    full = naive_histograms(codes, stats, slot_of_row, n_slots, max_bin)
+    want = full[np.arange(n_slots)[:, None], slot_columns]
+    got = new_hist(n_slots, k, max_bin, n_stats, layout)
+    before = numba.get_num_threads()
+    numba.set_num_threads(threads)
+    try:
+        kh.build_histograms_columns(codes, stats, *_row_lists(slot_of_row), slot_columns,
+                                    got)
+    finally:
+        numba.set_num_threads(before)
+    np.testing.assert_array_equal(stats_part(got, n_stats), want)

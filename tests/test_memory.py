@@ -75,7 +75,7 @@ def _train_model_total(p):
     """Recompute the peak from the plan's own fields (the documented model)."""
     return (p.baseline_bytes + p.margin_bytes + (p.prefetch + 2) * p.block_bytes
             + p.block_scratch_bytes
-            + p.hist_nodes * 2 * p.n_features * p.max_bin * hist_width(p.n_stats) * 8
+            + p.hist_nodes * 2 * p.hist_columns * p.max_bin * hist_width(p.n_stats) * 8
             + p.state_bytes + p.resident_bytes)
 
 

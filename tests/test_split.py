@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from oocboost.kernels import split as S
+from oocboost.policies import full_columns
 
 INF = float("inf")
 
@@ -91,16 +92,18 @@ def run_gradient(hist, node_sums, slots, mask, nvb, isc, lam=1.0, alpha=0.0, mds
 
 
 def run_cart(hist, node_sums, slots, mask, nvb, isc, crit, n_classes, msl=1.0, mwl=0.0,
-             total_weight=None, random_bin=None):
+             total_weight=None, random_bin=None, column_feature=None):
     n_eval = len(slots)
+    if column_feature is None:
+        column_feature = full_columns(n_eval, hist.shape[1])
     ns = hist.shape[3]
     out = alloc_outputs(n_eval, ns, hist.shape[2])
     out = {"improvement": out.pop("gain"), "impurity_decrease": np.empty(n_eval), **out}
     if total_weight is None:
         total_weight = float(node_sums[0, 0] if crit == 2 else node_sums[0, :n_classes].sum())
     rb = np.zeros((0, 0), np.int32) if random_bin is None else random_bin
-    S.find_splits_cart(hist, node_sums, np.asarray(slots, np.int32), mask, nvb, isc,
-                       hist.shape[2] - 1, crit, n_classes, msl, mwl, total_weight, rb,
+    S.find_splits_cart(hist, node_sums, np.asarray(slots, np.int32), column_feature, mask,
+                       nvb, isc, hist.shape[2] - 1, crit, n_classes, msl, mwl, total_weight, rb,
                        *out.values())
     return out
 
@@ -681,8 +684,9 @@ def test_cart_matches_twin(seed, crit, K):
     random_bin = None
     if seed >= 4:
         random_bin = np.full((3, n_features), -1, np.int32)
-        S.draw_random_bins(hist, np.array(slots, np.int32), nvb, isc, hist.shape[3] - 1,
-                           rng.random((3, n_features)), random_bin)
+        S.draw_random_bins(hist, np.array(slots, np.int32), full_columns(3, n_features),
+                           nvb, isc, hist.shape[3] - 1, rng.random((3, n_features)),
+                           random_bin)
     out = run_cart(hist, node_sums, slots, mask, nvb, isc, crit, K, msl, mwl, tw, random_bin)
     twin = naive_cart(hist, node_sums, slots, mask, nvb, isc, crit, K, msl, mwl, tw,
                       random_bin)
@@ -707,7 +711,8 @@ def test_draw_random_bins_stays_inside_the_node_range():
     isc[0] = True
     rb = np.empty((1, 8), np.int32)
     for u in (0.0, 0.5, 0.999999):
-        S.draw_random_bins(hist, np.zeros(1, np.int32), nvb, isc, 2, np.full((1, 8), u), rb)
+        S.draw_random_bins(hist, np.zeros(1, np.int32), full_columns(1, 8), nvb, isc, 2,
+                           np.full((1, 8), u), rb)
         assert rb[0, 0] == -1
         for f in range(1, 8):
             nonempty = np.flatnonzero(hist[0, f, :nvb[f], 2] > 0)
@@ -715,6 +720,51 @@ def test_draw_random_bins_stays_inside_the_node_range():
                 assert rb[0, f] == nvb[f] - 1
             else:
                 assert nonempty[0] <= rb[0, f] < nonempty[-1]
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("crit,K", CART_CASES)
+def test_cart_on_sampled_columns_equals_full_histogram_with_mask(seed, crit, K):
+    """A node holding only its sampled features' histograms (column q is feature
+    column_feature[e, q]) gets the split the full histogram gives with only those
+    features allowed, extra-trees thresholds included."""
+    rng = np.random.default_rng(2000 + seed)
+    max_bin = int(rng.choice([8, 40]))
+    n_features, n_slots, n_rows, k = 7, 3, int(rng.integers(20, 120)), 3
+    codes, nvb = random_codes(rng, n_rows, n_features, max_bin)
+    isc = rng.random(n_features) < 0.3
+    stats, _, _ = cart_stats(rng, n_rows, crit, K, weighted=seed % 2 == 0)
+    slot_of_row = rng.integers(0, n_slots, n_rows)
+    full, node_sums = rows_to_hist(codes, stats, slot_of_row, n_slots, max_bin)
+    slots = np.array([2, 0, 1], np.int32)
+    picked = np.sort(np.array([rng.choice(n_features, k, replace=False) for _ in range(3)]),
+                     axis=1).astype(np.int32)
+    # compact histograms: slot s holds the columns of the node evaluated from it
+    compact = np.zeros((n_slots, k) + full.shape[2:])
+    for e, s in enumerate(slots):
+        compact[s] = full[s, picked[e]]
+    mask_full = np.zeros((3, n_features), bool)
+    mask_full[np.arange(3)[:, None], picked] = True
+    rb_full = rb_compact = None
+    if seed >= 2:
+        u = rng.random((3, k))
+        u_full = np.zeros((3, n_features))
+        u_full[np.arange(3)[:, None], picked] = u
+        rb_full = np.empty((3, n_features), np.int32)
+        rb_compact = np.empty((3, k), np.int32)
+        S.draw_random_bins(full, slots, full_columns(3, n_features), nvb, isc,
+                           full.shape[3] - 1, u_full, rb_full)
+        S.draw_random_bins(compact, slots, picked, nvb, isc, compact.shape[3] - 1, u,
+                           rb_compact)
+        np.testing.assert_array_equal(rb_full[np.arange(3)[:, None], picked], rb_compact)
+    tw = float(rng.uniform(50, 100))
+    want = run_cart(full, node_sums, slots, mask_full, nvb, isc, crit, K, total_weight=tw,
+                    random_bin=rb_full)
+    got = run_cart(compact, node_sums, slots, np.ones((3, k), bool), nvb, isc, crit, K,
+                   total_weight=tw, random_bin=rb_compact, column_feature=picked)
+    for name in want:
+        np.testing.assert_array_equal(got[name], want[name], err_msg=name)
+    assert (got["feature"] >= 0).any()
 
 
 def test_cart_edge_cases():

@@ -137,6 +137,75 @@ def build_histograms_selected(codes, stats, rows, slots, chunk_start, chunk_coun
                                   hist, n_groups, FEATURE_CHUNK)
 
 
+@njit(parallel=True, cache=True, nogil=True)
+def _build_histograms_columns(codes, stats, rows, slots, chunk_start, chunk_count,
+                              slot_columns, hist, n_column_groups, vector):
+    n_trees = stats.shape[0]
+    n_stats = stats.shape[2]
+    n_columns = hist.shape[1]
+    n_bins = hist.shape[2]
+    width = hist.shape[3]
+    n_chunks = chunk_start.shape[0]
+    for task in prange(n_trees * n_column_groups):
+        t = task // n_column_groups
+        g = task - t * n_column_groups
+        q_lo = g * n_columns // n_column_groups
+        q_hi = (g + 1) * n_columns // n_column_groups
+        rows_t = rows[t]
+        slots_t = slots[t]
+        stats_t = stats[t]
+        for c in range(n_chunks):
+            lo = chunk_start[c]
+            hi = lo + chunk_count[t, c]
+            for j in range(lo, hi):
+                i = rows_t[j]
+                s = slots_t[j]
+                base = np.int64(s) * n_columns
+                if vector:
+                    s0 = np.float64(stats_t[i, 0])
+                    s1 = np.float64(stats_t[i, 1]) if n_stats > 1 else 0.0
+                    s2 = np.float64(stats_t[i, 2]) if n_stats > 2 else 0.0
+                    s3 = np.float64(stats_t[i, 3]) if n_stats > 3 else 0.0
+                    for q in range(q_lo, q_hi):
+                        b = np.int64(codes[slot_columns[s, q], i])
+                        add4(hist, ((base + q) * n_bins + b) * width, s0, s1, s2, s3)
+                else:
+                    for q in range(q_lo, q_hi):
+                        b = codes[slot_columns[s, q], i]
+                        for k in range(n_stats):
+                            hist[s, q, b, k] += stats_t[i, k]
+
+
+def build_histograms_columns(codes, stats, rows, slots, chunk_start, chunk_count,
+                             slot_columns, hist):
+    """:func:`build_histograms_selected` for histograms of a few features per node.
+
+    A forest node searches only its ``max_features`` sampled features, so its histogram
+    holds only those: column ``q`` of slot ``s`` is feature ``slot_columns[s, q]``. Such a
+    node is built from its own rows, never by subtraction (its sibling has other
+    features); with 5 of 28 features that is still 2.8x fewer updates than building the
+    smaller child over all features, and 5.6x less histogram memory per node.
+
+    Parameters
+    ----------
+    codes, stats, rows, slots, chunk_start, chunk_count : as :func:`build_histograms_selected`
+    slot_columns : ndarray (>= n_slots, n_columns) int32, features of each slot   # IN
+    hist : ndarray (n_slots, n_columns, max_bin, width) float64, C-contiguous      # IN/OUT
+
+    Parallel over (tree, group of columns) tasks: the trees of a pass own disjoint
+    slots, so a forest pass of 16 trees needs no column split; a single tree splits its
+    columns over the threads. Each (slot, column) is summed by one task in row order,
+    so the sums do not depend on the thread count.
+    """
+    if not hist.flags.c_contiguous:
+        raise ValueError("hist must be C-contiguous")
+    n_trees, n_columns = stats.shape[0], hist.shape[1]
+    n_column_groups = max(1, min(n_columns, -(-numba.get_num_threads() // n_trees)))
+    vector = hist.shape[3] == HIST_LANES and stats.shape[2] <= HIST_LANES
+    _build_histograms_columns(codes, stats, rows, slots, chunk_start, chunk_count,
+                              slot_columns, hist, n_column_groups, vector)
+
+
 def build_histograms(codes, stats, slot_of_row, hist, count_stat=-1):
     """Add one block's rows into the histograms of their slots.
 

@@ -1,8 +1,10 @@
 """Counter-based random draws per row: a pure function of (seed, stream, global row index).
 
 Because each row's draw depends only on its global index, subsampling masks and bootstrap
-weights are the same whatever the block size, prefetch depth or thread count, and nothing
-per row is ever stored: a forest's bootstrap weights are recomputed in each pass.
+weights are the same whatever the block size, prefetch depth or thread count, and no
+sample index is ever stored (a forest keeps each row's draw for the passes of one group
+of trees, in its per-row state, only because recomputing it in every pass was slower).
+The same hash draws the features of each tree node (:func:`node_feature_subsets`).
 
 The generator is SplitMix64 (Steele, Lea & Flood 2014) applied to a key mixed from the
 three counters; its output passes BigCrush and is well suited to hashing counters.
@@ -77,3 +79,31 @@ def poisson1_per_row(seed, stream, row_start, out):
             p = p / k
             cdf += p
         out[i] = k
+
+
+@njit(cache=True)
+def node_feature_subsets(tree_key, nodes, allowed, k, out):
+    """The ``k`` features each node may split on: a uniform ``k``-subset of ``allowed``,
+    a pure function of (tree_key, node id), in ascending order.
+
+    The ``k`` smallest of one uniform per (node, allowed feature) are a uniform subset;
+    hashing instead of a sequential generator makes a node's features independent of
+    which other nodes were drawn before it (pass grouping, memory limit).
+
+    Parameters
+    ----------
+    tree_key : int, the tree's key (drawn once per tree from its generator)
+    nodes : ndarray (n,) int64, node ids                       # IN
+    allowed : ndarray (n_allowed,) int64, ascending features   # IN
+    k : int, 1 <= k <= n_allowed
+    out : ndarray (n, k) int32                                 # OUT
+    """
+    n_allowed = allowed.shape[0]
+    u = np.empty(n_allowed)
+    for e in range(nodes.shape[0]):
+        node_key = _splitmix64(uint64(tree_key) ^ (uint64(nodes[e]) * _GOLDEN))
+        for j in range(n_allowed):
+            u[j] = _uniform_keyed(node_key, j)
+        chosen = np.sort(allowed[np.argsort(u)[:k]])
+        for j in range(k):
+            out[e, j] = chosen[j]

@@ -814,8 +814,8 @@ def _cart_categorical(h, node_sum, w_node, n_value_bins, missing_bin, criterion_
 
 
 @njit(parallel=True, cache=True)
-def find_splits_cart(hist, node_sums, slots, feature_mask, n_value_bins, is_categorical,
-                     missing_bin, criterion_code, n_classes, min_samples_leaf,
+def find_splits_cart(hist, node_sums, slots, column_feature, feature_mask, n_value_bins,
+                     is_categorical, missing_bin, criterion_code, n_classes, min_samples_leaf,
                      min_weight_leaf, total_weight, random_bin, improvement,
                      impurity_decrease, feature, bin_idx, default_left, is_cat,
                      cat_bitset, left_sums, right_sums):
@@ -823,12 +823,15 @@ def find_splits_cart(hist, node_sums, slots, feature_mask, n_value_bins, is_cate
 
     Parameters
     ----------
-    hist : ndarray (n_slots, n_features, max_bin, width >= n_stats) float64     # IN
+    hist : ndarray (n_slots, n_columns, max_bin, width >= n_stats) float64     # IN
         Classification: n_stats = K + 1 (weighted class counts, count of rows with
         positive weight); squared_error: n_stats = 4 (W, S, S2, count).
     node_sums : ndarray (n_slots, n_stats) float64, totals incl. missing rows  # IN
     slots : ndarray (n_eval,) int32                                            # IN
-    feature_mask : ndarray (n_eval, n_features) bool                           # IN
+    column_feature : ndarray (n_eval, n_columns) int32, ascending per row      # IN
+        The feature of each histogram column of the node: ``arange(n_features)`` for
+        full histograms, the node's sampled features for per-node histograms.
+    feature_mask : ndarray (n_eval, n_columns) bool, columns searched          # IN
     n_value_bins : ndarray (n_features,) int32                                 # IN
     is_categorical : ndarray (n_features,) bool                                # IN
     missing_bin : int, ``max_bin - 1``
@@ -838,8 +841,8 @@ def find_splits_cart(hist, node_sums, slots, feature_mask, n_value_bins, is_cate
     min_weight_leaf : float, on the weight (scikit-learn's
         ``min_weight_fraction_leaf * total weight``)
     total_weight : float, weight of the root (normalises ``impurity_decrease``)
-    random_bin : ndarray (n_eval, n_features) int32, or (0, 0) for best search  # IN
-        Extra trees: threshold bin per numeric feature, -1 = best search.
+    random_bin : ndarray (n_eval, n_columns) int32, or (0, 0) for best search   # IN
+        Extra trees: threshold bin per numeric column, -1 = best search.
     improvement : ndarray (n_eval,) float64        # OUT, proxy used for the choice; -inf
     impurity_decrease : ndarray (n_eval,) float64  # OUT, weighted decrease; -inf if none
     feature, bin_idx : ndarray (n_eval,) int32     # OUT, -1 = none / categorical
@@ -848,13 +851,13 @@ def find_splits_cart(hist, node_sums, slots, feature_mask, n_value_bins, is_cate
     left_sums, right_sums : ndarray (n_eval, n_stats) float64   # OUT
     """
     n_eval = slots.shape[0]
-    n_features = hist.shape[1]
+    n_columns = hist.shape[1]
     n_stats = left_sums.shape[1]   # hist may carry padding lanes past n_stats
     n_words = cat_bitset.shape[1]
     count_stat = n_stats - 1
     has_random = random_bin.shape[0] > 0
     cat_index, n_cat = _categorical_index(is_categorical)
-    n_pairs = n_eval * n_features
+    n_pairs = n_eval * n_columns
     p_gain = np.empty(n_pairs)
     p_bin = np.empty(n_pairs, np.int32)
     p_dl = np.zeros(n_pairs, np.bool_)
@@ -864,15 +867,16 @@ def find_splits_cart(hist, node_sums, slots, feature_mask, n_value_bins, is_cate
     for e in range(n_eval):
         w_nodes[e] = _stats_weight(node_sums[slots[e]], criterion_code, n_classes)
     for p in prange(n_pairs):
-        e = p // n_features
-        f = p - e * n_features
+        e = p // n_columns
+        q = p - e * n_columns
+        f = column_feature[e, q]
         p_gain[p] = -np.inf
         p_bin[p] = -1
-        if not feature_mask[e, f]:
+        if not feature_mask[e, q]:
             continue
         s = slots[e]
         if is_categorical[f]:
-            g, dl = _cart_categorical(hist[s, f], node_sums[s], w_nodes[e],
+            g, dl = _cart_categorical(hist[s, q], node_sums[s], w_nodes[e],
                                       n_value_bins[f], missing_bin, criterion_code,
                                       n_classes, count_stat, min_samples_leaf,
                                       min_weight_leaf, p_left[p], p_bits[e, cat_index[f]])
@@ -881,22 +885,24 @@ def find_splits_cart(hist, node_sums, slots, feature_mask, n_value_bins, is_cate
         else:
             rb = -1
             if has_random:
-                rb = random_bin[e, f]
-            g, b, dl = _cart_numeric(hist[s, f], node_sums[s], w_nodes[e], n_value_bins[f],
+                rb = random_bin[e, q]
+            g, b, dl = _cart_numeric(hist[s, q], node_sums[s], w_nodes[e], n_value_bins[f],
                                      missing_bin, criterion_code, n_classes, count_stat,
                                      min_samples_leaf, min_weight_leaf, rb, p_left[p])
             p_gain[p] = g
             p_bin[p] = b
             p_dl[p] = dl
     for e in range(n_eval):
+        # columns ascend by feature, so the first best column is the smallest feature
         best = -np.inf
-        best_f = -1
-        for f in range(n_features):
-            if p_gain[e * n_features + f] > best:
-                best = p_gain[e * n_features + f]
-                best_f = f
+        best_q = -1
+        for q in range(n_columns):
+            if p_gain[e * n_columns + q] > best:
+                best = p_gain[e * n_columns + q]
+                best_q = q
+        best_f = column_feature[e, best_q] if best_q >= 0 else -1
         node_sum = node_sums[slots[e]]
-        _write_result(e, best_f, e * n_features + best_f, p_gain, p_bin, p_dl, p_left,
+        _write_result(e, best_f, e * n_columns + best_q, p_gain, p_bin, p_dl, p_left,
                       p_bits, cat_index, node_sum, improvement, feature, bin_idx,
                       default_left, is_cat, cat_bitset, left_sums, right_sums)
         if best_f < 0:
@@ -912,8 +918,8 @@ def find_splits_cart(hist, node_sums, slots, feature_mask, n_value_bins, is_cate
 
 
 @njit(cache=True)
-def draw_random_bins(hist, slots, n_value_bins, is_categorical, count_stat, uniforms,
-                     random_bin):
+def draw_random_bins(hist, slots, column_feature, n_value_bins, is_categorical, count_stat,
+                     uniforms, random_bin):
     """Extra-trees thresholds: one bin per (node, numeric feature), uniform over the node.
 
     ``random_bin[e, f] = lo + floor(u * (hi - lo))`` where ``lo``/``hi`` are the lowest and
@@ -923,34 +929,36 @@ def draw_random_bins(hist, slots, n_value_bins, is_categorical, count_stat, unif
 
     Parameters
     ----------
-    hist : ndarray (n_slots, n_features, max_bin, width) float64     # IN
+    hist : ndarray (n_slots, n_columns, max_bin, width) float64      # IN
     slots : ndarray (n_eval,) int32                                  # IN
+    column_feature : ndarray (n_eval, n_columns) int32 (see find_splits_cart)  # IN
     n_value_bins : ndarray (n_features,) int32                       # IN
     is_categorical : ndarray (n_features,) bool                      # IN
     count_stat : int, index of the count statistic (n_stats - 1 for CART)
-    uniforms : ndarray (n_eval, n_features) float64 in [0, 1)        # IN
-    random_bin : ndarray (n_eval, n_features) int32                  # OUT
+    uniforms : ndarray (n_eval, n_columns) float64 in [0, 1)         # IN
+    random_bin : ndarray (n_eval, n_columns) int32                   # OUT
     """
     n_eval = slots.shape[0]
-    n_features = hist.shape[1]
+    n_columns = hist.shape[1]
     for e in range(n_eval):
         s = slots[e]
-        for f in range(n_features):
+        for q in range(n_columns):
+            f = column_feature[e, q]
             nvb = n_value_bins[f]
             if is_categorical[f]:
-                random_bin[e, f] = -1
+                random_bin[e, q] = -1
                 continue
             lo = -1
             hi = -1
             for b in range(nvb):
-                if hist[s, f, b, count_stat] > 0.0:
+                if hist[s, q, b, count_stat] > 0.0:
                     if lo < 0:
                         lo = b
                     hi = b
             if hi <= lo:
-                random_bin[e, f] = nvb - 1
+                random_bin[e, q] = nvb - 1
                 continue
-            r = lo + int(uniforms[e, f] * (hi - lo))
+            r = lo + int(uniforms[e, q] * (hi - lo))
             if r > hi - 1:
                 r = hi - 1
-            random_bin[e, f] = r
+            random_bin[e, q] = r

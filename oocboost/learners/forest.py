@@ -36,10 +36,10 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import InputError, ParameterError
-from ..grower import GrowthParams, GrowerTelemetry, TreeGrower
+from ..grower import GrowthParams, GrowerTelemetry, TreeGrower, sampled_columns
 from ..kernels import cart_stats as kc
 from ..kernels import split as ks
-from ..policies import CartPolicy
+from ..policies import CartPolicy, full_columns
 from ..rowstate import RowStateSpec, make_row_state, spill_dir_for
 from .streaming import timed_blocks
 
@@ -368,7 +368,7 @@ class ForestCartPolicy(CartPolicy):
         self.threshold_rngs = threshold_rngs
 
     def find_splits(self, hist, sums, slots, feature_mask, trees=None, node_ids=None,
-                    random_bin=None):
+                    random_bin=None, column_feature=None):
         slots = np.ascontiguousarray(slots, np.int32)
         trees = np.asarray(trees, dtype=np.int64)
         roots = np.asarray(node_ids) == 0
@@ -376,27 +376,31 @@ class ForestCartPolicy(CartPolicy):
             # The roots are evaluated first, in the tree's first pass: every later split
             # search of that tree sees its root weight.
             self.root_weight[trees[roots]] = self.weights(np.asarray(sums)[roots])
-        n_eval, n_features = len(slots), hist.shape[1]
+        n_eval, n_columns = len(slots), hist.shape[1]
+        if column_feature is None:
+            column_feature = full_columns(n_eval, n_columns)
         if self.threshold_rngs is not None and n_eval:
-            uniforms = np.empty((n_eval, n_features))
+            uniforms = np.empty((n_eval, n_columns))
             for t in np.unique(trees):
                 sel = trees == t
-                uniforms[sel] = self.threshold_rngs[t].random((int(sel.sum()), n_features))
-            random_bin = np.empty((n_eval, n_features), np.int32)
-            ks.draw_random_bins(hist, slots, self.n_value_bins, self.is_categorical,
-                                self.count_stat, uniforms, random_bin)
+                uniforms[sel] = self.threshold_rngs[t].random((int(sel.sum()), n_columns))
+            random_bin = np.empty((n_eval, n_columns), np.int32)
+            ks.draw_random_bins(hist, slots, column_feature, self.n_value_bins,
+                                self.is_categorical, self.count_stat, uniforms, random_bin)
         # One search per tree, with that tree's own root weight: the gains are then
         # computed exactly as for a lone tree, whatever the other trees of the pass.
         out = None
         if n_eval == 0:
-            return super().find_splits(hist, sums, slots, feature_mask, random_bin=random_bin)
+            return super().find_splits(hist, sums, slots, feature_mask, random_bin=random_bin,
+                                       column_feature=column_feature)
         for t in np.unique(trees):
             sel = np.flatnonzero(trees == t)
             self.total_weight = float(self.root_weight[t])
             self.min_weight_leaf = self.min_weight_fraction_leaf * self.total_weight
             part = super().find_splits(hist, sums[sel], slots[sel], feature_mask[sel],
                                        random_bin=None if random_bin is None
-                                       else random_bin[sel])
+                                       else random_bin[sel],
+                                       column_feature=column_feature[sel])
             if out is None:
                 out = {k: np.empty((n_eval,) + v.shape[1:], v.dtype) for k, v in part.items()
                        if k != "importance_gain"}
@@ -493,11 +497,22 @@ def choose_trees_per_pass(cache, config, n_new, plan_train):
                   codes_itemsize=np.dtype(cache.codes_dtype).itemsize,
                   prefetch=config.prefetch)
 
+    # Every tree's feature set has the size of tree 0's, except with bootstrap_features
+    # (duplicates drawn and dropped), where the plan assumes full histograms.
+    columns = None if config.bootstrap_features else sampled_columns(
+        _growth_params(config, 1), cache.n_features,
+        _tree_feature_sets(config, [0], cache.n_features))
+    n_columns = columns or cache.n_features
+
     def plan_for(t):
-        return plan_train(config.memory_limit, n_trees_in_pass=t, max_nodes_in_flight=64 * t,
+        # 64 nodes in flight per tree with full histograms; as many more as the smaller
+        # per-node histograms of sampled features allow
+        return plan_train(config.memory_limit, n_trees_in_pass=t,
+                          max_nodes_in_flight=64 * t * max(1, cache.n_features // n_columns),
                           state_bytes_per_row=_row_state_spec(config, t).bytes_per_row(),
                           block_scratch_bytes=t * cache.block_rows * n_stats
-                          * np.dtype(kc.STATS_DTYPE).itemsize, **common)
+                          * np.dtype(kc.STATS_DTYPE).itemsize,
+                          n_hist_columns=n_columns, **common)
 
     if config.trees_per_pass is not None:
         t = max(1, min(config.trees_per_pass, n_new))
@@ -508,6 +523,14 @@ def choose_trees_per_pass(cache, config, n_new, plan_train):
         if t == 1 or config.memory_limit is None or plan.hist_nodes >= 2 * t:
             return t, plan
         t //= 2
+
+
+def _growth_params(config, hist_nodes):
+    return GrowthParams(
+        max_depth=config.max_depth, max_leaves=config.max_leaf_nodes,
+        grow_policy="lossguide" if config.max_leaf_nodes else "depthwise",
+        leaves_per_pass=config.leaves_per_pass, features_per_node=config.features_per_node,
+        max_hist_slots=2 * int(hist_nodes))
 
 
 def _tree_feature_sets(config, tree_ids, n_features):
@@ -604,11 +627,7 @@ def grow_trees(cache, config, tree_ids, *, plan, trees_per_pass, counters):
     rows = make_row_state(spec, cache.block_row_starts, cache.n_rows,
                           in_memory=plan.state_in_ram,
                           spill_dir=spill_dir_for(cache))
-    growth = GrowthParams(
-        max_depth=config.max_depth, max_leaves=config.max_leaf_nodes,
-        grow_policy="lossguide" if config.max_leaf_nodes else "depthwise",
-        leaves_per_pass=config.leaves_per_pass, features_per_node=config.features_per_node,
-        max_hist_slots=2 * int(plan.hist_nodes))
+    growth = _growth_params(config, plan.hist_nodes)
     telemetry = GrowerTelemetry()
     trees, node_stats = [], []
     scratch = {}
