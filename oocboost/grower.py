@@ -38,7 +38,7 @@ import numpy as np
 
 from .common import HIST_DTYPE, NODE_DTYPE, aligned_zeros, hist_width
 from .kernels.histogram import (build_histograms_columns, build_histograms_selected,
-                                node_sums_from_histograms, subtract_histograms)
+                                node_sums_from_histograms, subtract_histograms, zero_slots)
 from .kernels.partition import partition_rows, partition_select_rows
 from .kernels.sampling import node_feature_subsets
 
@@ -261,6 +261,7 @@ class TreeGrower:
                                   HIST_DTYPE)
         self._slot_columns = np.zeros((0, n_columns), np.int32)
         self._pending_columns = []        # (slot, tree, node) whose features to draw
+        self._slots_to_zero = []
         if self.tree_feature_sets is not None:
             self._tree_features = [np.asarray(f, dtype=np.int64)
                                    for f in self.tree_feature_sets]
@@ -288,6 +289,7 @@ class TreeGrower:
             self._pending_columns.append((slot, t, 0))
             self._to_evaluate.append((t, 0))
         self._draw_pending_columns()
+        self._zero_new_slots()
 
     def _rng(self, tree):
         return self.rng if self.feature_rngs is None else self.feature_rngs[tree]
@@ -323,8 +325,15 @@ class TreeGrower:
                 columns[: len(self._slot_columns)] = self._slot_columns
                 self._slot_columns = columns
         if zero:
-            self.hist[slot] = 0.0
+            self._slots_to_zero.append(slot)
         return slot
+
+    def _zero_new_slots(self):
+        """Zero the slots taken since the last call, in one parallel kernel call (one
+        ``hist[slot] = 0`` per node cost 0.65 of 9.5 s for 16 forest trees)."""
+        if self._slots_to_zero:
+            zero_slots(self.hist, np.asarray(self._slots_to_zero, np.int64))
+            self._slots_to_zero = []
 
     def _draw_pending_columns(self):
         """Draw the features of every slot created since the last call (sampled mode)."""
@@ -550,6 +559,7 @@ class TreeGrower:
         for c in chosen:
             self._split_node(c, terminal=self._children_terminal(c))
         self._draw_pending_columns()
+        self._zero_new_slots()
         self._pass_has_work = bool(self._to_evaluate)
         if not self._pass_has_work:
             for c in self._frontier:

@@ -241,6 +241,19 @@ def build_histograms(codes, stats, slot_of_row, hist, count_stat=-1):
     return chunk_count[:, 0]
 
 
+@njit(parallel=True, cache=True)
+def zero_slots(hist, slots):
+    """``hist[slot] = 0`` for each slot.
+
+    Parameters
+    ----------
+    hist : ndarray (n_slots, n_columns, max_bin, width) float64   # IN/OUT
+    slots : ndarray (n,) int64                                     # IN
+    """
+    for j in prange(slots.shape[0]):
+        hist[slots[j]] = 0.0
+
+
 @njit(cache=True)
 def subtract_histograms(hist, parent_slots, built_slots, sibling_slots):
     """``hist[sibling] = hist[parent] - hist[built]`` for each triple (the subtraction trick).
