@@ -525,9 +525,9 @@ class TreeGrower:
                 feature=int(res["feature"][j]), bin=int(res["bin"][j]),
                 default_left=bool(res["default_left"][j]),
                 is_categorical=bool(res["is_categorical"][j]),
-                bitset=np.array(res["cat_bitset"][j], dtype=np.uint32),
-                left_sums=np.array(res["left_sums"][j]),
-                right_sums=np.array(res["right_sums"][j]),
+                # views: ``res`` is fresh per search and never written again
+                bitset=res["cat_bitset"][j], left_sums=res["left_sums"][j],
+                right_sums=res["right_sums"][j],
                 importance_gain=float(importance[j]), order=self._order))
         # Sampled-feature histograms serve no subtraction: every one is freed once read.
         for i in (range(len(trees)) if self._columns else np.flatnonzero(~taken)):
@@ -556,8 +556,13 @@ class TreeGrower:
         for c in deferred:
             self._n_leaves[c.tree] -= 1
         self._frontier = deferred + self._frontier
+        self._terminal_children = []
         for c in chosen:
             self._split_node(c, terminal=self._children_terminal(c))
+        if self._terminal_children:
+            tn = np.asarray(self._terminal_children, dtype=np.int64)
+            nd = self.nodes
+            nd.value[tn[:, 0], tn[:, 1]] = self.policy.leaf_values(nd.sums[tn[:, 0], tn[:, 1]])
         self._draw_pending_columns()
         self._zero_new_slots()
         self._pass_has_work = bool(self._to_evaluate)
@@ -629,9 +634,10 @@ class TreeGrower:
         nd.gain[t, n] = c.importance_gain
         nd.depth[t, left_id] = nd.depth[t, right_id] = nd.depth[t, n] + 1
         if terminal:
-            sums = np.stack([c.left_sums, c.right_sums])
-            nd.sums[t, [left_id, right_id]] = sums
-            nd.value[t, [left_id, right_id]] = self.policy.leaf_values(sums)
+            # sums now, leaf values for all terminal children at once (_finish_terminal)
+            nd.sums[t, left_id] = c.left_sums
+            nd.sums[t, right_id] = c.right_sums
+            self._terminal_children.extend([(t, left_id), (t, right_id)])
             self._release_node_slot(t, n)
             return
         if (t, n) not in self._hist_slot:
