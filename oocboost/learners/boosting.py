@@ -46,6 +46,7 @@ class BoostingState:
         self.base_margin = np.asarray(base_margin, dtype=np.float64)
         self.prev_grower = None
         self.prev_values = None
+        self.hist_pool = None
         self.round = 0
         self.telemetry = GrowerTelemetry()
         self.io_wait_s = 0.0
@@ -118,7 +119,8 @@ def grow_round(state, round_index, learning_rate):
                             missing_bin=cache.max_bin - 1)
     rng = np.random.default_rng([p["seed"], round_index])
     grower = TreeGrower(state.n_outputs, cache.n_features, cache.max_bin, mapper.n_value_bins,
-                        mapper.is_categorical, mapper.bin_edges, policy, growth, rng)
+                        mapper.is_categorical, mapper.bin_edges, policy, growth, rng,
+                        hist_pool=state.hist_pool)
     grower.start()
     prev, prev_values = state.prev_grower, state.prev_values
     first = True
@@ -152,6 +154,7 @@ def grow_round(state, round_index, learning_rate):
         values.append(np.ascontiguousarray(arrays["value"][:, 0]))
         trees.append(arrays)
     state.prev_grower, state.prev_values = grower, values
+    state.hist_pool = grower.hist
     state.telemetry.add(grower.telemetry)
     return trees
 
