@@ -126,6 +126,31 @@ def sampled_columns(params, n_features, tree_features=None):
     return int(k) if int(k) < min(sizes) else None
 
 
+def node_index_dtype(max_depth, max_leaves):
+    """Smallest dtype for a row's node index in trees grown with these limits.
+
+    A per-row node index is part of the state every pass reads and writes; for depth-6
+    trees (127 nodes) one byte holds it instead of four, which cuts the spilled state's
+    I/O per pass from 20 to 14 bytes a row. Unbounded trees keep int32.
+
+    >>> node_index_dtype(6, None), node_index_dtype(None, 1000), node_index_dtype(None, None)
+    (<class 'numpy.uint8'>, <class 'numpy.uint16'>, <class 'numpy.int32'>)
+    """
+    leaves = []
+    if max_depth is not None and max_depth <= 30:     # both policies stop at max_depth
+        leaves.append(2 ** int(max_depth))
+    if max_leaves:
+        leaves.append(int(max_leaves))
+    if not leaves:
+        return NODE_DTYPE
+    n_nodes = 2 * min(leaves) - 1
+    if n_nodes <= 256:
+        return np.uint8
+    if n_nodes <= 65536:
+        return np.uint16
+    return NODE_DTYPE
+
+
 def _sample_count(n_available, fraction):
     return max(1, int(n_available * fraction))
 

@@ -15,13 +15,24 @@ import time
 
 import numpy as np
 
-from ..common import G_H_DTYPE, NODE_DTYPE
-from ..grower import GrowthParams, GrowerTelemetry, TreeGrower
+from ..common import G_H_DTYPE
+from ..grower import GrowthParams, GrowerTelemetry, TreeGrower, node_index_dtype
 from ..kernels.partition import add_node_values
 from ..kernels.sampling import uniform_per_row
 from ..policies import GradientPolicy
 from ..rowstate import RowStateSpec, make_row_state, spill_dir_for
 from .streaming import timed_blocks
+
+
+def state_spec(n_outputs, params):
+    """Per-row state of a boosting run: margins, (gradient, hessian, count) and the node
+    of each row in each tree of the round (as small an index as the tree limits allow)."""
+    return RowStateSpec({
+        "margin": ((None, n_outputs), np.float64),
+        "stats": ((n_outputs, None, 3), G_H_DTYPE),
+        "node": ((n_outputs, None), node_index_dtype(params["max_depth"] or None,
+                                                     params["max_leaves"] or None)),
+    })
 
 
 class BoostingState:
@@ -34,11 +45,7 @@ class BoostingState:
         self.plan = plan
         self.n_outputs = objective.n_outputs
         k = self.n_outputs
-        spec = RowStateSpec({
-            "margin": ((None, k), np.float64),
-            "stats": ((k, None, 3), G_H_DTYPE),
-            "node": ((k, None), NODE_DTYPE),
-        })
+        spec = state_spec(k, params)
         self.spec = spec
         self.rows = make_row_state(spec, cache.block_row_starts, cache.n_rows,
                                    in_memory=plan.state_in_ram,
