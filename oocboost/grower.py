@@ -242,10 +242,14 @@ class TreeGrower:
     hist_pool : ndarray or None
         A previous grower's ``hist`` to reuse when its shape fits (boosting grows one
         grower per round; allocating the pool every round cost 3% of training).
+    every_row_counts : bool
+        Every row's count statistic is nonzero (boosting without subsampling): the
+        partition sweep then does not read it to skip rows (15% of the sweep).
     """
 
     def __init__(self, n_trees, n_features, max_bin, n_value_bins, is_categorical, bin_edges,
-                 policy, params, rng, feature_rngs=None, tree_features=None, hist_pool=None):
+                 policy, params, rng, feature_rngs=None, tree_features=None, hist_pool=None,
+                 every_row_counts=False):
         self.n_trees = n_trees
         self.n_features = n_features
         self.max_bin = max_bin
@@ -259,6 +263,7 @@ class TreeGrower:
         self.feature_rngs = feature_rngs
         self.tree_feature_sets = tree_features
         self._hist_pool = hist_pool
+        self._select_count_stat = -1 if every_row_counts else policy.count_stat
         self.n_words = (max_bin + 31) // 32
         self.telemetry = GrowerTelemetry()
         self._slot_of_row = None
@@ -421,7 +426,7 @@ class TreeGrower:
         partition_select_rows(codes, node_of_row, nd.left, nd.right, nd.feature,
                               nd.bin_threshold, nd.default_left, nd.is_categorical,
                               nd.cat_bitset, self.missing_bin, nd.slot_of_node, stats,
-                              self.policy.count_stat, chunk_start, rows, slots, chunk_count)
+                              self._select_count_stat, chunk_start, rows, slots, chunk_count)
         t1 = time.perf_counter()
         tel.partition_s += t1 - t0
         if self._columns:

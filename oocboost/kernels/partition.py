@@ -18,29 +18,45 @@ from numba import njit, prange
 
 
 @njit(inline="always")
-def _move_row(codes, i, t, node, left, right, feature, bin_threshold, default_left,
-              is_categorical, cat_bitset, missing_bin):
-    """The child of ``node`` that row ``i`` goes to (``node`` itself at a leaf).
+def _move_row(codes, i, node, left, right, feature, bin_threshold, default_left,
+              is_categorical, cat_bitset, missing_bin, numeric_only):
+    """The child of ``node`` that row ``i`` goes to (``node`` itself at a leaf), from one
+    tree's node arrays (1-D; ``cat_bitset`` 2-D).
 
     Branch-free in the direction: which child a row takes is a coin flip to the branch
     predictor, and the branchy form measured 13 ns a row per thread, mostly mispredicts.
+    ``numeric_only`` (no categorical split in the tree) skips the categorical test; with
+    1-D arrays it halved the sweep (0.7 vs 1.3 ms for 262k rows at depth 5).
     """
-    lft = left[t, node]
+    lft = np.int64(left[node])
     if lft < 0:
-        return node
-    code = np.int64(codes[feature[t, node], i])
-    if is_categorical[t, node]:
+        return np.int64(node)
+    code = np.int64(codes[feature[node], i])
+    if not numeric_only and is_categorical[node]:
         # Only categorical splits touch the bitset: a per-row view of it cost as much as
         # the rest of the loop.
         word = code >> 5
-        in_set = word < cat_bitset.shape[2] and (cat_bitset[t, node, word] >> (code & 31)) & 1 == 1
+        in_set = word < cat_bitset.shape[1] and (cat_bitset[node, word] >> (code & 31)) & 1 == 1
         go_left = np.int64(in_set)
     else:
-        go_left = np.int64(code <= bin_threshold[t, node])
+        go_left = np.int64(code <= bin_threshold[node])
     is_missing = np.int64(code == missing_bin)
-    go_left = go_left + is_missing * (np.int64(default_left[t, node] != 0) - go_left)
-    rgt = right[t, node]
+    go_left = go_left + is_missing * (np.int64(default_left[node] != 0) - go_left)
+    rgt = np.int64(right[node])
     return rgt + (lft - rgt) * go_left
+
+
+@njit(cache=True)
+def _numeric_only(left, is_categorical):
+    """Per tree: True when none of its split nodes is categorical."""
+    n_trees = left.shape[0]
+    out = np.ones(n_trees, np.bool_)
+    for t in range(n_trees):
+        for node in range(left.shape[1]):
+            if is_categorical[t, node] != 0 and left[t, node] >= 0:
+                out[t] = False
+                break
+    return out
 
 
 @njit(parallel=True, cache=True, nogil=True)
@@ -60,11 +76,12 @@ def partition_rows(codes, node_of_row, left, right, feature, bin_threshold, defa
     slot_of_row : ndarray (n_trees, n_rows) int32               # OUT
     """
     n_trees, n_rows = node_of_row.shape
+    numeric_only = _numeric_only(left, is_categorical)
     for i in prange(n_rows):
         for t in range(n_trees):
-            node = _move_row(codes, i, t, node_of_row[t, i], left, right, feature,
-                             bin_threshold, default_left, is_categorical, cat_bitset,
-                             missing_bin)
+            node = _move_row(codes, i, node_of_row[t, i], left[t], right[t], feature[t],
+                             bin_threshold[t], default_left[t], is_categorical[t],
+                             cat_bitset[t], missing_bin, numeric_only[t])
             node_of_row[t, i] = node
             slot_of_row[t, i] = slot_of_node[t, node]
 
@@ -94,26 +111,40 @@ def partition_select_rows(codes, node_of_row, left, right, feature, bin_threshol
     """
     n_trees, n_rows = node_of_row.shape
     n_chunks = chunk_start.shape[0]
+    numeric_only = _numeric_only(left, is_categorical)
     for c in prange(n_chunks):
         lo = chunk_start[c]
         hi = chunk_start[c + 1] if c + 1 < n_chunks else n_rows
         for t in range(n_trees):
-            k = lo
-            for i in range(lo, hi):
-                node = _move_row(codes, i, t, node_of_row[t, i], left, right, feature,
-                                 bin_threshold, default_left, is_categorical, cat_bitset,
-                                 missing_bin)
-                node_of_row[t, i] = node
-                s = slot_of_node[t, node]
-                # Branch-free: a row is always written and the cursor advances only when
-                # it is selected (about half the rows, unpredictably, below the root).
-                rows[t, k] = i
-                slots[t, k] = s
-                keep = s >= 0
-                if count_stat >= 0:
-                    keep = keep & (stats[t, i, count_stat] != 0)
-                k += np.int64(keep)
-            chunk_count[t, c] = k - lo
+            chunk_count[t, c] = _select_chunk(
+                codes, node_of_row[t], left[t], right[t], feature[t], bin_threshold[t],
+                default_left[t], is_categorical[t], cat_bitset[t], missing_bin,
+                numeric_only[t], slot_of_node[t], stats[t], count_stat, lo, hi, rows[t],
+                slots[t])
+
+
+@njit(inline="always")
+def _select_chunk(codes, node_of_row, left, right, feature, bin_threshold, default_left,
+                  is_categorical, cat_bitset, missing_bin, numeric_only, slot_of_node,
+                  stats, count_stat, lo, hi, rows, slots):
+    """Rows ``lo .. hi`` of one tree: move, then list those selected from ``lo`` on.
+    Returns how many were listed."""
+    k = lo
+    for i in range(lo, hi):
+        node = _move_row(codes, i, node_of_row[i], left, right, feature, bin_threshold,
+                         default_left, is_categorical, cat_bitset, missing_bin,
+                         numeric_only)
+        node_of_row[i] = node
+        s = slot_of_node[node]
+        # Branch-free: a row is always written and the cursor advances only when it is
+        # selected (about half the rows, unpredictably, below the root).
+        rows[k] = i
+        slots[k] = s
+        keep = s >= 0
+        if count_stat >= 0:
+            keep = keep & (stats[i, count_stat] != 0)
+        k += np.int64(keep)
+    return k - lo
 
 
 @njit(parallel=True, cache=True, nogil=True)

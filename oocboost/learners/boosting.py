@@ -127,7 +127,7 @@ def grow_round(state, round_index, learning_rate):
     rng = np.random.default_rng([p["seed"], round_index])
     grower = TreeGrower(state.n_outputs, cache.n_features, cache.max_bin, mapper.n_value_bins,
                         mapper.is_categorical, mapper.bin_edges, policy, growth, rng,
-                        hist_pool=state.hist_pool)
+                        hist_pool=state.hist_pool, every_row_counts=p["subsample"] >= 1.0)
     grower.start()
     prev, prev_values = state.prev_grower, state.prev_values
     first = True
