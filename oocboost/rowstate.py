@@ -2,7 +2,7 @@
 
 Boosting keeps, for every training row, its margins (8 bytes per output), its gradient,
 hessian and count (12 bytes per output) and the node it sits in for each tree being grown
-(4 bytes per tree): ``24 * n_outputs`` bytes a row. That is
+(1 byte per tree for depth-6 trees, up to 4): ``21 * n_outputs`` bytes a row. That is
 O(rows), so when it does not fit the memory plan it is written per block into a spill
 folder and streamed with the cache blocks: only one block's state is resident at a time
 and peak memory no longer grows with the number of rows.
