@@ -1,6 +1,7 @@
 """CART kernels: per-row statistics from labels and weights, out-of-bag sums, pruning.
 
-Per-row statistics (what a forest feeds the grower, recomputed in every pass)::
+Per-row statistics (what a forest feeds the grower, made again in every pass from the
+labels, weights and each row's stored draw)::
 
     classification (n_stats = K + 1):  stats[t, i, k] = w_ti * 1{y_i == k},  k < K
                                        stats[t, i, K] = 1 if w_ti > 0 else 0
@@ -11,7 +12,8 @@ Per-row statistics (what a forest feeds the grower, recomputed in every pass)::
 
 The draw is a pure function of (seed, tree index, global row index) (see
 ``kernels/sampling.py``), so no bootstrap index is ever stored and the statistics are the
-same for any block size, prefetch depth or thread count::
+same for any block size, prefetch depth or thread count (a forest keeps each row's draw,
+one byte per tree, for the passes of its group of trees: :func:`row_draws`)::
 
     mode 0  every row once                          (bootstrap=False)
     mode 1  Poisson(lam) copies                     (bootstrap=True; lam = 1 is
@@ -23,9 +25,9 @@ whose large-``n`` limit is Poisson(lam): that is how ``max_samples`` is honoured
 core.
 
 Statistics are float64 (not ``G_H_DTYPE``): they are never stored per row (one block's
-worth at a time), and float64 keeps ``w * y^2`` exact for float32 labels, so node
-impurities (min_impurity_decrease, importances, pruning) match scikit-learn's float64
-arithmetic.
+worth at a time, in a buffer the memory plan counts), and float64 keeps ``w * y^2``
+exact for float32 labels, so node impurities (min_impurity_decrease, importances,
+pruning) match scikit-learn's float64 arithmetic.
 """
 import math
 
