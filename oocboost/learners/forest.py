@@ -486,7 +486,7 @@ def choose_trees_per_pass(cache, config, n_new, plan_train):
 
     Each tree of a pass costs 4 bytes of node index per row (and 1 of stored draw with
     row sampling), its statistics for one block (``block_rows * n_stats * 8`` bytes) and
-    its frontier's histograms (``n_features * max_bin * hist_width(n_stats) * 8`` bytes
+    its frontier's histograms (``hist_columns * max_bin * hist_width(n_stats) * 8`` bytes
     per node in flight); a candidate is accepted when the plan leaves room for at least
     two nodes per tree.
     """
