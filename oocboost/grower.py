@@ -12,7 +12,7 @@ passes, because it owns the per-row state and decides what each row contributes:
     trees = grower.trees()
 
 Each pass first moves every row one level down for the splits decided after the previous
-pass (``partition_rows``), then adds it into the histogram of its new node when that node
+pass (``partition_select_rows``), then adds it into the histogram of its new node when that node
 is being built this pass. Of two siblings only the one with fewer rows is built; the other
 is ``parent - built``::
 
@@ -39,7 +39,7 @@ import numpy as np
 from .common import HIST_DTYPE, NODE_DTYPE, aligned_zeros, hist_width
 from .kernels.histogram import (build_histograms_columns, build_histograms_selected,
                                 node_sums_from_histograms, subtract_histograms, zero_slots)
-from .kernels.partition import partition_rows, partition_select_rows
+from .kernels.partition import partition_select_rows
 from .kernels.sampling import node_feature_subsets
 
 
@@ -266,7 +266,8 @@ class TreeGrower:
         self._select_count_stat = -1 if every_row_counts else policy.count_stat
         self.n_words = (max_bin + 31) // 32
         self.telemetry = GrowerTelemetry()
-        self._slot_of_row = None
+        self._no_slots = None      # apply_pending: every slot -1, no stats read
+        self._no_stats = None
         self._row_list = None
 
     # ------------------------------------------------------------------ set-up
@@ -416,24 +417,16 @@ class TreeGrower:
         node_of_row : ndarray (n_trees, n_rows) int32, updated in place
         """
         n_rows = codes.shape[1]
-        rows, slots = self._scratch_rows(n_rows)
-        chunk_start = _chunk_starts(n_rows)
-        chunk_count = np.empty((self.n_trees, len(chunk_start)), np.int64)
-        nd = self.nodes
-        tel = self.telemetry
-        t0 = time.perf_counter()
-        partition_select_rows(codes, node_of_row, nd.left, nd.right, nd.feature,
-                              nd.bin_threshold, nd.default_left, nd.is_categorical,
-                              nd.cat_bitset, self.missing_bin, nd.slot_of_node, stats,
-                              self._select_count_stat, chunk_start, rows, slots, chunk_count)
+        rows, slots, chunk_start, chunk_count = self._partition(
+            codes, node_of_row, self.nodes.slot_of_node, stats, self._select_count_stat)
         t1 = time.perf_counter()
-        tel.partition_s += t1 - t0
         if self._columns:
             build_histograms_columns(codes, stats, rows, slots, chunk_start, chunk_count,
                                      self._slot_columns, self.hist)
         else:
             build_histograms_selected(codes, stats, rows, slots, chunk_start, chunk_count,
                                       self.hist)
+        tel = self.telemetry
         tel.histogram_s += time.perf_counter() - t1
         tel.rows_streamed += n_rows
         tel.code_bytes_streamed += codes.nbytes
@@ -443,29 +436,32 @@ class TreeGrower:
 
         After this, ``node_of_row`` holds each row's leaf in the finished trees.
         """
-        self._partition(codes, node_of_row, self._no_slots)
+        if self._no_slots is None:
+            self._no_slots = np.full_like(self.nodes.slot_of_node, -1)
+            self._no_stats = np.zeros((self.n_trees, 1, 1), np.float32)
+        self._partition(codes, node_of_row, self._no_slots, self._no_stats, -1)
 
-    def _partition(self, codes, node_of_row, slot_of_node):
-        """Apply pending splits to a block; returns each row's slot in ``slot_of_node``."""
-        slot_of_row = self._scratch_slots(codes.shape[1])
+    def _partition(self, codes, node_of_row, slot_of_node, stats, count_stat):
+        """Move a block's rows to their new nodes and list, per chunk, those whose node has
+        a slot in ``slot_of_node``; returns ``(rows, slots, chunk_start, chunk_count)``."""
+        n_rows = codes.shape[1]
+        rows, slots = self._scratch_rows(n_rows)
+        chunk_start = _chunk_starts(n_rows)
+        chunk_count = np.empty((self.n_trees, len(chunk_start)), np.int64)
         nd = self.nodes
         t0 = time.perf_counter()
-        partition_rows(codes, node_of_row, nd.left, nd.right, nd.feature, nd.bin_threshold,
-                       nd.default_left, nd.is_categorical, nd.cat_bitset, self.missing_bin,
-                       slot_of_node, slot_of_row)
+        partition_select_rows(codes, node_of_row, nd.left, nd.right, nd.feature,
+                              nd.bin_threshold, nd.default_left, nd.is_categorical,
+                              nd.cat_bitset, self.missing_bin, slot_of_node, stats,
+                              count_stat, chunk_start, rows, slots, chunk_count)
         self.telemetry.partition_s += time.perf_counter() - t0
-        return slot_of_row
+        return rows, slots, chunk_start, chunk_count
 
     def _scratch_rows(self, n_rows):
         if self._row_list is None or self._row_list[0].shape[1] < n_rows:
             self._row_list = (np.empty((self.n_trees, n_rows), np.int32),
                               np.empty((self.n_trees, n_rows), np.int32))
         return self._row_list[0][:, :n_rows], self._row_list[1][:, :n_rows]
-
-    def _scratch_slots(self, n_rows):
-        if self._slot_of_row is None or self._slot_of_row.shape[1] < n_rows:
-            self._slot_of_row = np.empty((self.n_trees, n_rows), np.int32)
-        return self._slot_of_row[:, :n_rows]
 
     def finish_pass(self):
         """Complete this pass's histograms, search splits, and choose what to expand next."""
@@ -702,10 +698,6 @@ class TreeGrower:
         self._to_evaluate.extend([(t, left_id), (t, right_id)])
 
     # ------------------------------------------------------------------ results
-    @property
-    def _no_slots(self):
-        return np.full_like(self.nodes.slot_of_node, -1)
-
     def tree_arrays(self, t):
         """The finished tree ``t`` as a dict of flat arrays (see docs/internals.md)."""
         nd = self.nodes

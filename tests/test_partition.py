@@ -2,14 +2,14 @@
 import numpy as np
 import pytest
 
-from oocboost.kernels.partition import add_node_values, partition_rows
+from oocboost.kernels.partition import add_node_values, partition_select_rows
 from oocboost.kernels.sampling import poisson1_per_row, uniform_per_row
 
 
 def naive_partition(codes, node_of_row, left, right, feature, bin_thr, default_left, is_cat,
                     bitset, missing_bin, slot_of_node):
     node_of_row = node_of_row.copy()
-    slots = np.empty_like(node_of_row)
+    slots = np.empty(node_of_row.shape, np.int32)
     for t in range(node_of_row.shape[0]):
         for i in range(node_of_row.shape[1]):
             n = node_of_row[t, i]
@@ -27,8 +27,14 @@ def naive_partition(codes, node_of_row, left, right, feature, bin_thr, default_l
     return node_of_row, slots
 
 
-@pytest.mark.parametrize("seed", range(4))
-def test_matches_naive(seed):
+@pytest.mark.parametrize("node_dtype", [np.int32, np.uint8])
+@pytest.mark.parametrize("n_chunks", [1, 3])
+@pytest.mark.parametrize("count_stat", [-1, 1])
+@pytest.mark.parametrize("seed", range(3))
+def test_select_matches_naive(seed, count_stat, n_chunks, node_dtype):
+    """Rows move like a naive traversal; each chunk lists, ascending, the rows whose new
+    node has a slot (and, with ``count_stat``, a nonzero count). Tree 1 has a categorical
+    split, tree 0 none (the numeric-only path)."""
     rng = np.random.default_rng(seed)
     n_trees, cap, n_rows, n_features, max_bin = 2, 7, 500, 3, 40
     codes = rng.integers(0, max_bin, size=(n_features, n_rows)).astype(np.uint8)
@@ -43,15 +49,48 @@ def test_matches_naive(seed):
     is_cat[1, 0] = 1
     bitset = rng.integers(0, 2**32, size=(n_trees, cap, 2), dtype=np.uint64).astype(np.uint32)
     slot_of_node = rng.integers(-1, 4, size=(n_trees, cap)).astype(np.int32)
-    node_of_row = rng.integers(0, 3, size=(n_trees, n_rows)).astype(np.int32)
+    node_of_row = rng.integers(0, 3, size=(n_trees, n_rows)).astype(node_dtype)
+    stats = rng.integers(0, 2, size=(n_trees, n_rows, 2)).astype(np.float32)
     expect_nodes, expect_slots = naive_partition(codes, node_of_row, left, right, feature,
                                                  bin_thr, default_left, is_cat, bitset,
                                                  max_bin - 1, slot_of_node)
-    slots = np.empty_like(node_of_row)
-    partition_rows(codes, node_of_row, left, right, feature, bin_thr, default_left, is_cat,
-                   bitset, max_bin - 1, slot_of_node, slots)
+    chunk_start = np.array([0, 170, 333][:n_chunks], np.int64)
+    rows = np.empty((n_trees, n_rows), np.int32)
+    slots = np.empty((n_trees, n_rows), np.int32)
+    chunk_count = np.empty((n_trees, n_chunks), np.int64)
+    partition_select_rows(codes, node_of_row, left, right, feature, bin_thr, default_left,
+                          is_cat, bitset, max_bin - 1, slot_of_node, stats, count_stat,
+                          chunk_start, rows, slots, chunk_count)
+    assert node_of_row.dtype == node_dtype
     np.testing.assert_array_equal(node_of_row, expect_nodes)
-    np.testing.assert_array_equal(slots, expect_slots)
+    bounds = list(chunk_start) + [n_rows]
+    for t in range(n_trees):
+        for c in range(n_chunks):
+            lo, hi = bounds[c], bounds[c + 1]
+            keep = expect_slots[t, lo:hi] >= 0
+            if count_stat >= 0:
+                keep &= stats[t, lo:hi, count_stat] != 0
+            want = lo + np.flatnonzero(keep)
+            k = int(chunk_count[t, c])
+            np.testing.assert_array_equal(rows[t, lo:lo + k], want)
+            np.testing.assert_array_equal(slots[t, lo:lo + k], expect_slots[t, want])
+
+
+def test_select_with_no_slots_only_moves_rows():
+    """``apply_pending``'s use: every slot -1 lists nothing and still moves every row."""
+    codes = np.array([[1, 9, 255, 4]], np.uint8)
+    left = np.array([[1, -1, -1]], np.int32)
+    right = np.array([[2, -1, -1]], np.int32)
+    node_of_row = np.zeros((1, 4), np.uint8)
+    chunk_count = np.empty((1, 1), np.int64)
+    partition_select_rows(codes, node_of_row, left, right, np.zeros((1, 3), np.int32),
+                          np.full((1, 3), 4, np.int32), np.ones((1, 3), np.uint8),
+                          np.zeros((1, 3), np.uint8), np.zeros((1, 3, 8), np.uint32), 255,
+                          np.full((1, 3), -1, np.int32), np.zeros((1, 1, 1), np.float32),
+                          -1, np.zeros(1, np.int64), np.empty((1, 4), np.int32),
+                          np.empty((1, 4), np.int32), chunk_count)
+    np.testing.assert_array_equal(node_of_row, [[1, 2, 1, 1]])   # 255 is missing: left
+    assert chunk_count[0, 0] == 0
 
 
 def test_add_node_values():
