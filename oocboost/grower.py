@@ -31,7 +31,7 @@ expanded each pass, up to ``max_leaves`` leaves (LightGBM's best-first order, ba
 that a pass grows several leaves).
 """
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numba
 import numpy as np
@@ -178,6 +178,8 @@ class _NodeArrays:
         self.is_categorical = np.zeros((t, capacity), np.uint8)
         self.cat_bitset = np.zeros((t, capacity, max(self.n_words, 1)), np.uint32)
         self.slot_of_node = np.full((t, capacity), -1, np.int32)
+        # every histogram still held, built this pass or kept for subtraction; -1 = none
+        self.held_slot = np.full((t, capacity), -1, np.int64)
         self.value = np.zeros((t, capacity, self.n_outputs), np.float64)
         self.sums = np.zeros((t, capacity, self.n_stats), np.float64)
         self.gain = np.zeros((t, capacity), np.float64)
@@ -185,7 +187,7 @@ class _NodeArrays:
         if old is not None:
             n = self.capacity
             for name in ("left", "right", "feature", "bin_threshold", "default_left",
-                         "is_categorical", "cat_bitset", "slot_of_node", "value", "sums",
+                         "is_categorical", "cat_bitset", "slot_of_node", "held_slot", "value", "sums",
                          "gain", "depth"):
                 getattr(self, name)[:, :n] = old[name]
         self.capacity = capacity
@@ -195,20 +197,26 @@ class _NodeArrays:
             self._alloc(max(capacity, 2 * self.capacity))
 
 
-@dataclass
-class _Candidate:
-    tree: int
-    node: int
-    gain: float
-    feature: int
-    bin: int
-    default_left: bool
-    is_categorical: bool
-    bitset: np.ndarray
-    left_sums: np.ndarray
-    right_sums: np.ndarray
-    importance_gain: float = 0.0
-    order: int = field(default=0)
+def _take(frontier, index):
+    """The frontier entries at ``index``. The frontier (nodes with an accepted split,
+    waiting to be expanded) is a dict of arrays, one entry per node: a Python object per
+    node and per-node bookkeeping cost about 20 us a node, 7 of 50 s for a 100-tree,
+    depth-12 forest."""
+    return {k: v[index] for k, v in frontier.items()}
+
+
+def _concat(first, second):
+    return {k: np.concatenate([first[k], second[k]]) for k in first}
+
+
+def _rank_within(trees, n_trees):
+    """For each entry, how many earlier entries belong to the same tree."""
+    order = np.argsort(trees, kind="stable")
+    counts = np.bincount(trees, minlength=n_trees)
+    group_start = np.concatenate([[0], np.cumsum(counts)[:-1]])
+    rank = np.empty(len(trees), np.int64)
+    rank[order] = np.arange(len(trees)) - group_start[trees[order]]
+    return rank
 
 
 class TreeGrower:
@@ -312,23 +320,22 @@ class TreeGrower:
                                    for t in range(self.n_trees)]
         self._level_features = {}
         # nodes.slot_of_node holds only the slots rows are added into during the next pass;
-        # _hist_slot maps (tree, node) to every histogram still held (for subtraction).
-        self._hist_slot = {}
-        self._pending_subtractions = []   # (parent_slot, built_slot, sibling_slot)
-        self._to_evaluate = []            # (tree, node) whose histograms complete this pass
-        self._frontier = []               # _Candidate with a valid split, waiting expansion
+        # nodes.held_slot every histogram still held (for subtraction), _n_held of them.
+        self._n_held = 0
+        self._pending_subtractions = []   # (k, 3) arrays: parent, built, sibling slot
+        self._to_evaluate = []            # (trees, nodes) arrays completing this pass
+        self._frontier = None             # _frontier() arrays, or None when empty
         self._n_leaves = np.ones(self.n_trees, dtype=np.int64)
         self._pass_has_work = True
         self._order = 0
         if self._columns:
             self._tree_keys = [int(self._rng(t).integers(0, 2 ** 63))
                                for t in range(self.n_trees)]
-        for t in range(self.n_trees):
-            slot = self._take_slot()
-            self.nodes.slot_of_node[t, 0] = slot
-            self._hist_slot[(t, 0)] = slot
-            self._pending_columns.append((slot, t, 0))
-            self._to_evaluate.append((t, 0))
+        trees = np.arange(self.n_trees, dtype=np.int64)
+        roots = np.zeros(self.n_trees, dtype=np.int64)
+        slots = self._take_slots(self.n_trees, zero=True)
+        self._hold(trees, roots, slots, rows_added=True)
+        self._to_evaluate.append((trees, roots))
         self._draw_pending_columns()
         self._zero_new_slots()
 
@@ -341,38 +348,60 @@ class TreeGrower:
         n = _sample_count(len(features), fraction)
         return np.sort(self._rng(tree).choice(features, size=n, replace=False))
 
-    def _take_slot(self, zero=True):
-        """A free histogram slot; zeroed (in :meth:`_zero_new_slots`) unless the caller
-        overwrites all of it, as the sibling filled by subtraction is."""
-        if self._free_slots:
-            slot = self._free_slots.pop()
-        else:
-            slot = self._n_slots
-            self._n_slots += 1
-            if slot >= self.hist.shape[0]:
-                size = max(2 * self.hist.shape[0], 4)
-                cap = self.params.max_hist_slots
-                if cap is not None:
-                    # Past 64 slots, straight to the planned pool: doubling a pool of
-                    # hundreds of MiB holds the old and the new copy at once (200 MiB over
-                    # the plan, measured). Slots never used are never touched, so the
-                    # unused part of the pool costs no RSS.
-                    size = max(cap if size > 64 else min(size, cap), slot + 1)
-                grown = aligned_zeros((size,) + self.hist.shape[1:], HIST_DTYPE)
-                grown[: self.hist.shape[0]] = self.hist
-                self.hist = grown
-                columns = np.zeros((size, self._slot_columns.shape[1]), np.int32)
-                columns[: len(self._slot_columns)] = self._slot_columns
-                self._slot_columns = columns
+    def _take_slots(self, count, zero):
+        """``count`` free histogram slots (int64 array); zeroed in :meth:`_zero_new_slots`
+        unless ``zero`` is False, for siblings filled by subtraction, which overwrite all
+        of it."""
+        reused = min(count, len(self._free_slots))
+        slots = np.empty(count, np.int64)
+        if reused:
+            slots[:reused] = self._free_slots[len(self._free_slots) - reused:]
+            del self._free_slots[len(self._free_slots) - reused:]
+        if count > reused:
+            first = self._n_slots
+            self._n_slots += count - reused
+            slots[reused:] = np.arange(first, self._n_slots)
+            if self._n_slots > self.hist.shape[0]:
+                self._grow_pool(self._n_slots)
         if zero:
-            self._slots_to_zero.append(slot)
-        return slot
+            self._slots_to_zero.append(slots)
+        return slots
+
+    def _grow_pool(self, needed):
+        """Grow the histogram pool to at least ``needed`` slots, doubling under the cap."""
+        size = self.hist.shape[0]
+        cap = self.params.max_hist_slots
+        while size < needed:
+            grown = max(2 * size, 4)
+            if cap is not None:
+                # Past 64 slots, straight to the planned pool: doubling a pool of hundreds
+                # of MiB holds the old and the new copy at once (200 MiB over the plan,
+                # measured). Slots never used are never touched, so the unused part of
+                # the pool costs no RSS.
+                grown = cap if grown > 64 else min(grown, cap)
+            size = grown if grown > size else needed
+        pool = aligned_zeros((size,) + self.hist.shape[1:], HIST_DTYPE)
+        pool[: self.hist.shape[0]] = self.hist
+        self.hist = pool
+        columns = np.zeros((size, self._slot_columns.shape[1]), np.int32)
+        columns[: len(self._slot_columns)] = self._slot_columns
+        self._slot_columns = columns
+
+    def _hold(self, trees, nodes, slots, rows_added):
+        """Record that nodes hold histogram slots; ``rows_added``: rows are added into
+        them in the next pass (else they are filled by subtraction)."""
+        nd = self.nodes
+        nd.held_slot[trees, nodes] = slots
+        self._n_held += len(slots)
+        if rows_added:
+            nd.slot_of_node[trees, nodes] = slots
+            self._pending_columns.append(np.stack([slots, trees, nodes], axis=1))
 
     def _zero_new_slots(self):
         """Zero the slots taken since the last call, in one parallel kernel call (one
         ``hist[slot] = 0`` per node cost 0.65 of 9.5 s for 16 forest trees)."""
         if self._slots_to_zero:
-            zero_slots(self.hist, np.asarray(self._slots_to_zero, np.int64))
+            zero_slots(self.hist, np.concatenate(self._slots_to_zero))
             self._slots_to_zero = []
 
     def _draw_pending_columns(self):
@@ -382,7 +411,7 @@ class TreeGrower:
             return
         if not self._pending_columns:
             return
-        pending = np.asarray(self._pending_columns, dtype=np.int64)
+        pending = np.concatenate(self._pending_columns)
         self._pending_columns = []
         for t in np.unique(pending[:, 1]):
             of_tree = pending[pending[:, 1] == t]
@@ -392,10 +421,16 @@ class TreeGrower:
                                  self._columns, out)
             self._slot_columns[of_tree[:, 0]] = out
 
-    def _release_node_slot(self, tree, node):
-        slot = self._hist_slot.pop((tree, node), None)
-        if slot is not None:
-            self._free_slots.append(int(slot))
+    def _release_slots(self, trees, nodes, at_most=None):
+        """Free the histograms held by these nodes (the first ``at_most`` that hold one)."""
+        held = self.nodes.held_slot[trees, nodes]
+        which = np.flatnonzero(held >= 0)
+        if at_most is not None:
+            which = which[:max(0, at_most)]
+        if len(which):
+            self._free_slots.extend(held[which].tolist())
+            self.nodes.held_slot[trees[which], nodes[which]] = -1
+            self._n_held -= len(which)
 
     @property
     def n_hist_slots(self):
@@ -469,18 +504,18 @@ class TreeGrower:
         self.telemetry.passes += 1
         nd = self.nodes
         if self._pending_subtractions:
-            trip = np.asarray(self._pending_subtractions, dtype=np.int32)
+            trip = np.concatenate(self._pending_subtractions)
             subtract_histograms(self.hist, trip[:, 0], trip[:, 1], trip[:, 2])
-            self._free_slots.extend(int(s) for s in trip[:, 0])
+            self._free_slots.extend(trip[:, 0].tolist())
             self._pending_subtractions = []
         nd.slot_of_node.fill(-1)
         evaluate = self._to_evaluate
         self._to_evaluate = []
         if evaluate:
-            trees = np.array([t for t, _ in evaluate], dtype=np.int64)
-            node_ids = np.array([n for _, n in evaluate], dtype=np.int64)
-            slots = np.array([self._hist_slot[(t, n)] for t, n in evaluate], dtype=np.int32)
-            sums = np.empty((len(evaluate), self.policy.n_stats), np.float64)
+            trees = np.concatenate([t for t, _ in evaluate])
+            node_ids = np.concatenate([n for _, n in evaluate])
+            slots = nd.held_slot[trees, node_ids].astype(np.int32)
+            sums = np.empty((len(trees), self.policy.n_stats), np.float64)
             node_sums_from_histograms(self.hist, slots, sums)
             nd.sums[trees, node_ids] = sums
             nd.value[trees, node_ids] = self.policy.leaf_values(sums)
@@ -545,66 +580,70 @@ class TreeGrower:
             res = self.policy.find_splits(self.hist, sums[idx], slots[idx], mask,
                                           trees=trees[idx], node_ids=node_ids[idx])
         taken = np.zeros(len(trees), dtype=bool)
-        accepted = (self.policy.accept_splits(res, sums[idx], trees=trees[idx],
-                                              node_ids=node_ids[idx]) if len(idx)
-                    else np.zeros(0, dtype=bool))
-        for j, i in enumerate(idx):
-            gain = float(res["gain"][j])
-            if not accepted[j]:
-                continue
+        if len(idx):
+            accepted = np.flatnonzero(np.asarray(self.policy.accept_splits(
+                res, sums[idx], trees=trees[idx], node_ids=node_ids[idx]), dtype=bool))
+            i = idx[accepted]
             taken[i] = True
-            self._order += 1
             importance = res.get("importance_gain", res["gain"])
-            self._frontier.append(_Candidate(
-                tree=int(trees[i]), node=int(node_ids[i]), gain=gain,
-                feature=int(res["feature"][j]), bin=int(res["bin"][j]),
-                default_left=bool(res["default_left"][j]),
-                is_categorical=bool(res["is_categorical"][j]),
-                # views: ``res`` is fresh per search and never written again
-                bitset=res["cat_bitset"][j], left_sums=res["left_sums"][j],
-                right_sums=res["right_sums"][j],
-                importance_gain=float(importance[j]), order=self._order))
+            batch = dict(
+                tree=trees[i].astype(np.int64), node=node_ids[i].astype(np.int64),
+                gain=np.asarray(res["gain"], np.float64)[accepted],
+                feature=np.asarray(res["feature"], np.int64)[accepted],
+                bin=np.asarray(res["bin"], np.int64)[accepted],
+                default_left=np.asarray(res["default_left"], bool)[accepted],
+                is_categorical=np.asarray(res["is_categorical"], bool)[accepted],
+                bitset=np.asarray(res["cat_bitset"], np.uint32)[accepted],
+                left_sums=np.asarray(res["left_sums"], np.float64)[accepted],
+                right_sums=np.asarray(res["right_sums"], np.float64)[accepted],
+                importance_gain=np.asarray(importance, np.float64)[accepted],
+                order=self._order + 1 + np.arange(len(i), dtype=np.int64))
+            self._order += len(i)
+            self._frontier = batch if self._frontier is None else _concat(self._frontier, batch)
         # Sampled-feature histograms serve no subtraction: every one is freed once read.
-        for i in (range(len(trees)) if self._columns else np.flatnonzero(~taken)):
-            self._release_node_slot(int(trees[i]), int(node_ids[i]))
+        done = np.arange(len(trees)) if self._columns else np.flatnonzero(~taken)
+        self._release_slots(trees[done], node_ids[done])
 
     def _expand(self):
+        """Choose which frontier nodes split now (policy, leaf limit, histogram pool) and
+        split them; the rest wait or become leaves."""
         p = self.params
-        if p.grow_policy == "lossguide":
-            self._frontier.sort(key=lambda c: (-c.gain, c.order))
-        else:
-            self._frontier.sort(key=lambda c: c.order)
-        chosen, waiting = [], []
-        per_tree = np.zeros(self.n_trees, dtype=np.int64)
-        for c in self._frontier:
-            room = p.max_leaves is None or self._n_leaves[c.tree] < p.max_leaves
-            if room and (p.grow_policy != "lossguide" or per_tree[c.tree] < p.leaves_per_pass):
-                chosen.append(c)
-                per_tree[c.tree] += 1
-                self._n_leaves[c.tree] += 1
-            elif room and p.grow_policy == "lossguide":
-                waiting.append(c)
+        fr = self._frontier
+        self._frontier = None
+        if fr is not None and len(fr["tree"]):
+            if p.grow_policy == "lossguide":
+                fr = _take(fr, np.lexsort((fr["order"], -fr["gain"])))
             else:
-                self._release_node_slot(c.tree, c.node)
-        self._frontier = waiting
-        chosen, deferred = self._fit_pool(chosen)
-        for c in deferred:
-            self._n_leaves[c.tree] -= 1
-        self._frontier = deferred + self._frontier
-        self._terminal_children = []
-        for c in chosen:
-            self._split_node(c, terminal=self._children_terminal(c))
-        if self._terminal_children:
-            tn = np.asarray(self._terminal_children, dtype=np.int64)
-            nd = self.nodes
-            nd.value[tn[:, 0], tn[:, 1]] = self.policy.leaf_values(nd.sums[tn[:, 0], tn[:, 1]])
+                fr = _take(fr, np.argsort(fr["order"], kind="stable"))
+            t = fr["tree"]
+            # the first `limit` candidates of each tree, in this order, are expanded
+            limit = np.bincount(t, minlength=self.n_trees)
+            if p.grow_policy == "lossguide":
+                limit = np.minimum(limit, p.leaves_per_pass)
+            if p.max_leaves is not None:
+                limit = np.minimum(limit, np.maximum(p.max_leaves - self._n_leaves, 0))
+            chosen = _rank_within(t, self.n_trees) < limit[t]
+            self._n_leaves += limit
+            room = (np.ones(len(t), bool) if p.max_leaves is None
+                    else self._n_leaves[t] < p.max_leaves)
+            wait = ~chosen & room & (p.grow_policy == "lossguide")
+            drop = ~chosen & ~wait
+            self._release_slots(t[drop], fr["node"][drop])
+            if wait.any():
+                self._frontier = _take(fr, wait)
+            expand, deferred = self._fit_pool(_take(fr, chosen))
+            if len(deferred["tree"]):
+                np.subtract.at(self._n_leaves, deferred["tree"], 1)
+                self._frontier = (deferred if self._frontier is None
+                                  else _concat(deferred, self._frontier))
+            if len(expand["tree"]):
+                self._split_nodes(expand)
         self._draw_pending_columns()
         self._zero_new_slots()
         self._pass_has_work = bool(self._to_evaluate)
-        if not self._pass_has_work:
-            for c in self._frontier:
-                self._release_node_slot(c.tree, c.node)
-            self._frontier = []
+        if not self._pass_has_work and self._frontier is not None:
+            self._release_slots(self._frontier["tree"], self._frontier["node"])
+            self._frontier = None
 
     def _fit_pool(self, chosen):
         """Bound the histograms held during the next pass by ``max_hist_slots``.
@@ -613,89 +652,100 @@ class TreeGrower:
         ones per non-terminal expansion. Returns (expanded now, deferred).
         """
         cap = self.params.max_hist_slots
-        if cap is None or not chosen:
-            return chosen, []
-        needs = [0 if self._children_terminal(c) else 2 for c in chosen]
-        # A running total: recounting the pool for every node was quadratic in the
-        # frontier (3 of 9 s of a depth-12 forest's training went there).
-        need_total = sum(needs)
-        if len(self._hist_slot) + need_total <= cap:
-            return chosen, []
-
-        def peak():
-            return len(self._hist_slot) + need_total
-
+        n = len(chosen["tree"])
+        if cap is None or n == 0:
+            return chosen, _take(chosen, slice(0, 0))
+        needs = np.where(self._children_terminal(chosen["tree"], chosen["node"]), 0, 2)
+        need_total = int(needs.sum())
+        if self._n_held + need_total <= cap:
+            return chosen, _take(chosen, slice(0, 0))
         # 1. histograms of waiting nodes, lowest priority first
-        for c in reversed(self._frontier):
-            if peak() <= cap:
-                break
-            self._release_node_slot(c.tree, c.node)
+        waiting = self._frontier
+        if waiting is not None:
+            self._release_slots(waiting["tree"][::-1], waiting["node"][::-1],
+                                at_most=self._n_held + need_total - cap)
         # 2. parents about to expand: terminal children need no parent histogram at all,
         #    the others then build both children instead of subtracting one
-        order = sorted(range(len(chosen)), key=lambda j: needs[j] != 0)
-        for j in order:
-            if peak() <= cap:
-                break
-            self._release_node_slot(chosen[j].tree, chosen[j].node)
+        if self._n_held + need_total > cap:
+            order = np.argsort(needs != 0, kind="stable")
+            self._release_slots(chosen["tree"][order], chosen["node"][order],
+                                at_most=self._n_held + need_total - cap)
         # 3. expansions that still do not fit wait for the next pass
-        kept = len(chosen)
-        while peak() > cap and kept > 1:
-            kept -= 1
-            need_total -= needs[kept]
-            needs[kept] = 0
-        return chosen[:kept], chosen[kept:]
+        kept = max(1, int(np.count_nonzero(self._n_held + np.cumsum(needs) <= cap)))
+        return _take(chosen, slice(0, kept)), _take(chosen, slice(kept, n))
 
-    def _children_terminal(self, c):
-        """Children that can never split need no histogram: their sums are known."""
+    def _children_terminal(self, trees, nodes):
+        """Per node: its children can never split, so they need no histogram (their sums
+        are known)."""
         p = self.params
-        if p.max_depth is not None and self.nodes.depth[c.tree, c.node] + 1 >= p.max_depth:
-            return True
-        return p.max_leaves is not None and self._n_leaves[c.tree] >= p.max_leaves
+        terminal = np.zeros(len(trees), dtype=bool)
+        if p.max_depth is not None:
+            terminal |= self.nodes.depth[trees, nodes] + 1 >= p.max_depth
+        if p.max_leaves is not None:
+            terminal |= self._n_leaves[trees] >= p.max_leaves
+        return terminal
 
-    def _split_node(self, c, terminal=False):
+    def _split_nodes(self, c):
+        """Split the chosen nodes ``c`` (frontier arrays): children get consecutive ids per
+        tree in ``c``'s order, and histogram slots unless they are terminal."""
         nd = self.nodes
-        t, n = c.tree, c.node
-        nd.reserve(int(nd.n_nodes[t]) + 2)
-        left_id = int(nd.n_nodes[t])
+        t, n = c["tree"], c["node"]
+        terminal = self._children_terminal(t, n)
+        per_tree = np.bincount(t, minlength=self.n_trees)
+        nd.reserve(int((nd.n_nodes + 2 * per_tree).max()))
+        left_id = nd.n_nodes[t] + 2 * _rank_within(t, self.n_trees)
         right_id = left_id + 1
-        nd.n_nodes[t] += 2
+        nd.n_nodes += 2 * per_tree
         nd.left[t, n] = left_id
         nd.right[t, n] = right_id
-        nd.feature[t, n] = c.feature
-        nd.bin_threshold[t, n] = c.bin
-        nd.default_left[t, n] = c.default_left
-        nd.is_categorical[t, n] = c.is_categorical
-        nd.cat_bitset[t, n, : len(c.bitset)] = c.bitset
-        nd.gain[t, n] = c.importance_gain
+        nd.feature[t, n] = c["feature"]
+        nd.bin_threshold[t, n] = c["bin"]
+        nd.default_left[t, n] = c["default_left"]
+        nd.is_categorical[t, n] = c["is_categorical"]
+        nd.cat_bitset[t, n, : c["bitset"].shape[1]] = c["bitset"]
+        nd.gain[t, n] = c["importance_gain"]
         nd.depth[t, left_id] = nd.depth[t, right_id] = nd.depth[t, n] + 1
-        if terminal:
-            # sums now, leaf values for all terminal children at once (_finish_terminal)
-            nd.sums[t, left_id] = c.left_sums
-            nd.sums[t, right_id] = c.right_sums
-            self._terminal_children.extend([(t, left_id), (t, right_id)])
-            self._release_node_slot(t, n)
+
+        # terminal children: sums from the split, leaf values in one call
+        k = np.flatnonzero(terminal)
+        if len(k):
+            tt = np.repeat(t[k], 2)
+            children = np.stack([left_id[k], right_id[k]], axis=1).ravel()
+            sums = np.stack([c["left_sums"][k], c["right_sums"][k]], axis=1)
+            sums = sums.reshape(-1, sums.shape[2])
+            nd.sums[tt, children] = sums
+            nd.value[tt, children] = self.policy.leaf_values(sums)
+            self._release_slots(t[k], n[k])
+
+        k = np.flatnonzero(~terminal)
+        if not len(k):
             return
-        if (t, n) not in self._hist_slot:
-            # No parent histogram (dropped to bound memory, or sampled-feature
-            # histograms, which are never subtracted): build both children.
-            for child in (left_id, right_id):
-                slot = self._take_slot()
-                nd.slot_of_node[t, child] = slot
-                self._hist_slot[(t, child)] = slot
-                self._pending_columns.append((slot, t, child))
-            self._to_evaluate.extend([(t, left_id), (t, right_id)])
-            return
-        cs = self.policy.count_stat
-        build_left = c.left_sums[cs] <= c.right_sums[cs]
-        small, large = (left_id, right_id) if build_left else (right_id, left_id)
-        parent_slot = self._hist_slot.pop((t, n))
-        small_slot = self._take_slot()
-        large_slot = self._take_slot(zero=False)
-        nd.slot_of_node[t, small] = small_slot        # rows are added into this one
-        self._hist_slot[(t, small)] = small_slot
-        self._hist_slot[(t, large)] = large_slot       # filled by subtraction after the pass
-        self._pending_subtractions.append((parent_slot, small_slot, large_slot))
-        self._to_evaluate.extend([(t, left_id), (t, right_id)])
+        self._to_evaluate.append((np.repeat(t[k], 2),
+                                  np.stack([left_id[k], right_id[k]], axis=1).ravel()))
+        parent_slot = nd.held_slot[t[k], n[k]]
+        # No parent histogram (dropped to bound memory, or sampled-feature histograms,
+        # which are never subtracted): build both children.
+        both = k[parent_slot < 0]
+        if len(both):
+            slots = self._take_slots(2 * len(both), zero=True)
+            self._hold(t[both], left_id[both], slots[0::2], rows_added=True)
+            self._hold(t[both], right_id[both], slots[1::2], rows_added=True)
+        # Otherwise build the child with fewer rows; the sibling is parent - built.
+        sub = k[parent_slot >= 0]
+        if len(sub):
+            cs = self.policy.count_stat
+            build_left = c["left_sums"][sub, cs] <= c["right_sums"][sub, cs]
+            small = np.where(build_left, left_id[sub], right_id[sub])
+            large = np.where(build_left, right_id[sub], left_id[sub])
+            parents = nd.held_slot[t[sub], n[sub]]
+            nd.held_slot[t[sub], n[sub]] = -1     # freed once subtracted (finish_pass)
+            self._n_held -= len(sub)
+            small_slots = self._take_slots(len(sub), zero=True)
+            large_slots = self._take_slots(len(sub), zero=False)
+            self._hold(t[sub], small, small_slots, rows_added=True)
+            self._hold(t[sub], large, large_slots, rows_added=False)
+            self._pending_subtractions.append(
+                np.stack([parents, small_slots, large_slots], axis=1))
 
     # ------------------------------------------------------------------ results
     def tree_arrays(self, t):
