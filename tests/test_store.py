@@ -120,6 +120,29 @@ def test_uint16_and_block_subsets(caches, backend, block_rows):
     c.close()
 
 
+@pytest.mark.parametrize("backend", ["arrow", "hdf5"])
+def test_fully_resident_pass_reads_nothing(caches, backend, monkeypatch):
+    """Once every block is resident, a pass hands them out without a reader thread."""
+    import oocboost.store.reader as reader
+
+    path, (codes, _, _) = caches[backend, 7, "uint8"]
+    c = Cache(path)
+    first = list(c.iter_blocks(resident_bytes=10**9))
+    assert c.resident_nbytes == c.nbytes_raw
+
+    def no_reader(*args, **kwargs):
+        raise AssertionError("a fully resident pass started the reader")
+
+    monkeypatch.setattr(reader, "prefetch", no_reader)
+    again = list(c.iter_blocks(prefetch=2, resident_bytes=10**9))
+    assert [b.index for b in again] == list(range(c.n_blocks))
+    assert all(a is b for a, b in zip(first, again))
+    some = list(c.iter_blocks(block_indices=[2, 0]))
+    assert [b.index for b in some] == [2, 0]
+    np.testing.assert_array_equal(np.concatenate([b.codes for b in again], axis=1), codes)
+    c.close()
+
+
 def test_resident_budget_keeps_leading_blocks(caches):
     path, (codes, _, _) = caches["arrow", 7, "uint8"]
     c = Cache(path)
