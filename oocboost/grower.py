@@ -274,8 +274,8 @@ class TreeGrower:
         self._select_count_stat = -1 if every_row_counts else policy.count_stat
         self.n_words = (max_bin + 31) // 32
         self.telemetry = GrowerTelemetry()
-        self._no_slots = None      # apply_pending: every slot -1, no stats read
-        self._no_stats = None
+        self._no_slots = None      # apply_pending: every slot -1
+        self._every_row = np.zeros((n_trees, 0), np.uint8)   # row_counts keeping every row
         self._row_list = None
 
     # ------------------------------------------------------------------ set-up
@@ -442,7 +442,7 @@ class TreeGrower:
         """True while some histogram must still be built."""
         return self._pass_has_work
 
-    def accumulate(self, codes, stats, node_of_row):
+    def accumulate(self, codes, stats, node_of_row, row_counts=None):
         """Partition one block's rows and add them into the histograms built this pass.
 
         Parameters
@@ -450,10 +450,19 @@ class TreeGrower:
         codes : ndarray (n_features, n_rows) uint8/uint16
         stats : ndarray (n_trees, n_rows, n_stats) float32
         node_of_row : ndarray (n_trees, n_rows) int32, updated in place
+        row_counts : ndarray (n_trees, n_rows) or None
+            Rows that are 0 here are left out of the histograms; only rows whose
+            statistics are all 0 may be (a forest's bootstrap draws). Default: the count
+            statistic, unless every row counts (``every_row_counts``).
         """
         n_rows = codes.shape[1]
+        if row_counts is None:
+            if self._select_count_stat >= 0:
+                row_counts = stats[:, :, self._select_count_stat]
+            else:
+                row_counts = self._every_row
         rows, slots, chunk_start, chunk_count = self._partition(
-            codes, node_of_row, self.nodes.slot_of_node, stats, self._select_count_stat)
+            codes, node_of_row, self.nodes.slot_of_node, row_counts)
         t1 = time.perf_counter()
         if self._columns:
             build_histograms_columns(codes, stats, rows, slots, chunk_start, chunk_count,
@@ -473,10 +482,9 @@ class TreeGrower:
         """
         if self._no_slots is None:
             self._no_slots = np.full_like(self.nodes.slot_of_node, -1)
-            self._no_stats = np.zeros((self.n_trees, 1, 1), np.float32)
-        self._partition(codes, node_of_row, self._no_slots, self._no_stats, -1)
+        self._partition(codes, node_of_row, self._no_slots, self._every_row)
 
-    def _partition(self, codes, node_of_row, slot_of_node, stats, count_stat):
+    def _partition(self, codes, node_of_row, slot_of_node, row_counts):
         """Move a block's rows to their new nodes and list, per chunk, those whose node has
         a slot in ``slot_of_node``; returns ``(rows, slots, chunk_start, chunk_count)``."""
         n_rows = codes.shape[1]
@@ -487,8 +495,8 @@ class TreeGrower:
         t0 = time.perf_counter()
         partition_select_rows(codes, node_of_row, nd.left, nd.right, nd.feature,
                               nd.bin_threshold, nd.default_left, nd.is_categorical,
-                              nd.cat_bitset, self.missing_bin, slot_of_node, stats,
-                              count_stat, chunk_start, rows, slots, chunk_count)
+                              nd.cat_bitset, self.missing_bin, slot_of_node, row_counts,
+                              chunk_start, rows, slots, chunk_count)
         self.telemetry.partition_s += time.perf_counter() - t0
         return rows, slots, chunk_start, chunk_count
 

@@ -29,11 +29,11 @@ def naive_partition(codes, node_of_row, left, right, feature, bin_thr, default_l
 
 @pytest.mark.parametrize("node_dtype", [np.int32, np.uint8])
 @pytest.mark.parametrize("n_chunks", [1, 3])
-@pytest.mark.parametrize("count_stat", [-1, 1])
+@pytest.mark.parametrize("count_stat", [-1, 1, "draws"])
 @pytest.mark.parametrize("seed", range(3))
 def test_select_matches_naive(seed, count_stat, n_chunks, node_dtype):
     """Rows move like a naive traversal; each chunk lists, ascending, the rows whose new
-    node has a slot (and, with ``count_stat``, a nonzero count). Tree 1 has a categorical
+    node has a slot (and, with ``count_stat`` or draws, a nonzero count). Tree 1 has a categorical
     split, tree 0 none (the numeric-only path)."""
     rng = np.random.default_rng(seed)
     n_trees, cap, n_rows, n_features, max_bin = 2, 7, 500, 3, 40
@@ -58,8 +58,15 @@ def test_select_matches_naive(seed, count_stat, n_chunks, node_dtype):
     rows = np.empty((n_trees, n_rows), np.int32)
     slots = np.empty((n_trees, n_rows), np.int32)
     chunk_count = np.empty((n_trees, n_chunks), np.int64)
+    draws = rng.integers(0, 3, size=(n_trees, n_rows)).astype(np.uint8)
+    if count_stat == "draws":                                   # a forest's stored draws
+        row_counts = draws
+    elif count_stat >= 0:                                       # strided, like boosting's
+        row_counts = stats[:, :, count_stat]
+    else:
+        row_counts = np.zeros((n_trees, 0), np.uint8)
     partition_select_rows(codes, node_of_row, left, right, feature, bin_thr, default_left,
-                          is_cat, bitset, max_bin - 1, slot_of_node, stats, count_stat,
+                          is_cat, bitset, max_bin - 1, slot_of_node, row_counts,
                           chunk_start, rows, slots, chunk_count)
     assert node_of_row.dtype == node_dtype
     np.testing.assert_array_equal(node_of_row, expect_nodes)
@@ -68,7 +75,9 @@ def test_select_matches_naive(seed, count_stat, n_chunks, node_dtype):
         for c in range(n_chunks):
             lo, hi = bounds[c], bounds[c + 1]
             keep = expect_slots[t, lo:hi] >= 0
-            if count_stat >= 0:
+            if count_stat == "draws":
+                keep &= draws[t, lo:hi] != 0
+            elif count_stat >= 0:
                 keep &= stats[t, lo:hi, count_stat] != 0
             want = lo + np.flatnonzero(keep)
             k = int(chunk_count[t, c])
@@ -86,8 +95,8 @@ def test_select_with_no_slots_only_moves_rows():
     partition_select_rows(codes, node_of_row, left, right, np.zeros((1, 3), np.int32),
                           np.full((1, 3), 4, np.int32), np.ones((1, 3), np.uint8),
                           np.zeros((1, 3), np.uint8), np.zeros((1, 3, 8), np.uint32), 255,
-                          np.full((1, 3), -1, np.int32), np.zeros((1, 1, 1), np.float32),
-                          -1, np.zeros(1, np.int64), np.empty((1, 4), np.int32),
+                          np.full((1, 3), -1, np.int32), np.zeros((1, 0), np.uint8),
+                          np.zeros(1, np.int64), np.empty((1, 4), np.int32),
                           np.empty((1, 4), np.int32), chunk_count)
     np.testing.assert_array_equal(node_of_row, [[1, 2, 1, 1]])   # 255 is missing: left
     assert chunk_count[0, 0] == 0

@@ -204,10 +204,11 @@ def build_histograms(codes, stats, slot_of_row, hist, count_stat=-1):
     slots = np.empty((n_trees, n_rows), np.int32)
     chunk_start = np.zeros(1, np.int64)
     chunk_count = np.empty((n_trees, 1), np.int64)
+    row_counts = (stats[:, :, count_stat] if count_stat >= 0
+                  else np.zeros((n_trees, 0), np.uint8))
     partition_select_rows(codes, node_of_row, no_split, no_split, no_split, no_split, flags,
                           flags, np.zeros((n_trees, n_slots + 1, 1), np.uint32), -1,
-                          slot_of_node, stats, count_stat, chunk_start, rows, slots,
-                          chunk_count)
+                          slot_of_node, row_counts, chunk_start, rows, slots, chunk_count)
     build_histograms_selected(codes, stats, rows, slots, chunk_start, chunk_count, hist)
     return chunk_count[:, 0]
 

@@ -62,8 +62,7 @@ def _numeric_only(left, is_categorical):
 @njit(parallel=True, cache=True, nogil=True)
 def partition_select_rows(codes, node_of_row, left, right, feature, bin_threshold,
                           default_left, is_categorical, cat_bitset, missing_bin,
-                          slot_of_node, stats, count_stat, chunk_start, rows, slots,
-                          chunk_count):
+                          slot_of_node, row_counts, chunk_start, rows, slots, chunk_count):
     """Apply pending splits to one block and list, per tree, the rows that go into a
     histogram this pass, with their slots, in one parallel sweep.
 
@@ -71,7 +70,7 @@ def partition_select_rows(codes, node_of_row, left, right, feature, bin_threshol
     from its own start in ``rows``/``slots``, ascending, and its count in ``chunk_count``,
     which is the form ``histogram.build_histograms_selected`` reads. (A separate serial
     compaction cost 2-3 ms a pass on 1M rows, as much as the partition.) A row is
-    selected when its new node has a slot and its count statistic is not 0.
+    selected when its new node has a slot and its entry in ``row_counts`` is not 0.
 
     With every slot -1 it only moves rows (``TreeGrower.apply_pending``). A kernel
     without the listing measured 2x slower than this one (1.2 vs 0.6 ms, 262k rows at
@@ -86,8 +85,11 @@ def partition_select_rows(codes, node_of_row, left, right, feature, bin_threshol
     cat_bitset : ndarray (n_trees, capacity, n_words) uint32    # IN
     missing_bin : int                                           # IN
     slot_of_node : ndarray (n_trees, capacity) int32, histogram slot or -1    # IN
-    stats : ndarray (n_trees, n_rows, n_stats)                  # IN
-    count_stat : int, index of the count statistic; -1 keeps every row
+    row_counts : ndarray (n_trees, n_rows), any dtype, may be strided; or (n_trees, 0)
+        to keep every row                                       # IN
+        Rows with 0 are not listed: a boosting subsample's count statistic, a forest's
+        stored bootstrap draws (1 byte a row: reading the float32 count statistic at
+        its 12-byte stride instead made the sweep 2x slower).
     chunk_start : ndarray (n_chunks,) int64, ascending, first 0  # IN
     rows, slots : ndarray (n_trees, n_rows) int32               # OUT
     chunk_count : ndarray (n_trees, n_chunks) int64              # OUT
@@ -95,6 +97,7 @@ def partition_select_rows(codes, node_of_row, left, right, feature, bin_threshol
     n_trees, n_rows = node_of_row.shape
     n_chunks = chunk_start.shape[0]
     numeric_only = _numeric_only(left, is_categorical)
+    has_counts = row_counts.shape[1] > 0
     for c in prange(n_chunks):
         lo = chunk_start[c]
         hi = chunk_start[c + 1] if c + 1 < n_chunks else n_rows
@@ -102,14 +105,14 @@ def partition_select_rows(codes, node_of_row, left, right, feature, bin_threshol
             chunk_count[t, c] = _select_chunk(
                 codes, node_of_row[t], left[t], right[t], feature[t], bin_threshold[t],
                 default_left[t], is_categorical[t], cat_bitset[t], missing_bin,
-                numeric_only[t], slot_of_node[t], stats[t], count_stat, lo, hi, rows[t],
-                slots[t])
+                numeric_only[t], slot_of_node[t], row_counts[t], has_counts, lo, hi,
+                rows[t], slots[t])
 
 
 @njit(inline="always")
 def _select_chunk(codes, node_of_row, left, right, feature, bin_threshold, default_left,
                   is_categorical, cat_bitset, missing_bin, numeric_only, slot_of_node,
-                  stats, count_stat, lo, hi, rows, slots):
+                  row_counts, has_counts, lo, hi, rows, slots):
     """Rows ``lo .. hi`` of one tree: move, then list those selected from ``lo`` on.
     Returns how many were listed."""
     k = lo
@@ -124,8 +127,8 @@ def _select_chunk(codes, node_of_row, left, right, feature, bin_threshold, defau
         rows[k] = i
         slots[k] = s
         keep = s >= 0
-        if count_stat >= 0:
-            keep = keep & (stats[i, count_stat] != 0)
+        if has_counts:
+            keep = keep & (row_counts[i] != 0)
         k += np.int64(keep)
     return k - lo
 

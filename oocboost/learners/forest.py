@@ -670,7 +670,9 @@ def grow_trees(cache, config, tree_ids, *, plan, trees_per_pass, counters):
                     stats = _block_stats(block, config, streams, class_weight, draws,
                                          scratch)
                     counters["stats_s"] += time.perf_counter() - t0
-                    grower.accumulate(block.codes, stats, node)
+                    # rows outside the bootstrap (draw 0) have all-zero statistics
+                    grower.accumulate(block.codes, stats, node,
+                                      row_counts=draws if draws.size else None)
                     rows.store(block.index, views, None if first else ("node",))
                 grower.finish_pass()
                 first = False
