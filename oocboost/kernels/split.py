@@ -667,11 +667,11 @@ def _cart_proxy(left, node_sum, w_node, criterion_code, n_classes, count_stat,
 @njit(cache=True)
 def _cart_numeric(h, node_sum, w_node, n_value_bins, missing_bin, criterion_code,
                   n_classes, count_stat, min_samples_leaf, min_weight_leaf, rand_bin,
-                  left_out):
-    """Best CART split of one numeric feature. Returns (proxy, bin, default_left)."""
+                  left_out, acc, left):
+    """Best CART split of one numeric feature. Returns (proxy, bin, default_left).
+    ``acc`` and ``left`` are scratch vectors of ``n_stats`` (allocating them per call
+    cost 12% of the search: 0.74 -> 0.65 s for 16 depth-12 forest trees)."""
     n_stats = left_out.shape[0]   # h may have padding lanes past n_stats
-    acc = np.empty(n_stats)
-    left = np.empty(n_stats)
     n_miss = h[missing_bin, count_stat]
     has_missing = n_miss > 0.0
     n_nonmiss = 0.0
@@ -862,6 +862,7 @@ def find_splits_cart(hist, node_sums, slots, column_feature, feature_mask, n_val
     p_bin = np.empty(n_pairs, np.int32)
     p_dl = np.zeros(n_pairs, np.bool_)
     p_left = np.zeros((n_pairs, n_stats))
+    p_scratch = np.empty((n_pairs, 2, n_stats))
     p_bits = np.zeros((n_eval, max(n_cat, 1), n_words), np.uint32)
     w_nodes = np.empty(n_eval)
     for e in range(n_eval):
@@ -888,7 +889,8 @@ def find_splits_cart(hist, node_sums, slots, column_feature, feature_mask, n_val
                 rb = random_bin[e, q]
             g, b, dl = _cart_numeric(hist[s, q], node_sums[s], w_nodes[e], n_value_bins[f],
                                      missing_bin, criterion_code, n_classes, count_stat,
-                                     min_samples_leaf, min_weight_leaf, rb, p_left[p])
+                                     min_samples_leaf, min_weight_leaf, rb, p_left[p],
+                                     p_scratch[p, 0], p_scratch[p, 1])
             p_gain[p] = g
             p_bin[p] = b
             p_dl[p] = dl
