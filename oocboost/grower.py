@@ -324,7 +324,7 @@ class TreeGrower:
         self._n_held = 0
         self._pending_subtractions = []   # (k, 3) arrays: parent, built, sibling slot
         self._to_evaluate = []            # (trees, nodes) arrays completing this pass
-        self._frontier = None             # _frontier() arrays, or None when empty
+        self._frontier = None             # dict of arrays (see _take), or None when empty
         self._n_leaves = np.ones(self.n_trees, dtype=np.int64)
         self._pass_has_work = True
         self._order = 0
