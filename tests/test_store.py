@@ -315,6 +315,41 @@ def test_corrupted_arrow_block(tmp_path):
         c.read_labels()
 
 
+def test_arrow_block_checksum_once_per_file_identity(tmp_path, monkeypatch):
+    """Each block file is hashed once per reader; a file rewritten or replaced since (other
+    inode, size or modification time) is hashed and checked again."""
+    from oocboost.store import arrow_backend
+
+    path = tmp_path / "c"
+    codes, _, _ = _build(path, "arrow", 40)
+    c = Cache(path)
+    hashed = []
+    real_crc32 = arrow_backend.zlib.crc32
+    monkeypatch.setattr(arrow_backend.zlib, "crc32", lambda data: hashed.append(len(data)) or real_crc32(data))
+    n_blocks = len(c.manifest["blocks"])
+    for _ in range(3):
+        got = np.concatenate([b.codes for b in c.iter_blocks(prefetch=0)], axis=1)
+        np.testing.assert_array_equal(got, codes)
+    assert len(hashed) == n_blocks
+
+    entry = c.manifest["blocks"][1]
+    fpath = path / entry["file"]
+    before = os.stat(fpath)
+    _flip(fpath, entry["nbytes"] // 2)
+    # the clock may not tick between the read and the rewrite; move it on explicitly
+    os.utime(fpath, ns=(before.st_atime_ns, before.st_mtime_ns + 1_000_000))
+    with pytest.raises(CacheError, match=r"block 1 .*\(checksum mismatch"):
+        c.read_block(1)
+
+    _flip(fpath, entry["nbytes"] // 2)  # repaired, then replaced by a corrupted copy
+    data = bytearray(fpath.read_bytes())
+    data[10] ^= 0xFF
+    (tmp_path / "replacement").write_bytes(bytes(data))
+    os.replace(tmp_path / "replacement", fpath)
+    with pytest.raises(CacheError, match=r"block 1 .*\(checksum mismatch"):
+        c.read_block(1)
+
+
 def test_corrupted_hdf5_block(tmp_path):
     path = tmp_path / "c"
     codes, _, _ = _build(path, "hdf5", 40, compression="none")

@@ -15,9 +15,14 @@ gives the (n_features, n_rows) array with zero copies after decompression
 compressed sizes are the same. Shape and dtype are also in the schema metadata so a file
 explains itself to ``pyarrow``.
 
-The block's ``crc32`` in the manifest is ``zlib.crc32`` of the whole file, checked on every
-read before Arrow parses anything, so a corrupted or truncated file becomes a
-:class:`~oocboost.errors.CacheError` rather than a crash inside the decompressor.
+The block's ``crc32`` in the manifest is ``zlib.crc32`` of the whole file, checked before
+Arrow parses anything, so a corrupted or truncated file becomes a
+:class:`~oocboost.errors.CacheError` rather than a crash inside the decompressor. A reader
+checks each file once: it then remembers the file's identity (device, inode, size,
+modification time in ns) and skips the checksum while a later read finds the same identity.
+Training reads every block once per tree level, and ``zlib.crc32`` (2.3 GB/s here) cost
+more than reading and decompressing the block together (12 ms vs 10.5 ms per 1M rows x 28).
+A file replaced or rewritten since has another identity and is checked again.
 """
 import os
 import zlib
@@ -148,6 +153,8 @@ class ArrowBlockReader:
         # One decompression thread per block is enough: the consumer thread is busy with
         # numba kernels, and Arrow's pool would compete for the same 2-8 cores.
         self._read_all_options = pa.ipc.IpcReadOptions(use_threads=False)
+        # block index -> identity of the file whose checksum matched (see module docstring)
+        self._verified = {}
 
     def check_files(self):
         """Every block file exists with the size the manifest records."""
@@ -183,14 +190,18 @@ class ArrowBlockReader:
         fpath = os.path.join(self.path, b["file"])
         try:
             with open(fpath, "rb") as f:
+                st = os.fstat(f.fileno())
                 data = f.read()
         except OSError as exc:
             raise CacheError(f"cache {self.path}: cannot read block {b['index']} ({b['file']}): {exc}") from None
         if len(data) != b["nbytes"]:
             raise self._fail(b, f"file has {len(data)} bytes, expected {b['nbytes']}: truncated")
-        crc = zlib.crc32(data)
-        if crc != b["crc32"]:
-            raise self._fail(b, f"checksum mismatch: crc32 {crc:#010x}, expected {b['crc32']:#010x}")
+        identity = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+        if self._verified.get(i) != identity:
+            crc = zlib.crc32(data)
+            if crc != b["crc32"]:
+                raise self._fail(b, f"checksum mismatch: crc32 {crc:#010x}, expected {b['crc32']:#010x}")
+            self._verified[i] = identity
         options = self._read_all_options if with_codes else self._read_labels_options
         try:
             reader = pa.ipc.open_file(pa.py_buffer(data), options=options)
