@@ -315,6 +315,34 @@ def test_corrupted_arrow_block(tmp_path):
         c.read_labels()
 
 
+@pytest.mark.parametrize("n_features, compressed", [(28, False), (2, True)])
+def test_lz4_block_written_raw_unless_it_saves_enough(tmp_path, n_features, compressed):
+    """Uniform codes do not compress; binary labels do. With 28 features lz4 saves about
+    12% of a block, under LZ4_MIN_SAVINGS, so the block is written uncompressed; with 2
+    features the labels are two thirds of the block and it stays compressed."""
+    from oocboost.store.arrow_backend import LZ4_MIN_SAVINGS
+
+    rng = np.random.default_rng(3)
+    n_rows = 4096
+    codes = rng.integers(0, 256, (n_features, n_rows), dtype=np.uint8)
+    label = (rng.random(n_rows) < 0.5).astype(np.float32)
+    path = tmp_path / "c"
+    with CacheWriter(path, backend="arrow", compression="lz4", n_features=n_features,
+                     codes_dtype=np.uint8, has_label=True, has_weight=False) as w:
+        for a in range(0, n_rows, 1024):
+            w.write_block(codes[:, a:a + 1024], label[a:a + 1024], None)
+        w.commit({})
+    c = Cache(path)
+    for b in c.manifest["blocks"]:
+        if compressed:
+            assert b["nbytes"] < (1 - LZ4_MIN_SAVINGS) * b["raw_nbytes"]
+        else:
+            assert b["raw_nbytes"] <= b["nbytes"] < b["raw_nbytes"] + 4096  # IPC framing only
+    got = list(c.iter_blocks(prefetch=0))
+    np.testing.assert_array_equal(np.concatenate([b.codes for b in got], axis=1), codes)
+    np.testing.assert_array_equal(np.concatenate([b.label for b in got]), label)
+
+
 def test_arrow_block_checksum_once_per_file_identity(tmp_path, monkeypatch):
     """Each block file is hashed once per reader; a file rewritten or replaced since (other
     inode, size or modification time) is hashed and checked again."""

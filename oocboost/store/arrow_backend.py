@@ -34,6 +34,13 @@ from ..errors import CacheError, ParameterError
 
 COMPRESSIONS = ("lz4", "zstd", "none")
 DEFAULT_COMPRESSION = "lz4"
+#: An lz4 block file that is not at least this much smaller than the same block
+#: uncompressed is written uncompressed. lz4 is the speed codec: training rereads streamed
+#: blocks every pass, and from the page cache decompressing costs more than the bytes it
+#: saves (1M x 28 codes: read 5.0 ms + lz4 5.5 ms for 13% fewer bytes, against 5.8 ms for
+#: the raw block). 20 rounds on 16M rows at 512MB: 60.5 s -> 51.4 s. zstd, chosen for
+#: size, is always applied.
+LZ4_MIN_SAVINGS = 0.2
 BLOCKS_DIR = "blocks"
 
 
@@ -80,6 +87,8 @@ class ArrowBlockWriter:
         self.has_label = has_label
         self.has_weight = has_weight
         self._options = pa.ipc.IpcWriteOptions(compression=codec)
+        self._raw_options = pa.ipc.IpcWriteOptions(compression=None)
+        self._min_savings = LZ4_MIN_SAVINGS if codec == "lz4" else 0.0
         os.makedirs(os.path.join(folder, BLOCKS_DIR), exist_ok=True)
 
     def write_block(self, index, row_start, codes, label, weight):
@@ -101,10 +110,9 @@ class ArrowBlockWriter:
                 "oocboost.codes_dtype": self.codes_dtype.name,
             }
         )
-        sink = pa.BufferOutputStream()
-        with pa.ipc.new_file(sink, batch.schema, options=self._options) as w:
-            w.write_batch(batch)
-        data = sink.getvalue()
+        data = self._serialize(batch, self._options)
+        if self._min_savings and data.size > (1.0 - self._min_savings) * raw:
+            data = self._serialize(batch, self._raw_options)
         rel = f"{BLOCKS_DIR}/block-{index:06d}.arrow"
         with open(os.path.join(self.folder, rel), "wb") as f:
             f.write(data)
@@ -119,6 +127,13 @@ class ArrowBlockWriter:
             "raw_nbytes": raw,
             "crc32": zlib.crc32(data),
         }
+
+    @staticmethod
+    def _serialize(batch, options):
+        sink = pa.BufferOutputStream()
+        with pa.ipc.new_file(sink, batch.schema, options=options) as w:
+            w.write_batch(batch)
+        return sink.getvalue()
 
     def finish(self):
         """Close the writer; returns extra top-level manifest fields (none for Arrow)."""
