@@ -246,3 +246,34 @@ def test_cli_learner_path_and_saved_model(caches, tmp_path):
     with pytest.raises(oocboost.ParameterError, match="unknown parameter"):
         train_forest_from_params("extra-trees", {"learning_rate": 0.1}, by_block[7],
                                  n_estimators=2)
+
+
+def test_trees_per_pass_halves_while_the_group_does_not_fit(caches):
+    """A group whose block statistics and node indices do not fit the limit is halved,
+    not refused; one tree that does not fit is refused."""
+    from oocboost.errors import MemoryLimitError
+    from oocboost.learners.forest import cache_classes, choose_trees_per_pass, resolve_config
+    from oocboost.memory import plan_train
+
+    by_block, _ = caches
+    cache = by_block[300]
+    classes = cache_classes(cache)
+    config = resolve_config("random_forest", {"max_depth": 4, "memory_limit": "1GB"},
+                            task="classification", n_rows=cache.n_rows,
+                            n_features=cache.n_features, classes=classes)
+    tried = []
+
+    def fits_four(limit, **kw):
+        tried.append(kw["n_trees_in_pass"])
+        if kw["n_trees_in_pass"] > 4:
+            raise MemoryLimitError("too small for this group")
+        return plan_train(limit, **kw)
+
+    t, plan = choose_trees_per_pass(cache, config, 16, fits_four)
+    assert (t, tried) == (4, [16, 8, 4]) and plan.n_trees_in_pass == 4
+
+    def fits_none(limit, **kw):
+        raise MemoryLimitError("too small for one tree")
+
+    with pytest.raises(MemoryLimitError, match="one tree"):
+        choose_trees_per_pass(cache, config, 16, fits_none)

@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..errors import InputError, ParameterError
+from ..errors import InputError, MemoryLimitError, ParameterError
 from ..grower import GrowthParams, GrowerTelemetry, TreeGrower, sampled_columns
 from ..kernels import cart_stats as kc
 from ..kernels import split as ks
@@ -519,7 +519,14 @@ def choose_trees_per_pass(cache, config, n_new, plan_train):
         return t, plan_for(t)
     t = max(1, min(MAX_TREES_PER_PASS, n_new))
     while True:
-        plan = plan_for(t)
+        try:
+            plan = plan_for(t)
+        except MemoryLimitError:
+            # each tree's block statistics and node indices may be what does not fit
+            if t == 1:
+                raise
+            t //= 2
+            continue
         if t == 1 or config.memory_limit is None or plan.hist_nodes >= 2 * t:
             return t, plan
         t //= 2
