@@ -375,7 +375,7 @@ def _feature_summary(mapper, pass1):
 
 def build_cache(data, output, *, label=None, weight=None, categorical="auto", drop=(),
                 max_bin=DEFAULT_MAX_BIN, max_categories=None, block_rows=None,
-                backend="arrow", compression=None, memory_limit=None, prefetch=None,
+                backend="arrow", compression=None, memory_limit=None,
                 delimiter=",", na_values=None, encoding="utf-8", on_bad_rows="error",
                 reference=None, overwrite=False, quiet=False, verbose=False,
                 feature_names=None):
@@ -442,8 +442,7 @@ def build_cache(data, output, *, label=None, weight=None, categorical="auto", dr
     # with the smallest blocks and fails below with the real column count.
     try:
         batch_bytes = plan_build(memory_limit, n_columns=max(len(feature_names or ()), 1),
-                                 max_bin=max_bin, block_rows=block_rows,
-                                 prefetch=prefetch).csv_block_bytes
+                                 max_bin=max_bin, block_rows=block_rows).csv_block_bytes
     except MemoryLimitError:
         batch_bytes = MIN_CSV_BLOCK_BYTES
     source = open_source(data, label=label, weight=weight, drop=drop, categorical=categorical,
@@ -458,8 +457,7 @@ def build_cache(data, output, *, label=None, weight=None, categorical="auto", dr
 
     text_source = isinstance(source, CsvSource)
     plan = plan_build(memory_limit, n_columns=n_features + 2, max_bin=max_bin,
-                      block_rows=block_rows, prefetch=prefetch,
-                      text_source=text_source)
+                      block_rows=block_rows, text_source=text_source)
     if verbose:
         print(plan.describe())
     if ref is not None:

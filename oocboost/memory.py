@@ -61,10 +61,10 @@ RAM, resident blocks. Explicit values (``prefetch=``) are fixed, not grown.
 Building a cache (:func:`plan_build`)::
 
     peak = baseline + max(pass1, pass2) + margin
-    pass1 = parse + queued + n_columns * sketch_bytes_per_column + spool_batch_rows * (8 * n_columns + 16)
-    pass2 = parse + (prefetch + 2) * build_block_bytes
+    pass1 = parse + queued + n_columns * sketch_bytes_per_column + batch
+    pass2 = parse + batch + 3 * block_rows * (n_columns * codes_itemsize + 8)
     parse = 64 MiB (CSV sources only) + 40 * csv_block_bytes
-    build_block_bytes = block_rows * (8 * n_columns + 16 + 2 * n_columns * codes_itemsize)
+    batch = 4 * csv_block_bytes (CSV) or 65536 * (8 * n_columns + 16) (other sources)
 
 - ``parse``: pyarrow's streaming CSV reader holds a fixed ~60 MiB of private memory from
   the moment it opens (readahead, allocator arenas), plus about 40 times its block size
@@ -76,14 +76,21 @@ Building a cache (:func:`plan_build`)::
 - Sketches: ``sketch_bytes_per_column`` is the budget each column's quantile sketch or
   category counter may use (2 MiB by default, 64 KiB at least;
   ``QuantileSketch.for_budget`` sizes the sketch to it).
-- Spool: pass 1 writes the parsed columns to a compact temporary in batches of
-  ``spool_batch_rows`` rows (float64 values plus label and weight), equal to ``block_rows``.
-- Pass 2 bins one block at a time: the raw float64 batch, its codes and the compressed
-  codes; ``prefetch`` batches may wait in the writer's queue.
-- ``block_rows`` is the largest power of two between 4096 and 262144 rows such that the
-  pass-2 block buffers at the chosen prefetch take at most a quarter of what the limit
-  leaves after the baseline and the margin (training reads the same blocks, and needs room
-  for histograms and per-row state). An explicit ``block_rows`` is honoured and checked.
+- Batch: pass 1 copies each parsed batch into the spool (a compact temporary that pass 2
+  reads back) and pass 2 bins one batch at a time: a batch is a CSV block parsed (up to 4x
+  its text as float64) or ``SOURCE_BATCH_ROWS`` rows of another source.
+- Pass 2 copies the binned batches into the block being assembled, then serialises it
+  (lz4, and raw when lz4 saves too little: ``BUILD_BLOCK_COPIES`` = 3 copies of a block).
+  An earlier model counted ``prefetch + 2`` blocks of float64 rows here (about 9x too
+  much: blocks were never queued, and the raw rows are per batch, not per block), which
+  capped blocks at 32,768 rows at 512MB: training then paid the per-block overhead 8
+  times as often.
+- ``block_rows`` is the largest power of two between 4096 and 262144 rows such that
+  training's block buffers at the same limit (``(2 + 2) * 2 * block_rows * (n_columns *
+  codes_itemsize + 8)``, see ``plan_train``) take at most a quarter of what the limit
+  leaves after the baseline and the margin (training also needs room for histograms,
+  per-row state and resident blocks), and the build fits. An explicit ``block_rows`` is
+  honoured and checked.
 
 Refusal: when even the minimum configuration does not fit, :class:`MemoryLimitError`
 says so and gives the smallest limit (a whole number of MiB) for which the same formulas
@@ -598,6 +605,12 @@ SKETCH_QUEUE_FACTOR = 8
 MIN_CSV_BLOCK_BYTES = 256 * KiB
 DEFAULT_SKETCH_BYTES = 2 * MiB
 MIN_SKETCH_BYTES = 64 * KiB
+#: Rows per batch from a non-CSV source (Parquet, Arrow, in-memory arrays and frames:
+#: the ``batch_rows`` default of ``oocboost.ingest``).
+SOURCE_BATCH_ROWS = 65536
+#: Copies of a block alive in pass 2: the block being assembled from binned batches, its
+#: lz4 serialisation, and the raw one written instead when lz4 saves too little.
+BUILD_BLOCK_COPIES = 3
 #: Added to the smallest limit a refusal suggests (see ``_smallest_limit``).
 BASELINE_SLACK_BYTES = 8 * MiB
 #: Without a memory limit, pass-2 block buffers aim at this many bytes in all.
@@ -808,10 +821,8 @@ class BuildPlan:
     parse_bytes: int
     sketch_bytes_per_column: int
     sketch_bytes: int
-    spool_batch_rows: int
-    spool_buffer_bytes: int
+    batch_bytes: int
     block_rows: int
-    prefetch: int
     block_bytes: int
     block_buffer_bytes: int
     pass1_bytes: int
@@ -835,13 +846,13 @@ class BuildPlan:
                 self.sketch_bytes,
                 f"{self.n_columns} columns x {format_size(self.sketch_bytes_per_column)}",
             ),
-            _line("pass 1: spool batch", self.spool_buffer_bytes, f"{self.spool_batch_rows:,} rows"),
+            _line("parsed batch (spooled, binned)", self.batch_bytes, "one source batch as float64"),
             _line("pass 1: sketch queue", self.sketch_queue_bytes, "parsed batches for the sketching thread"),
             _line(
                 "pass 2: block buffers",
                 self.block_buffer_bytes,
-                f"{self.prefetch + 2} x {format_size(self.block_bytes)}: prefetch {self.prefetch}, "
-                f"block_rows {self.block_rows:,}",
+                f"{BUILD_BLOCK_COPIES} x {format_size(self.block_bytes)}: block_rows "
+                f"{self.block_rows:,}",
             ),
             _line("safety margin", self.margin_bytes),
             _line(
@@ -1033,6 +1044,14 @@ def plan_train(
 
 
 # --- building ---------------------------------------------------------------------------
+def _source_batch_bytes(csv_block_bytes, raw_row, text_source):
+    """One parsed source batch as float64: a CSV block is up to 4x its text parsed; other
+    sources hand over ``SOURCE_BATCH_ROWS`` rows."""
+    if text_source:
+        return SKETCH_QUEUE_FACTOR // 2 * csv_block_bytes
+    return SOURCE_BATCH_ROWS * raw_row
+
+
 def _pow2_block_rows():
     r = MAX_BLOCK_ROWS
     while r >= MIN_BLOCK_ROWS:
@@ -1047,7 +1066,6 @@ def plan_build(
     max_bin=256,
     baseline_bytes=None,
     block_rows=None,
-    prefetch=None,
     csv_block_bytes=1 << 20,
     text_source=True,
 ):
@@ -1057,7 +1075,7 @@ def plan_build(
     ----------
     memory_limit : int, str or None
         Peak memory allowed (bytes or a size string, see :func:`parse_size`). None: no
-        limit; block buffers then aim at 512 MiB in all.
+        limit; training's block buffers then aim at 512 MiB in all.
     n_columns : int
         Feature columns of the source.
     max_bin : int
@@ -1067,9 +1085,9 @@ def plan_build(
         None: :func:`current_rss` now plus :func:`pending_kernel_bytes` ``("build")``.
     block_rows : int or None
         Rows per cache block; None lets the plan choose a power of two between 4096 and
-        262144 rows. An explicit value is honoured (and checked against the limit).
-    prefetch : int or None
-        Blocks queued in pass 2; None: 2, or 1 or 0 when tight.
+        262144 rows whose training block buffers (at the default prefetch) take at most
+        a quarter of the budget. An explicit value is honoured (and checked against the
+        limit).
     csv_block_bytes : int
         Preferred CSV read block in bytes (1 MiB is the fastest); halved down to 256 KiB
         (or the given value if smaller) when tight.
@@ -1090,31 +1108,32 @@ def plan_build(
     itemsize = binned_dtype(max_bin).itemsize
     if block_rows is not None:
         block_rows = _check_int("block_rows", block_rows, 1)
-    if prefetch is not None:
-        prefetch = _check_int("prefetch", prefetch, 0)
     csv_block_bytes = _check_int("csv_block_bytes", csv_block_bytes, 4 * KiB)
     baseline = _baseline(baseline_bytes, "build")
 
     raw_row = 8 * n_columns + 16
-    build_row = raw_row + 2 * n_columns * itemsize
+    block_row = n_columns * itemsize + 8  # codes + float32 label and weight
+    # What training at the same limit holds per block row: (prefetch + 2) blocks, each
+    # counted twice (plan_train's block_bytes).
+    train_block_row = (DEFAULT_PREFETCH + 2) * 2 * block_row
     min_csv = min(MIN_CSV_BLOCK_BYTES, csv_block_bytes)
 
     reader_fixed = CSV_READER_FIXED_BYTES if text_source else 0
 
-    def need(csv, sketch, rows, pf):
+    def need(csv, sketch, rows):
         parse = reader_fixed + PARSE_FACTOR * csv
         # CSV: parsed batches waiting for (or in) the sketching thread
         queued = SKETCH_QUEUE_FACTOR * csv if text_source else 0
-        pass1 = parse + queued + n_columns * sketch + rows * raw_row
-        pass2 = parse + (pf + 2) * rows * build_row
+        batch = _source_batch_bytes(csv, raw_row, text_source)
+        pass1 = parse + queued + n_columns * sketch + batch
+        pass2 = parse + batch + BUILD_BLOCK_COPIES * rows * block_row
         return max(pass1, pass2), pass1, pass2
 
-    pf_default = DEFAULT_PREFETCH if prefetch is None else prefetch
     if limit is None:
-        csv, sketch, pf = csv_block_bytes, DEFAULT_SKETCH_BYTES, pf_default
+        csv, sketch = csv_block_bytes, DEFAULT_SKETCH_BYTES
         if block_rows is None:
             rows = next(
-                (r for r in _pow2_block_rows() if (pf + 2) * r * build_row <= NO_LIMIT_BLOCK_BUFFER_BYTES),
+                (r for r in _pow2_block_rows() if r * train_block_row <= NO_LIMIT_BLOCK_BUFFER_BYTES),
                 MIN_BLOCK_ROWS,
             )
         else:
@@ -1123,14 +1142,13 @@ def plan_build(
     else:
         usable = _usable(limit, baseline)
         rows_min = MIN_BLOCK_ROWS if block_rows is None else block_rows
-        pf_min = 0 if prefetch is None else prefetch
-        minimum = need(min_csv, MIN_SKETCH_BYTES, rows_min, pf_min)[0]
+        minimum = need(min_csv, MIN_SKETCH_BYTES, rows_min)[0]
         if minimum > usable:
             smallest = _smallest_limit(minimum, baseline)
             err = MemoryLimitError(
                 f"memory limit {format_size(limit)} is too small for building a cache of "
                 f"{n_columns} columns: the minimum configuration ({rows_min:,}-row blocks, "
-                f"prefetch {pf_min}, {format_size(min_csv)} CSV blocks) needs "
+                f"{format_size(min_csv)} CSV blocks) needs "
                 f"{format_size(baseline)} baseline (interpreter and libraries) + "
                 f"{format_size(minimum)} + a safety margin of max(10%, 32 MiB); "
                 f"the smallest limit that works here is {smallest // MiB} MiB "
@@ -1138,37 +1156,31 @@ def plan_build(
             )
             err.smallest_limit = smallest
             raise err
-        # block_rows first (at the preferred prefetch, within a quarter of the budget), so
-        # that it only shrinks as the limit shrinks; then prefetch, CSV blocks, sketches.
+        # block_rows first, so that it only shrinks as the limit shrinks: training at the
+        # same limit reads these blocks, and their buffers may take a quarter of the
+        # budget there. Blocks never squeeze the sketches below full size (the bins'
+        # accuracy) unless even the smallest blocks would. Then sketches, CSV blocks.
         if block_rows is None:
             budget = BLOCK_BUDGET_FRACTION * usable
+            fitting = [r for r in _pow2_block_rows() if r * train_block_row <= budget]
             rows = next(
-                (
-                    r
-                    for r in _pow2_block_rows()
-                    if (pf_default + 2) * r * build_row <= budget
-                    and need(min_csv, MIN_SKETCH_BYTES, r, pf_min)[0] <= usable
-                ),
-                MIN_BLOCK_ROWS,
+                (r for r in fitting if need(min_csv, DEFAULT_SKETCH_BYTES, r)[0] <= usable),
+                next((r for r in fitting if need(min_csv, MIN_SKETCH_BYTES, r)[0] <= usable),
+                     MIN_BLOCK_ROWS),
             )
         else:
             rows = block_rows
-        if prefetch is None:
-            pf = next(
-                p for p in range(DEFAULT_PREFETCH, -1, -1)
-                if need(min_csv, MIN_SKETCH_BYTES, rows, p)[0] <= usable
-            )
-        else:
-            pf = prefetch
-        csv = csv_block_bytes
-        while csv > min_csv and need(csv, MIN_SKETCH_BYTES, rows, pf)[0] > usable:
-            csv = max(min_csv, csv // 2)
+        # Sketches before CSV blocks: smaller sketches cost bin accuracy, smaller CSV
+        # blocks only parsing speed.
         sketch = DEFAULT_SKETCH_BYTES
-        while sketch > MIN_SKETCH_BYTES and need(csv, sketch, rows, pf)[0] > usable:
+        while sketch > MIN_SKETCH_BYTES and need(min_csv, sketch, rows)[0] > usable:
             sketch = max(MIN_SKETCH_BYTES, sketch // 2)
+        csv = csv_block_bytes
+        while csv > min_csv and need(csv, sketch, rows)[0] > usable:
+            csv = max(min_csv, csv // 2)
         margin = _margin(limit)
 
-    total, pass1, pass2 = need(csv, sketch, rows, pf)
+    total, pass1, pass2 = need(csv, sketch, rows)
     return BuildPlan(
         memory_limit=limit,
         baseline_bytes=baseline,
@@ -1180,12 +1192,10 @@ def plan_build(
         parse_bytes=reader_fixed + PARSE_FACTOR * csv,
         sketch_bytes_per_column=sketch,
         sketch_bytes=n_columns * sketch,
-        spool_batch_rows=rows,
-        spool_buffer_bytes=rows * raw_row,
+        batch_bytes=_source_batch_bytes(csv, raw_row, text_source),
         block_rows=rows,
-        prefetch=pf,
-        block_bytes=rows * build_row,
-        block_buffer_bytes=(pf + 2) * rows * build_row,
+        block_bytes=rows * block_row,
+        block_buffer_bytes=BUILD_BLOCK_COPIES * rows * block_row,
         pass1_bytes=pass1,
         pass2_bytes=pass2,
         estimated_peak_bytes=baseline + margin + total,

@@ -182,12 +182,12 @@ def test_plan_memory_limit_must_be_positive():
 def _build_model_total(p):
     # pyarrow's streaming CSV reader: a fixed part plus ~40x its block
     parse = CSV_READER_FIXED_BYTES + 40 * p.csv_block_bytes
-    raw_row = 8 * p.n_columns + 16
     # two parsed batches for the sketching thread, up to 4x their CSV bytes each
     queued = 8 * p.csv_block_bytes
-    pass1 = (parse + queued + p.n_columns * p.sketch_bytes_per_column
-             + p.spool_batch_rows * raw_row)
-    pass2 = parse + (p.prefetch + 2) * p.block_rows * (raw_row + 2 * p.n_columns * p.codes_itemsize)
+    batch = 4 * p.csv_block_bytes  # the one being spooled (pass 1) or binned (pass 2)
+    pass1 = parse + queued + p.n_columns * p.sketch_bytes_per_column + batch
+    # the block being assembled, its lz4 serialisation, and the raw one
+    pass2 = parse + batch + 3 * p.block_rows * (p.n_columns * p.codes_itemsize + 8)
     return p.baseline_bytes + p.margin_bytes + max(pass1, pass2)
 
 
@@ -197,27 +197,37 @@ def test_build_block_rows_shrink_with_the_limit():
         p = plan_build(limit, 28, baseline_bytes=150 * MiB)
         assert p.estimated_peak_bytes == _build_model_total(p) <= parse_size(limit)
         assert 4096 <= p.block_rows <= 262144 and p.block_rows & (p.block_rows - 1) == 0
-        assert p.spool_batch_rows == p.block_rows
+        # training's block buffers at the same limit: a quarter of the budget at most
+        train_buffers = 4 * 2 * p.block_rows * (28 * p.codes_itemsize + 8)
+        assert p.block_rows == 4096 or train_buffers <= 0.25 * (
+            parse_size(limit) - p.baseline_bytes - p.margin_bytes)
         rows.append(p.block_rows)
     assert rows == sorted(rows, reverse=True)
-    assert rows[0] == 262144 and rows[-1] <= 16384
+    assert rows[0] == 262144 and rows[-1] <= 65536
     assert "block_rows" in p.describe() and p.as_dict()["block_rows"] == p.block_rows
 
 
 def test_build_tight_limit_shrinks_buffers_and_refuses_below():
     p = plan_build("272M", 28, baseline_bytes=150 * MiB)
-    assert p.block_rows <= 16384
-    assert p.csv_block_bytes < 1 << 20 or p.sketch_bytes_per_column < 1 << 20 or p.prefetch < 2
+    assert p.block_rows <= 65536
+    assert p.csv_block_bytes < 1 << 20 or p.sketch_bytes_per_column < 1 << 20
     with pytest.raises(MemoryLimitError) as info:
         plan_build("160M", 28, baseline_bytes=150 * MiB)
     smallest = _smallest_from_message(info.value)
     ok = plan_build(smallest, 28, baseline_bytes=150 * MiB)
-    assert ok.estimated_peak_bytes <= smallest and ok.block_rows <= 16384
+    assert ok.estimated_peak_bytes <= smallest and ok.block_rows <= 65536
     tightest = plan_build(smallest - BASELINE_SLACK_BYTES, 28, baseline_bytes=150 * MiB)
     assert tightest.csv_block_bytes == 256 * 1024
     assert tightest.sketch_bytes_per_column == 64 * 1024
     with pytest.raises(MemoryLimitError):
         plan_build(smallest - BASELINE_SLACK_BYTES - MiB, 28, baseline_bytes=150 * MiB)
+
+
+def test_build_shrinks_csv_blocks_before_sketches():
+    """Smaller sketches cost bin accuracy, smaller CSV blocks only parsing speed."""
+    p = plan_build("330M", 28, baseline_bytes=150 * MiB)
+    assert p.csv_block_bytes < 1 << 20
+    assert p.sketch_bytes_per_column == 2 * MiB
 
 
 def test_build_explicit_block_rows_is_honoured_and_checked():
@@ -233,7 +243,7 @@ def test_build_uint16_codes_and_no_limit():
     p8 = plan_build(None, 28, baseline_bytes=0)
     p16 = plan_build(None, 28, max_bin=1024, baseline_bytes=0)
     assert p8.codes_itemsize == 1 and p16.codes_itemsize == 2
-    assert p8.csv_block_bytes == 1 << 20 and p8.prefetch == 2
+    assert p8.csv_block_bytes == 1 << 20 and p8.block_rows == 262144
     assert p16.block_bytes > p8.block_bytes * p16.block_rows / p8.block_rows
 
 
