@@ -311,6 +311,10 @@ class TreeGrower:
         self._slot_columns = np.zeros((len(self.hist), n_columns), np.int32)
         self._pending_columns = []        # (slot, tree, node) whose features to draw
         self._slots_to_zero = []
+        # Slots known to be all zero: per-node histograms are zeroed by the split search
+        # right after it scans them (pool slots inherited from an earlier grower are not
+        # known to be zero).
+        self._clean = np.zeros(len(self.hist), bool)
         if self.tree_feature_sets is not None:
             self._tree_features = [np.asarray(f, dtype=np.int64)
                                    for f in self.tree_feature_sets]
@@ -350,8 +354,8 @@ class TreeGrower:
 
     def _take_slots(self, count, zero):
         """``count`` free histogram slots (int64 array); zeroed in :meth:`_zero_new_slots`
-        unless ``zero`` is False, for siblings filled by subtraction, which overwrite all
-        of it."""
+        (unless known to be zero already) when ``zero`` is True; siblings filled by
+        subtraction pass False, as the subtraction overwrites all of the slot."""
         reused = min(count, len(self._free_slots))
         slots = np.empty(count, np.int64)
         if reused:
@@ -364,7 +368,9 @@ class TreeGrower:
             if self._n_slots > self.hist.shape[0]:
                 self._grow_pool(self._n_slots)
         if zero:
-            self._slots_to_zero.append(slots)
+            self._slots_to_zero.append(slots[~self._clean[slots]])
+        # taken slots receive rows or a subtraction next: none stays known to be zero
+        self._clean[slots] = False
         return slots
 
     def _grow_pool(self, needed):
@@ -382,7 +388,10 @@ class TreeGrower:
             size = grown if grown > size else needed
         pool = aligned_zeros((size,) + self.hist.shape[1:], HIST_DTYPE)
         pool[: self.hist.shape[0]] = self.hist
+        clean = np.ones(size, bool)  # the new slots are fresh zeros
+        clean[: self.hist.shape[0]] = self._clean
         self.hist = pool
+        self._clean = clean
         columns = np.zeros((size, self._slot_columns.shape[1]), np.int32)
         columns[: len(self._slot_columns)] = self._slot_columns
         self._slot_columns = columns
@@ -398,10 +407,13 @@ class TreeGrower:
             self._pending_columns.append(np.stack([slots, trees, nodes], axis=1))
 
     def _zero_new_slots(self):
-        """Zero the slots taken since the last call, in one parallel kernel call (one
-        ``hist[slot] = 0`` per node cost 0.65 of 9.5 s for 16 forest trees)."""
+        """Zero the slots taken since the last call that were not known to be zero, in one
+        parallel kernel call (one ``hist[slot] = 0`` per node cost 0.65 of 9.5 s for 16
+        forest trees)."""
         if self._slots_to_zero:
-            zero_slots(self.hist, np.concatenate(self._slots_to_zero))
+            dirty = np.concatenate(self._slots_to_zero)
+            if len(dirty):
+                zero_slots(self.hist, dirty)
             self._slots_to_zero = []
 
     def _draw_pending_columns(self):
@@ -579,10 +591,13 @@ class TreeGrower:
         res = None
         if len(idx) and self._columns:
             # the node's histogram holds exactly its sampled features
+            # Nothing reads a per-node histogram after its split search (it is never
+            # subtracted), so the search zeroes it while it is in cache.
             res = self.policy.find_splits(
                 self.hist, sums[idx], slots[idx], np.ones((len(idx), self._columns), bool),
                 trees=trees[idx], node_ids=node_ids[idx],
-                column_feature=self._slot_columns[slots[idx]])
+                column_feature=self._slot_columns[slots[idx]], zero_after=True)
+            self._clean[slots[idx]] = True
         elif len(idx):
             mask = self._feature_mask(trees[idx], node_ids[idx])
             res = self.policy.find_splits(self.hist, sums[idx], slots[idx], mask,

@@ -177,10 +177,11 @@ class CartPolicy:
         return out
 
     def find_splits(self, hist, sums, slots, feature_mask, trees=None, node_ids=None,
-                    random_bin=None, column_feature=None):
+                    random_bin=None, column_feature=None, zero_after=False):
         """Best split per evaluated slot. ``column_feature`` (n_eval, n_columns): the
         feature of each histogram column when nodes hold only their sampled features;
-        None for full histograms (column ``f`` is feature ``f``)."""
+        None for full histograms (column ``f`` is feature ``f``). ``zero_after``: zero
+        the evaluated slots' histograms once scanned (see ``find_splits_cart``)."""
         n_eval = len(slots)
         slots = np.ascontiguousarray(slots, np.int32)
         node_sums = _slot_sums(hist, sums, slots)
@@ -201,7 +202,7 @@ class CartPolicy:
             self.missing_bin, self.criterion_code, self.n_classes, self.min_samples_leaf,
             self.min_weight_leaf, self.total_weight, random_bin, improvement, out["gain"],
             out["feature"], out["bin"], out["default_left"], out["is_categorical"],
-            out["cat_bitset"], out["left_sums"], out["right_sums"])
+            out["cat_bitset"], out["left_sums"], out["right_sums"], bool(zero_after))
         out["improvement"] = improvement
         out["importance_gain"] = out["gain"]
         return out

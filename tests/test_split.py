@@ -92,7 +92,7 @@ def run_gradient(hist, node_sums, slots, mask, nvb, isc, lam=1.0, alpha=0.0, mds
 
 
 def run_cart(hist, node_sums, slots, mask, nvb, isc, crit, n_classes, msl=1.0, mwl=0.0,
-             total_weight=None, random_bin=None, column_feature=None):
+             total_weight=None, random_bin=None, column_feature=None, zero_after=False):
     n_eval = len(slots)
     if column_feature is None:
         column_feature = full_columns(n_eval, hist.shape[1])
@@ -104,7 +104,7 @@ def run_cart(hist, node_sums, slots, mask, nvb, isc, crit, n_classes, msl=1.0, m
     rb = np.zeros((0, 0), np.int32) if random_bin is None else random_bin
     S.find_splits_cart(hist, node_sums, np.asarray(slots, np.int32), column_feature, mask,
                        nvb, isc, hist.shape[2] - 1, crit, n_classes, msl, mwl, total_weight, rb,
-                       *out.values())
+                       *out.values(), zero_after)
     return out
 
 
@@ -700,6 +700,30 @@ def test_cart_matches_twin(seed, crit, K):
         rows = slot_of_row == s
         go = partition_left(codes[t["feature"], rows], max_bin - 1, out, e)
         np.testing.assert_allclose(stats[rows][go].sum(0), out["left_sums"][e], atol=1e-9)
+
+
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("crit,K", [(0, 2), (2, 0)])
+def test_cart_zero_after_gives_the_same_splits_and_zeroes_only_evaluated_slots(seed, crit, K):
+    rng = np.random.default_rng(3000 + seed)
+    n_features, n_slots, n_rows, max_bin = 5, 4, 80, 16
+    codes, nvb = random_codes(rng, n_rows, n_features, max_bin)
+    isc = rng.random(n_features) < 0.3
+    stats, _, _ = cart_stats(rng, n_rows, crit, K)
+    hist, node_sums = rows_to_hist(codes, stats, rng.integers(0, n_slots, n_rows), n_slots,
+                                   max_bin)
+    slots = [2, 0, 1]
+    mask = rng.random((3, n_features)) < 0.7  # unsearched columns are zeroed too
+    kept = hist.copy()
+    want = run_cart(kept, node_sums, slots, mask, nvb, isc, crit, K)
+    zeroed = hist.copy()
+    got = run_cart(zeroed, node_sums, slots, mask, nvb, isc, crit, K, zero_after=True)
+    for name in want:
+        np.testing.assert_array_equal(got[name], want[name], err_msg=name)
+    np.testing.assert_array_equal(kept, hist)
+    assert not zeroed[slots].any()
+    np.testing.assert_array_equal(zeroed[3], hist[3])
+    assert hist[slots].any()
 
 
 def test_draw_random_bins_stays_inside_the_node_range():

@@ -818,7 +818,7 @@ def find_splits_cart(hist, node_sums, slots, column_feature, feature_mask, n_val
                      is_categorical, missing_bin, criterion_code, n_classes, min_samples_leaf,
                      min_weight_leaf, total_weight, random_bin, improvement,
                      impurity_decrease, feature, bin_idx, default_left, is_cat,
-                     cat_bitset, left_sums, right_sums):
+                     cat_bitset, left_sums, right_sums, zero_after):
     """Best CART split of each evaluated node, scikit-learn semantics (module docstring).
 
     Parameters
@@ -849,6 +849,11 @@ def find_splits_cart(hist, node_sums, slots, column_feature, feature_mask, n_val
     default_left, is_cat : ndarray (n_eval,) bool  # OUT
     cat_bitset : ndarray (n_eval, n_words) uint32  # OUT, left set
     left_sums, right_sums : ndarray (n_eval, n_stats) float64   # OUT
+    zero_after : bool
+        Zero each evaluated slot's histogram once it is scanned, while it is in cache,
+        for a caller that reads it no more (per-node histograms are never subtracted):
+        the slot is then reused without a separate zeroing pass over memory (0.40 s of
+        5.7 s for 16 depth-12 forest trees on 1M rows).
     """
     n_eval = slots.shape[0]
     n_columns = hist.shape[1]
@@ -873,9 +878,11 @@ def find_splits_cart(hist, node_sums, slots, column_feature, feature_mask, n_val
         f = column_feature[e, q]
         p_gain[p] = -np.inf
         p_bin[p] = -1
-        if not feature_mask[e, q]:
-            continue
         s = slots[e]
+        if not feature_mask[e, q]:
+            if zero_after:
+                hist[s, q] = 0.0
+            continue
         if is_categorical[f]:
             g, dl = _cart_categorical(hist[s, q], node_sums[s], w_nodes[e],
                                       n_value_bins[f], missing_bin, criterion_code,
@@ -894,6 +901,8 @@ def find_splits_cart(hist, node_sums, slots, column_feature, feature_mask, n_val
             p_gain[p] = g
             p_bin[p] = b
             p_dl[p] = dl
+        if zero_after:
+            hist[s, q] = 0.0
     for e in range(n_eval):
         # columns ascend by feature, so the first best column is the smallest feature
         best = -np.inf

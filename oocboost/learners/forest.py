@@ -368,7 +368,7 @@ class ForestCartPolicy(CartPolicy):
         self.threshold_rngs = threshold_rngs
 
     def find_splits(self, hist, sums, slots, feature_mask, trees=None, node_ids=None,
-                    random_bin=None, column_feature=None):
+                    random_bin=None, column_feature=None, zero_after=False):
         slots = np.ascontiguousarray(slots, np.int32)
         trees = np.asarray(trees, dtype=np.int64)
         roots = np.asarray(node_ids) == 0
@@ -392,7 +392,7 @@ class ForestCartPolicy(CartPolicy):
         out = None
         if n_eval == 0:
             return super().find_splits(hist, sums, slots, feature_mask, random_bin=random_bin,
-                                       column_feature=column_feature)
+                                       column_feature=column_feature, zero_after=zero_after)
         for t in np.unique(trees):
             sel = np.flatnonzero(trees == t)
             self.total_weight = float(self.root_weight[t])
@@ -400,7 +400,8 @@ class ForestCartPolicy(CartPolicy):
             part = super().find_splits(hist, sums[sel], slots[sel], feature_mask[sel],
                                        random_bin=None if random_bin is None
                                        else random_bin[sel],
-                                       column_feature=column_feature[sel])
+                                       column_feature=column_feature[sel],
+                                       zero_after=zero_after)
             if out is None:
                 out = {k: np.empty((n_eval,) + v.shape[1:], v.dtype) for k, v in part.items()
                        if k != "importance_gain"}
