@@ -47,7 +47,8 @@ Training (:func:`plan_train`)::
   tree grown in the pass) ``+ 4`` (float32 sample weight). When ``n_rows * bytes_per_row``
   fits, the state stays in RAM (``state_in_ram``). Otherwise it is stored per block beside
   the cache and streamed with the blocks; the model then counts two blocks of state
-  (``2 * block_rows * bytes_per_row``: the one in use and the one being written back).
+  (``2 * block_rows * bytes_per_row``: the mapped pages of the block in use and of the
+  one before it, dropped when the next block is loaded).
 - ``resident_bytes``: whatever is left is offered to keep decompressed blocks in memory
   across passes (``block_rows * (n_features * codes_itemsize + 8)`` bytes each), which saves
   reading and decompressing the cache again at every tree level. It never exceeds the
