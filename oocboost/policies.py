@@ -151,6 +151,10 @@ class CartPolicy:
         self.n_stats = self.n_classes + 1 if self.n_classes else 4
         self.n_outputs = self.n_classes if self.n_classes else 1
         self.count_stat = self.n_stats - 1
+        # the count statistic is 1 for a row of positive weight and every statistic of
+        # any other row is 0 (kernels/cart_stats.py), so a node's row records can skip
+        # the count and rows of zero weight (grower.RECORD_SMALL_NODES)
+        self.count_marks_rows = True
         self.n_value_bins = np.ascontiguousarray(n_value_bins, dtype=np.int32)
         self.is_categorical = np.ascontiguousarray(is_categorical, dtype=np.bool_)
         self.missing_bin = int(missing_bin)

@@ -278,3 +278,37 @@ def test_trees_per_pass_halves_while_the_group_does_not_fit(caches):
 
     with pytest.raises(MemoryLimitError, match="one tree"):
         choose_trees_per_pass(cache, config, 16, fits_none)
+
+
+@pytest.mark.parametrize("case", ["multiclass", "binary-weights", "regression", "extra",
+                                  "uint16"])
+def test_record_slots_leave_models_bit_identical(case, caches, monkeypatch):
+    """Small nodes built from row records (grower.RECORD_SMALL_NODES) give the same trees,
+    bit for bit, as every node built as a histogram; and records are really used."""
+    import oocboost.grower as grower
+
+    kw = dict(n_estimators=4, max_depth=8, random_state=3, n_jobs=2)
+    if case == "multiclass":
+        data, make = (caches[0][7],), lambda: RandomForestClassifier(max_features=3, **kw)
+    elif case == "binary-weights":
+        Xtr, _, ytr, _ = _binary()
+        weights = np.random.default_rng(0).choice([0.0, 0.5, 1.0, 2.0], len(ytr))
+        data = (Xtr, ytr)
+        make = lambda: RandomForestClassifier(max_features=2, criterion="entropy", **kw)
+    elif case == "regression":
+        Xtr, _, ytr, _ = _regression()
+        data, make = (Xtr, ytr), lambda: RandomForestRegressor(max_features=0.5, **kw)
+    elif case == "extra":
+        Xtr, _, ytr, _ = _binary()
+        data, make = (Xtr, ytr), lambda: ExtraTreesClassifier(**kw)
+    else:
+        Xtr, _, ytr, _ = _regression()
+        data, make = (Xtr, ytr), lambda: RandomForestRegressor(max_features=2, max_bin=600,
+                                                                 **kw)
+    fit_kw = {"sample_weight": weights} if case == "binary-weights" else {}
+    with_records = make().fit(*data, **fit_kw)
+    assert with_records.model_.training_log["record_nodes"] > 0
+    monkeypatch.setattr(grower, "RECORD_SMALL_NODES", False)
+    without = make().fit(*data, **fit_kw)
+    assert without.model_.training_log["record_nodes"] == 0
+    assert _model_json(with_records) == _model_json(without)

@@ -177,3 +177,79 @@ def test_sampled_columns_match_naive(layout, n_stats, n_trees, threads):
     finally:
         numba.set_num_threads(before)
     np.testing.assert_array_equal(stats_part(got, n_stats), want)
+
+
+def _cart_like_stats(rng, n_trees, n_rows, n_stats):
+    """Statistics whose last column counts rows: 1 for a row of positive weight, and all
+    0 for a row of zero weight (the CART statistics that record slots require)."""
+    stats = rng.random((n_trees, n_rows, n_stats))
+    zero = rng.random((n_trees, n_rows)) < 0.2
+    stats[zero] = 0.0
+    stats[..., n_stats - 1] = np.where(zero, 0.0, 1.0)
+    return stats
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("n_stats", [2, 3, 4, 6])
+@pytest.mark.parametrize("max_bin", [64, 300])
+@pytest.mark.parametrize("n_blocks", [1, 3])
+def test_record_slots_give_the_same_histograms(layout, n_stats, max_bin, n_blocks):
+    """Record slots (rows appended, summed after the pass) give bit-identical sums to
+    direct accumulation, block after block, for slots that held a histogram before
+    (garbage in them) and slots known to be zero; histogram slots in the same call are
+    unaffected."""
+    rng = np.random.default_rng(11)
+    n_features, n_slots, k, n_trees, n_rows = 9, 8, 3, 4, 120
+    dtype = np.uint8 if max_bin <= 256 else np.uint16
+    codes = rng.integers(0, max_bin, size=(n_blocks, n_features, n_rows)).astype(dtype)
+    stats = _cart_like_stats(rng, n_blocks * n_trees, n_rows, n_stats).reshape(
+        n_blocks, n_trees, n_rows, n_stats)
+    slot_of_row = np.full((n_blocks, n_trees, n_rows), -1, np.int32)
+    for t in range(n_trees):
+        mine = np.arange(t, n_slots, n_trees)
+        slot_of_row[:, t] = np.where(rng.random((n_blocks, n_rows)) < 0.8,
+                                     rng.choice(mine, (n_blocks, n_rows)), -1)
+    slot_columns = np.sort(np.array([rng.choice(n_features, k, replace=False)
+                                     for _ in range(n_slots)]), axis=1).astype(np.int32)
+    direct = new_hist(n_slots, k, max_bin, n_stats, layout)
+    for b in range(n_blocks):
+        kh.build_histograms_columns(codes[b], stats[b], *_row_lists(slot_of_row[b]),
+                                    slot_columns, direct)
+
+    record_slots = np.array([0, 1, 2, 5, 6], np.int64)
+    expected = np.zeros(n_slots, np.int64)
+    for b in range(n_blocks):
+        for t in range(n_trees):
+            listed = slot_of_row[b, t] >= 0
+            counted = stats[b, t, :, n_stats - 1] != 0
+            np.add.at(expected, slot_of_row[b, t][listed & counted], 1)
+    capacity = np.zeros(n_slots, np.int64)
+    capacity[record_slots] = expected[record_slots]
+    fill = np.zeros(n_slots, np.int64)
+    got = new_hist(n_slots, k, max_bin, n_stats, layout)
+    was_clean = np.array([True, False, True, False, True])
+    got[record_slots[~was_clean]] = 7.5           # a histogram held before: overwritten
+    words = kh.record_words(n_stats, k, np.dtype(dtype).itemsize)
+    assert (capacity * words <= got[0].size).all(), "the test's records must fit a slot"
+    for b in range(n_blocks):
+        kh.build_histograms_columns(codes[b], stats[b], *_row_lists(slot_of_row[b]),
+                                    slot_columns, got, (capacity, fill))
+    np.testing.assert_array_equal(fill, capacity)
+    flat = got.reshape(n_slots, -1)
+    kh.records_to_histograms(got, flat, flat.view(dtype), record_slots,
+                             fill[record_slots], was_clean, n_stats)
+    np.testing.assert_array_equal(got, direct)     # padding lanes included
+
+
+def test_record_slot_overflow_is_an_error():
+    """More rows than a record slot expects raise instead of writing past the slot."""
+    rng = np.random.default_rng(12)
+    codes = rng.integers(0, 16, size=(4, 50)).astype(np.uint8)
+    stats = _cart_like_stats(rng, 1, 50, 3)
+    stats[..., 2] = 1.0
+    slot_of_row = np.zeros((1, 50), np.int32)
+    hist = new_hist(1, 2, 16, 3, "lanes")
+    capacity, fill = np.array([10], np.int64), np.zeros(1, np.int64)
+    with pytest.raises(RuntimeError, match="record slot full"):
+        kh.build_histograms_columns(codes, stats, *_row_lists(slot_of_row),
+                                    np.array([[0, 3]], np.int32), hist, (capacity, fill))

@@ -149,8 +149,136 @@ def _build_histograms_columns(codes, stats, rows, slots, chunk_start, chunk_coun
                       q_hi, slot_columns, hist, n_stats, vector)
 
 
+@njit(parallel=True, cache=True, nogil=True)
+def _build_histograms_columns_records(codes, stats, rows, slots, chunk_start, chunk_count,
+                                      slot_columns, hist, record_capacity, record_fill,
+                                      slot_words, slot_codes, vector):
+    """:func:`_build_histograms_columns` with record slots; one task per tree (a tree's
+    records are appended in row order by one thread). Returns the number of records
+    that found their slot full (0 unless the expected counts were wrong)."""
+    n_trees = stats.shape[0]
+    n_stats = stats.shape[2]
+    n_columns = hist.shape[1]
+    n_bins = hist.shape[2]
+    n_chunks = chunk_start.shape[0]
+    count_stat = n_stats - 1
+    words = record_words(n_stats, n_columns, slot_codes.itemsize)
+    code_offset = (n_stats - 1) * (8 // slot_codes.itemsize)
+    code_stride = words * (8 // slot_codes.itemsize)
+    overflow = np.zeros(n_trees, np.int64)
+    for t in prange(n_trees):
+        stats_t = stats[t]
+        rows_t = rows[t]
+        slots_t = slots[t]
+        for c in range(n_chunks):
+            lo = chunk_start[c]
+            for j in range(lo, lo + chunk_count[t, c]):
+                i = rows_t[j]
+                s = slots_t[j]
+                capacity = record_capacity[s]
+                if capacity == 0:
+                    if vector:
+                        s0 = np.float64(stats_t[i, 0])
+                        s1 = np.float64(stats_t[i, 1]) if n_stats > 1 else 0.0
+                        s2 = np.float64(stats_t[i, 2]) if n_stats > 2 else 0.0
+                        s3 = np.float64(stats_t[i, 3]) if n_stats > 3 else 0.0
+                        base = np.int64(s) * n_columns
+                        for q in range(n_columns):
+                            b = np.int64(codes[slot_columns[s, q], i])
+                            add4(hist, ((base + q) * n_bins + b) * 4, s0, s1, s2, s3)
+                    else:
+                        for q in range(n_columns):
+                            b = codes[slot_columns[s, q], i]
+                            for m in range(n_stats):
+                                hist[s, q, b, m] += stats_t[i, m]
+                    continue
+                if stats_t[i, count_stat] == 0.0:
+                    continue    # a row of zero weight adds nothing (all its stats are 0)
+                k = record_fill[s]
+                if k >= capacity:
+                    overflow[t] += 1
+                    continue
+                record_fill[s] = k + 1
+                base = k * words
+                for m in range(n_stats - 1):
+                    slot_words[s, base + m] = stats_t[i, m]
+                cbase = k * code_stride + code_offset
+                for q in range(n_columns):
+                    slot_codes[s, cbase + q] = codes[slot_columns[s, q], i]
+    return overflow.sum()
+
+
+@njit(inline="always")
+def _record_lane(words, base, lane, n_stats):
+    """Statistic ``lane`` of the record at ``words[base:]``: stored, the count (1), or a
+    padding lane (0)."""
+    if lane < n_stats - 1:
+        return words[base + lane]
+    return 1.0 if lane == n_stats - 1 else 0.0
+
+
+@njit(cache=True)
+def record_words(n_stats, n_columns, code_itemsize):
+    """float64 words of one row record: its statistics but the count, then its codes."""
+    return (n_stats - 1) + (n_columns * code_itemsize + 7) // 8
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def records_to_histograms(hist, slot_words, slot_codes, record_slots, record_count,
+                          was_clean, n_stats):
+    """Turn record slots into histograms, in place: each slot's records are summed, in the
+    order they were appended, into the slot's own memory.
+
+    Parameters
+    ----------
+    hist : ndarray (n_slots, n_columns, max_bin, width) float64, C-contiguous   # IN/OUT
+    slot_words, slot_codes : views of ``hist`` as (n_slots, words) float64 and as
+        (n_slots, ...) of the codes' dtype                                       # IN
+    record_slots : ndarray (n,) int64, the record slots                          # IN
+    record_count : ndarray (n,) int64, records appended to each                  # IN
+    was_clean : ndarray (n,) bool, the slot was all zero before its records      # IN
+    n_stats : int, statistics per row (the last one, the count, is 1 per record)
+    """
+    n_columns = hist.shape[1]
+    n_bins = hist.shape[2]
+    width = hist.shape[3]
+    words = record_words(n_stats, n_columns, slot_codes.itemsize)
+    per_word = 8 // slot_codes.itemsize
+    code_offset = (n_stats - 1) * per_word
+    code_stride = words * per_word
+    vector = width == 4 and n_stats <= 4
+    for r in prange(record_slots.shape[0]):
+        s = record_slots[r]
+        n = record_count[r]
+        used = n * words
+        copy = slot_words[s, :used].copy()
+        codes = slot_codes[s, :used * per_word].copy()
+        # records sit at the start of the slot: zero what they used, or all of a slot
+        # that held a histogram before
+        end = used if was_clean[r] else slot_words.shape[1]
+        slot_words[s, :end] = 0.0
+        base_slot = np.int64(s) * n_columns
+        for k in range(n):
+            base = k * words
+            cbase = k * code_stride + code_offset
+            if vector:
+                s0 = _record_lane(copy, base, 0, n_stats)
+                s1 = _record_lane(copy, base, 1, n_stats)
+                s2 = _record_lane(copy, base, 2, n_stats)
+                s3 = _record_lane(copy, base, 3, n_stats)
+                for q in range(n_columns):
+                    b = np.int64(codes[cbase + q])
+                    add4(hist, ((base_slot + q) * n_bins + b) * 4, s0, s1, s2, s3)
+            else:
+                for q in range(n_columns):
+                    b = codes[cbase + q]
+                    for m in range(n_stats - 1):
+                        hist[s, q, b, m] += copy[base + m]
+                    hist[s, q, b, n_stats - 1] += 1.0
+
+
 def build_histograms_columns(codes, stats, rows, slots, chunk_start, chunk_count,
-                             slot_columns, hist):
+                             slot_columns, hist, records=None):
     """:func:`build_histograms_selected` for histograms of a few features per node.
 
     A forest node searches only its ``max_features`` sampled features, so its histogram
@@ -164,17 +292,39 @@ def build_histograms_columns(codes, stats, rows, slots, chunk_start, chunk_count
     codes, stats, rows, slots, chunk_start, chunk_count : as :func:`build_histograms_selected`
     slot_columns : ndarray (>= n_slots, n_columns) int32, features of each slot   # IN
     hist : ndarray (n_slots, n_columns, max_bin, width) float64, C-contiguous      # IN/OUT
+    records : (record_capacity, record_fill) or None
+        ``record_capacity`` (n_slots,) int64: 0 for a histogram slot; for a *record
+        slot*, the number of rows with a non-zero count statistic it will receive in
+        the pass. A record slot's rows are not added into its histogram but appended,
+        as records, into the slot's own memory (``record_fill`` (n_slots,) int64 counts
+        them, IN/OUT); :func:`records_to_histograms` sums them once the pass is over.
+        Deep in a tree a node's few hundred rows spread their updates over every
+        cache line of its histogram, and those lines have left the cache by the next
+        row of the node: one append per row replaces ``n_columns`` cache misses, and
+        the sums are later made while the slot is in cache. Only for statistics whose
+        last column counts rows (the CART statistics), whose zero rows add nothing.
 
     Parallel over (tree, group of columns) tasks: the trees of a pass own disjoint
     slots, so a forest pass of 16 trees needs no column split; a single tree splits its
-    columns over the threads. Each (slot, column) is summed by one task in row order,
-    so the sums do not depend on the thread count.
+    columns over the threads. With record slots, one task per tree. Each (slot, column)
+    is summed by one task in row order, so the sums do not depend on the thread count,
+    and records are summed in the order they were appended, the same order.
     """
     n_trees, n_columns = stats.shape[0], hist.shape[1]
+    vector = _vector_update(stats, hist)
+    if records is not None:
+        record_capacity, record_fill = records
+        slot_words = hist.reshape(hist.shape[0], -1)
+        overflow = _build_histograms_columns_records(
+            codes, stats, rows, slots, chunk_start, chunk_count, slot_columns, hist,
+            record_capacity, record_fill, slot_words, slot_words.view(codes.dtype), vector)
+        if overflow:
+            raise RuntimeError(f"{overflow} rows found their record slot full: the "
+                               f"expected row counts of the nodes were wrong")
+        return
     n_column_groups = max(1, min(n_columns, -(-numba.get_num_threads() // n_trees)))
     _build_histograms_columns(codes, stats, rows, slots, chunk_start, chunk_count,
-                              slot_columns, hist, n_column_groups,
-                              _vector_update(stats, hist))
+                              slot_columns, hist, n_column_groups, vector)
 
 
 def build_histograms(codes, stats, slot_of_row, hist, count_stat=-1):

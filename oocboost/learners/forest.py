@@ -870,6 +870,7 @@ def train_forest(cache, config, n_estimators, *, model=None, classes=None):
         "split_s": telemetry["split_s"], "stats_s": counters["stats_s"],
         "io_wait_s": counters["io_wait_s"], "bytes_read": int(counters["bytes_read"]),
         "data_passes": int(passes), "tree_passes": int(telemetry["passes"]),
+        "record_nodes": int(telemetry["record_nodes"]),
         "passes_per_tree": telemetry["passes"] / n_new,
         "oob_passes": counters["oob_passes"], "trees_per_pass": int(trees_per_pass),
         "peak_rss_bytes": int(max(current_rss(), peak_rss())),
