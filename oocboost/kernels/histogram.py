@@ -177,6 +177,8 @@ def _build_histograms_columns_records(codes, stats, rows, slots, chunk_start, ch
                 s = slots_t[j]
                 capacity = record_capacity[s]
                 if capacity == 0:
+                    # _add_rows's update written out: calling it for one row at a time
+                    # made this kernel 20-30% slower (16 forest trees, 1M rows)
                     if vector:
                         s0 = np.float64(stats_t[i, 0])
                         s1 = np.float64(stats_t[i, 1]) if n_stats > 1 else 0.0
