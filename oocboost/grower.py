@@ -279,6 +279,8 @@ class TreeGrower:
         self.feature_rngs = feature_rngs
         self.tree_feature_sets = tree_features
         self._hist_pool = hist_pool
+        # int32 sums when the policy's statistics are integers (common.INT_HIST_DTYPE)
+        self._hist_dtype = np.dtype(getattr(policy, "hist_dtype", HIST_DTYPE))
         self._select_count_stat = -1 if every_row_counts else policy.count_stat
         self.n_words = (max_bin + 31) // 32
         self.telemetry = GrowerTelemetry()
@@ -311,12 +313,14 @@ class TreeGrower:
         n_columns = self._columns or self.n_features
         shape = (n_columns, self.max_bin, hist_width(pol.n_stats))
         pool = self._hist_pool
-        if pool is not None and pool.shape[1:] == shape and (
-                self.params.max_hist_slots is None
-                or pool.shape[0] <= self.params.max_hist_slots):
+        fits = (pool is not None and pool.shape[1:] == shape
+                and pool.dtype == self._hist_dtype
+                and (self.params.max_hist_slots is None
+                     or pool.shape[0] <= self.params.max_hist_slots))
+        if fits:
             self.hist = pool          # slots are zeroed when taken
         else:
-            self.hist = aligned_zeros((0,) + shape, HIST_DTYPE)
+            self.hist = aligned_zeros((0,) + shape, self._hist_dtype)
         self._slot_columns = np.zeros((len(self.hist), n_columns), np.int32)
         self._pending_columns = []        # (slot, tree, node) whose features to draw
         self._slots_to_zero = []
@@ -404,7 +408,7 @@ class TreeGrower:
                 # the pool costs no RSS.
                 grown = cap if grown > 64 else min(grown, cap)
             size = grown if grown > size else needed
-        pool = aligned_zeros((size,) + self.hist.shape[1:], HIST_DTYPE)
+        pool = aligned_zeros((size,) + self.hist.shape[1:], self._hist_dtype)
         pool[: self.hist.shape[0]] = self.hist
         clean = np.ones(size, bool)  # the new slots are fresh zeros
         clean[: self.hist.shape[0]] = self._clean
@@ -444,7 +448,8 @@ class TreeGrower:
         if not self._records:
             return np.zeros(len(counts), bool)
         n_stats, (n_columns, max_bin, width) = self.policy.n_stats, self.hist.shape[1:]
-        words = record_words(n_stats, n_columns, np.dtype(self._codes_dtype).itemsize)
+        words = record_words(n_stats, n_columns, np.dtype(self._codes_dtype).itemsize,
+                             self.hist.itemsize)
         return (counts > 0) & (counts * words <= n_columns * max_bin * width)
 
     def _sum_records(self):

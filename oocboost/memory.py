@@ -765,6 +765,8 @@ class TrainPlan:
     resident_bytes: int
     resident_blocks: int
     estimated_peak_bytes: int
+    hist_itemsize: int = HIST_ITEMSIZE
+    stats_itemsize: int = 8
 
     def as_dict(self):
         """The plan as a JSON-able dict."""
@@ -789,12 +791,14 @@ class TrainPlan:
             ),
             *([_line("per-block statistics", self.block_scratch_bytes,
                      f"{self.n_trees_in_pass} trees x {self.block_rows:,} rows x "
-                     f"{self.n_stats} stats x 8 B")] if self.block_scratch_bytes else []),
+                     f"{self.n_stats} stats x {self.stats_itemsize} B")]
+              if self.block_scratch_bytes else []),
             _line(
                 "histograms",
                 self.histogram_bytes,
                 f"{self.hist_nodes} nodes in flight x 2 x {self.hist_columns} features x "
-                f"{self.max_bin} bins x {hist_width(self.n_stats)} lanes x 8 B",
+                f"{self.max_bin} bins x {hist_width(self.n_stats)} lanes x "
+                f"{self.hist_itemsize} B",
             ),
             _line("per-row state", self.state_bytes, state_how),
             _line(
@@ -885,6 +889,8 @@ def plan_train(
     state_bytes_per_row=None,
     block_scratch_bytes=0,
     n_hist_columns=None,
+    hist_itemsize=HIST_ITEMSIZE,
+    stats_itemsize=8,
 ):
     """Plan how training spends ``memory_limit``.
 
@@ -922,6 +928,10 @@ def plan_train(
     n_hist_columns : int or None
         Features per node histogram: ``n_features`` (None), or a forest's
         ``max_features`` when nodes hold only their sampled features.
+    hist_itemsize, stats_itemsize : int
+        Bytes per histogram sum (8 for float64, 4 for the int32 sums of integer
+        statistics, ``common.INT_HIST_DTYPE``) and per block statistic (for the plan's
+        description; ``block_scratch_bytes`` already counts them).
 
     Returns
     -------
@@ -955,7 +965,8 @@ def plan_train(
     block_bytes = 2 * block_rows * row_bytes
     n_columns = n_features if n_hist_columns is None else _check_int(
         "n_hist_columns", n_hist_columns, 1)
-    hist_per_node = 2 * n_columns * max_bin * hist_width(n_stats) * HIST_ITEMSIZE
+    hist_itemsize = _check_int("hist_itemsize", hist_itemsize, 1, 8)
+    hist_per_node = 2 * n_columns * max_bin * hist_width(n_stats) * hist_itemsize
     # A learner that knows its per-row state passes its size (RowStateSpec.bytes_per_row);
     # the default is boosting's: margins 8, gradient/hessian/count 12 per output, and a
     # node index per tree grown in the pass.
@@ -1041,6 +1052,8 @@ def plan_train(
             else int(min(n_blocks, resident // resident_block_bytes))
         ),
         estimated_peak_bytes=peak,
+        hist_itemsize=hist_itemsize,
+        stats_itemsize=_check_int("stats_itemsize", stats_itemsize, 1, 8),
     )
 
 

@@ -18,6 +18,7 @@ Protocol::
 """
 import numpy as np
 
+from .common import HIST_DTYPE
 from .kernels import split as ks
 
 #: XGBoost's kRtEps: a split must gain more than this to be taken.
@@ -135,11 +136,15 @@ class CartPolicy:
         "random": extra trees, one random threshold per (node, feature).
     rng : numpy.random.Generator or None
         Needed for ``splitter="random"``.
+    hist_dtype : numpy dtype
+        Dtype of the histogram sums: float64, or int32 when the caller feeds integer
+        statistics whose sums fit (``common.INT_HIST_DTYPE``; a forest decides).
     """
 
     def __init__(self, *, criterion, n_classes, n_value_bins, is_categorical, missing_bin,
                  total_weight, min_samples_leaf=1, min_weight_leaf=0.0,
-                 min_impurity_decrease=0.0, splitter="best", rng=None):
+                 min_impurity_decrease=0.0, splitter="best", rng=None,
+                 hist_dtype=HIST_DTYPE):
         name = "entropy" if criterion == "log_loss" else criterion
         if name not in ks.CRITERIA:
             from .errors import ParameterError
@@ -164,6 +169,7 @@ class CartPolicy:
         self.min_impurity_decrease = float(min_impurity_decrease)
         self.splitter = splitter
         self.rng = rng
+        self.hist_dtype = np.dtype(hist_dtype)
 
     def weights(self, sums):
         """Weighted number of rows of each node, (n,)."""

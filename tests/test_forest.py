@@ -280,6 +280,71 @@ def test_trees_per_pass_halves_while_the_group_does_not_fit(caches):
         choose_trees_per_pass(cache, config, 16, fits_none)
 
 
+@pytest.mark.parametrize("case", ["binary", "multiclass-entropy", "full-features",
+                                  "max-samples", "extra", "uint16", "decision-tree"])
+def test_integer_statistics_leave_models_bit_identical(case, caches, monkeypatch):
+    """Unweighted classification keeps int32 statistics and histograms
+    (forest.integer_stats): the trees are bit for bit those of the float64 path, through
+    records (sampled features), subtraction (all features), Poisson and Bernoulli draws,
+    random thresholds and uint16 codes."""
+    import oocboost.learners.forest as forest
+
+    kw = dict(random_state=5, n_jobs=2)
+    Xtr, _, ytr, _ = _binary()
+    data = (Xtr, ytr)
+    if case == "binary":
+        make = lambda: RandomForestClassifier(n_estimators=4, max_depth=8, max_features=2,
+                                              **kw)
+    elif case == "multiclass-entropy":
+        data = (caches[0][7],)
+        make = lambda: RandomForestClassifier(n_estimators=4, criterion="entropy",
+                                              max_features=3, min_samples_leaf=2, **kw)
+    elif case == "full-features":
+        make = lambda: RandomForestClassifier(n_estimators=3, max_features=None,
+                                              bootstrap=False, max_depth=6, **kw)
+    elif case == "max-samples":
+        make = lambda: RandomForestClassifier(n_estimators=4, max_samples=0.5, **kw)
+    elif case == "extra":
+        make = lambda: ExtraTreesClassifier(n_estimators=4, bootstrap=True, **kw)
+    elif case == "uint16":
+        make = lambda: RandomForestClassifier(n_estimators=3, max_features=3, max_bin=600,
+                                              **kw)
+    else:
+        make = lambda: DecisionTreeClassifier(random_state=5, min_samples_leaf=3)
+    integer = make().fit(*data)
+    assert integer.model_.training_log["integer_stats"] is True
+    monkeypatch.setattr(forest, "INTEGER_STATS", False)
+    floats = make().fit(*data)
+    assert floats.model_.training_log["integer_stats"] is False
+    assert _model_json(integer) == _model_json(floats)
+
+
+def test_integer_statistics_only_where_exact(monkeypatch):
+    """int32 statistics need integer weights and sums bounded by int32: not with sample
+    or class weights, not for regression, not when n_rows x the largest draw exceeds
+    the int32 range."""
+    import oocboost.learners.forest as forest
+
+    Xtr, _, ytr, _ = _binary()
+    Xr, _, yr, _ = _regression()
+    kw = dict(n_estimators=2, max_depth=3, random_state=0)
+
+    def used(est, X, y, **fit_kw):
+        return est.fit(X, y, **fit_kw).model_.training_log["integer_stats"]
+
+    assert used(RandomForestClassifier(**kw), Xtr, ytr)
+    assert not used(RandomForestClassifier(**kw), Xtr, ytr,
+                    sample_weight=np.ones(len(ytr)))
+    assert not used(RandomForestClassifier(class_weight="balanced", **kw), Xtr, ytr)
+    assert not used(RandomForestRegressor(**kw), Xr, yr)
+    # Poisson(1) draws are capped at 20 copies: n_rows x 20 must fit
+    monkeypatch.setattr(forest, "INT_HIST_MAX", len(ytr) * 20)
+    assert used(RandomForestClassifier(**kw), Xtr, ytr)
+    monkeypatch.setattr(forest, "INT_HIST_MAX", len(ytr) * 20 - 1)
+    assert not used(RandomForestClassifier(**kw), Xtr, ytr)
+    assert used(RandomForestClassifier(bootstrap=False, **kw), Xtr, ytr)
+
+
 @pytest.mark.parametrize("case", ["multiclass", "binary-weights", "regression", "extra",
                                   "uint16"])
 def test_record_slots_leave_models_bit_identical(case, caches, monkeypatch):

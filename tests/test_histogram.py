@@ -12,9 +12,9 @@ from oocboost.kernels import histogram as kh
 LAYOUTS = ["lanes", "plain"]
 
 
-def new_hist(n_slots, n_columns, max_bin, n_stats, layout):
+def new_hist(n_slots, n_columns, max_bin, n_stats, layout, dtype=np.float64):
     width = hist_width(n_stats) if layout == "lanes" else n_stats
-    return aligned_zeros((n_slots, n_columns, max_bin, width))
+    return aligned_zeros((n_slots, n_columns, max_bin, width), dtype)
 
 
 def stats_part(hist, n_stats):
@@ -179,13 +179,15 @@ def test_sampled_columns_match_naive(layout, n_stats, n_trees, threads):
     np.testing.assert_array_equal(stats_part(got, n_stats), want)
 
 
-def _cart_like_stats(rng, n_trees, n_rows, n_stats):
+def _cart_like_stats(rng, n_trees, n_rows, n_stats, integer=False):
     """Statistics whose last column counts rows: 1 for a row of positive weight, and all
-    0 for a row of zero weight (the CART statistics that record slots require)."""
-    stats = rng.random((n_trees, n_rows, n_stats))
+    0 for a row of zero weight (the CART statistics that record slots require).
+    ``integer``: int32 draw-like weights (the forest's integer statistics)."""
+    stats = (rng.integers(1, 4, (n_trees, n_rows, n_stats)).astype(np.int32) if integer
+             else rng.random((n_trees, n_rows, n_stats)))
     zero = rng.random((n_trees, n_rows)) < 0.2
-    stats[zero] = 0.0
-    stats[..., n_stats - 1] = np.where(zero, 0.0, 1.0)
+    stats[zero] = 0
+    stats[..., n_stats - 1] = np.where(zero, 0, 1)
     return stats
 
 
@@ -193,16 +195,18 @@ def _cart_like_stats(rng, n_trees, n_rows, n_stats):
 @pytest.mark.parametrize("n_stats", [2, 3, 4, 6])
 @pytest.mark.parametrize("max_bin", [64, 300])
 @pytest.mark.parametrize("n_blocks", [1, 3])
-def test_record_slots_give_the_same_histograms(layout, n_stats, max_bin, n_blocks):
+@pytest.mark.parametrize("sums", [np.float64, np.int32])
+def test_record_slots_give_the_same_histograms(layout, n_stats, max_bin, n_blocks, sums):
     """Record slots (rows appended, summed after the pass) give bit-identical sums to
     direct accumulation, block after block, for slots that held a histogram before
     (garbage in them) and slots known to be zero; histogram slots in the same call are
-    unaffected."""
+    unaffected. Records take the words of float64 or int32 (integer statistics) slots."""
     rng = np.random.default_rng(11)
     n_features, n_slots, k, n_trees, n_rows = 9, 8, 3, 4, 120
     dtype = np.uint8 if max_bin <= 256 else np.uint16
     codes = rng.integers(0, max_bin, size=(n_blocks, n_features, n_rows)).astype(dtype)
-    stats = _cart_like_stats(rng, n_blocks * n_trees, n_rows, n_stats).reshape(
+    stats = _cart_like_stats(rng, n_blocks * n_trees, n_rows, n_stats,
+                             integer=sums == np.int32).reshape(
         n_blocks, n_trees, n_rows, n_stats)
     slot_of_row = np.full((n_blocks, n_trees, n_rows), -1, np.int32)
     for t in range(n_trees):
@@ -211,7 +215,7 @@ def test_record_slots_give_the_same_histograms(layout, n_stats, max_bin, n_block
                                      rng.choice(mine, (n_blocks, n_rows)), -1)
     slot_columns = np.sort(np.array([rng.choice(n_features, k, replace=False)
                                      for _ in range(n_slots)]), axis=1).astype(np.int32)
-    direct = new_hist(n_slots, k, max_bin, n_stats, layout)
+    direct = new_hist(n_slots, k, max_bin, n_stats, layout, sums)
     for b in range(n_blocks):
         kh.build_histograms_columns(codes[b], stats[b], *_row_lists(slot_of_row[b]),
                                     slot_columns, direct)
@@ -226,10 +230,10 @@ def test_record_slots_give_the_same_histograms(layout, n_stats, max_bin, n_block
     capacity = np.zeros(n_slots, np.int64)
     capacity[record_slots] = expected[record_slots]
     fill = np.zeros(n_slots, np.int64)
-    got = new_hist(n_slots, k, max_bin, n_stats, layout)
+    got = new_hist(n_slots, k, max_bin, n_stats, layout, sums)
     was_clean = np.array([True, False, True, False, True])
-    got[record_slots[~was_clean]] = 7.5           # a histogram held before: overwritten
-    words = kh.record_words(n_stats, k, np.dtype(dtype).itemsize)
+    got[record_slots[~was_clean]] = 7             # a histogram held before: overwritten
+    words = kh.record_words(n_stats, k, np.dtype(dtype).itemsize, got.itemsize)
     assert (capacity * words <= got[0].size).all(), "the test's records must fit a slot"
     for b in range(n_blocks):
         kh.build_histograms_columns(codes[b], stats[b], *_row_lists(slot_of_row[b]),
@@ -239,6 +243,48 @@ def test_record_slots_give_the_same_histograms(layout, n_stats, max_bin, n_block
     kh.records_to_histograms(got, flat, flat.view(dtype), record_slots,
                              fill[record_slots], was_clean, n_stats)
     np.testing.assert_array_equal(got, direct)     # padding lanes included
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("n_stats", [2, 3, 4, 6])
+@pytest.mark.parametrize("columns", [False, True])
+def test_int32_sums_of_integer_statistics_equal_float64_sums(layout, n_stats, columns):
+    """int32 histograms of integer statistics (a forest's unweighted class counts) hold
+    the same sums as float64 histograms of the same values, block after block, for full
+    and per-node-column histograms."""
+    rng = np.random.default_rng(13)
+    n_features, n_slots, n_trees, max_bin, n_rows = 7, 6, 3, 40, 400
+    codes = rng.integers(0, max_bin, size=(2, n_features, n_rows)).astype(np.uint8)
+    stats = _cart_like_stats(rng, 2 * n_trees, n_rows, n_stats, integer=True).reshape(
+        2, n_trees, n_rows, n_stats)
+    slot_of_row = np.full((2, n_trees, n_rows), -1, np.int32)
+    for t in range(n_trees):
+        mine = np.arange(t, n_slots, n_trees)
+        slot_of_row[:, t] = np.where(rng.random((2, n_rows)) < 0.9,
+                                     rng.choice(mine, (2, n_rows)), -1)
+    slot_columns = np.sort(np.array([rng.choice(n_features, 3, replace=False)
+                                     for _ in range(n_slots)]), axis=1).astype(np.int32)
+    n_columns = 3 if columns else n_features
+    got = new_hist(n_slots, n_columns, max_bin, n_stats, layout, np.int32)
+    want = new_hist(n_slots, n_columns, max_bin, n_stats, layout)
+    for b in range(2):
+        for hist, st in ((got, stats[b]), (want, stats[b].astype(np.float64))):
+            if columns:
+                kh.build_histograms_columns(codes[b], st, *_row_lists(slot_of_row[b]),
+                                            slot_columns, hist)
+            else:
+                kh.build_histograms(codes[b], st, slot_of_row[b], hist)
+    assert want.any()
+    np.testing.assert_array_equal(got, want)
+
+
+def test_int32_histograms_refuse_float_statistics():
+    """Float statistics cannot go into int32 sums (they would be truncated)."""
+    codes = np.zeros((2, 5), np.uint8)
+    stats = np.full((1, 5, 3), 0.5)
+    hist = new_hist(1, 2, 4, 3, "lanes", np.int32)
+    with pytest.raises(ValueError, match="integer statistics"):
+        kh.build_histograms(codes, stats, np.zeros((1, 5), np.int32), hist)
 
 
 def test_record_slot_overflow_is_an_error():

@@ -108,6 +108,16 @@ def test_train_plan_without_limit():
     assert "no limit" in p.describe()
 
 
+def test_int32_histograms_halve_the_bytes_per_node():
+    """A forest's int32 sums (integer statistics) take half the bytes per histogram, so
+    the same limit holds twice the nodes in flight; the description names the size."""
+    kw = {**TRAIN, "max_nodes_in_flight": 10_000, "baseline_bytes": 100 * MiB}
+    wide, narrow = plan_train("400M", **kw), plan_train("400M", hist_itemsize=4, **kw)
+    assert narrow.hist_bytes_per_node * 2 == wide.hist_bytes_per_node
+    assert narrow.hist_nodes >= 2 * wide.hist_nodes - 1
+    assert "lanes x 4 B" in narrow.describe() and "lanes x 8 B" in wide.describe()
+
+
 def test_train_plan_degrades_as_limit_shrinks():
     big, small = plan_train("1G", **TRAIN), plan_train("205M", **TRAIN)
     assert big.prefetch == 2 and big.state_in_ram
@@ -165,6 +175,7 @@ def test_train_refusal_with_explicit_prefetch():
         (dict(block_rows=0), "block_rows"),
         (dict(prefetch=-1), "prefetch"),
         (dict(n_outputs=1.5), "n_outputs"),
+        (dict(hist_itemsize=0), "hist_itemsize"),
     ],
 )
 def test_train_plan_parameter_errors(kw, match):

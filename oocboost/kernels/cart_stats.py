@@ -28,6 +28,8 @@ Statistics are float64 (not ``G_H_DTYPE``): they are never stored per row (one b
 worth at a time, in a buffer the memory plan counts), and float64 keeps ``w * y^2``
 exact for float32 labels, so node impurities (min_impurity_decrease, importances,
 pruning) match scikit-learn's float64 arithmetic.
+Unweighted classification statistics are integers (draws and counts): a forest then
+passes an int32 ``out`` (``learners/forest.integer_stats``), which holds them exactly.
 """
 import math
 
@@ -125,6 +127,11 @@ def row_draws(seed, streams, row_start, mode, lam, out):
             out[t, i] = _draw_keyed(keys[t], row_start + i, mode, lam, cdf)
 
 
+def max_draw(mode, lam):
+    """Largest number of copies a row can get in one tree (the Poisson cap, or 1)."""
+    return _poisson_cdf(lam).shape[0] - 1 if mode == MODE_POISSON else 1
+
+
 def draw_dtype(mode, lam):
     """Smallest dtype that holds every draw of ``mode``/``lam`` exactly (for stored draws).
 
@@ -184,7 +191,8 @@ def cart_stats(label, weight, class_weight, n_classes, seed, streams, row_start,
         :func:`row_draws` (a forest stores them in its first pass), or shape (0, 0) to
         draw here. Drawing costs a hash and a table walk per (tree, row): 26 of the 35 ms
         a block of 262k rows x 16 trees took, in every pass.                # IN
-    out : ndarray (n_trees, n_rows, n_stats) float64                         # OUT
+    out : ndarray (n_trees, n_rows, n_stats) float64, or int32 when every
+        statistic is an integer (classification without weights)           # OUT
     """
     n_trees = out.shape[0]
     n_rows = out.shape[1]

@@ -2,13 +2,15 @@
 
 Layout::
 
-    hist[slot, feature, bin, lane]   float64, (n_slots, n_features, max_bin, width)
+    hist[slot, feature, bin, lane]   float64 or int32, (n_slots, n_features, max_bin, width)
     stats[tree, row, stat]           float32, (n_trees, n_rows, n_stats)
     slot_of_row[tree, row]           int32,   (n_trees, n_rows); -1 = row not accumulated
     codes[feature, row]              uint8/uint16, (n_features, n_rows)
 
 ``width`` is ``common.hist_width(n_stats)``: up to 4 statistics are padded to 4 lanes so a
 bin is updated by one vector add (``kernels/simd.py``); lanes past ``n_stats`` stay 0.
+Sums are float64, or int32 when every statistic is an integer (a forest's unweighted
+class counts, ``common.INT_HIST_DTYPE``): the same sums, exactly, in half the bytes.
 The kernels also accept an unpadded ``width == n_stats`` (a scalar loop), so callers
 outside the grower may pass plain ``(..., n_stats)`` arrays.
 
@@ -52,10 +54,10 @@ def _add_rows(codes, stats_t, rows_t, slots_t, lo, hi, q0, q1, slot_columns, his
         i = rows_t[j]
         s = slots_t[j]
         if vector:
-            s0 = np.float64(stats_t[i, 0])
-            s1 = np.float64(stats_t[i, 1]) if n_stats > 1 else 0.0
-            s2 = np.float64(stats_t[i, 2]) if n_stats > 2 else 0.0
-            s3 = np.float64(stats_t[i, 3]) if n_stats > 3 else 0.0
+            s0 = stats_t[i, 0]
+            s1 = stats_t[i, 1] if n_stats > 1 else 0
+            s2 = stats_t[i, 2] if n_stats > 2 else 0
+            s3 = stats_t[i, 3] if n_stats > 3 else 0
             base = np.int64(s) * n_columns
             for q in range(q0, q1):
                 f = q if slot_columns is None else slot_columns[s, q]
@@ -91,10 +93,13 @@ def _build_histograms_grouped(codes, stats, rows, slots, chunk_start, chunk_coun
 
 def _vector_update(stats, hist):
     """True when the kernels may update a bin with one 4-lane vector add (raises for a
-    histogram the kernels cannot address: they compute flat offsets)."""
-    if not (hist.flags.c_contiguous and hist.dtype == np.float64):
-        raise ValueError(f"histograms must be a C-contiguous float64 array, got "
+    histogram the kernels cannot address: they compute flat offsets, and int32 sums
+    hold integer statistics only)."""
+    if not (hist.flags.c_contiguous and hist.dtype in (np.float64, np.int32)):
+        raise ValueError(f"histograms must be a C-contiguous float64 or int32 array, got "
                          f"{hist.dtype} with strides {hist.strides}")
+    if hist.dtype == np.int32 and stats.dtype.kind not in "iu":
+        raise ValueError(f"int32 histograms take integer statistics, got {stats.dtype}")
     return hist.shape[3] == HIST_LANES and stats.shape[2] <= HIST_LANES
 
 
@@ -162,9 +167,10 @@ def _build_histograms_columns_records(codes, stats, rows, slots, chunk_start, ch
     n_bins = hist.shape[2]
     n_chunks = chunk_start.shape[0]
     count_stat = n_stats - 1
-    words = record_words(n_stats, n_columns, slot_codes.itemsize)
-    code_offset = (n_stats - 1) * (8 // slot_codes.itemsize)
-    code_stride = words * (8 // slot_codes.itemsize)
+    words = record_words(n_stats, n_columns, slot_codes.itemsize, slot_words.itemsize)
+    per_word = slot_words.itemsize // slot_codes.itemsize
+    code_offset = (n_stats - 1) * per_word
+    code_stride = words * per_word
     overflow = np.zeros(n_trees, np.int64)
     for t in prange(n_trees):
         stats_t = stats[t]
@@ -180,10 +186,10 @@ def _build_histograms_columns_records(codes, stats, rows, slots, chunk_start, ch
                     # _add_rows's update written out: calling it for one row at a time
                     # made this kernel 20-30% slower (16 forest trees, 1M rows)
                     if vector:
-                        s0 = np.float64(stats_t[i, 0])
-                        s1 = np.float64(stats_t[i, 1]) if n_stats > 1 else 0.0
-                        s2 = np.float64(stats_t[i, 2]) if n_stats > 2 else 0.0
-                        s3 = np.float64(stats_t[i, 3]) if n_stats > 3 else 0.0
+                        s0 = stats_t[i, 0]
+                        s1 = stats_t[i, 1] if n_stats > 1 else 0
+                        s2 = stats_t[i, 2] if n_stats > 2 else 0
+                        s3 = stats_t[i, 3] if n_stats > 3 else 0
                         base = np.int64(s) * n_columns
                         for q in range(n_columns):
                             b = np.int64(codes[slot_columns[s, q], i])
@@ -216,13 +222,14 @@ def _record_lane(words, base, lane, n_stats):
     padding lane (0)."""
     if lane < n_stats - 1:
         return words[base + lane]
-    return 1.0 if lane == n_stats - 1 else 0.0
+    return 1 if lane == n_stats - 1 else 0
 
 
 @njit(cache=True)
-def record_words(n_stats, n_columns, code_itemsize):
-    """float64 words of one row record: its statistics but the count, then its codes."""
-    return (n_stats - 1) + (n_columns * code_itemsize + 7) // 8
+def record_words(n_stats, n_columns, code_itemsize, word_itemsize):
+    """Words of one row record: its statistics but the count, then its codes. A word is
+    one histogram entry (``word_itemsize`` bytes: 8 for float64, 4 for int32 sums)."""
+    return (n_stats - 1) + (n_columns * code_itemsize + word_itemsize - 1) // word_itemsize
 
 
 @njit(parallel=True, cache=True, nogil=True)
@@ -233,8 +240,9 @@ def records_to_histograms(hist, slot_words, slot_codes, record_slots, record_cou
 
     Parameters
     ----------
-    hist : ndarray (n_slots, n_columns, max_bin, width) float64, C-contiguous   # IN/OUT
-    slot_words, slot_codes : views of ``hist`` as (n_slots, words) float64 and as
+    hist : ndarray (n_slots, n_columns, max_bin, width) float64 or int32,
+        C-contiguous                                                             # IN/OUT
+    slot_words, slot_codes : views of ``hist`` as (n_slots, words) of its dtype and as
         (n_slots, ...) of the codes' dtype                                       # IN
     record_slots : ndarray (n,) int64, the record slots                          # IN
     record_count : ndarray (n,) int64, records appended to each                  # IN
@@ -244,8 +252,8 @@ def records_to_histograms(hist, slot_words, slot_codes, record_slots, record_cou
     n_columns = hist.shape[1]
     n_bins = hist.shape[2]
     width = hist.shape[3]
-    words = record_words(n_stats, n_columns, slot_codes.itemsize)
-    per_word = 8 // slot_codes.itemsize
+    words = record_words(n_stats, n_columns, slot_codes.itemsize, slot_words.itemsize)
+    per_word = slot_words.itemsize // slot_codes.itemsize
     code_offset = (n_stats - 1) * per_word
     code_stride = words * per_word
     vector = width == 4 and n_stats <= 4
@@ -258,7 +266,7 @@ def records_to_histograms(hist, slot_words, slot_codes, record_slots, record_cou
         # records sit at the start of the slot: zero what they used, or all of a slot
         # that held a histogram before
         end = used if was_clean[r] else slot_words.shape[1]
-        slot_words[s, :end] = 0.0
+        slot_words[s, :end] = 0
         base_slot = np.int64(s) * n_columns
         for k in range(n):
             base = k * words
@@ -276,7 +284,7 @@ def records_to_histograms(hist, slot_words, slot_codes, record_slots, record_cou
                     b = codes[cbase + q]
                     for m in range(n_stats - 1):
                         hist[s, q, b, m] += copy[base + m]
-                    hist[s, q, b, n_stats - 1] += 1.0
+                    hist[s, q, b, n_stats - 1] += 1
 
 
 def build_histograms_columns(codes, stats, rows, slots, chunk_start, chunk_count,
@@ -375,7 +383,7 @@ def zero_slots(hist, slots):
     slots : ndarray (n,) int64                                     # IN
     """
     for j in prange(slots.shape[0]):
-        hist[slots[j]] = 0.0
+        hist[slots[j]] = 0
 
 
 @njit(cache=True)

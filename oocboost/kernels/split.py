@@ -881,7 +881,7 @@ def find_splits_cart(hist, node_sums, slots, column_feature, feature_mask, n_val
         s = slots[e]
         if not feature_mask[e, q]:
             if zero_after:
-                hist[s, q] = 0.0
+                hist[s, q] = 0
             continue
         if is_categorical[f]:
             g, dl = _cart_categorical(hist[s, q], node_sums[s], w_nodes[e],
@@ -902,7 +902,7 @@ def find_splits_cart(hist, node_sums, slots, column_feature, feature_mask, n_val
             p_bin[p] = b
             p_dl[p] = dl
         if zero_after:
-            hist[s, q] = 0.0
+            hist[s, q] = 0
     for e in range(n_eval):
         # columns ascend by feature, so the first best column is the smallest feature
         best = -np.inf

@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..common import HIST_DTYPE, INT_HIST_DTYPE, INT_HIST_MAX
 from ..errors import InputError, MemoryLimitError, ParameterError
 from ..grower import GrowthParams, GrowerTelemetry, TreeGrower, sampled_columns
 from ..kernels import cart_stats as kc
@@ -53,6 +54,9 @@ CLASSIFICATION_CRITERIA = ("gini", "entropy", "log_loss")
 REGRESSION_CRITERIA = ("squared_error",)
 # Purposes of the per-tree random generators.
 _RNG_FEATURES, _RNG_THRESHOLDS, _RNG_TREE_FEATURES = 1, 2, 3
+#: Use integer statistics and int32 histograms where they are exact (:func:`integer_stats`);
+#: False forces float64 (the tests compare the two).
+INTEGER_STATS = True
 
 
 # --------------------------------------------------------------------------------------
@@ -492,6 +496,7 @@ def choose_trees_per_pass(cache, config, n_new, plan_train):
     two nodes per tree.
     """
     n_stats = _n_stats(config)
+    integer = integer_stats(cache, config)
     common = dict(n_rows=cache.n_rows, n_features=cache.n_features, max_bin=cache.max_bin,
                   n_stats=n_stats, n_outputs=max(config.n_outputs, 1),
                   block_rows=cache.block_rows, n_blocks=cache.n_blocks,
@@ -512,8 +517,11 @@ def choose_trees_per_pass(cache, config, n_new, plan_train):
                           max_nodes_in_flight=64 * t * max(1, cache.n_features // n_columns),
                           state_bytes_per_row=_row_state_spec(config, t).bytes_per_row(),
                           block_scratch_bytes=t * cache.block_rows * n_stats
-                          * np.dtype(kc.STATS_DTYPE).itemsize,
-                          n_hist_columns=n_columns, **common)
+                          * _stats_dtype(integer).itemsize,
+                          n_hist_columns=n_columns,
+                          hist_itemsize=np.dtype(INT_HIST_DTYPE if integer
+                                                 else HIST_DTYPE).itemsize,
+                          stats_itemsize=_stats_dtype(integer).itemsize, **common)
 
     if config.trees_per_pass is not None:
         t = max(1, min(config.trees_per_pass, n_new))
@@ -586,12 +594,35 @@ def _block_stats(block, config, streams, class_weight, draws, scratch):
     shape = (len(streams), block.n_rows, n_stats)
     buffer = scratch.get("stats")
     if buffer is None or buffer.shape[0] != shape[0] or buffer.shape[1] < shape[1]:
-        buffer = scratch["stats"] = np.empty(shape, kc.STATS_DTYPE)
+        buffer = scratch["stats"] = np.empty(shape, scratch["stats_dtype"])
     out = buffer[:, : block.n_rows]
     weight = block.weight if block.weight is not None else np.empty(0, np.float32)
     kc.cart_stats(block.label, weight, class_weight, config.n_classes, config.seed, streams,
                   block.row_start, config.sample_mode, config.sample_lam, draws, out)
     return out
+
+
+def integer_stats(cache, config):
+    """True when a forest's statistics are integers whose sums fit in int32, so that they
+    are kept as int32 and summed into int32 histograms (``common.INT_HIST_DTYPE``).
+
+    That is classification without sample weights in the cache and without class
+    weights: a row's statistics are then its draw (0, 1, or a Poisson count of at most
+    ``kc.max_draw``) in its class's lane and 1 in the count lane. No sum can exceed
+    ``n_rows * max_draw``; while that is at most ``INT_HIST_MAX`` every integer add is
+    exact, and each sum is the same number the float64 path computes (float64 holds
+    these integers exactly too), so the trees are bit for bit the same. A bin then
+    takes 16 bytes instead of 32: per 16 depth-12 trees on 1M x 28 rows the histogram
+    time went from 3.3 to 2.7 s and the statistics from 0.83 to 0.6 s.
+    """
+    return bool(INTEGER_STATS and config.task == "classification"
+                and config.class_weight is None and not cache.has_weight
+                and cache.n_rows * kc.max_draw(config.sample_mode, config.sample_lam)
+                <= INT_HIST_MAX)
+
+
+def _stats_dtype(integer):
+    return np.dtype(np.int32 if integer else kc.STATS_DTYPE)
 
 
 def _n_stats(config):
@@ -638,7 +669,8 @@ def grow_trees(cache, config, tree_ids, *, plan, trees_per_pass, counters):
     growth = _growth_params(config, plan.hist_nodes)
     telemetry = GrowerTelemetry()
     trees, node_stats = [], []
-    scratch = {}
+    integer = integer_stats(cache, config)
+    scratch = {"stats_dtype": _stats_dtype(integer)}
     no_draws = np.zeros((0, 0), np.uint8)
     try:
         for g0 in range(0, len(tree_ids), trees_per_pass):
@@ -653,6 +685,7 @@ def grow_trees(cache, config, tree_ids, *, plan, trees_per_pass, counters):
                 min_impurity_decrease=config.min_impurity_decrease,
                 min_samples_split=config.min_samples_split,
                 min_weight_fraction_leaf=config.min_weight_fraction_leaf,
+                hist_dtype=INT_HIST_DTYPE if integer else HIST_DTYPE,
                 threshold_rngs=([np.random.default_rng([config.seed, g, _RNG_THRESHOLDS])
                                  for g in group] if config.splitter == "random" else None))
             grower = TreeGrower(
@@ -871,6 +904,7 @@ def train_forest(cache, config, n_estimators, *, model=None, classes=None):
         "io_wait_s": counters["io_wait_s"], "bytes_read": int(counters["bytes_read"]),
         "data_passes": int(passes), "tree_passes": int(telemetry["passes"]),
         "record_nodes": int(telemetry["record_nodes"]),
+        "integer_stats": integer_stats(cache, config),
         "passes_per_tree": telemetry["passes"] / n_new,
         "oob_passes": counters["oob_passes"], "trees_per_pass": int(trees_per_pass),
         "peak_rss_bytes": int(max(current_rss(), peak_rss())),
