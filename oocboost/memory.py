@@ -766,7 +766,7 @@ class TrainPlan:
     resident_blocks: int
     estimated_peak_bytes: int
     hist_itemsize: int = HIST_ITEMSIZE
-    stats_itemsize: int = 8
+    block_scratch_detail: str = ""
 
     def as_dict(self):
         """The plan as a JSON-able dict."""
@@ -790,9 +790,7 @@ class TrainPlan:
                 f"block_rows {self.block_rows:,}",
             ),
             *([_line("per-block statistics", self.block_scratch_bytes,
-                     f"{self.n_trees_in_pass} trees x {self.block_rows:,} rows x "
-                     f"{self.n_stats} stats x {self.stats_itemsize} B")]
-              if self.block_scratch_bytes else []),
+                     self.block_scratch_detail)] if self.block_scratch_bytes else []),
             _line(
                 "histograms",
                 self.histogram_bytes,
@@ -890,7 +888,7 @@ def plan_train(
     block_scratch_bytes=0,
     n_hist_columns=None,
     hist_itemsize=HIST_ITEMSIZE,
-    stats_itemsize=8,
+    block_scratch_detail="",
 ):
     """Plan how training spends ``memory_limit``.
 
@@ -928,10 +926,11 @@ def plan_train(
     n_hist_columns : int or None
         Features per node histogram: ``n_features`` (None), or a forest's
         ``max_features`` when nodes hold only their sampled features.
-    hist_itemsize, stats_itemsize : int
-        Bytes per histogram sum (8 for float64, 4 for the int32 sums of integer
-        statistics, ``common.INT_HIST_DTYPE``) and per block statistic (for the plan's
-        description; ``block_scratch_bytes`` already counts them).
+    hist_itemsize : int
+        Bytes per histogram sum: 8 for float64, 4 for the int32 sums of integer
+        statistics (``common.INT_HIST_DTYPE``).
+    block_scratch_detail : str
+        What ``block_scratch_bytes`` holds, for :meth:`TrainPlan.describe`.
 
     Returns
     -------
@@ -1053,7 +1052,7 @@ def plan_train(
         ),
         estimated_peak_bytes=peak,
         hist_itemsize=hist_itemsize,
-        stats_itemsize=_check_int("stats_itemsize", stats_itemsize, 1, 8),
+        block_scratch_detail=str(block_scratch_detail),
     )
 
 

@@ -278,6 +278,66 @@ def test_int32_sums_of_integer_statistics_equal_float64_sums(layout, n_stats, co
     np.testing.assert_array_equal(got, want)
 
 
+def _class_counts_case(rng, n_trees, n_rows, n_classes, with_draws):
+    """A ClassCounts and the statistics it stands for (cart_stats's, unit weights)."""
+    label = rng.integers(0, n_classes, n_rows)
+    draws = (np.minimum(rng.poisson(1.0, (n_trees, n_rows)), 20).astype(np.uint8)
+             if with_draws else np.zeros((n_trees, 0), np.uint8))
+    d = draws if with_draws else np.ones((n_trees, n_rows))
+    dense = np.zeros((n_trees, n_rows, n_classes + 1))
+    dense[:, np.arange(n_rows), label] = d
+    dense[:, :, n_classes] = d > 0
+    return kh.ClassCounts(label.astype(np.uint8), draws, n_classes), dense
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("n_classes", [1, 2, 3, 5])
+@pytest.mark.parametrize("with_draws", [True, False])
+@pytest.mark.parametrize("kind", ["full", "columns", "records"])
+def test_class_counts_equal_the_statistics_they_stand_for(layout, n_classes, with_draws,
+                                                          kind):
+    """ClassCounts (statistics made in the kernels from classes and draws) give the
+    sums of the stored statistics, into int32 histograms, for full histograms,
+    per-node columns and record slots."""
+    rng = np.random.default_rng(14)
+    n_features, n_slots, n_trees, max_bin, n_rows, k = 7, 6, 3, 64, 300, 3
+    n_stats = n_classes + 1
+    codes = rng.integers(0, max_bin, size=(n_features, n_rows)).astype(np.uint8)
+    counts, dense = _class_counts_case(rng, n_trees, n_rows, n_classes, with_draws)
+    slot_of_row = np.full((n_trees, n_rows), -1, np.int32)
+    for t in range(n_trees):
+        mine = np.arange(t, n_slots, n_trees)
+        slot_of_row[t] = np.where(rng.random(n_rows) < 0.9, rng.choice(mine, n_rows), -1)
+    if with_draws:           # the grower leaves out rows drawn 0 times
+        slot_of_row[counts.draws == 0] = -1
+    slot_columns = np.sort(np.array([rng.choice(n_features, k, replace=False)
+                                     for _ in range(n_slots)]), axis=1).astype(np.int32)
+    n_columns = n_features if kind == "full" else k
+    got = new_hist(n_slots, n_columns, max_bin, n_stats, layout, np.int32)
+    want = new_hist(n_slots, n_columns, max_bin, n_stats, layout)
+    if kind == "full":
+        kh.build_histograms_selected(codes, counts, *_row_lists(slot_of_row), got)
+        kh.build_histograms_selected(codes, dense, *_row_lists(slot_of_row), want)
+    else:
+        kh.build_histograms_columns(codes, dense, *_row_lists(slot_of_row), slot_columns,
+                                    want)
+        records = None
+        if kind == "records":
+            capacity = np.zeros(n_slots, np.int64)
+            np.add.at(capacity, slot_of_row[slot_of_row >= 0], 1)
+            capacity[1::2] = 0                   # half the slots stay histograms
+            records = (capacity, np.zeros(n_slots, np.int64))
+        kh.build_histograms_columns(codes, counts, *_row_lists(slot_of_row), slot_columns,
+                                    got, records)
+        if kind == "records":
+            flat = got.reshape(n_slots, -1)
+            used = np.flatnonzero(capacity)
+            kh.records_to_histograms(got, flat, flat.view(codes.dtype), used,
+                                     records[1][used], np.ones(len(used), bool), n_stats)
+    assert want.any()
+    np.testing.assert_array_equal(got, want)
+
+
 def test_int32_histograms_refuse_float_statistics():
     """Float statistics cannot go into int32 sums (they would be truncated)."""
     codes = np.zeros((2, 5), np.uint8)

@@ -28,8 +28,9 @@ Statistics are float64 (not ``G_H_DTYPE``): they are never stored per row (one b
 worth at a time, in a buffer the memory plan counts), and float64 keeps ``w * y^2``
 exact for float32 labels, so node impurities (min_impurity_decrease, importances,
 pruning) match scikit-learn's float64 arithmetic.
-Unweighted classification statistics are integers (draws and counts): a forest then
-passes an int32 ``out`` (``learners/forest.integer_stats``), which holds them exactly.
+Unweighted classification statistics (draws and counts) are not written at all: the
+histogram kernels make them from each row's class and draw
+(``kernels.histogram.ClassCounts``, ``learners/forest.integer_stats``).
 """
 import math
 
@@ -191,8 +192,7 @@ def cart_stats(label, weight, class_weight, n_classes, seed, streams, row_start,
         :func:`row_draws` (a forest stores them in its first pass), or shape (0, 0) to
         draw here. Drawing costs a hash and a table walk per (tree, row): 26 of the 35 ms
         a block of 262k rows x 16 trees took, in every pass.                # IN
-    out : ndarray (n_trees, n_rows, n_stats) float64, or int32 when every
-        statistic is an integer (classification without weights)           # OUT
+    out : ndarray (n_trees, n_rows, n_stats) float64                         # OUT
     """
     n_trees = out.shape[0]
     n_rows = out.shape[1]

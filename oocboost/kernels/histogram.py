@@ -21,6 +21,8 @@ pool, so ``slot_of_row`` already encodes the tree. The kernels never allocate or
 Parallelism is over features: each thread owns whole ``hist[:, f]`` slices, so there are
 no write conflicts and no per-thread copies to reduce.
 """
+from typing import NamedTuple
+
 import numba
 import numpy as np
 from numba import njit, prange
@@ -41,39 +43,122 @@ from .simd import add4
 FEATURE_CHUNK = 14
 
 
+class ClassCounts(NamedTuple):
+    """The statistics of unweighted classification, made in the kernels instead of read.
+
+    Row ``i`` of tree ``t`` adds its draw ``d = draws[t, i]`` (1 when ``draws`` has no
+    columns: every row once) to lane ``row_class[i]`` and ``1 if d > 0`` to the count lane
+    ``n_classes``: the statistics ``kernels/cart_stats.cart_stats`` writes for unit
+    weights, without writing them. A forest of 16 trees then reads 2 bytes per (row,
+    tree) instead of 12, and skips the statistics sweep of every pass.
+
+    Accepted wherever the kernels take ``stats``, with int32 histograms.
+    """
+
+    row_class: np.ndarray    # (n_rows,) uint8 or uint16, class index 0..K-1
+    draws: np.ndarray        # (n_trees, n_rows) uint8, or (n_trees, 0)
+    n_classes: int           # K
+
+    @property
+    def n_trees(self):
+        return self.draws.shape[0]
+
+    @property
+    def n_stats(self):
+        return self.n_classes + 1
+
+
+def _stat_arrays(stats):
+    """``(dense, row_class, draws)`` for the kernels: stored statistics with
+    ``row_class = draws = None`` (numba then compiles the kernels without the class
+    branch: as a runtime test it made the boosting histograms 50% slower), or a
+    :class:`ClassCounts` with an empty ``(n_trees, 0, n_stats)`` int32 array standing
+    for the stored statistics."""
+    if isinstance(stats, ClassCounts):
+        dense = np.zeros((stats.n_trees, 0, stats.n_stats), np.int32)
+        return dense, stats.row_class, stats.draws
+    return stats, None, None
+
+
+@njit(inline="always")
+def _draw(draws, t, i):
+    """Copies of row ``i`` in tree ``t`` (1 when ``draws`` has no columns)."""
+    return np.int32(draws[t, i]) if draws.shape[1] > 0 else np.int32(1)
+
+
+@njit(inline="always")
+def _class_lane(d, k, m, n_classes):
+    """Lane ``m`` of a row of class ``k`` drawn ``d`` times (:class:`ClassCounts`)."""
+    if m < n_classes:
+        return d if k == m else np.int32(0)
+    if m == n_classes:
+        return np.int32(d > 0)
+    return np.int32(0)
+
+
+@njit(inline="always")
+def _row_stat(stats_t, row_class, draws, t, i, m, n_classes):
+    """Statistic ``m`` of row ``i`` of tree ``t``: stored, or from its class and draw. For
+    the record kernel's per-row paths; ``row_class is None`` is pruned at compile time."""
+    if row_class is None:
+        return stats_t[i, m]
+    return _class_lane(_draw(draws, t, i), np.int64(row_class[i]), m, n_classes)
+
+
 @njit(cache=True, nogil=True)
-def _add_rows(codes, stats_t, rows_t, slots_t, lo, hi, q0, q1, slot_columns, hist,
-              n_stats, vector):
-    """Add listed rows ``lo .. hi`` of one tree into columns ``q0 .. q1`` of their slots'
+def _add_rows(codes, stats, row_class, draws, t, rows_t, slots_t, lo, hi, q0, q1,
+              slot_columns, hist, n_stats, vector):
+    """Add listed rows ``lo .. hi`` of tree ``t`` into columns ``q0 .. q1`` of their slots'
     histograms. Column ``q`` of slot ``s`` is feature ``slot_columns[s, q]``, or feature
     ``q`` when ``slot_columns`` is None (full histograms; numba compiles that case
-    without the lookup, which cost 5-8% of the full kernel as a runtime test)."""
+    without the lookup, which cost 5-8% of the full kernel as a runtime test). The
+    statistics are ``stats[t]``'s, or, when ``row_class`` is not None, made from the
+    rows' classes and draws (:class:`ClassCounts`)."""
     n_columns = hist.shape[1]
     n_bins = hist.shape[2]
+    stats_t = stats[t]
+    n_classes = n_stats - 1
     for j in range(lo, hi):
         i = rows_t[j]
         s = slots_t[j]
         if vector:
-            s0 = stats_t[i, 0]
-            s1 = stats_t[i, 1] if n_stats > 1 else 0
-            s2 = stats_t[i, 2] if n_stats > 2 else 0
-            s3 = stats_t[i, 3] if n_stats > 3 else 0
+            if row_class is None:
+                s0 = stats_t[i, 0]
+                s1 = stats_t[i, 1] if n_stats > 1 else 0
+                s2 = stats_t[i, 2] if n_stats > 2 else 0
+                s3 = stats_t[i, 3] if n_stats > 3 else 0
+            else:
+                d = _draw(draws, t, i)
+                k = np.int64(row_class[i])
+                s0 = _class_lane(d, k, 0, n_classes)
+                s1 = _class_lane(d, k, 1, n_classes)
+                s2 = _class_lane(d, k, 2, n_classes)
+                s3 = _class_lane(d, k, 3, n_classes)
             base = np.int64(s) * n_columns
             for q in range(q0, q1):
                 f = q if slot_columns is None else slot_columns[s, q]
                 b = np.int64(codes[f, i])
                 add4(hist, ((base + q) * n_bins + b) * 4, s0, s1, s2, s3)
-        else:
+        elif row_class is None:
             for q in range(q0, q1):
                 f = q if slot_columns is None else slot_columns[s, q]
                 b = codes[f, i]
-                for k in range(n_stats):
-                    hist[s, q, b, k] += stats_t[i, k]
+                for m in range(n_stats):
+                    hist[s, q, b, m] += stats_t[i, m]
+        else:
+            d = _draw(draws, t, i)
+            k = np.int64(row_class[i])
+            for q in range(q0, q1):
+                f = q if slot_columns is None else slot_columns[s, q]
+                b = codes[f, i]
+                for m in range(n_stats):
+                    hist[s, q, b, m] += _class_lane(d, k, m, n_classes)
 
 
 @njit(parallel=True, cache=True, nogil=True)
-def _build_histograms_grouped(codes, stats, rows, slots, chunk_start, chunk_count, hist,
-                              n_groups, feature_chunk, vector):
+def _build_histograms_grouped(codes, stats, row_class, draws, rows, slots,
+                              chunk_start, chunk_count, hist, n_groups, feature_chunk,
+                              vector):
     """Full histograms: thread ``g`` owns a range of features for every tree."""
     n_features = codes.shape[0]
     n_trees = stats.shape[0]
@@ -87,8 +172,8 @@ def _build_histograms_grouped(codes, stats, rows, slots, chunk_start, chunk_coun
             for t in range(n_trees):
                 for c in range(n_chunks):
                     lo = chunk_start[c]
-                    _add_rows(codes, stats[t], rows[t], slots[t], lo, lo + chunk_count[t, c],
-                              f0, f1, None, hist, n_stats, vector)
+                    _add_rows(codes, stats, row_class, draws, t, rows[t], slots[t], lo,
+                              lo + chunk_count[t, c], f0, f1, None, hist, n_stats, vector)
 
 
 def _vector_update(stats, hist):
@@ -114,7 +199,8 @@ def build_histograms_selected(codes, stats, rows, slots, chunk_start, chunk_coun
     Parameters
     ----------
     codes : ndarray (n_features, n_rows) uint8 or uint16            # IN
-    stats : ndarray (n_trees, n_rows, n_stats) float32 or float64   # IN
+    stats : ndarray (n_trees, n_rows, n_stats) float32, float64 or int32,
+        or ClassCounts                                              # IN
     rows, slots : ndarray (n_trees, n_rows) int32                   # IN
     chunk_start : ndarray (n_chunks,) int64                         # IN
     chunk_count : ndarray (n_trees, n_chunks) int64                 # IN
@@ -131,13 +217,16 @@ def build_histograms_selected(codes, stats, rows, slots, chunk_start, chunk_coun
         60 features, 2 threads:  thread 0: rows x [f0..f13], rows x [f14..f27], rows x [f28..f29]
     """
     n_groups = max(1, min(numba.get_num_threads(), codes.shape[0]))
-    _build_histograms_grouped(codes, stats, rows, slots, chunk_start, chunk_count, hist,
-                              n_groups, FEATURE_CHUNK, _vector_update(stats, hist))
+    dense, row_class, draws = _stat_arrays(stats)
+    _build_histograms_grouped(codes, dense, row_class, draws, rows, slots,
+                              chunk_start, chunk_count, hist, n_groups, FEATURE_CHUNK,
+                              _vector_update(dense, hist))
 
 
 @njit(parallel=True, cache=True, nogil=True)
-def _build_histograms_columns(codes, stats, rows, slots, chunk_start, chunk_count,
-                              slot_columns, hist, n_column_groups, vector):
+def _build_histograms_columns(codes, stats, row_class, draws, rows, slots,
+                              chunk_start, chunk_count, slot_columns, hist, n_column_groups,
+                              vector):
     """Per-node columns: task (tree, group of columns); trees own disjoint slots."""
     n_trees = stats.shape[0]
     n_stats = stats.shape[2]
@@ -150,14 +239,16 @@ def _build_histograms_columns(codes, stats, rows, slots, chunk_start, chunk_coun
         q_hi = (g + 1) * n_columns // n_column_groups
         for c in range(n_chunks):
             lo = chunk_start[c]
-            _add_rows(codes, stats[t], rows[t], slots[t], lo, lo + chunk_count[t, c], q_lo,
-                      q_hi, slot_columns, hist, n_stats, vector)
+            _add_rows(codes, stats, row_class, draws, t, rows[t], slots[t], lo,
+                      lo + chunk_count[t, c], q_lo, q_hi, slot_columns, hist, n_stats,
+                      vector)
 
 
 @njit(parallel=True, cache=True, nogil=True)
-def _build_histograms_columns_records(codes, stats, rows, slots, chunk_start, chunk_count,
-                                      slot_columns, hist, record_capacity, record_fill,
-                                      slot_words, slot_codes, vector):
+def _build_histograms_columns_records(codes, stats, row_class, draws, rows,
+                                      slots, chunk_start, chunk_count, slot_columns, hist,
+                                      record_capacity, record_fill, slot_words, slot_codes,
+                                      vector):
     """:func:`_build_histograms_columns` with record slots; one task per tree (a tree's
     records are appended in row order by one thread). Returns the number of records
     that found their slot full (0 unless the expected counts were wrong)."""
@@ -186,10 +277,18 @@ def _build_histograms_columns_records(codes, stats, rows, slots, chunk_start, ch
                     # _add_rows's update written out: calling it for one row at a time
                     # made this kernel 20-30% slower (16 forest trees, 1M rows)
                     if vector:
-                        s0 = stats_t[i, 0]
-                        s1 = stats_t[i, 1] if n_stats > 1 else 0
-                        s2 = stats_t[i, 2] if n_stats > 2 else 0
-                        s3 = stats_t[i, 3] if n_stats > 3 else 0
+                        if row_class is None:
+                            s0 = stats_t[i, 0]
+                            s1 = stats_t[i, 1] if n_stats > 1 else 0
+                            s2 = stats_t[i, 2] if n_stats > 2 else 0
+                            s3 = stats_t[i, 3] if n_stats > 3 else 0
+                        else:
+                            d = _draw(draws, t, i)
+                            k = np.int64(row_class[i])
+                            s0 = _class_lane(d, k, 0, count_stat)
+                            s1 = _class_lane(d, k, 1, count_stat)
+                            s2 = _class_lane(d, k, 2, count_stat)
+                            s3 = _class_lane(d, k, 3, count_stat)
                         base = np.int64(s) * n_columns
                         for q in range(n_columns):
                             b = np.int64(codes[slot_columns[s, q], i])
@@ -198,9 +297,10 @@ def _build_histograms_columns_records(codes, stats, rows, slots, chunk_start, ch
                         for q in range(n_columns):
                             b = codes[slot_columns[s, q], i]
                             for m in range(n_stats):
-                                hist[s, q, b, m] += stats_t[i, m]
+                                hist[s, q, b, m] += _row_stat(stats_t, row_class, draws,
+                                                              t, i, m, count_stat)
                     continue
-                if stats_t[i, count_stat] == 0.0:
+                if _row_stat(stats_t, row_class, draws, t, i, count_stat, count_stat) == 0:
                     continue    # a row of zero weight adds nothing (all its stats are 0)
                 k = record_fill[s]
                 if k >= capacity:
@@ -209,7 +309,8 @@ def _build_histograms_columns_records(codes, stats, rows, slots, chunk_start, ch
                 record_fill[s] = k + 1
                 base = k * words
                 for m in range(n_stats - 1):
-                    slot_words[s, base + m] = stats_t[i, m]
+                    slot_words[s, base + m] = _row_stat(stats_t, row_class, draws, t, i,
+                                                        m, count_stat)
                 cbase = k * code_stride + code_offset
                 for q in range(n_columns):
                     slot_codes[s, cbase + q] = codes[slot_columns[s, q], i]
@@ -320,21 +421,24 @@ def build_histograms_columns(codes, stats, rows, slots, chunk_start, chunk_count
     is summed by one task in row order, so the sums do not depend on the thread count,
     and records are summed in the order they were appended, the same order.
     """
-    n_trees, n_columns = stats.shape[0], hist.shape[1]
-    vector = _vector_update(stats, hist)
+    dense, row_class, draws = _stat_arrays(stats)
+    n_trees, n_columns = dense.shape[0], hist.shape[1]
+    vector = _vector_update(dense, hist)
     if records is not None:
         record_capacity, record_fill = records
         slot_words = hist.reshape(hist.shape[0], -1)
         overflow = _build_histograms_columns_records(
-            codes, stats, rows, slots, chunk_start, chunk_count, slot_columns, hist,
-            record_capacity, record_fill, slot_words, slot_words.view(codes.dtype), vector)
+            codes, dense, row_class, draws, rows, slots, chunk_start, chunk_count,
+            slot_columns, hist, record_capacity, record_fill, slot_words,
+            slot_words.view(codes.dtype), vector)
         if overflow:
             raise RuntimeError(f"{overflow} rows found their record slot full: the "
                                f"expected row counts of the nodes were wrong")
         return
     n_column_groups = max(1, min(n_columns, -(-numba.get_num_threads() // n_trees)))
-    _build_histograms_columns(codes, stats, rows, slots, chunk_start, chunk_count,
-                              slot_columns, hist, n_column_groups, vector)
+    _build_histograms_columns(codes, dense, row_class, draws, rows, slots,
+                              chunk_start, chunk_count, slot_columns, hist, n_column_groups,
+                              vector)
 
 
 def build_histograms(codes, stats, slot_of_row, hist, count_stat=-1):
