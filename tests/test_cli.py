@@ -357,12 +357,36 @@ def big_csv(tmp_path_factory):
     return path
 
 
+#: Runs the CLI with each spooled batch (pass 1) and each written block (pass 2) followed
+#: by a 20 ms pause. Unslowed, pass 1 of the test CSV lasts about 0.2 s and the whole
+#: build 1.3 s: a loaded machine could stall the test between seeing the phase and
+#: sending the signal until the build had committed, and a signal then landing in the
+#: interpreter's shutdown left a complete cache and exit code 0.
+_SLOW_BUILD = """
+import sys, time
+import oocboost.build, oocboost.store.writer
+from oocboost import cli
+
+def paced(method):
+    def run(*args, **kwargs):
+        result = method(*args, **kwargs)
+        time.sleep(0.02)
+        return result
+    return run
+
+oocboost.build._Spool.write = paced(oocboost.build._Spool.write)
+oocboost.store.writer.CacheWriter.write_block = paced(
+    oocboost.store.writer.CacheWriter.write_block)
+sys.exit(cli.main(sys.argv[1:]))
+"""
+
+
 def _start_and_signal(big_csv, out, sig, phase="pass2"):
-    """Start a build, wait until it is in ``phase`` (pass1: spooling parsed rows; pass2:
-    writing blocks), send ``sig``; returns the process."""
+    """Start a build (paced, see _SLOW_BUILD), wait until it is in ``phase`` (pass1:
+    spooling parsed rows; pass2: writing blocks), send ``sig``; returns the process."""
     env = dict(os.environ)
     env.pop("OOCBOOST_DEBUG", None)
-    p = subprocess.Popen([sys.executable, "-m", "oocboost.cli", "build-cache", str(big_csv),
+    p = subprocess.Popen([sys.executable, "-c", _SLOW_BUILD, "build-cache", str(big_csv),
                           "-o", str(out), "--label", "label", "--block-rows", "2048"],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                          cwd=REPO, env=env)
