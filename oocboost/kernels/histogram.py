@@ -105,6 +105,21 @@ def _row_stat(stats_t, row_class, draws, t, i, m, n_classes):
     return _class_lane(_draw(draws, t, i), np.int64(row_class[i]), m, n_classes)
 
 
+@njit(inline="always")
+def _row_lanes(stats_t, row_class, draws, t, i, n_stats):
+    """The 4 vector lanes of row ``i`` of tree ``t`` (statistics, then 0 padding):
+    stored, or from its class and draw when ``row_class`` is not None (pruned at
+    compile time, see :func:`_stat_arrays`)."""
+    if row_class is None:
+        return (stats_t[i, 0], stats_t[i, 1] if n_stats > 1 else 0,
+                stats_t[i, 2] if n_stats > 2 else 0, stats_t[i, 3] if n_stats > 3 else 0)
+    d = _draw(draws, t, i)
+    k = np.int64(row_class[i])
+    n_classes = n_stats - 1
+    return (_class_lane(d, k, 0, n_classes), _class_lane(d, k, 1, n_classes),
+            _class_lane(d, k, 2, n_classes), _class_lane(d, k, 3, n_classes))
+
+
 @njit(cache=True, nogil=True)
 def _add_rows(codes, stats, row_class, draws, t, rows_t, slots_t, lo, hi, q0, q1,
               slot_columns, hist, n_stats, vector):
@@ -122,18 +137,7 @@ def _add_rows(codes, stats, row_class, draws, t, rows_t, slots_t, lo, hi, q0, q1
         i = rows_t[j]
         s = slots_t[j]
         if vector:
-            if row_class is None:
-                s0 = stats_t[i, 0]
-                s1 = stats_t[i, 1] if n_stats > 1 else 0
-                s2 = stats_t[i, 2] if n_stats > 2 else 0
-                s3 = stats_t[i, 3] if n_stats > 3 else 0
-            else:
-                d = _draw(draws, t, i)
-                k = np.int64(row_class[i])
-                s0 = _class_lane(d, k, 0, n_classes)
-                s1 = _class_lane(d, k, 1, n_classes)
-                s2 = _class_lane(d, k, 2, n_classes)
-                s3 = _class_lane(d, k, 3, n_classes)
+            s0, s1, s2, s3 = _row_lanes(stats_t, row_class, draws, t, i, n_stats)
             base = np.int64(s) * n_columns
             for q in range(q0, q1):
                 f = q if slot_columns is None else slot_columns[s, q]
@@ -277,18 +281,8 @@ def _build_histograms_columns_records(codes, stats, row_class, draws, rows,
                     # _add_rows's update written out: calling it for one row at a time
                     # made this kernel 20-30% slower (16 forest trees, 1M rows)
                     if vector:
-                        if row_class is None:
-                            s0 = stats_t[i, 0]
-                            s1 = stats_t[i, 1] if n_stats > 1 else 0
-                            s2 = stats_t[i, 2] if n_stats > 2 else 0
-                            s3 = stats_t[i, 3] if n_stats > 3 else 0
-                        else:
-                            d = _draw(draws, t, i)
-                            k = np.int64(row_class[i])
-                            s0 = _class_lane(d, k, 0, count_stat)
-                            s1 = _class_lane(d, k, 1, count_stat)
-                            s2 = _class_lane(d, k, 2, count_stat)
-                            s3 = _class_lane(d, k, 3, count_stat)
+                        s0, s1, s2, s3 = _row_lanes(stats_t, row_class, draws, t, i,
+                                                    n_stats)
                         base = np.int64(s) * n_columns
                         for q in range(n_columns):
                             b = np.int64(codes[slot_columns[s, q], i])
