@@ -343,6 +343,24 @@ def test_lz4_block_written_raw_unless_it_saves_enough(tmp_path, n_features, comp
     np.testing.assert_array_equal(np.concatenate([b.label for b in got]), label)
 
 
+@pytest.mark.parametrize("compression", [None, "zstd"])
+def test_arrow_blocks_outlive_their_files(tmp_path, compression):
+    """Arrow blocks are memory-mapped: their arrays stay valid (the mapping lives with
+    them) when the reader is closed and the cache folder is removed, for raw blocks
+    (views of the mapping) and compressed ones."""
+    import shutil
+
+    path = tmp_path / "c"
+    codes, label, _ = _build(path, "arrow", 40, compression=compression)
+    c = Cache(path)
+    blocks = list(c.iter_blocks(prefetch=1))
+    c.close()
+    shutil.rmtree(path)
+    np.testing.assert_array_equal(np.concatenate([b.codes for b in blocks], axis=1), codes)
+    np.testing.assert_array_equal(np.concatenate([b.label for b in blocks]), label)
+    assert not blocks[0].codes.flags.writeable
+
+
 def test_arrow_block_checksum_once_per_file_identity(tmp_path, monkeypatch):
     """Each block file is hashed once per reader; a file rewritten or replaced since (other
     inode, size or modification time) is hashed and checked again."""

@@ -23,7 +23,18 @@ modification time in ns) and skips the checksum while a later read finds the sam
 Training reads every block once per tree level, and ``zlib.crc32`` (2.3 GB/s here) cost
 more than reading and decompressing the block together (12 ms vs 10.5 ms per 1M rows x 28).
 A file replaced or rewritten since has another identity and is checked again.
+
+Block files are memory-mapped read-only, their pages faulted in with the mapping
+(``MAP_POPULATE``), instead of read into a new buffer: the arrays of an uncompressed block
+are then views of the page cache. Training re-reads every non-resident block once per
+pass, and the copy of ``f.read()`` (150 us per MB, against 48 us to map) competed with the
+kernels for the cores: 16M rows at a 512 MB limit re-read 28 GB per round of 6 passes.
+The mapping lives as long as the block's arrays. As with any mapped file, truncating a
+block file while a reader holds it mapped would end the process (SIGBUS); a cache's files
+are never modified in place (a rebuild writes new files and renames, see ``writer.py``),
+and a file whose size differs from the manifest is refused before it is mapped.
 """
+import mmap
 import os
 import zlib
 
@@ -42,6 +53,19 @@ DEFAULT_COMPRESSION = "lz4"
 #: size, is always applied.
 LZ4_MIN_SAVINGS = 0.2
 BLOCKS_DIR = "blocks"
+
+
+#: ``mmap.MAP_POPULATE`` where the platform has it (Linux), else no flag.
+_POPULATE = getattr(mmap, "MAP_POPULATE", 0)
+
+
+def _map_file(f, size):
+    """The bytes of open file ``f`` (``size`` bytes) as a read-only mapping, pages faulted
+    in up front; an empty file as ``b""`` (it cannot be mapped)."""
+    if size == 0:
+        return b""
+    return mmap.mmap(f.fileno(), size, flags=mmap.MAP_SHARED | _POPULATE,
+                     prot=mmap.PROT_READ)
 
 
 def check_compression(compression):
@@ -206,7 +230,10 @@ class ArrowBlockReader:
         try:
             with open(fpath, "rb") as f:
                 st = os.fstat(f.fileno())
-                data = f.read()
+                if st.st_size != b["nbytes"]:
+                    raise self._fail(b, f"file has {st.st_size} bytes, expected "
+                                        f"{b['nbytes']}: truncated")
+                data = _map_file(f, st.st_size)
         except OSError as exc:
             raise CacheError(f"cache {self.path}: cannot read block {b['index']} ({b['file']}): {exc}") from None
         if len(data) != b["nbytes"]:
