@@ -49,14 +49,16 @@ class ClassCounts(NamedTuple):
     Row ``i`` of tree ``t`` adds its draw ``d = draws[t, i]`` (1 when ``draws`` has no
     columns: every row once) to lane ``row_class[i]`` and ``1 if d > 0`` to the count lane
     ``n_classes``: the statistics ``kernels/cart_stats.cart_stats`` writes for unit
-    weights, without writing them. A forest of 16 trees then reads 2 bytes per (row,
-    tree) instead of 12, and skips the statistics sweep of every pass.
+    weights, without writing them. A binary forest of 16 trees then reads 2 bytes per
+    (row, tree) instead of 24 (three float64 statistics), and skips the statistics sweep
+    of every pass.
 
     Accepted wherever the kernels take ``stats``, with int32 histograms.
     """
 
     row_class: np.ndarray    # (n_rows,) uint8 or uint16, class index 0..K-1
-    draws: np.ndarray        # (n_trees, n_rows) uint8, or (n_trees, 0)
+    draws: np.ndarray        # (n_trees, n_rows) uint8 (float32 past 255 copies), or
+    #                          (n_trees, 0)
     n_classes: int           # K
 
     @property
