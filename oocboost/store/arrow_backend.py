@@ -61,9 +61,12 @@ _POPULATE = getattr(mmap, "MAP_POPULATE", 0)
 
 def _map_file(f, size):
     """The bytes of open file ``f`` (``size`` bytes) as a read-only mapping, pages faulted
-    in up front; an empty file as ``b""`` (it cannot be mapped)."""
+    in up front; an empty file as ``b""`` (it cannot be mapped); read into memory where
+    ``mmap`` has no POSIX flags."""
     if size == 0:
         return b""
+    if not hasattr(mmap, "MAP_SHARED"):     # Windows: its mmap takes other arguments
+        return f.read()
     return mmap.mmap(f.fileno(), size, flags=mmap.MAP_SHARED | _POPULATE,
                      prot=mmap.PROT_READ)
 
