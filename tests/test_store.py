@@ -344,12 +344,20 @@ def test_lz4_block_written_raw_unless_it_saves_enough(tmp_path, n_features, comp
 
 
 @pytest.mark.parametrize("compression", [None, "zstd"])
-def test_arrow_blocks_outlive_their_files(tmp_path, compression):
+def test_arrow_blocks_outlive_their_files(tmp_path, compression, monkeypatch):
     """Arrow blocks are memory-mapped: their arrays stay valid (the mapping lives with
     them) when the reader is closed and the cache folder is removed, for raw blocks
     (views of the mapping) and compressed ones."""
+    import mmap
     import shutil
 
+    from oocboost.store import arrow_backend
+
+    monkeypatch.setattr(arrow_backend, "MMAP_MIN_BYTES", 1)   # the test's blocks are small
+    mapped = []
+    real_mmap = mmap.mmap
+    monkeypatch.setattr(arrow_backend.mmap, "mmap",
+                        lambda *a, **k: mapped.append(1) or real_mmap(*a, **k))
     path = tmp_path / "c"
     codes, label, _ = _build(path, "arrow", 40, compression=compression)
     c = Cache(path)
@@ -359,6 +367,22 @@ def test_arrow_blocks_outlive_their_files(tmp_path, compression):
     np.testing.assert_array_equal(np.concatenate([b.codes for b in blocks], axis=1), codes)
     np.testing.assert_array_equal(np.concatenate([b.label for b in blocks]), label)
     assert not blocks[0].codes.flags.writeable
+    assert len(mapped) == len(blocks)
+
+
+def test_arrow_block_read_when_mapping_is_refused(tmp_path, monkeypatch):
+    """A mapping the system refuses (e.g. out of memory areas) falls back to reading."""
+    from oocboost.store import arrow_backend
+
+    def refuse(*args, **kwargs):
+        raise OSError(12, "Cannot allocate memory")
+
+    monkeypatch.setattr(arrow_backend, "MMAP_MIN_BYTES", 1)
+    monkeypatch.setattr(arrow_backend.mmap, "mmap", refuse)
+    codes, _, _ = _build(tmp_path / "c", "arrow", 40)
+    got = np.concatenate([b.codes for b in Cache(tmp_path / "c").iter_blocks(prefetch=0)],
+                         axis=1)
+    np.testing.assert_array_equal(got, codes)
 
 
 def test_arrow_block_checksum_once_per_file_identity(tmp_path, monkeypatch):

@@ -55,20 +55,26 @@ LZ4_MIN_SAVINGS = 0.2
 BLOCKS_DIR = "blocks"
 
 
+#: Block files smaller than this are read, not mapped (see :func:`_map_file`).
+MMAP_MIN_BYTES = 256 * 1024
 #: ``mmap.MAP_POPULATE`` where the platform has it (Linux), else no flag.
 _POPULATE = getattr(mmap, "MAP_POPULATE", 0)
 
 
 def _map_file(f, size):
-    """The bytes of open file ``f`` (``size`` bytes) as a read-only mapping, pages faulted
-    in up front; an empty file as ``b""`` (it cannot be mapped); read into memory where
-    ``mmap`` has no POSIX flags."""
-    if size == 0:
-        return b""
-    if not hasattr(mmap, "MAP_SHARED"):     # Windows: its mmap takes other arguments
+    """The bytes of open file ``f`` (``size`` bytes, at least 1) as a read-only mapping,
+    pages faulted in up front, or read into memory (small files, no POSIX ``mmap``, or a
+    mapping refused)."""
+    # Windows' mmap takes other arguments; small files gain little from a mapping, and
+    # each mapping is one of the process's limited memory areas (vm.max_map_count,
+    # 65530 by default), which resident blocks hold for the whole training
+    if size < MMAP_MIN_BYTES or not hasattr(mmap, "MAP_SHARED"):
         return f.read()
-    return mmap.mmap(f.fileno(), size, flags=mmap.MAP_SHARED | _POPULATE,
-                     prot=mmap.PROT_READ)
+    try:
+        return mmap.mmap(f.fileno(), size, flags=mmap.MAP_SHARED | _POPULATE,
+                         prot=mmap.PROT_READ)
+    except OSError:             # e.g. out of memory areas: read the file instead
+        return f.read()
 
 
 def check_compression(compression):
