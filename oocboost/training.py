@@ -140,6 +140,9 @@ def train(params, dtrain, num_boost_round=10, *, evals=(), early_stopping_rounds
         stats = LabelStats.from_dict(cache.manifest["label_stats"])
         base = np.asarray(objective.base_margin(stats), dtype=np.float64)
 
+    # Blocks an earlier run left resident are in this process's RSS, which the plan takes
+    # as its baseline: this run budgets residency itself.
+    cache.release_resident()
     plan = plan_train(p["memory_limit"], n_rows=cache.n_rows, n_features=cache.n_features,
                       max_bin=cache.max_bin, n_stats=3, n_outputs=objective.n_outputs,
                       block_rows=cache.block_rows, n_blocks=cache.n_blocks,

@@ -213,6 +213,42 @@ def test_passes_per_round_equal_depth(binary_data, tmp_path):
                                        "bytes_read", "data_passes", "peak_rss_bytes"}
 
 
+@pytest.mark.parametrize("learner", ["boosting", "forest", "adaboost"])
+def test_a_second_run_on_the_same_cache_plans_without_its_resident_blocks(
+        binary_data, tmp_path, monkeypatch, learner):
+    """Blocks a run leaves resident in the Cache are in the process's RSS; the next run
+    on the same Cache releases them before it plans, so its baseline does not count them
+    (a 16M-row cache at 512MB was refused on the second call)."""
+    import oocboost.memory as memory
+    import oocboost.training as training
+
+    X, y = binary_data
+    cache = oocboost.build_cache(X, tmp_path / "c", label=y, block_rows=500, quiet=True)
+    resident_when_planning = []
+    real = memory.plan_train
+
+    def spy(*args, **kwargs):
+        resident_when_planning.append(cache._resident_nbytes)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(training, "plan_train", spy)
+    monkeypatch.setattr(memory, "plan_train", spy)  # forests, AdaBoost import it when called
+
+    def run():
+        if learner == "boosting":
+            train({"objective": "binary:logistic", "max_depth": 3, "verbosity": 0}, cache, 2)
+        elif learner == "forest":
+            oocboost.RandomForestClassifier(n_estimators=2, max_depth=3).fit(cache)
+        else:
+            oocboost.AdaBoostClassifier(n_estimators=2).fit(cache)
+
+    run()
+    assert cache._resident_nbytes > 0       # the first run kept blocks resident
+    resident_when_planning.clear()
+    run()
+    assert resident_when_planning and set(resident_when_planning) == {0}
+
+
 # ----------------------------------------------------------------------------- training API
 def test_early_stopping_and_evals_result(binary_data, tmp_path):
     X, y = binary_data

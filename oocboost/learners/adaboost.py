@@ -656,6 +656,9 @@ def train_adaboost(cache, *, algorithm="SAMME", n_estimators=50, learning_rate=1
     # the planner's per-row formula is 16 * n_outputs + 4 * trees + 4 bytes: pick the
     # n_outputs that covers this algorithm's state
     plan_outputs = max(1, math.ceil((spec.bytes_per_row() - 4 * n_trees_in_pass - 4) / 16))
+    # Blocks an earlier run left resident are in this process's RSS, which the plan takes
+    # as its baseline: this run budgets residency itself.
+    cache.release_resident()
     plan = plan_train(memory_limit, n_rows=cache.n_rows, n_features=cache.n_features,
                       max_bin=cache.max_bin, n_stats=n_stats, n_outputs=plan_outputs,
                       block_rows=cache.block_rows, n_blocks=cache.n_blocks,

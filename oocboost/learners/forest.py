@@ -884,6 +884,9 @@ def train_forest(cache, config, n_estimators, *, model=None, classes=None):
     new_ids = list(range(n_old, n_estimators))
     t_start = time.perf_counter()
     counters = new_counters()
+    # Blocks an earlier run left resident are in this process's RSS, which the plan takes
+    # as its baseline: this run budgets residency itself.
+    cache.release_resident()
     trees_per_pass, plan = choose_trees_per_pass(cache, config, max(len(new_ids), 1),
                                                  plan_train)
     if config.verbose >= 2:
