@@ -24,8 +24,8 @@ Training reads every block once per tree level, and ``zlib.crc32`` (2.3 GB/s her
 more than reading and decompressing the block together (12 ms vs 10.5 ms per 1M rows x 28).
 A file replaced or rewritten since has another identity and is checked again.
 
-Block files are memory-mapped read-only, their pages faulted in with the mapping
-(``MAP_POPULATE``), instead of read into a new buffer: the arrays of an uncompressed block
+Block files (of ``MMAP_MIN_BYTES`` or more) are memory-mapped read-only, their pages
+faulted in with the mapping (``MAP_POPULATE``), instead of read into a new buffer: the arrays of an uncompressed block
 are then views of the page cache. Training re-reads every non-resident block once per
 pass, and the copy of ``f.read()`` (150 us per MB, against 48 us to map) competed with the
 kernels for the cores: 16M rows at a 512 MB limit re-read 28 GB per round of 6 passes.
