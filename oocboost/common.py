@@ -37,7 +37,7 @@ INT_HIST_DTYPE = np.int32
 INT_HIST_MAX = np.iinfo(np.int32).max
 #: Statistics per histogram bin are stored in groups of this many float64 lanes, so the
 #: histogram kernel updates a bin with one vector add (``kernels/simd.py``). Learners with
-#: up to 4 statistics (boosting's gradient, hessian, count; binary CART; regression CART)
+#: 2 statistics (boosting's gradient and hessian) take 2 lanes; 3-4 (binary CART, regression CART)
 #: get one padded group; wider ones (multiclass CART) are stored unpadded.
 HIST_LANES = 4
 
@@ -45,10 +45,12 @@ HIST_LANES = 4
 def hist_width(n_stats):
     """float64 entries per (slot, feature, bin) for ``n_stats`` statistics.
 
-    >>> hist_width(3), hist_width(4), hist_width(6)
-    (4, 4, 6)
+    >>> hist_width(2), hist_width(3), hist_width(4), hist_width(6)
+    (2, 4, 4, 6)
     """
     n_stats = int(n_stats)
+    if n_stats <= 2:
+        return 2
     return HIST_LANES if n_stats <= HIST_LANES else n_stats
 
 

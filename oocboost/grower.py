@@ -241,8 +241,8 @@ class TreeGrower:
     bin_edges : list of ndarray float64
         Raw upper bounds per numeric feature (to store raw thresholds).
     policy : object
-        Split policy: ``n_stats``, ``n_outputs``, ``count_stat`` (index of the stat used to
-        decide which sibling is smaller), ``cover(sums)``, ``find_splits(hist, node_sums,
+        Split policy: ``n_stats``, ``n_outputs``, ``count_stat`` (the stat counting rows,
+        or None), ``size_stat`` (the stat deciding which sibling is smaller), ``cover(sums)``, ``find_splits(hist, node_sums,
         slots, feature_mask, trees, node_ids) -> dict``, ``accept_splits(result,
         node_sums, trees, node_ids) -> bool array`` (the learner's rule: gamma, min_impurity_decrease, purity) and
         ``leaf_values(node_sums) -> (n, n_outputs)``.
@@ -259,8 +259,9 @@ class TreeGrower:
         A previous grower's ``hist`` to reuse when its shape fits (boosting grows one
         grower per round; allocating the pool every round cost 3% of training).
     every_row_counts : bool
-        Every row's count statistic is nonzero (boosting without subsampling): the
-        partition sweep then does not read it to skip rows (15% of the sweep).
+        Every row's count statistic is nonzero: the partition sweep then does not read
+        it to skip rows (15% of the sweep). A policy without a count statistic
+        (``count_stat`` None: boosting) never skips rows by it.
     """
 
     def __init__(self, n_trees, n_features, max_bin, n_value_bins, is_categorical, bin_edges,
@@ -281,7 +282,8 @@ class TreeGrower:
         self._hist_pool = hist_pool
         # int32 sums when the policy's statistics are integers (common.INT_HIST_DTYPE)
         self._hist_dtype = np.dtype(getattr(policy, "hist_dtype", HIST_DTYPE))
-        self._select_count_stat = -1 if every_row_counts else policy.count_stat
+        self._select_count_stat = (-1 if every_row_counts or policy.count_stat is None
+                                   else policy.count_stat)
         self.n_words = (max_bin + 31) // 32
         self.telemetry = GrowerTelemetry()
         self._no_slots = None      # apply_pending: every slot -1
@@ -821,8 +823,12 @@ class TreeGrower:
         if len(both):
             trees = np.repeat(t[both], 2)
             children = np.stack([left_id[both], right_id[both]], axis=1).ravel()
-            counts = np.stack([c["left_sums"][both, self.policy.count_stat],
-                               c["right_sums"][both, self.policy.count_stat]], axis=1).ravel()
+            if self._records:
+                counts = np.stack([c["left_sums"][both, self.policy.count_stat],
+                                   c["right_sums"][both, self.policy.count_stat]],
+                                  axis=1).ravel()
+            else:
+                counts = np.zeros(2 * len(both))
             record = self._record_nodes(counts)
             if (~record).any():
                 slots = self._take_slots(int((~record).sum()), zero=True)
@@ -836,7 +842,7 @@ class TreeGrower:
         # Otherwise build the child with fewer rows; the sibling is parent - built.
         sub = k[parent_slot >= 0]
         if len(sub):
-            cs = self.policy.count_stat
+            cs = self.policy.size_stat
             build_left = c["left_sums"][sub, cs] <= c["right_sums"][sub, cs]
             small = np.where(build_left, left_id[sub], right_id[sub])
             large = np.where(build_left, right_id[sub], left_id[sub])
@@ -873,7 +879,8 @@ class TreeGrower:
             np.zeros((n, 0), np.uint32),
             value=nd.value[t, :n].copy(), gain=np.where(leaf, 0.0, nd.gain[t, :n]),
             cover=np.asarray(self.policy.cover(nd.sums[t, :n]), dtype=np.float64),
-            n_samples=nd.sums[t, :n, self.policy.count_stat].copy(),
+            n_samples=(nd.sums[t, :n, self.policy.count_stat].copy()
+                       if self.policy.count_stat is not None else np.zeros(n)),
         )
 
     def leaf_values_of_tree(self, t):

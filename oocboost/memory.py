@@ -901,7 +901,7 @@ def plan_train(
     n_rows, n_features, max_bin : int
         Rows and features of the cache; codes per feature (missing code included).
     n_stats : int
-        Statistics per histogram bin (3 for boosting: gradient, hessian, count).
+        Statistics per histogram bin (2 for boosting: gradient, hessian).
     n_outputs : int
         Margins per row (classes of a multiclass booster).
     block_rows, n_blocks : int
@@ -919,7 +919,7 @@ def plan_train(
         Prefetch depth in blocks; None lets the plan choose (2, or 1 or 0 when tight).
     state_bytes_per_row : int or None
         Per-row state the learner keeps across passes (``RowStateSpec.bytes_per_row``);
-        None: boosting's (margins, gradient/hessian/count, node index).
+        None: boosting's (margins, gradient/hessian, node index).
     block_scratch_bytes : int
         Bytes the learner derives per block and holds while the block is trained on (a
         forest's per-row CART statistics for every tree of the pass).
@@ -967,10 +967,10 @@ def plan_train(
     hist_itemsize = _check_int("hist_itemsize", hist_itemsize, 1, 8)
     hist_per_node = 2 * n_columns * max_bin * hist_width(n_stats) * hist_itemsize
     # A learner that knows its per-row state passes its size (RowStateSpec.bytes_per_row);
-    # the default is boosting's: margins 8, gradient/hessian/count 12 per output, and a
+    # the default is boosting's: margins 8, gradient/hessian 8 per output, and a
     # node index per tree grown in the pass.
     state_per_row = (int(state_bytes_per_row) if state_bytes_per_row is not None
-                     else 20 * n_outputs + 4 * n_trees_in_pass)
+                     else 16 * n_outputs + 4 * n_trees_in_pass)
     state_full = n_rows * state_per_row
     state_streamed = STREAMED_STATE_BLOCKS * min(block_rows, max(n_rows, 1)) * state_per_row
     total_decompressed = n_rows * row_bytes

@@ -6,7 +6,9 @@ second-order gain), trees and forests a ``CartPolicy`` (gini, entropy, squared e
 
 Protocol::
 
-    n_stats, n_outputs, count_stat
+    n_stats, n_outputs
+    count_stat        index of the statistic that counts rows, or None (boosting)
+    size_stat         index of the statistic that sizes a node for the smaller-child choice
     cover(sums (n, n_stats)) -> (n,)            # tree "cover": hessian or weight sums
     accept_splits(result, sums, trees, node_ids) -> bool (n_eval,)
     (``trees``/``node_ids`` say which tree and node each evaluated slot is: a policy
@@ -57,9 +59,12 @@ class GradientPolicy:
     (XGBoost prunes ``loss_chg < min_split_loss`` and ignores gains below kRtEps).
     """
 
-    n_stats = 3
+    n_stats = 2
     n_outputs = 1
-    count_stat = ks.GRAD_COUNT_STAT
+    #: no row count: rows are not counted per bin (XGBoost and LightGBM do not either)
+    count_stat = None
+    #: the statistic that sizes a child for the smaller-child choice: the hessian sum
+    size_stat = 1
 
     def __init__(self, *, reg_lambda, reg_alpha, max_delta_step, min_child_weight,
                  max_cat_to_onehot, n_value_bins, is_categorical, missing_bin, gamma=0.0,
@@ -156,6 +161,7 @@ class CartPolicy:
         self.n_stats = self.n_classes + 1 if self.n_classes else 4
         self.n_outputs = self.n_classes if self.n_classes else 1
         self.count_stat = self.n_stats - 1
+        self.size_stat = self.count_stat
         # the count statistic is 1 for a row of positive weight and every statistic of
         # any other row is 0 (kernels/cart_stats.py), so a node's row records can skip
         # the count and rows of zero weight (grower.RECORD_SMALL_NODES)

@@ -109,7 +109,7 @@ def grow(codes, g, h, n_value_bins, block_rows, params):
     edges = [np.arange(nvb - 1, dtype=float) + 0.5 for nvb in n_value_bins]
     grower = TreeGrower(1, n_features, 16, n_value_bins, np.zeros(n_features, bool), edges,
                         policy, params, np.random.default_rng(0))
-    stats = np.stack([g, h, np.ones_like(g)], axis=1)[None].astype(np.float32)
+    stats = np.stack([g, h], axis=1)[None].astype(np.float32)
     node_of_row = np.zeros((1, n_rows), np.int32)
     codes_fm = np.ascontiguousarray(codes.T)
     grower.start()

@@ -86,7 +86,7 @@ def test_train_plan_fits_its_own_model(limit):
     assert p.estimated_peak_bytes <= parse_size(limit)
     assert p.margin_bytes == max(parse_size(limit) // 10, 32 * MiB)
     assert p.block_bytes == 2 * 65536 * (28 + 8)
-    assert p.state_bytes_per_row == 8 + 8 + 4 + 4
+    assert p.state_bytes_per_row == 8 + 4 + 4 + 4   # margin, gradient, hessian, node
     assert 0 <= p.prefetch <= 2 and 1 <= p.hist_nodes <= 64
     d = p.as_dict()
     assert d["state_in_ram"] == p.state_in_ram and d["resident_bytes"] == p.resident_bytes

@@ -55,7 +55,7 @@ def gradient_stats(rng, n_rows, integer=False):
     else:
         g = rng.normal(size=n_rows)
         h = rng.uniform(0.05, 1.0, n_rows)
-    return np.column_stack([g, h, np.ones(n_rows)])
+    return np.column_stack([g, h])
 
 
 def cart_stats(rng, n_rows, criterion_code, n_classes, weighted=False):
@@ -85,7 +85,7 @@ def alloc_outputs(n_eval, n_stats, max_bin):
 def run_gradient(hist, node_sums, slots, mask, nvb, isc, lam=1.0, alpha=0.0, mds=0.0,
                  mcw=1.0, onehot=4, mct=64):
     n_eval = len(slots)
-    out = alloc_outputs(n_eval, 3, hist.shape[2])
+    out = alloc_outputs(n_eval, 2, hist.shape[2])
     S.find_splits_gradient(hist, node_sums, np.asarray(slots, np.int32), mask, nvb, isc,
                            hist.shape[2] - 1, lam, alpha, mds, mcw, onehot, mct, *out.values())
     return out
@@ -115,6 +115,10 @@ def naive_gradient(hist, node_sums, slots, mask, nvb, isc, lam=1.0, alpha=0.0, m
                    mcw=1.0, onehot=4, mct=64):
     mb = hist.shape[2] - 1
 
+    def nonempty(bin_sums):
+        # a bin is empty when its gradient and hessian sums are exactly 0 (no count lane)
+        return bin_sums[0] != 0 or bin_sums[1] != 0
+
     def thr(g):
         return g - alpha if g > alpha else (g + alpha if g < -alpha else 0.0)
 
@@ -137,13 +141,13 @@ def naive_gradient(hist, node_sums, slots, mask, nvb, isc, lam=1.0, alpha=0.0, m
 
     results = []
     for e, s in enumerate(slots):
-        G, H, N = node_sums[s]
+        G, H = node_sums[s]
         ps = score(G, H)
 
         def gain_of(L):
-            gl, hl, nl = L
-            gr, hr, nr = G - gl, H - hl, N - nl
-            if nl <= 0 or nr <= 0 or hl <= 0 or hr <= 0 or hl < mcw or hr < mcw:
+            gl, hl = L
+            gr, hr = G - gl, H - hl
+            if hl <= 0 or hr <= 0 or hl < mcw or hr < mcw:
                 return -INF
             v = (score(gl, hl) + score(gr, hr)) - ps
             return v if math.isfinite(v) else -INF
@@ -156,39 +160,39 @@ def naive_gradient(hist, node_sums, slots, mask, nvb, isc, lam=1.0, alpha=0.0, m
             nb = int(nvb[f])
             cands = []  # (left sums, bin, default_left, left set)
             if not isc[f]:
-                L = [0.0, 0.0, 0.0]
+                L = [0.0, 0.0]
                 for b in range(nb):
-                    L = [L[k] + h[b, k] for k in range(3)]
-                    if h[b, 2] > 0:
+                    L = [L[k] + h[b, k] for k in range(2)]
+                    if nonempty(h[b]):
                         cands.append((tuple(L), b, False, None))
-                if h[mb, 2] > 0:
-                    R = [0.0, 0.0, 0.0]
+                if nonempty(h[mb]):
+                    R = [0.0, 0.0]
                     for i in range(nb - 1, 0, -1):
-                        R = [R[k] + h[i, k] for k in range(3)]
-                        if h[i, 2] > 0:
-                            cands.append(((G - R[0], H - R[1], N - R[2]), i - 1, True, None))
+                        R = [R[k] + h[i, k] for k in range(2)]
+                        if nonempty(h[i]):
+                            cands.append(((G - R[0], H - R[1]), i - 1, True, None))
             elif nb < onehot:
                 for c in range(nb):
                     left = frozenset(range(nb)) - {c}
-                    cands.append(((G - h[c, 0], H - h[c, 1], N - h[c, 2]), -1, True, left))
-                    cands.append(((G - (h[c, 0] + h[mb, 0]), H - (h[c, 1] + h[mb, 1]),
-                                   N - (h[c, 2] + h[mb, 2])), -1, False, left))
+                    cands.append(((G - h[c, 0], H - h[c, 1]), -1, True, left))
+                    cands.append(((G - (h[c, 0] + h[mb, 0]), H - (h[c, 1] + h[mb, 1])), -1,
+                                  False, left))
             else:
-                keys = [0.0 if h[c, 2] <= 0 else weight(h[c, 0], h[c, 1]) for c in range(nb)]
+                keys = [weight(h[c, 0], h[c, 1]) if nonempty(h[c]) else 0.0
+                        for c in range(nb)]
                 order = sorted(range(nb), key=lambda c: keys[c])  # stable
                 kmax = min(mct, nb) - 1
-                R = [0.0, 0.0, 0.0]
+                R = [0.0, 0.0]
                 for k in range(1, kmax + 1):
                     c = order[k - 1]
-                    R = [R[i] + h[c, i] for i in range(3)]
-                    if h[c, 2] > 0:
-                        cands.append(((G - R[0], H - R[1], N - R[2]), -1, True,
-                                      frozenset(order[k:])))
-                L = [0.0, 0.0, 0.0]
+                    R = [R[i] + h[c, i] for i in range(2)]
+                    if nonempty(h[c]):
+                        cands.append(((G - R[0], H - R[1]), -1, True, frozenset(order[k:])))
+                L = [0.0, 0.0]
                 for k in range(1, kmax + 1):
                     c = order[nb - k]
-                    L = [L[i] + h[c, i] for i in range(3)]
-                    if h[c, 2] > 0:
+                    L = [L[i] + h[c, i] for i in range(2)]
+                    if nonempty(h[c]):
                         cands.append((tuple(L), -1, False, frozenset(order[nb - k:])))
             for L, b, dl, left in cands:
                 v = gain_of(L)

@@ -29,7 +29,7 @@ from numba import njit, prange
 
 from ..common import HIST_LANES
 from .partition import partition_select_rows
-from .simd import add4
+from .simd import add2, add4
 
 
 #: Features a thread updates per row visit, at most. The row's statistics are loaded once
@@ -138,13 +138,20 @@ def _add_rows(codes, stats, row_class, draws, t, rows_t, slots_t, lo, hi, q0, q1
     for j in range(lo, hi):
         i = rows_t[j]
         s = slots_t[j]
-        if vector:
+        if vector == 4:
             s0, s1, s2, s3 = _row_lanes(stats_t, row_class, draws, t, i, n_stats)
             base = np.int64(s) * n_columns
             for q in range(q0, q1):
                 f = q if slot_columns is None else slot_columns[s, q]
                 b = np.int64(codes[f, i])
                 add4(hist, ((base + q) * n_bins + b) * 4, s0, s1, s2, s3)
+        elif vector == 2:
+            s0, s1, _, _ = _row_lanes(stats_t, row_class, draws, t, i, n_stats)
+            base = np.int64(s) * n_columns
+            for q in range(q0, q1):
+                f = q if slot_columns is None else slot_columns[s, q]
+                b = np.int64(codes[f, i])
+                add2(hist, ((base + q) * n_bins + b) * 2, s0, s1)
         elif row_class is None:
             for q in range(q0, q1):
                 f = q if slot_columns is None else slot_columns[s, q]
@@ -183,15 +190,20 @@ def _build_histograms_grouped(codes, stats, row_class, draws, rows, slots,
 
 
 def _vector_update(stats, hist):
-    """True when the kernels may update a bin with one 4-lane vector add (raises for a
-    histogram the kernels cannot address: they compute flat offsets, and int32 sums
-    hold integer statistics only)."""
+    """Lanes of the vector add that updates a bin: 4 (up to 4 statistics padded to 4),
+    2 (2 statistics), or 0 for the scalar loop. Raises for a histogram the kernels
+    cannot address (they compute flat offsets) and for float statistics into int32
+    sums."""
     if not (hist.flags.c_contiguous and hist.dtype in (np.float64, np.int32)):
         raise ValueError(f"histograms must be a C-contiguous float64 or int32 array, got "
                          f"{hist.dtype} with strides {hist.strides}")
     if hist.dtype == np.int32 and stats.dtype.kind not in "iu":
         raise ValueError(f"int32 histograms take integer statistics, got {stats.dtype}")
-    return hist.shape[3] == HIST_LANES and stats.shape[2] <= HIST_LANES
+    if hist.shape[3] == HIST_LANES and stats.shape[2] <= HIST_LANES:
+        return HIST_LANES
+    if hist.shape[3] == 2 and stats.shape[2] <= 2:
+        return 2
+    return 0
 
 
 def build_histograms_selected(codes, stats, rows, slots, chunk_start, chunk_count, hist):
@@ -282,7 +294,7 @@ def _build_histograms_columns_records(codes, stats, row_class, draws, rows,
                 if capacity == 0:
                     # _add_rows's update written out: calling it for one row at a time
                     # made this kernel 20-30% slower (16 forest trees, 1M rows)
-                    if vector:
+                    if vector == 4:
                         s0, s1, s2, s3 = _row_lanes(stats_t, row_class, draws, t, i,
                                                     n_stats)
                         base = np.int64(s) * n_columns

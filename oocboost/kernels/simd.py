@@ -53,3 +53,32 @@ def add4(typingctx, array, index, a, b, c, d):
         return context.get_dummy_value()
 
     return sig, codegen
+
+
+@intrinsic
+def add2(typingctx, array, index, a, b):
+    """``array.flat[index : index + 2] += (a, b)`` as one 2-lane vector op (float64 or
+    int32 ``array``, as :func:`add4`)."""
+    if not (isinstance(array, types.Array) and array.layout == "C"
+            and array.dtype in _ELEMENT):
+        return None
+    sig = types.void(array, index, a, b)
+    element, itemsize = _ELEMENT[array.dtype]
+
+    def codegen(context, builder, signature, args):
+        array_value, index_value = args[0], args[1]
+        lanes = [context.cast(builder, v, t, signature.args[0].dtype)
+                 for v, t in zip(args[2:], signature.args[2:])]
+        data = context.make_array(signature.args[0])(context, builder, array_value).data
+        index_value = context.cast(builder, index_value, signature.args[1], types.intp)
+        vector_type = ir.VectorType(element, 2)
+        pointer = builder.bitcast(builder.gep(data, [index_value]), vector_type.as_pointer())
+        addend = ir.Constant(vector_type, ir.Undefined)
+        for lane, value in enumerate(lanes):
+            addend = builder.insert_element(addend, value, ir.Constant(ir.IntType(32), lane))
+        old = builder.load(pointer, align=itemsize)
+        total = builder.fadd(old, addend) if itemsize == 8 else builder.add(old, addend)
+        builder.store(total, pointer, align=itemsize)
+        return context.get_dummy_value()
+
+    return sig, codegen

@@ -31,11 +31,17 @@ right" (raw threshold +inf). Each kernel fully overwrites its output rows.
 
 Ties: within a feature the first candidate in the scan order below wins (strict ``>``);
 across features the smallest feature index wins (XGBoost's ``SplitEntry::NeedReplace``).
-Candidate scans skip bins with a zero count: such a candidate is the same partition as an
-earlier one, so skipping it leaves the choice unchanged, and it keeps float noise from
-histogram subtraction (an empty bin holding 1e-17) out of the decision.
+Candidate scans skip empty bins: such a candidate is the same partition as an earlier
+one, so skipping it leaves the choice unchanged. CART bins carry a row count, which is
+exact after histogram subtraction, so a bin emptied by subtraction (holding 1e-17 in its
+other statistics) is skipped too. Boosting bins hold only (G, H), as XGBoost's and
+LightGBM's do: a bin is empty when both sums are exactly 0, and a bin emptied by
+subtraction may hold float noise and is scanned, as XGBoost scans every bin. Its candidate
+is the partition of the node's rows an earlier bin gives, with a gain equal up to that
+noise; when the noise makes it win, the threshold lies later within a range of values
+the node has no rows in, which only moves where unseen values in that range go.
 
-Boosting (``find_splits_gradient``), n_stats = 3 = (sum gradient G, sum hessian H, count)
+Boosting (``find_splits_gradient``), n_stats = 2 = (sum gradient G, sum hessian H)
 ---------------------------------------------------------------------------------------
 Semantics of XGBoost's ``hist`` updater (``src/tree/hist/evaluate_splits.h``, checked
 against xgboost 3.2)::
@@ -56,8 +62,7 @@ this ``loss_chg`` as the node's "Gain"; ``policies.GradientPolicy`` splits only 
 ``gain > max(gamma, 1e-6)`` (XGBoost's kRtEps; XGBoost prunes when ``loss_chg <
 min_split_loss``, so ours differs only for a gain exactly equal to gamma; no 1/2 factor
 is applied anywhere).
-A candidate is valid when both children have ``count >= 1``, ``H > 0`` and
-``H >= min_child_weight`` (XGBoost checks ``H >= min_child_weight`` during the scan and
+A candidate is valid when both children have ``H > 0`` and ``H >= min_child_weight`` (XGBoost checks ``H >= min_child_weight`` during the scan and
 rejects a chosen split with a zero-hessian child when expanding). Non-finite gains are
 skipped. Sums are float64 throughout (XGBoost rounds gains to float32).
 
@@ -147,8 +152,6 @@ CRITERION_SQUARED_ERROR = 2
 CRITERIA = {"gini": CRITERION_GINI, "entropy": CRITERION_ENTROPY,
             "squared_error": CRITERION_SQUARED_ERROR}
 
-#: Index of the count statistic in the boosting histograms (G, H, count).
-GRAD_COUNT_STAT = 2
 #: XGBoost's default ``max_cat_to_onehot`` and ``max_cat_threshold``.
 DEFAULT_MAX_CAT_TO_ONEHOT = 4
 DEFAULT_MAX_CAT_THRESHOLD = 64
@@ -287,13 +290,12 @@ def _write_result(e, f, p, p_gain, p_bin, p_dl, p_left, p_bits, cat_index, node_
 # boosting
 # --------------------------------------------------------------------------------------
 @njit(cache=True)
-def _grad_gain(gl, hl, nl, g, h, n, parent_score, reg_lambda, reg_alpha, max_delta_step,
+def _grad_gain(gl, hl, g, h, parent_score, reg_lambda, reg_alpha, max_delta_step,
                min_child_weight):
-    """Gain of the split (left = (gl, hl, nl), right = parent - left); -inf if invalid."""
+    """Gain of the split (left = (gl, hl), right = parent - left); -inf if invalid."""
     gr = g - gl
     hr = h - hl
-    nr = n - nl
-    if nl <= 0.0 or nr <= 0.0 or hl <= 0.0 or hr <= 0.0:
+    if hl <= 0.0 or hr <= 0.0:
         return -np.inf
     if hl < min_child_weight or hr < min_child_weight:
         return -np.inf
@@ -311,21 +313,18 @@ def _grad_numeric(h, node_sum, n_value_bins, missing_bin, parent_score, reg_lamb
     """Best split of one numeric feature of one node. Returns (gain, bin, default_left)."""
     g = node_sum[0]
     hs = node_sum[1]
-    n = node_sum[2]
     best = -np.inf
     best_bin = -1
     best_dl = False
     # forward scan: missing rows go right
     gl = 0.0
     hl = 0.0
-    nl = 0.0
     for b in range(n_value_bins):
         gl += h[b, 0]
         hl += h[b, 1]
-        nl += h[b, 2]
-        if h[b, 2] <= 0.0:
+        if (h[b, 0] == 0.0 and h[b, 1] == 0.0):
             continue
-        gain = _grad_gain(gl, hl, nl, g, hs, n, parent_score, reg_lambda, reg_alpha,
+        gain = _grad_gain(gl, hl, g, hs, parent_score, reg_lambda, reg_alpha,
                           max_delta_step, min_child_weight)
         if gain > best:
             best = gain
@@ -333,22 +332,18 @@ def _grad_numeric(h, node_sum, n_value_bins, missing_bin, parent_score, reg_lamb
             best_dl = False
             left_out[0] = gl
             left_out[1] = hl
-            left_out[2] = nl
-    if h[missing_bin, 2] > 0.0:
+    if (h[missing_bin, 0] != 0.0 or h[missing_bin, 1] != 0.0):
         # backward scan: missing rows go left; right = bins i .. nvb-1
         gr = 0.0
         hr = 0.0
-        nr = 0.0
         for i in range(n_value_bins - 1, 0, -1):
             gr += h[i, 0]
             hr += h[i, 1]
-            nr += h[i, 2]
-            if h[i, 2] <= 0.0:
+            if (h[i, 0] == 0.0 and h[i, 1] == 0.0):
                 continue
             gl = g - gr
             hl = hs - hr
-            nl = n - nr
-            gain = _grad_gain(gl, hl, nl, g, hs, n, parent_score, reg_lambda, reg_alpha,
+            gain = _grad_gain(gl, hl, g, hs, parent_score, reg_lambda, reg_alpha,
                               max_delta_step, min_child_weight)
             if gain > best:
                 best = gain
@@ -356,7 +351,6 @@ def _grad_numeric(h, node_sum, n_value_bins, missing_bin, parent_score, reg_lamb
                 best_dl = True
                 left_out[0] = gl
                 left_out[1] = hl
-                left_out[2] = nl
     return best, best_bin, best_dl
 
 
@@ -370,10 +364,8 @@ def _grad_categorical(h, node_sum, n_value_bins, missing_bin, parent_score, reg_
     """
     g = node_sum[0]
     hs = node_sum[1]
-    n = node_sum[2]
     mg = h[missing_bin, 0]
     mh = h[missing_bin, 1]
-    mn = h[missing_bin, 2]
     nvb = n_value_bins
     best = -np.inf
     best_dl = False
@@ -384,8 +376,7 @@ def _grad_categorical(h, node_sum, n_value_bins, missing_bin, parent_score, reg_
             # (1) c right, missing left
             gl = g - h[c, 0]
             hl = hs - h[c, 1]
-            nl = n - h[c, 2]
-            gain = _grad_gain(gl, hl, nl, g, hs, n, parent_score, reg_lambda, reg_alpha,
+            gain = _grad_gain(gl, hl, g, hs, parent_score, reg_lambda, reg_alpha,
                               max_delta_step, min_child_weight)
             if gain > best:
                 best = gain
@@ -393,12 +384,10 @@ def _grad_categorical(h, node_sum, n_value_bins, missing_bin, parent_score, reg_
                 best_dl = True
                 left_out[0] = gl
                 left_out[1] = hl
-                left_out[2] = nl
             # (2) c and missing right
             gl = g - (h[c, 0] + mg)
             hl = hs - (h[c, 1] + mh)
-            nl = n - (h[c, 2] + mn)
-            gain = _grad_gain(gl, hl, nl, g, hs, n, parent_score, reg_lambda, reg_alpha,
+            gain = _grad_gain(gl, hl, g, hs, parent_score, reg_lambda, reg_alpha,
                               max_delta_step, min_child_weight)
             if gain > best:
                 best = gain
@@ -406,7 +395,6 @@ def _grad_categorical(h, node_sum, n_value_bins, missing_bin, parent_score, reg_
                 best_dl = False
                 left_out[0] = gl
                 left_out[1] = hl
-                left_out[2] = nl
         if best_c >= 0:
             for c in range(nvb):
                 if c != best_c:
@@ -415,7 +403,7 @@ def _grad_categorical(h, node_sum, n_value_bins, missing_bin, parent_score, reg_
 
     keys = np.empty(nvb)
     for c in range(nvb):
-        if h[c, 2] <= 0.0:
+        if (h[c, 0] == 0.0 and h[c, 1] == 0.0):
             keys[c] = 0.0
         else:
             keys[c] = leaf_weight(h[c, 0], h[c, 1], reg_lambda, reg_alpha,
@@ -426,18 +414,15 @@ def _grad_categorical(h, node_sum, n_value_bins, missing_bin, parent_score, reg_
     # forward: right = order[:k], missing left
     gr = 0.0
     hr = 0.0
-    nr = 0.0
     for j in range(k_max):
         c = order[j]
         gr += h[c, 0]
         hr += h[c, 1]
-        nr += h[c, 2]
-        if h[c, 2] <= 0.0:
+        if (h[c, 0] == 0.0 and h[c, 1] == 0.0):
             continue
         gl = g - gr
         hl = hs - hr
-        nl = n - nr
-        gain = _grad_gain(gl, hl, nl, g, hs, n, parent_score, reg_lambda, reg_alpha,
+        gain = _grad_gain(gl, hl, g, hs, parent_score, reg_lambda, reg_alpha,
                           max_delta_step, min_child_weight)
         if gain > best:
             best = gain
@@ -445,19 +430,16 @@ def _grad_categorical(h, node_sum, n_value_bins, missing_bin, parent_score, reg_
             best_dl = True
             left_out[0] = gl
             left_out[1] = hl
-            left_out[2] = nl
     # backward: left = order[nvb-k:], missing right
     gl = 0.0
     hl = 0.0
-    nl = 0.0
     for j in range(k_max):
         c = order[nvb - 1 - j]
         gl += h[c, 0]
         hl += h[c, 1]
-        nl += h[c, 2]
-        if h[c, 2] <= 0.0:
+        if (h[c, 0] == 0.0 and h[c, 1] == 0.0):
             continue
-        gain = _grad_gain(gl, hl, nl, g, hs, n, parent_score, reg_lambda, reg_alpha,
+        gain = _grad_gain(gl, hl, g, hs, parent_score, reg_lambda, reg_alpha,
                           max_delta_step, min_child_weight)
         if gain > best:
             best = gain
@@ -465,7 +447,6 @@ def _grad_categorical(h, node_sum, n_value_bins, missing_bin, parent_score, reg_
             best_dl = False
             left_out[0] = gl
             left_out[1] = hl
-            left_out[2] = nl
     if best > -np.inf:
         for j in range(best_k, nvb):
             _set_bit(bits_out, order[j])
@@ -482,8 +463,8 @@ def find_splits_gradient(hist, node_sums, slots, feature_mask, n_value_bins,
 
     Parameters
     ----------
-    hist : ndarray (n_slots, n_features, max_bin, width >= 3) float64, (G, H, count) # IN
-    node_sums : ndarray (n_slots, 3) float64, node totals incl. missing rows       # IN
+    hist : ndarray (n_slots, n_features, max_bin, width >= 2) float64, (G, H)        # IN
+    node_sums : ndarray (n_slots, 2) float64, node totals incl. missing rows       # IN
     slots : ndarray (n_eval,) int32, slots to evaluate                           # IN
     feature_mask : ndarray (n_eval, n_features) bool, features allowed per node  # IN
     n_value_bins : ndarray (n_features,) int32                                   # IN
@@ -501,7 +482,7 @@ def find_splits_gradient(hist, node_sums, slots, feature_mask, n_value_bins,
     default_left : ndarray (n_eval,) bool                  # OUT
     is_cat : ndarray (n_eval,) bool                        # OUT
     cat_bitset : ndarray (n_eval, n_words) uint32          # OUT, left set
-    left_sums, right_sums : ndarray (n_eval, 3) float64    # OUT
+    left_sums, right_sums : ndarray (n_eval, 2) float64    # OUT
 
     Parallel over (node, feature) pairs; the per-node reduction is serial and in feature
     order, so results do not depend on the thread count.

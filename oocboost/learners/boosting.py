@@ -8,7 +8,7 @@ The data is read ``max_depth`` times per round for depth-wise trees::
     pass k          for each block: rows move one level down, histograms of level k
 
 so the last level of a tree costs no pass of its own: it is applied in the next round's
-first pass. Per-row state (margins, gradient/hessian/count, node of each row) lives in RAM
+first pass. Per-row state (margins, gradient/hessian, node of each row) lives in RAM
 or is spilled per block (see ``rowstate.py``), as the memory plan decides.
 """
 import time
@@ -25,11 +25,11 @@ from .streaming import timed_blocks
 
 
 def state_spec(n_outputs, params):
-    """Per-row state of a boosting run: margins, (gradient, hessian, count) and the node
+    """Per-row state of a boosting run: margins, (gradient, hessian) and the node
     of each row in each tree of the round (as small an index as the tree limits allow)."""
     return RowStateSpec({
         "margin": ((None, n_outputs), np.float64),
-        "stats": ((n_outputs, None, 3), G_H_DTYPE),
+        "stats": ((n_outputs, None, 2), G_H_DTYPE),
         "node": ((n_outputs, None), node_index_dtype(params["max_depth"] or None,
                                                      params["max_leaves"] or None)),
     })
@@ -88,9 +88,6 @@ def _gradients_for_block(state, block, views, round_index):
         keep = (u < p["subsample"]).astype(G_H_DTYPE)
         stats[:, :, 0] *= keep
         stats[:, :, 1] *= keep
-        stats[:, :, 2] = keep
-    else:
-        stats[:, :, 2] = 1.0
 
 
 def initial_margins(state, init_model):
@@ -127,7 +124,7 @@ def grow_round(state, round_index, learning_rate):
     rng = np.random.default_rng([p["seed"], round_index])
     grower = TreeGrower(state.n_outputs, cache.n_features, cache.max_bin, mapper.n_value_bins,
                         mapper.is_categorical, mapper.bin_edges, policy, growth, rng,
-                        hist_pool=state.hist_pool, every_row_counts=p["subsample"] >= 1.0)
+                        hist_pool=state.hist_pool)
     grower.start()
     prev, prev_values = state.prev_grower, state.prev_values
     first = True
