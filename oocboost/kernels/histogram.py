@@ -146,6 +146,8 @@ def _add_rows(codes, stats, row_class, draws, t, rows_t, slots_t, lo, hi, q0, q1
                 b = np.int64(codes[f, i])
                 add4(hist, ((base + q) * n_bins + b) * 4, s0, s1, s2, s3)
         elif vector == 2:
+            # the 4-lane loop written again for 2 lanes: one loop testing the lane count
+            # per update made boosting's histograms 17% slower (4.8 -> 5.6 s per 100 rounds)
             s0, s1, _, _ = _row_lanes(stats_t, row_class, draws, t, i, n_stats)
             base = np.int64(s) * n_columns
             for q in range(q0, q1):
