@@ -242,8 +242,9 @@ class TreeGrower:
         Raw upper bounds per numeric feature (to store raw thresholds).
     policy : object
         Split policy: ``n_stats``, ``n_outputs``, ``count_stat`` (the stat counting rows,
-        or None), ``size_stat`` (the stat deciding which sibling is smaller), ``cover(sums)``, ``find_splits(hist, node_sums,
-        slots, feature_mask, trees, node_ids) -> dict``, ``accept_splits(result,
+        or None), ``size_stat`` (the stat deciding which sibling is smaller),
+        ``cover(sums)``, ``find_splits(hist, node_sums, slots, feature_mask, trees,
+        node_ids) -> dict``, ``accept_splits(result,
         node_sums, trees, node_ids) -> bool array`` (the learner's rule: gamma, min_impurity_decrease, purity) and
         ``leaf_values(node_sums) -> (n, n_outputs)``.
     params : GrowthParams
@@ -258,15 +259,10 @@ class TreeGrower:
     hist_pool : ndarray or None
         A previous grower's ``hist`` to reuse when its shape fits (boosting grows one
         grower per round; allocating the pool every round cost 3% of training).
-    every_row_counts : bool
-        Every row's count statistic is nonzero: the partition sweep then does not read
-        it to skip rows (15% of the sweep). A policy without a count statistic
-        (``count_stat`` None: boosting) never skips rows by it.
     """
 
     def __init__(self, n_trees, n_features, max_bin, n_value_bins, is_categorical, bin_edges,
-                 policy, params, rng, feature_rngs=None, tree_features=None, hist_pool=None,
-                 every_row_counts=False):
+                 policy, params, rng, feature_rngs=None, tree_features=None, hist_pool=None):
         self.n_trees = n_trees
         self.n_features = n_features
         self.max_bin = max_bin
@@ -282,8 +278,10 @@ class TreeGrower:
         self._hist_pool = hist_pool
         # int32 sums when the policy's statistics are integers (common.INT_HIST_DTYPE)
         self._hist_dtype = np.dtype(getattr(policy, "hist_dtype", HIST_DTYPE))
-        self._select_count_stat = (-1 if every_row_counts or policy.count_stat is None
-                                   else policy.count_stat)
+        # A policy without a count statistic (boosting) lists every row: rows it leaves out
+        # (a subsample) have zero statistics. Skipping them would cost the partition sweep
+        # a strided read of the statistics (15% of the sweep).
+        self._select_count_stat = -1 if policy.count_stat is None else policy.count_stat
         self.n_words = (max_bin + 31) // 32
         self.telemetry = GrowerTelemetry()
         self._no_slots = None      # apply_pending: every slot -1
@@ -531,7 +529,7 @@ class TreeGrower:
         row_counts : ndarray (n_trees, n_rows) or None
             Rows that are 0 here are left out of the histograms; only rows whose
             statistics are all 0 may be (a forest's bootstrap draws). Default: the count
-            statistic, unless every row counts (``every_row_counts``).
+            statistic; every row for a policy without one (boosting).
         """
         n_rows = codes.shape[1]
         self._codes_dtype = codes.dtype
