@@ -37,7 +37,8 @@ import numba
 import numpy as np
 
 from .common import HIST_DTYPE, NODE_DTYPE, aligned_zeros, binned_dtype, hist_width
-from .kernels.histogram import (build_histograms_columns, build_histograms_selected,
+from .kernels.histogram import (build_histograms_all, build_histograms_columns,
+                                build_histograms_selected,
                                 record_words, records_to_histograms,
                                 node_sums_from_histograms, subtract_histograms, zero_slots)
 from .kernels.partition import partition_select_rows
@@ -531,13 +532,19 @@ class TreeGrower:
             statistics are all 0 may be (a forest's bootstrap draws). Default: the count
             statistic; every row for a policy without one (boosting).
         """
-        n_rows = codes.shape[1]
         self._codes_dtype = codes.dtype
         if row_counts is None:
             if self._select_count_stat >= 0:
                 row_counts = stats[:, :, self._select_count_stat]
             else:
                 row_counts = self._every_row
+        if self._root_pass_all_rows(row_counts):
+            # every row is at its tree's root (the only node) and counts: nothing to move
+            # or list
+            t1 = time.perf_counter()
+            build_histograms_all(codes, stats, self.nodes.slot_of_node[:, 0], self.hist)
+            self._account_histogram(t1, codes)
+            return
         rows, slots, chunk_start, chunk_count = self._partition(
             codes, node_of_row, self.nodes.slot_of_node, row_counts)
         t1 = time.perf_counter()
@@ -549,10 +556,22 @@ class TreeGrower:
         else:
             build_histograms_selected(codes, stats, rows, slots, chunk_start, chunk_count,
                                       self.hist)
+        self._account_histogram(t1, codes)
+
+    def _account_histogram(self, t_start, codes):
         tel = self.telemetry
-        tel.histogram_s += time.perf_counter() - t1
-        tel.rows_streamed += n_rows
+        tel.histogram_s += time.perf_counter() - t_start
+        tel.rows_streamed += codes.shape[1]
         tel.code_bytes_streamed += codes.nbytes
+
+    def _root_pass_all_rows(self, row_counts):
+        """True when this pass builds full histograms of the roots alone and keeps every
+        row (``row_counts`` has no columns): then each tree's rows all go into its root's
+        slot, in order (``build_histograms_all``)."""
+        nd = self.nodes
+        return (row_counts.shape[1] == 0 and not self._columns
+                and self.hist.shape[3] in (2, 4) and self.policy.n_stats <= self.hist.shape[3]
+                and bool((nd.n_nodes == 1).all()) and bool((nd.slot_of_node[:, 0] >= 0).all()))
 
     def apply_pending(self, codes, node_of_row):
         """Move rows down for splits decided after the last pass; no histograms.

@@ -180,3 +180,32 @@ def test_bounded_histogram_pool_gives_the_same_tree(max_hist_slots):
         free.tree_arrays(0), codes)
     assert bounded.n_hist_slots <= max_hist_slots  # the pool never grew past it
     assert bounded.telemetry.passes >= free.telemetry.passes
+
+
+def test_root_pass_adds_every_row_without_listing_them(monkeypatch):
+    """A boosting root pass adds every row into the root histogram without the partition
+    sweep (``build_histograms_all``), and grows the tree the listed path grows, bit for
+    bit."""
+    import oocboost.grower as grower_mod
+    codes, g, h, nvb = make_problem(3)
+    g = g * np.float32(1.37)                 # non-integer sums
+    calls = {"all": 0, "partition": 0}
+
+    def counted(name, fn):
+        def wrapper(*args, **kwargs):
+            calls[name] += 1
+            return fn(*args, **kwargs)
+        return wrapper
+
+    monkeypatch.setattr(grower_mod, "build_histograms_all",
+                        counted("all", grower_mod.build_histograms_all))
+    monkeypatch.setattr(grower_mod, "partition_select_rows",
+                        counted("partition", grower_mod.partition_select_rows))
+    direct, _ = grow(codes, g, h, nvb, 100, GrowthParams(max_depth=3))
+    # 6 blocks: the root pass lists nothing; passes 1 and 2 and apply_pending partition
+    assert calls == {"all": 6, "partition": 18}
+    monkeypatch.setattr(grower_mod.TreeGrower, "_root_pass_all_rows", lambda self, rc: False)
+    listed, _ = grow(codes, g, h, nvb, 100, GrowthParams(max_depth=3))
+    assert calls["all"] == 6
+    for key, want in listed.tree_arrays(0).items():
+        np.testing.assert_array_equal(direct.tree_arrays(0)[key], want, err_msg=key)

@@ -6,6 +6,7 @@ import numba
 
 from oocboost.common import aligned_zeros, hist_width
 from oocboost.kernels import histogram as kh
+from oocboost.threads import thread_limit
 
 #: "lanes": the grower's layout (statistics padded to 4 float64 lanes, 64-byte aligned,
 #: one vector add per update); "plain": width == n_stats, the scalar loop.
@@ -359,3 +360,38 @@ def test_record_slot_overflow_is_an_error():
     with pytest.raises(RuntimeError, match="record slot full"):
         kh.build_histograms_columns(codes, stats, *_row_lists(slot_of_row),
                                     np.array([[0, 3]], np.int32), hist, (capacity, fill))
+
+
+@pytest.mark.parametrize("n_stats", [1, 2, 3, 4])
+@pytest.mark.parametrize("n_trees", [1, 3])
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("feature_chunk", [3, 14])
+def test_all_rows_equal_the_listed_rows_bit_for_bit(n_stats, n_trees, threads,
+                                                    feature_chunk, monkeypatch):
+    """build_histograms_all (a root pass: no row list) gives the sums of listing every
+    row into its tree's slot, bit for bit with non-integer statistics, for 2 and 4
+    lanes and any thread count or feature chunk."""
+    monkeypatch.setattr(kh, "FEATURE_CHUNK", feature_chunk)
+    rng = np.random.default_rng(21)
+    n_rows, n_features, max_bin, n_slots = 700, 9, 32, 5
+    codes = rng.integers(0, max_bin, size=(n_features, n_rows)).astype(np.uint8)
+    stats = rng.standard_normal((n_trees, n_rows, n_stats)).astype(np.float32)
+    slot_of_tree = rng.permutation(n_slots)[:n_trees].astype(np.int32)
+    want = new_hist(n_slots, n_features, max_bin, n_stats, "lanes")
+    kh.build_histograms_selected(
+        codes, stats, *_row_lists(np.repeat(slot_of_tree[:, None], n_rows, 1)), want)
+    got = new_hist(n_slots, n_features, max_bin, n_stats, "lanes")
+    with thread_limit(threads):
+        kh.build_histograms_all(codes, stats, slot_of_tree, got)
+    np.testing.assert_array_equal(got, want)
+    naive = naive_histograms(codes, stats.astype(np.float64),
+                             np.repeat(slot_of_tree[:, None], n_rows, 1), n_slots, max_bin)
+    np.testing.assert_allclose(stats_part(got, n_stats), naive, rtol=1e-12, atol=1e-9)
+
+
+def test_all_rows_refuse_unpadded_histograms():
+    codes = np.zeros((2, 10), np.uint8)
+    stats = np.ones((1, 10, 5), np.float32)
+    with pytest.raises(ValueError, match="2 or 4 lanes"):
+        kh.build_histograms_all(codes, stats, np.zeros(1, np.int32),
+                                np.zeros((1, 2, 4, 5)))
