@@ -41,7 +41,8 @@ from .kernels.histogram import (build_histograms_all, build_histograms_columns,
                                 build_histograms_selected,
                                 record_words, records_to_histograms,
                                 node_sums_from_histograms, subtract_histograms, zero_slots)
-from .kernels.partition import partition_select_rows
+from .kernels.partition import (ROUTE_CATEGORICAL, ROUTE_DEFAULT_LEFT, ROUTE_FLAGS,
+                                partition_select_rows)
 from .kernels.sampling import node_feature_subsets
 
 
@@ -186,6 +187,10 @@ class _NodeArrays:
         self.default_left = np.zeros((t, capacity), np.uint8)
         self.is_categorical = np.zeros((t, capacity), np.uint8)
         self.cat_bitset = np.zeros((t, capacity, max(self.n_words, 1)), np.uint32)
+        # the partition's copy of the splits (kernels/partition.py): left, feature,
+        # bin_threshold, flags
+        self.route = np.zeros((t, capacity, 4), np.int32)
+        self.route[:, :, 0] = -1
         self.slot_of_node = np.full((t, capacity), -1, np.int32)
         # every histogram still held, built this pass or kept for subtraction; -1 = none
         self.held_slot = np.full((t, capacity), -1, np.int64)
@@ -196,7 +201,8 @@ class _NodeArrays:
         if old is not None:
             n = self.capacity
             for name in ("left", "right", "feature", "bin_threshold", "default_left",
-                         "is_categorical", "cat_bitset", "slot_of_node", "held_slot", "value", "sums",
+                         "is_categorical", "cat_bitset", "route", "slot_of_node", "held_slot",
+                         "value", "sums",
                          "gain", "depth"):
                 getattr(self, name)[:, :n] = old[name]
         self.capacity = capacity
@@ -591,10 +597,9 @@ class TreeGrower:
         chunk_count = np.empty((self.n_trees, len(chunk_start)), np.int64)
         nd = self.nodes
         t0 = time.perf_counter()
-        partition_select_rows(codes, node_of_row, nd.left, nd.right, nd.feature,
-                              nd.bin_threshold, nd.default_left, nd.is_categorical,
-                              nd.cat_bitset, self.missing_bin, slot_of_node, row_counts,
-                              chunk_start, rows, slots, chunk_count)
+        partition_select_rows(codes, node_of_row, nd.route, nd.cat_bitset, self.missing_bin,
+                              slot_of_node, row_counts, chunk_start, rows, slots,
+                              chunk_count)
         self.telemetry.partition_s += time.perf_counter() - t0
         return rows, slots, chunk_start, chunk_count
 
@@ -814,6 +819,12 @@ class TreeGrower:
         nd.default_left[t, n] = c["default_left"]
         nd.is_categorical[t, n] = c["is_categorical"]
         nd.cat_bitset[t, n, : c["bitset"].shape[1]] = c["bitset"]
+        nd.route[t, n, 0] = left_id
+        nd.route[t, n, 1] = c["feature"]
+        nd.route[t, n, 2] = c["bin"]
+        nd.route[t, n, ROUTE_FLAGS] = (
+            (np.asarray(c["default_left"]) != 0) * ROUTE_DEFAULT_LEFT
+            + (np.asarray(c["is_categorical"]) != 0) * ROUTE_CATEGORICAL)
         nd.gain[t, n] = c["importance_gain"]
         nd.depth[t, left_id] = nd.depth[t, right_id] = nd.depth[t, n] + 1
 

@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from oocboost.kernels.partition import add_node_values, partition_select_rows
+from oocboost.kernels.partition import add_node_values, pack_routes, partition_select_rows
 from oocboost.kernels.sampling import poisson1_per_row, uniform_per_row
 
 
@@ -65,9 +65,9 @@ def test_select_matches_naive(seed, count_stat, n_chunks, node_dtype):
         row_counts = stats[:, :, count_stat]
     else:
         row_counts = np.zeros((n_trees, 0), np.uint8)
-    partition_select_rows(codes, node_of_row, left, right, feature, bin_thr, default_left,
-                          is_cat, bitset, max_bin - 1, slot_of_node, row_counts,
-                          chunk_start, rows, slots, chunk_count)
+    route = pack_routes(left, right, feature, bin_thr, default_left, is_cat)
+    partition_select_rows(codes, node_of_row, route, bitset, max_bin - 1, slot_of_node,
+                          row_counts, chunk_start, rows, slots, chunk_count)
     assert node_of_row.dtype == node_dtype
     np.testing.assert_array_equal(node_of_row, expect_nodes)
     bounds = list(chunk_start) + [n_rows]
@@ -92,9 +92,10 @@ def test_select_with_no_slots_only_moves_rows():
     right = np.array([[2, -1, -1]], np.int32)
     node_of_row = np.zeros((1, 4), np.uint8)
     chunk_count = np.empty((1, 1), np.int64)
-    partition_select_rows(codes, node_of_row, left, right, np.zeros((1, 3), np.int32),
-                          np.full((1, 3), 4, np.int32), np.ones((1, 3), np.uint8),
-                          np.zeros((1, 3), np.uint8), np.zeros((1, 3, 8), np.uint32), 255,
+    route = pack_routes(left, right, np.zeros((1, 3), np.int32),
+                        np.full((1, 3), 4, np.int32), np.ones((1, 3), np.uint8),
+                        np.zeros((1, 3), np.uint8))
+    partition_select_rows(codes, node_of_row, route, np.zeros((1, 3, 8), np.uint32), 255,
                           np.full((1, 3), -1, np.int32), np.zeros((1, 0), np.uint8),
                           np.zeros(1, np.int64), np.empty((1, 4), np.int32),
                           np.empty((1, 4), np.int32), chunk_count)
@@ -133,3 +134,16 @@ def test_poisson1_moments_and_streams_differ():
     q = np.empty(200_000, np.float32)
     poisson1_per_row(0, 1, 0, q)
     assert np.corrcoef(p, q)[0, 1] < 0.01
+
+
+def test_routes_need_consecutive_children():
+    """A route keeps the left child only: a right child that is not left + 1 is refused."""
+    left = np.array([[1, -1, -1]], np.int32)
+    with pytest.raises(ValueError, match="left \\+ 1"):
+        pack_routes(left, np.array([[3, -1, -1]]), np.zeros((1, 3)), np.zeros((1, 3)),
+                    np.zeros((1, 3)), np.zeros((1, 3)))
+    route = pack_routes(left, np.array([[2, -1, -1]]), np.array([[5, 0, 0]]),
+                        np.array([[9, 0, 0]]), np.array([[1, 0, 0]]), np.array([[1, 0, 1]]))
+    assert route.dtype == np.int32
+    # the leaf flagged categorical keeps its flag; only split nodes are read
+    np.testing.assert_array_equal(route[0], [[1, 5, 9, 3], [-1, 0, 0, 0], [-1, 0, 0, 2]])

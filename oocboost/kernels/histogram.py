@@ -530,8 +530,8 @@ def build_histograms(codes, stats, slot_of_row, hist, count_stat=-1):
     n_slots = hist.shape[0]
     # leaf 0 has no slot; leaf s + 1 has slot s; no node has children
     node_of_row = (slot_of_row + 1).astype(np.int32)
-    no_split = np.full((n_trees, n_slots + 1), -1, np.int32)
-    flags = np.zeros((n_trees, n_slots + 1), np.uint8)
+    leaves = np.zeros((n_trees, n_slots + 1, 4), np.int32)
+    leaves[:, :, 0] = -1                                       # routes of leaves
     slot_of_node = np.tile(np.arange(-1, n_slots, dtype=np.int32), (n_trees, 1))
     rows = np.empty((n_trees, n_rows), np.int32)
     slots = np.empty((n_trees, n_rows), np.int32)
@@ -539,8 +539,8 @@ def build_histograms(codes, stats, slot_of_row, hist, count_stat=-1):
     chunk_count = np.empty((n_trees, 1), np.int64)
     row_counts = (stats[:, :, count_stat] if count_stat >= 0
                   else np.zeros((n_trees, 0), np.uint8))
-    partition_select_rows(codes, node_of_row, no_split, no_split, no_split, no_split, flags,
-                          flags, np.zeros((n_trees, n_slots + 1, 1), np.uint32), -1,
+    partition_select_rows(codes, node_of_row, leaves,
+                          np.zeros((n_trees, n_slots + 1, 1), np.uint32), -1,
                           slot_of_node, row_counts, chunk_start, rows, slots, chunk_count)
     build_histograms_selected(codes, stats, rows, slots, chunk_start, chunk_count, hist)
     return chunk_count[:, 0]
