@@ -395,3 +395,35 @@ def test_all_rows_refuse_unpadded_histograms():
     with pytest.raises(ValueError, match="2 or 4 lanes"):
         kh.build_histograms_all(codes, stats, np.zeros(1, np.int32),
                                 np.zeros((1, 2, 4, 5)))
+
+
+@pytest.mark.parametrize("n_features", [14, 28, 31])
+@pytest.mark.parametrize("n_stats", [2, 3])
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("kind", ["listed", "all", "columns"])
+def test_unrolled_column_updates_match_naive(n_features, n_stats, threads, kind):
+    """Updates of exactly UNROLLED_COLUMNS columns of 256 bins take a loop compiled with
+    that trip count; with 14, 28 and 31 features over 1 or 2 threads every mix of
+    unrolled and generic widths gives the naive sums."""
+    assert kh.UNROLLED_COLUMNS == 14
+    rng = np.random.default_rng(n_features * 10 + n_stats)
+    n_rows, n_slots, max_bin = 900, 3, 256
+    codes = rng.integers(0, max_bin, size=(n_features, n_rows)).astype(np.uint8)
+    stats = rng.integers(-5, 6, size=(1, n_rows, n_stats)).astype(np.float32)
+    if kind == "all":
+        slot_of_row = np.full((1, n_rows), 2, np.int32)
+    else:
+        slot_of_row = rng.integers(-1, n_slots, size=(1, n_rows)).astype(np.int32)
+    want = naive_histograms(codes, stats, slot_of_row, n_slots, max_bin)
+    if kind == "columns":            # every slot holds all features, as columns
+        slot_columns = np.tile(np.arange(n_features, dtype=np.int32), (n_slots, 1))
+    got = new_hist(n_slots, n_features, max_bin, n_stats, "lanes")
+    with thread_limit(threads):
+        if kind == "all":
+            kh.build_histograms_all(codes, stats, np.array([2], np.int32), got)
+        elif kind == "listed":
+            kh.build_histograms_selected(codes, stats, *_row_lists(slot_of_row), got)
+        else:
+            kh.build_histograms_columns(codes, stats, *_row_lists(slot_of_row),
+                                        slot_columns, got)
+    np.testing.assert_array_equal(stats_part(got, n_stats), want)
