@@ -609,17 +609,30 @@ def zero_slots(hist, slots):
         hist[slots[j]] = 0
 
 
-@njit(cache=True)
+@njit(parallel=True, cache=True, nogil=True)
 def subtract_histograms(hist, parent_slots, built_slots, sibling_slots):
     """``hist[sibling] = hist[parent] - hist[built]`` for each triple (the subtraction trick).
 
+    Parallel over (triple, column), so a level with one subtraction still uses every
+    thread (serial, it took 1.2 ms of a 55 ms boosting round on 1M x 28).
+
     Parameters
     ----------
-    hist : ndarray (n_slots, n_features, max_bin, width) float64     # IN/OUT
-    parent_slots, built_slots, sibling_slots : ndarray (n,) int32     # IN
+    hist : ndarray (n_slots, n_columns, max_bin, width) float64 or int32   # IN/OUT
+    parent_slots, built_slots, sibling_slots : ndarray (n,) int32          # IN
     """
-    for j in range(parent_slots.shape[0]):
-        hist[sibling_slots[j]] = hist[parent_slots[j]] - hist[built_slots[j]]
+    n_columns = hist.shape[1]
+    n_bins = hist.shape[2]
+    width = hist.shape[3]
+    for task in prange(parent_slots.shape[0] * n_columns):
+        j = task // n_columns
+        q = task - j * n_columns
+        parent = hist[parent_slots[j], q]
+        built = hist[built_slots[j], q]
+        sibling = hist[sibling_slots[j], q]
+        for b in range(n_bins):
+            for m in range(width):
+                sibling[b, m] = parent[b, m] - built[b, m]
 
 
 @njit(cache=True)
