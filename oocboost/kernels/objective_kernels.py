@@ -20,6 +20,8 @@ import math
 import numpy as np
 from numba import njit, prange
 
+from . import vmath
+
 #: XGBoost's lower bound on the logistic and softmax hessians (``kRtEps``-style ``1e-16f``).
 HESS_EPS = 1e-16
 
@@ -77,20 +79,41 @@ def quantile_gradients(label, margin, weight, has_weight, alpha, out_grad, out_h
         out_hess[i, 0] = w
 
 
+#: Rows per vectorized stretch of :func:`logistic_gradients`.
+EXP_CHUNK = 512
+
+
 @njit(cache=True, parallel=True)
 def logistic_gradients(label, margin, weight, has_weight, scale_pos_weight, out_grad,
                        out_hess):
     """Binary logistic: ``p = 1 / (1 + exp(-m))``, ``g = w' (p - y)``,
     ``h = w' max(p (1 - p), 1e-16)`` with ``w' = w * scale_pos_weight`` when ``y == 1``
-    (exactly 1, as XGBoost) and ``w' = w`` otherwise."""
-    for i in prange(label.shape[0]):
-        w = weight[i] if has_weight else 1.0
-        y = label[i]
-        if y == 1.0:
-            w = w * scale_pos_weight
-        p = 1.0 / (1.0 + math.exp(-margin[i, 0]))
-        out_grad[i, 0] = w * (p - y)
-        out_hess[i, 0] = w * max(p * (1.0 - p), HESS_EPS)
+    (exactly 1, as XGBoost) and ``w' = w`` otherwise.
+
+    ``exp(-m)`` is taken ``EXP_CHUNK`` rows at a time into a contiguous buffer with
+    ``vmath.exp``, a loop LLVM vectorizes; the strided outputs keep the rest scalar.
+    262k rows, 2 threads: 0.72 -> 0.47 ms."""
+    n = label.shape[0]
+    n_chunks = (n + EXP_CHUNK - 1) // EXP_CHUNK
+    n_tasks = min(n_chunks, 64)
+    for task in prange(n_tasks):
+        e = np.empty(EXP_CHUNK)
+        for c in range(task * n_chunks // n_tasks, (task + 1) * n_chunks // n_tasks):
+            lo = c * EXP_CHUNK
+            m = min(n, lo + EXP_CHUNK) - lo
+            for j in range(m):
+                e[j] = -margin[lo + j, 0]
+            for j in range(m):
+                e[j] = vmath.exp(e[j])
+            for j in range(m):
+                i = lo + j
+                w = weight[i] if has_weight else 1.0
+                y = label[i]
+                if y == 1.0:
+                    w = w * scale_pos_weight
+                p = 1.0 / (1.0 + e[j])
+                out_grad[i, 0] = w * (p - y)
+                out_hess[i, 0] = w * max(p * (1.0 - p), HESS_EPS)
 
 
 @njit(cache=True, parallel=True)
