@@ -47,6 +47,21 @@ def pack_routes(left, right, feature, bin_threshold, default_left, is_categorica
     return route
 
 
+@njit(nogil=True)
+def _in_category_set(cat_bitset, node, code):
+    """1 when category ``code`` is in ``node``'s set (it goes left), else 0.
+
+    A function of its own, not inlined: reading ``cat_bitset`` in :func:`_move_row`'s
+    body made numba take a reference to the array for every row, an atomic
+    increment and decrement around each (a serial sweep of 262k rows at depth 4: 3.5 ms
+    against 0.96 ms with this call on the categorical branch only; the parallel sweep
+    over 1M rows went 2.15 -> 1.94 ms)."""
+    word = code >> 5
+    if word < cat_bitset.shape[1]:
+        return np.int64((cat_bitset[node, word] >> (code & 31)) & 1)
+    return np.int64(0)
+
+
 @njit(inline="always")
 def _move_row(codes, i, node, route, cat_bitset, missing_bin, numeric_only):
     """The child of ``node`` that row ``i`` goes to (``node`` itself at a leaf), from one
@@ -65,11 +80,7 @@ def _move_row(codes, i, node, route, cat_bitset, missing_bin, numeric_only):
     code = np.int64(codes[route[node, 1], i])
     flags = route[node, ROUTE_FLAGS]
     if not numeric_only and (flags & ROUTE_CATEGORICAL) != 0:
-        # Only categorical splits touch the bitset: a per-row view of it cost as much as
-        # the rest of the loop.
-        word = code >> 5
-        in_set = word < cat_bitset.shape[1] and (cat_bitset[node, word] >> (code & 31)) & 1 == 1
-        go_left = np.int64(in_set)
+        go_left = _in_category_set(cat_bitset, node, code)
     else:
         go_left = np.int64(code <= route[node, 2])
     is_missing = np.int64(code == missing_bin)
