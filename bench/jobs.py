@@ -559,9 +559,10 @@ def job_ooc_warmup(job):
 # ---------------------------------------------------------------------------- limit
 
 def job_limit(job):
-    """The physical floor: one histogram pass over the same uint8 codes (column-major
-    (features, rows)), float32 gradient and hessian per row, float64 sums; and a pure
-    memory read (a sum over the code bytes, read as 64-bit words)."""
+    """A reference histogram pass over the same uint8 codes (column-major (features,
+    rows)), one task per feature with scalar updates, float32 gradient and hessian per
+    row, float64 sums; and a pure memory read (a sum over the code bytes, read as 64-bit
+    words). A yardstick to compare runs by, not a floor (oocboost's kernel is faster)."""
     import numba
 
     numba.set_num_threads(THREADS)

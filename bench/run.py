@@ -53,7 +53,7 @@ LIBS = {
     "lgb_rf": ("LightGBM rf", "lgb_rf", "peer"),
     "ooc_ada": ("oocboost AdaBoost", "ooc_ada", "ours"),
     "skl_ada": ("sklearn AdaBoost", "skl_ada", "peer"),
-    "limit": ("limit: one histogram pass at memory speed", "limit", "info"),
+    "limit": ("reference: plain histogram pass and memory read", "limit", "info"),
 }
 
 SUITE_LIBS = {
