@@ -126,28 +126,21 @@ def _row_lanes(stats_t, row_class, draws, t, i, n_stats):
 
 
 @njit(inline="always")
-def _update4(codes, i, hist, first, q0, width, n_bins, slot_columns, s, s0, s1, s2, s3):
-    """Add one row's 4 lanes into columns ``q0 .. q0 + width`` of slot ``s``, whose column
-    ``q0`` starts at flat index ``first`` of ``hist``. Offsets are taken from column
-    ``q0`` so that, with ``width`` and ``n_bins`` known at compile time, each column's
-    offset is a constant of the instruction instead of a register (LLVM spilled the 14
-    hoisted offsets to the stack)."""
+def _update(codes, i, hist, first, q0, width, n_bins, slot_columns, s, s0, s1, s2, s3, lanes):
+    """Add one row's lanes (4, or the first 2; ``lanes`` is a compile-time literal) into
+    columns ``q0 .. q0 + width`` of slot ``s``, whose column ``q0`` starts at flat index
+    ``first`` of ``hist``. Offsets are taken from column ``q0`` so that, with ``width``
+    and ``n_bins`` known at compile time, each column's offset is a constant of the
+    instruction instead of a register (LLVM spilled the 14 hoisted offsets to the
+    stack)."""
     for qq in range(width):
         q = q0 + qq
         f = q if slot_columns is None else slot_columns[s, q]
         b = np.int64(codes[f, i])
-        add4(hist, first + (qq * n_bins + b) * 4, s0, s1, s2, s3)
-
-
-@njit(inline="always")
-def _update2(codes, i, hist, first, q0, width, n_bins, slot_columns, s, s0, s1):
-    """:func:`_update4` for 2 lanes (one loop testing the lane count per update made
-    boosting's histograms 17% slower)."""
-    for qq in range(width):
-        q = q0 + qq
-        f = q if slot_columns is None else slot_columns[s, q]
-        b = np.int64(codes[f, i])
-        add2(hist, first + (qq * n_bins + b) * 2, s0, s1)
+        if lanes == 4:
+            add4(hist, first + (qq * n_bins + b) * 4, s0, s1, s2, s3)
+        else:
+            add2(hist, first + (qq * n_bins + b) * 2, s0, s1)
 
 
 @njit(cache=True, nogil=True)
@@ -168,11 +161,11 @@ def _add_rows(codes, stats, row_class, draws, t, rows_t, slots_t, lo, hi, q0, q1
     12.9 -> 8.9 ms for listed rows and 11.2 -> 7.4 ms for every row. (A runtime trip
     count gave a loop; all widths in one loop kept LLVM from unrolling.)"""
     if vector == 4:
-        _add_rows_4(codes, stats[t], row_class, draws, t, rows_t, slots_t, lo, hi, q0, q1,
-                    slot_columns, hist, n_stats)
+        _add_rows_vector(codes, stats[t], row_class, draws, t, rows_t, slots_t, lo, hi, q0,
+                         q1, slot_columns, hist, n_stats, 4)
     elif vector == 2:
-        _add_rows_2(codes, stats[t], row_class, draws, t, rows_t, slots_t, lo, hi, q0, q1,
-                    slot_columns, hist, n_stats)
+        _add_rows_vector(codes, stats[t], row_class, draws, t, rows_t, slots_t, lo, hi, q0,
+                         q1, slot_columns, hist, n_stats, 2)
     else:
         _add_rows_scalar(codes, stats[t], row_class, draws, t, rows_t, slots_t, lo, hi, q0,
                          q1, slot_columns, hist, n_stats)
@@ -188,36 +181,23 @@ def _row_and_slot(rows_t, slots_t, j):
 
 
 @njit(cache=True, nogil=True)
-def _add_rows_4(codes, stats_t, row_class, draws, t, rows_t, slots_t, lo, hi, q0, q1,
-                slot_columns, hist, n_stats):
+def _add_rows_vector(codes, stats_t, row_class, draws, t, rows_t, slots_t, lo, hi, q0, q1,
+                     slot_columns, hist, n_stats, lanes):
+    """The vector loop of :func:`_add_rows`. ``lanes`` (4 or 2) is a literal at every call,
+    so numba compiles one loop per width and prunes the other width's update (one loop
+    testing the lane count per update had made boosting's histograms 17% slower)."""
     n_bins = hist.shape[2]
-    slot_size = hist.shape[1] * n_bins * 4
+    slot_size = hist.shape[1] * n_bins * lanes
     for j in range(lo, hi):
         i, s = _row_and_slot(rows_t, slots_t, j)
         s0, s1, s2, s3 = _row_lanes(stats_t, row_class, draws, t, i, n_stats)
-        first = s * slot_size + q0 * n_bins * 4
+        first = s * slot_size + q0 * n_bins * lanes
         if q1 - q0 == UNROLLED_COLUMNS and n_bins == 256:
-            _update4(codes, i, hist, first, q0, UNROLLED_COLUMNS, 256, slot_columns, s,
-                     s0, s1, s2, s3)
+            _update(codes, i, hist, first, q0, UNROLLED_COLUMNS, 256, slot_columns, s,
+                    s0, s1, s2, s3, lanes)
         else:
-            _update4(codes, i, hist, first, q0, q1 - q0, n_bins, slot_columns, s,
-                     s0, s1, s2, s3)
-
-
-@njit(cache=True, nogil=True)
-def _add_rows_2(codes, stats_t, row_class, draws, t, rows_t, slots_t, lo, hi, q0, q1,
-                slot_columns, hist, n_stats):
-    n_bins = hist.shape[2]
-    slot_size = hist.shape[1] * n_bins * 2
-    for j in range(lo, hi):
-        i, s = _row_and_slot(rows_t, slots_t, j)
-        s0, s1, _, _ = _row_lanes(stats_t, row_class, draws, t, i, n_stats)
-        first = s * slot_size + q0 * n_bins * 2
-        if q1 - q0 == UNROLLED_COLUMNS and n_bins == 256:
-            _update2(codes, i, hist, first, q0, UNROLLED_COLUMNS, 256, slot_columns, s,
-                     s0, s1)
-        else:
-            _update2(codes, i, hist, first, q0, q1 - q0, n_bins, slot_columns, s, s0, s1)
+            _update(codes, i, hist, first, q0, q1 - q0, n_bins, slot_columns, s,
+                    s0, s1, s2, s3, lanes)
 
 
 @njit(cache=True, nogil=True)

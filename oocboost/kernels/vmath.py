@@ -21,7 +21,8 @@ _LN2_HI = 6.93147180369123816490e-01
 _LN2_LO = 1.90821492927058770002e-10
 # 1 / n! for n = 0 .. 13: the Taylor series of exp(r) on |r| <= ln(2) / 2 to 13 terms
 # errs by at most 0.35^14 / 14! = 4e-18, below half an ulp
-_C = tuple(1.0 / math.factorial(n) for n in range(14))
+# highest power first, as Horner's scheme takes them
+_HORNER = tuple(1.0 / math.factorial(n) for n in range(13, -1, -1))
 
 
 @intrinsic
@@ -49,19 +50,7 @@ def exp(x):
     x = EXP_MAX if x > EXP_MAX else x
     k = math.floor(x * _LOG2E + 0.5)
     r = (x - k * _LN2_HI) - k * _LN2_LO
-    c0, c1, c2, c3, c4, c5, c6, c7, c8, c9, c10, c11, c12, c13 = _C
-    p = c13
-    p = p * r + c12
-    p = p * r + c11
-    p = p * r + c10
-    p = p * r + c9
-    p = p * r + c8
-    p = p * r + c7
-    p = p * r + c6
-    p = p * r + c5
-    p = p * r + c4
-    p = p * r + c3
-    p = p * r + c2
-    p = p * r + c1
-    p = p * r + c0
+    p = 0.0
+    for c in _HORNER:
+        p = p * r + c
     return p * _float64_from_bits((np.int64(k) + 1023) << 52)
