@@ -41,8 +41,7 @@ from .kernels.histogram import (build_histograms_all, build_histograms_columns,
                                 build_histograms_selected,
                                 record_words, records_to_histograms,
                                 node_sums_from_histograms, subtract_histograms, zero_slots)
-from .kernels.partition import (ROUTE_CATEGORICAL, ROUTE_DEFAULT_LEFT, ROUTE_FLAGS,
-                                partition_select_rows)
+from .kernels.partition import ROUTE_FLAGS, partition_select_rows, route_flags
 from .kernels.sampling import node_feature_subsets
 
 
@@ -822,9 +821,7 @@ class TreeGrower:
         nd.route[t, n, 0] = left_id
         nd.route[t, n, 1] = c["feature"]
         nd.route[t, n, 2] = c["bin"]
-        nd.route[t, n, ROUTE_FLAGS] = (
-            (np.asarray(c["default_left"]) != 0) * ROUTE_DEFAULT_LEFT
-            + (np.asarray(c["is_categorical"]) != 0) * ROUTE_CATEGORICAL)
+        nd.route[t, n, ROUTE_FLAGS] = route_flags(c["default_left"], c["is_categorical"])
         nd.gain[t, n] = c["importance_gain"]
         nd.depth[t, left_id] = nd.depth[t, right_id] = nd.depth[t, n] + 1
 

@@ -161,7 +161,7 @@ def _add_rows(codes, stats, row_class, draws, t, rows_t, slots_t, lo, hi, q0, q1
     One compiled loop per bin width (4 lanes, 2 lanes, scalar), and in the vector loops
     an update of exactly ``UNROLLED_COLUMNS`` columns (of 256 bins, the default) compiled
     with that trip count, which LLVM unrolls: 1M rows x 28 features, 2 threads, 2 lanes,
-    12.9 -> 8.9 ms for listed rows and 11.2 -> 7.4 ms for every row. (A runtime trip
+    12.9 -> 8.0 ms for listed rows and 11.2 -> 6.1 ms for every row. (A runtime trip
     count gave a loop; all widths in one loop kept LLVM from unrolling.)"""
     if vector == 4:
         _add_rows_vector(codes, stats[t], row_class, draws, t, rows_t, slots_t, lo, hi, q0,

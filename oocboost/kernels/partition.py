@@ -42,9 +42,15 @@ def pack_routes(left, right, feature, bin_threshold, default_left, is_categorica
     route[..., 0] = np.where(split, left, -1)
     route[..., 1] = feature
     route[..., 2] = bin_threshold
-    route[..., ROUTE_FLAGS] = ((np.asarray(default_left) != 0) * ROUTE_DEFAULT_LEFT
-                               + (np.asarray(is_categorical) != 0) * ROUTE_CATEGORICAL)
+    route[..., ROUTE_FLAGS] = route_flags(default_left, is_categorical)
     return route
+
+
+def route_flags(default_left, is_categorical):
+    """The flags word of routes: bit 0 for missing values going left, bit 1 for a
+    categorical split (arrays of any shape, nonzero = set)."""
+    return ((np.asarray(default_left) != 0) * ROUTE_DEFAULT_LEFT
+            + (np.asarray(is_categorical) != 0) * ROUTE_CATEGORICAL)
 
 
 @njit(nogil=True)
