@@ -386,15 +386,13 @@ def _build_histograms_columns_records(codes, stats, row_class, draws, rows,
                 s = slots_t[j]
                 capacity = record_capacity[s]
                 if capacity == 0:
-                    # _add_rows's update written out: calling it for one row at a time
-                    # made this kernel 20-30% slower (16 forest trees, 1M rows)
+                    # the inline row update of _add_rows (calling _add_rows for one row
+                    # at a time made this kernel 20-30% slower: 16 forest trees, 1M rows)
                     if vector == 4:
                         s0, s1, s2, s3 = _row_lanes(stats_t, row_class, draws, t, i,
                                                     n_stats)
-                        base = np.int64(s) * n_columns
-                        for q in range(n_columns):
-                            b = np.int64(codes[slot_columns[s, q], i])
-                            add4(hist, ((base + q) * n_bins + b) * 4, s0, s1, s2, s3)
+                        _update(codes, i, hist, np.int64(s) * n_columns * n_bins * 4, 0,
+                                n_columns, n_bins, slot_columns, s, s0, s1, s2, s3, 4)
                     else:
                         for q in range(n_columns):
                             b = codes[slot_columns[s, q], i]
