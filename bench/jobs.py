@@ -427,7 +427,7 @@ def _nan_to_lowest(X):
 # ---------------------------------------------------------------------------- oocboost
 
 def _ooc_predict(model, X):
-    from oocboost.predict import predict
+    from oocboost.model.predict import predict
 
     return np.asarray(predict(model, np.asarray(X, dtype=np.float64))).reshape(-1)
 
@@ -454,9 +454,9 @@ def job_ooc_boost(job):
 
     oocboost, (build_cache, train) = import_oocboost("build_cache", "train")
     try:
-        import oocboost.predict  # noqa: F401
+        import oocboost.model.predict  # noqa: F401
     except Exception as exc:  # noqa: BLE001
-        raise Unavailable(f"oocboost.predict not importable: {exc}") from exc
+        raise Unavailable(f"oocboost.model.predict not importable: {exc}") from exc
     import pandas  # noqa: F401  (the test CSV is loaded like the peers do)
 
     a = job.args
@@ -478,7 +478,7 @@ def job_ooc_boost(job):
         p = timed_predict(job, lambda X: _ooc_predict(model, X), Xt, a.get("predict_repeats", 1))
         binary_metrics(job, yt, p)
         if a.get("predict_from_file"):
-            from oocboost.predict import predict
+            from oocboost.model.predict import predict
 
             t0 = time.perf_counter()
             predict(model, a["test"])

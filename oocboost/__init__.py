@@ -23,29 +23,29 @@ _TREE_ESTIMATORS = ("DecisionTreeClassifier", "DecisionTreeRegressor",
 def __getattr__(name):
     # Lazy: importing oocboost stays cheap (no numba compilation, no pyarrow) until used.
     if name == "build_cache":
-        from .build import build_cache
+        from .cache.build import build_cache
         return build_cache
     if name == "Cache":
-        from .store import Cache
+        from .cache.store import Cache
         return Cache
     if name == "train":
-        from .training import train
+        from .learners.boosting.training import train
         return train
     if name in ("load_model", "Model"):
-        from . import model
+        from .model import model
         return getattr(model, name)
     if name in ("TrainingCallback", "EarlyStopping", "EvaluationMonitor",
                 "TrainingCheckPoint", "LearningRateScheduler"):
-        from . import callback
+        from .learners.boosting import callback
         return getattr(callback, name)
     if name in ("GradientBoostingClassifier", "GradientBoostingRegressor"):
-        from . import estimators
+        from .sklearn import boosting as estimators
         return getattr(estimators, name)
     if name in _TREE_ESTIMATORS:
-        from . import tree_estimators
+        from .sklearn import trees as tree_estimators
         return getattr(tree_estimators, name)
     if name in ("AdaBoostClassifier", "AdaBoostRegressor"):
-        from . import adaboost_estimators
+        from .sklearn import adaboost as adaboost_estimators
         return getattr(adaboost_estimators, name)
     raise AttributeError(f"module 'oocboost' has no attribute {name!r}")
 

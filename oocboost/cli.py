@@ -47,7 +47,7 @@ def _iteration_range(text):
 
 # ----------------------------------------------------------------------------- commands
 def cmd_build_cache(args):
-    from .build import build_cache
+    from .cache.build import build_cache
 
     categorical = args.categorical
     if categorical not in ("auto", "none"):
@@ -70,8 +70,8 @@ def cmd_build_cache(args):
 
 def describe_cache(path):
     """Text of ``oocboost info``: rows, features, bins, missing share, blocks, sizes."""
-    from .memory import format_size
-    from .store import Cache
+    from .utils.sizes import format_size
+    from .cache.store import Cache
 
     cache = Cache(path)
     m = cache.manifest
@@ -134,8 +134,8 @@ def _train_params(args):
 
 
 def cmd_train(args):
-    from .callback import TrainingCheckPoint
-    from .training import train
+    from .learners.boosting.callback import TrainingCheckPoint
+    from .learners.boosting.training import train
 
     params = _train_params(args)
     if args.learner != "gbtree":
@@ -167,8 +167,8 @@ def cmd_train(args):
 
 
 def cmd_predict(args):
-    from .model import load_model
-    from .predict import predict_to_file
+    from .model.model import load_model
+    from .model.predict import predict_to_file
 
     model = load_model(args.model)
     n = predict_to_file(model, args.data, args.output, output_margin=args.output_margin,
@@ -180,8 +180,8 @@ def cmd_predict(args):
 
 
 def cmd_evaluate(args):
-    from .model import load_model
-    from .predict import evaluate
+    from .model.model import load_model
+    from .model.predict import evaluate
 
     model = load_model(args.model)
     results = evaluate(model, args.data, metrics=_csv_list(args.metric),

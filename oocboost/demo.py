@@ -9,7 +9,8 @@ time and memory went.
 import os
 import time
 
-from .memory import current_rss, format_size
+from .utils.rss import current_rss
+from .utils.sizes import format_size
 
 
 def run_demo(workdir="demo_data", n_rows=200_000, rounds=50, memory_limit=None, quiet=False):
@@ -27,7 +28,7 @@ def run_demo(workdir="demo_data", n_rows=200_000, rounds=50, memory_limit=None, 
     """
     from . import build_cache, load_model, train
     from .datasets import generate
-    from .predict import evaluate
+    from .model.predict import evaluate
 
     def say(msg):
         if not quiet:

@@ -51,7 +51,7 @@ def warm_kernels():
     """
     import tempfile
 
-    from oocboost.store import Cache
+    from oocboost.cache.store import Cache
 
     with tempfile.TemporaryDirectory(prefix="oocb-warm-") as tmp:
         path = os.path.join(tmp, "warm.oocb")
@@ -62,7 +62,7 @@ def warm_kernels():
 
 
 def _rss_summary():
-    from oocboost.memory import current_rss, peak_rss
+    from oocboost.utils.rss import current_rss, peak_rss
 
     return {"rss_at_end": current_rss(), "self_peak_rss": peak_rss()}
 
@@ -150,8 +150,8 @@ def smallest_train_limit(cache_path):
     import numpy as np
 
     from oocboost.errors import MemoryLimitError
-    from oocboost.memory import plan_train
-    from oocboost.store import Cache
+    from oocboost.engine.plan import plan_train
+    from oocboost.cache.store import Cache
 
     cache = Cache(cache_path)
     try:
@@ -172,7 +172,7 @@ def train_learner(learner, cache_path, memory_limit, rounds, warm=True):
     smallest limit the planner accepts in this process (:func:`smallest_train_limit`); the
     limit used is returned as ``memory_limit``.
     """
-    from oocboost.store import Cache
+    from oocboost.cache.store import Cache
 
     if warm:
         warm_kernels()

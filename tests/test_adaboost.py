@@ -17,10 +17,9 @@ from sklearn.ensemble import AdaBoostRegressor as SkAdaBoostRegressor
 from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
 import oocboost
-from oocboost.adaboost_estimators import (AdaBoostClassifier, AdaBoostRegressor,
-                                          predict_adaboost)
+from oocboost.sklearn.adaboost import AdaBoostClassifier, AdaBoostRegressor, predict_adaboost
 from oocboost.errors import ParameterError
-from oocboost.learners.adaboost import train_adaboost
+from oocboost.learners.adaboost.adaboost import train_adaboost
 
 EPS = np.finfo(np.float64).eps
 
@@ -357,7 +356,7 @@ def test_sample_weights_equal_repeated_rows():
 
 def test_fit_on_cache_cli_and_model_file(tmp_path):
     from oocboost.cli import main
-    from oocboost.predict import predict
+    from oocboost.model.predict import predict
 
     X, y = iris_data()
     cache = _cache(tmp_path, "c", X, y, 40)

@@ -8,7 +8,7 @@ import pytest
 
 from oocboost.kernels import binning as kb
 
-from oocboost.binning import BinMapper, midpoint_edges
+from oocboost.cache.binning import BinMapper, midpoint_edges
 from oocboost.errors import InputError, ModelError, ParameterError, SchemaError
 from oocboost.kernels.binning import (
     map_categories,
@@ -17,7 +17,7 @@ from oocboost.kernels.binning import (
     map_to_bins,
     map_to_bins_naive,
 )
-from oocboost.sketch import CategoryCounter, QuantileSketch
+from oocboost.cache.sketch import CategoryCounter, QuantileSketch
 
 FMAX = np.finfo(np.float64).max
 

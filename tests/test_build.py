@@ -11,9 +11,9 @@ import pyarrow.ipc as ipc
 import pyarrow.parquet as pq
 import pytest
 
-from oocboost.build import build_cache
+from oocboost.cache.build import build_cache
 from oocboost.errors import CacheError, InputError, MemoryLimitError, SchemaError
-from oocboost.store import Cache
+from oocboost.cache.store import Cache
 
 N = 1500
 
@@ -342,7 +342,7 @@ def test_reference_uses_training_edges(tmp_path):
 
 
 def _batch_of(df):
-    from oocboost.ingest import open_source
+    from oocboost.cache.ingest import open_source
     return next(open_source(df, label="y").batches())
 
 
@@ -478,7 +478,7 @@ def test_memory_limit_too_small_fails_up_front(tmp_path):
 def test_sketching_thread_keeps_order():
     # (The codes of a CSV, sketched on the thread, equal those of the same rows from every
     # other input kind, sketched in the caller: test_same_data_same_cache_through_every_format.)
-    from oocboost.build import _InOrderWorker
+    from oocboost.cache.build import _InOrderWorker
 
     seen = []
     with _InOrderWorker(seen.append) as worker:
@@ -488,7 +488,7 @@ def test_sketching_thread_keeps_order():
 
 
 def test_sketching_thread_error_reaches_the_caller():
-    from oocboost.build import _InOrderWorker
+    from oocboost.cache.build import _InOrderWorker
 
     def fail_on_three(i):
         if i == 3:
@@ -501,7 +501,7 @@ def test_sketching_thread_error_reaches_the_caller():
 
 
 def test_sketching_thread_stops_when_the_caller_fails():
-    from oocboost.build import _InOrderWorker
+    from oocboost.cache.build import _InOrderWorker
 
     seen = []
     with pytest.raises(KeyboardInterrupt):

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from oocboost.errors import CacheError
-from oocboost.store import Cache
+from oocboost.cache.store import Cache
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -364,7 +364,7 @@ def big_csv(tmp_path_factory):
 #: interpreter's shutdown left a complete cache and exit code 0.
 _SLOW_BUILD = """
 import sys, time
-import oocboost.build, oocboost.store.writer
+import oocboost.cache.build, oocboost.cache.store.writer
 from oocboost import cli
 
 def paced(method):
@@ -374,9 +374,9 @@ def paced(method):
         return result
     return run
 
-oocboost.build._Spool.write = paced(oocboost.build._Spool.write)
-oocboost.store.writer.CacheWriter.write_block = paced(
-    oocboost.store.writer.CacheWriter.write_block)
+oocboost.cache.build._Spool.write = paced(oocboost.cache.build._Spool.write)
+oocboost.cache.store.writer.CacheWriter.write_block = paced(
+    oocboost.cache.store.writer.CacheWriter.write_block)
 sys.exit(cli.main(sys.argv[1:]))
 """
 

@@ -16,12 +16,12 @@ import oocboost
 from oocboost.kernels.cart_stats import (MODE_BERNOULLI, MODE_POISSON, cart_stats,
                                          draw_dtype, row_draws)
 from oocboost.kernels.sampling import poisson1_per_row
-from oocboost.learners.forest import train_forest_from_params
-from oocboost.tree_estimators import (BaggingClassifier, BaggingRegressor,
-                                      DecisionTreeClassifier, DecisionTreeRegressor,
-                                      ExtraTreesClassifier,
-                                      ExtraTreesRegressor, RandomForestClassifier,
-                                      RandomForestRegressor, permutation_importance)
+from oocboost.learners.forest.forest import train_forest_from_params
+from oocboost.sklearn.trees import (BaggingClassifier, BaggingRegressor,
+                                    DecisionTreeClassifier, DecisionTreeRegressor,
+                                    ExtraTreesClassifier, ExtraTreesRegressor,
+                                    RandomForestClassifier, RandomForestRegressor,
+                                    permutation_importance)
 
 TOL = 0.04
 
@@ -224,8 +224,8 @@ def test_permutation_importance_cache_and_arrays(tmp_path):
 
 @pytest.mark.filterwarnings("ignore:.*out-of-bag prediction")
 def test_cli_learner_path_and_saved_model(caches, tmp_path):
-    from oocboost.model import load_model
-    from oocboost.predict import evaluate, predict
+    from oocboost.model.model import load_model
+    from oocboost.model.predict import evaluate, predict
 
     by_block, X = caches
     model = train_forest_from_params("random-forest", {"max_depth": 5, "seed": 3,
@@ -252,8 +252,9 @@ def test_trees_per_pass_halves_while_the_group_does_not_fit(caches):
     """A group whose block statistics and node indices do not fit the limit is halved,
     not refused; one tree that does not fit is refused."""
     from oocboost.errors import MemoryLimitError
-    from oocboost.learners.forest import cache_classes, choose_trees_per_pass, resolve_config
-    from oocboost.memory import plan_train
+    from oocboost.learners.forest.forest import (cache_classes, choose_trees_per_pass,
+                                                 resolve_config)
+    from oocboost.engine.plan import plan_train
 
     by_block, _ = caches
     cache = by_block[300]
@@ -287,7 +288,7 @@ def test_integer_statistics_leave_models_bit_identical(case, caches, monkeypatch
     (forest.integer_stats): the trees are bit for bit those of the float64 path, through
     records (sampled features), subtraction (all features), Poisson and Bernoulli draws,
     random thresholds and uint16 codes."""
-    import oocboost.learners.forest as forest
+    import oocboost.learners.forest.forest as forest
 
     kw = dict(random_state=5, n_jobs=2)
     Xtr, _, ytr, _ = _binary()
@@ -323,7 +324,7 @@ def test_integer_statistics_only_where_exact(monkeypatch):
     """int32 statistics need integer weights and sums bounded by int32: not with sample
     or class weights, not for regression, not when n_rows x the largest draw exceeds
     the int32 range."""
-    import oocboost.learners.forest as forest
+    import oocboost.learners.forest.forest as forest
 
     Xtr, _, ytr, _ = _binary()
     Xr, _, yr, _ = _regression()
@@ -350,7 +351,7 @@ def test_integer_statistics_only_where_exact(monkeypatch):
 def test_record_slots_leave_models_bit_identical(case, caches, monkeypatch):
     """Small nodes built from row records (grower.RECORD_SMALL_NODES) give the same trees,
     bit for bit, as every node built as a histogram; and records are really used."""
-    import oocboost.grower as grower
+    import oocboost.engine.grower as grower
 
     kw = dict(n_estimators=4, max_depth=8, random_state=3, n_jobs=2)
     if case == "multiclass":

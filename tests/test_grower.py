@@ -8,8 +8,8 @@ block size, and lossguide with enough leaves must find the same tree as depthwis
 import numpy as np
 import pytest
 
-from oocboost.grower import GrowthParams, TreeGrower
-from oocboost.policies import MIN_GAIN_EPS, GradientPolicy
+from oocboost.engine.grower import GrowthParams, TreeGrower
+from oocboost.engine.policies import MIN_GAIN_EPS, GradientPolicy
 
 LAMBDA = 1.0
 MISSING = 15  # max_bin 16
@@ -186,7 +186,7 @@ def test_root_pass_adds_every_row_without_listing_them(monkeypatch):
     """A boosting root pass adds every row into the root histogram without the partition
     sweep (``build_histograms_all``), and grows the tree the listed path grows, bit for
     bit."""
-    import oocboost.grower as grower_mod
+    import oocboost.engine.grower as grower_mod
     codes, g, h, nvb = make_problem(3)
     g = g * np.float32(1.37)                 # non-integer sums
     calls = {"all": 0, "partition": 0}

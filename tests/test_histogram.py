@@ -6,7 +6,7 @@ import numba
 
 from oocboost.common import aligned_zeros, hist_width
 from oocboost.kernels import histogram as kh
-from oocboost.threads import thread_limit
+from oocboost.utils.threads import thread_limit
 
 #: "lanes": the grower's layout (statistics padded to 4 float64 lanes, 64-byte aligned,
 #: one vector add per update); "plain": width == n_stats, the scalar loop.

@@ -1,4 +1,4 @@
-"""Tests of oocboost.ingest: every source becomes the same stream of batches."""
+"""Tests of oocboost.cache.ingest: every source becomes the same stream of batches."""
 import gzip
 import os
 
@@ -10,8 +10,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from oocboost.errors import InputError, ParameterError
-from oocboost.ingest import open_source
-from oocboost.ingest.csv import parse_numbers, scan_records
+from oocboost.cache.ingest import open_source
+from oocboost.cache.ingest.csv import parse_numbers, scan_records
 
 
 # ----------------------------------------------------------------------------- helpers

@@ -6,17 +6,12 @@ import pytest
 
 from oocboost.common import hist_width
 from oocboost.errors import MemoryLimitError, ParameterError
-from oocboost.memory import (BASELINE_SLACK_BYTES, CSV_READER_FIXED_BYTES, 
-    MiB,
-    MeasurementError,
-    current_rss,
-    format_size,
-    measure_peak_rss,
-    parse_size,
-    peak_rss,
-    plan_build,
-    plan_train,
-)
+from oocboost.utils.budget import BASELINE_SLACK_BYTES
+from oocboost.cache.plan import CSV_READER_FIXED_BYTES, plan_build
+from oocboost.utils.sizes import MiB, format_size, parse_size
+from oocboost.utils.measure import MeasurementError, measure_peak_rss
+from oocboost.utils.rss import current_rss, peak_rss
+from oocboost.engine.plan import plan_train
 
 GiB = 1024**3
 

@@ -31,7 +31,8 @@ import sys
 
 import pytest
 
-from oocboost.memory import MiB, format_size, measure_peak_rss
+from oocboost.utils.sizes import MiB, format_size
+from oocboost.utils.measure import measure_peak_rss
 
 TESTS_DIR = os.path.dirname(os.path.abspath(__file__))
 if TESTS_DIR not in sys.path:

@@ -8,8 +8,8 @@ import sklearn.metrics as skm
 import xgboost as xgb
 
 from oocboost.errors import InputError, ParameterError
-from oocboost.metrics import METRIC_NAMES, get_metric
-from oocboost.objectives import get_objective
+from oocboost.model.metrics import METRIC_NAMES, get_metric
+from oocboost.model.objectives import get_objective
 
 N = 400
 

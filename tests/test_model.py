@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from oocboost.errors import ModelError, ParameterError
-from oocboost.model import FORMAT_VERSION, Model, Tree, load_model
+from oocboost.model.model import FORMAT_VERSION, Model, Tree, load_model
 
 
 def small_tree():

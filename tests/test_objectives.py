@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from oocboost.errors import InputError, ParameterError
-from oocboost.objectives import OBJECTIVE_NAMES, LabelStats, get_objective
+from oocboost.model.objectives import OBJECTIVE_NAMES, LabelStats, get_objective
 
 RNG_SEED = 1234
 

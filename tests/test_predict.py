@@ -6,7 +6,7 @@ import pytest
 
 from oocboost.errors import ModelError, ParameterError
 from oocboost.kernels import predict as kp
-from oocboost.model import Model, Tree
+from oocboost.model.model import Model, Tree
 
 # --------------------------------------------------------------------- naive twins
 
@@ -477,7 +477,7 @@ def test_matches_xgboost_inplace_predict():
 def test_numeric_matrix_fast_path_equals_the_batch_path(tmp_path, monkeypatch):
     """predict() on a float array skips ingest; results equal the record-batch path."""
     import oocboost
-    import oocboost.predict as op
+    import oocboost.model.predict as op
     from oocboost.datasets import generate_arrays
 
     data = generate_arrays(3000, 5, seed=2)

@@ -5,7 +5,7 @@ import time
 import pytest
 
 from oocboost.errors import CacheError, ParameterError
-from oocboost.prefetch import prefetch
+from oocboost.cache.prefetch import prefetch
 
 DEPTHS = [0, 1, 2, 3, 5]
 

@@ -1,11 +1,11 @@
-"""Tests of oocboost.progress.ProgressBar."""
+"""Tests of oocboost.utils.progress.ProgressBar."""
 import io
 import re
 
 import pytest
 
 from oocboost.errors import ParameterError
-from oocboost.progress import ProgressBar, format_duration, format_rate
+from oocboost.utils.progress import ProgressBar, format_duration, format_rate
 
 
 class FakeTTY(io.StringIO):

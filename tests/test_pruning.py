@@ -6,8 +6,8 @@ import pytest
 from sklearn import tree as sktree
 
 import oocboost
-from oocboost.pruning import cost_complexity_pruning_path, prune_tree
-from oocboost.tree_estimators import DecisionTreeClassifier, DecisionTreeRegressor
+from oocboost.engine.pruning import cost_complexity_pruning_path, prune_tree
+from oocboost.sklearn.trees import DecisionTreeClassifier, DecisionTreeRegressor
 
 N = 150
 

@@ -4,7 +4,7 @@ import os
 import numpy as np
 import pytest
 
-from oocboost.rowstate import RowStateSpec, make_row_state, spill_dir_for
+from oocboost.engine.rowstate import RowStateSpec, make_row_state, spill_dir_for
 
 SPEC = RowStateSpec({"margin": ((None, 2), np.float64), "stats": ((3, None, 3), np.float32),
                      "node": ((3, None), np.int32)})
@@ -78,7 +78,7 @@ def test_spilled_passes_match_ram_whatever_the_access_order(seed, tmp_path):
     """Passes in block order, passes that change fields, out-of-order loads, views used
     after later loads (their pages unmapped in between), and arrays replaced before
     ``store``: the spilled store (mapped files) returns what the RAM store returns."""
-    from oocboost.rowstate import InMemoryRowState, SpilledRowState
+    from oocboost.engine.rowstate import InMemoryRowState, SpilledRowState
 
     rng = np.random.default_rng(seed)
     starts = np.array([0, 5, 6, 13, 20])

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from oocboost.kernels import split as S
-from oocboost.policies import full_columns
+from oocboost.engine.policies import full_columns
 
 INF = float("inf")
 

@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from oocboost.errors import CacheError, ParameterError
-from oocboost.store import Block, Cache, CacheWriter
+from oocboost.cache.store import Block, Cache, CacheWriter
 
 BACKENDS = ["arrow", "hdf5"]
 COMPRESSIONS = {"arrow": ["lz4", "zstd", "none"], "hdf5": ["lzf", "gzip", "none"]}
@@ -123,7 +123,7 @@ def test_uint16_and_block_subsets(caches, backend, block_rows):
 @pytest.mark.parametrize("backend", ["arrow", "hdf5"])
 def test_fully_resident_pass_reads_nothing(caches, backend, monkeypatch):
     """Once every block is resident, a pass hands them out without a reader thread."""
-    import oocboost.store.reader as reader
+    import oocboost.cache.store.reader as reader
 
     path, (codes, _, _) = caches[backend, 7, "uint8"]
     c = Cache(path)
@@ -254,7 +254,7 @@ _KILLED_BUILD = textwrap.dedent(
     import sys, time
     import numpy as np
     sys.path.insert(0, {repo!r})
-    from oocboost.store import CacheWriter
+    from oocboost.cache.store import CacheWriter
     w = CacheWriter({path!r}, backend={backend!r}, n_features=3, codes_dtype=np.uint8,
                     has_label=False, has_weight=False)
     for _ in range(3):
@@ -320,7 +320,7 @@ def test_lz4_block_written_raw_unless_it_saves_enough(tmp_path, n_features, comp
     """Uniform codes do not compress; binary labels do. With 28 features lz4 saves about
     12% of a block, under LZ4_MIN_SAVINGS, so the block is written uncompressed; with 2
     features the labels are two thirds of the block and it stays compressed."""
-    from oocboost.store.arrow_backend import LZ4_MIN_SAVINGS
+    from oocboost.cache.store.arrow_backend import LZ4_MIN_SAVINGS
 
     rng = np.random.default_rng(3)
     n_rows = 4096
@@ -351,7 +351,7 @@ def test_arrow_blocks_outlive_their_files(tmp_path, compression, monkeypatch):
     import mmap
     import shutil
 
-    from oocboost.store import arrow_backend
+    from oocboost.cache.store import arrow_backend
 
     monkeypatch.setattr(arrow_backend, "MMAP_MIN_BYTES", 1)   # the test's blocks are small
     mapped = []
@@ -372,7 +372,7 @@ def test_arrow_blocks_outlive_their_files(tmp_path, compression, monkeypatch):
 
 def test_arrow_block_read_when_mapping_is_refused(tmp_path, monkeypatch):
     """A mapping the system refuses (e.g. out of memory areas) falls back to reading."""
-    from oocboost.store import arrow_backend
+    from oocboost.cache.store import arrow_backend
 
     def refuse(*args, **kwargs):
         raise OSError(12, "Cannot allocate memory")
@@ -388,7 +388,7 @@ def test_arrow_block_read_when_mapping_is_refused(tmp_path, monkeypatch):
 def test_arrow_block_checksum_once_per_file_identity(tmp_path, monkeypatch):
     """Each block file is hashed once per reader; a file rewritten or replaced since (other
     inode, size or modification time) is hashed and checked again."""
-    from oocboost.store import arrow_backend
+    from oocboost.cache.store import arrow_backend
 
     path = tmp_path / "c"
     codes, _, _ = _build(path, "arrow", 40)

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import oocboost
-from oocboost.training import train
+from oocboost.learners.boosting.training import train
 
 LAMBDA, MCW, ETA, DEPTH = 1.0, 1.0, 0.5, 2
 
@@ -181,7 +181,7 @@ def test_model_independent_of_blocks_backend_prefetch_threads(binary_data, tmp_p
 
 
 def test_spilled_row_state_gives_the_same_model(binary_data, tmp_path, monkeypatch):
-    import oocboost.training as training
+    import oocboost.learners.boosting.training as training
 
     X, y = binary_data
     cache = oocboost.build_cache(X, tmp_path / "c", label=y, block_rows=500, quiet=True)
@@ -219,8 +219,8 @@ def test_a_second_run_on_the_same_cache_plans_without_its_resident_blocks(
     """Blocks a run leaves resident in the Cache are in the process's RSS; the next run
     on the same Cache releases them before it plans, so its baseline does not count them
     (a 16M-row cache at 512MB was refused on the second call)."""
-    import oocboost.memory as memory
-    import oocboost.training as training
+    import oocboost.engine.plan as memory
+    import oocboost.learners.boosting.training as training
 
     X, y = binary_data
     cache = oocboost.build_cache(X, tmp_path / "c", label=y, block_rows=500, quiet=True)
@@ -265,7 +265,7 @@ def test_early_stopping_and_evals_result(binary_data, tmp_path):
     assert len(losses) == model.best_iteration + 6 < 200
     assert model.evals_result["valid"]["auc"] == log["valid"]["auc"]
     # the logged metric equals an independent evaluation of the model so far
-    from oocboost.predict import evaluate
+    from oocboost.model.predict import evaluate
 
     again = evaluate(model, valid_c, metrics=["logloss"],
                      iteration_range=(0, len(losses)))

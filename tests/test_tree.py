@@ -15,8 +15,7 @@ import pytest
 from sklearn import tree as sktree
 
 import oocboost
-from oocboost.tree_estimators import (DecisionTreeClassifier, DecisionTreeRegressor,
-                                      export_text)
+from oocboost.sklearn.trees import DecisionTreeClassifier, DecisionTreeRegressor, export_text
 
 N = 160
 

@@ -11,8 +11,8 @@ import xgboost as xgb
 
 import oocboost
 from oocboost.datasets import generate_arrays
-from oocboost.metrics import get_metric
-from oocboost.predict import predict
+from oocboost.model.metrics import get_metric
+from oocboost.model.predict import predict
 
 # 20k training rows left AUC gaps of up to 0.004 either way between the two libraries
 # (seed noise of the bins); at 50k they were <= 0.0013 on three seeds.

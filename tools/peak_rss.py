@@ -35,7 +35,8 @@ import signal
 import sys
 
 from oocboost.errors import OocboostError
-from oocboost.memory import format_size, measure_peak_rss, parse_size
+from oocboost.utils.sizes import format_size, parse_size
+from oocboost.utils.measure import measure_peak_rss
 
 __all__ = ["main", "run", "cgroup_v2_dir", "CAP_METHODS"]
 

@@ -18,12 +18,12 @@ def train_learner(name, params, cache, *, n_estimators=100, memory_limit=None,
     from ..errors import ParameterError
 
     if name in ("random-forest", "extra-trees", "decision-tree"):
-        from .forest import train_forest_from_params
+        from .forest.forest import train_forest_from_params
 
         return train_forest_from_params(name, params, cache, n_estimators=n_estimators,
                                         memory_limit=memory_limit, verbose=verbose)
     if name == "adaboost":
-        from .adaboost import train_adaboost_from_params
+        from .adaboost.adaboost import train_adaboost_from_params
 
         return train_adaboost_from_params(params, cache, n_estimators=n_estimators,
                                           memory_limit=memory_limit, verbose=verbose)

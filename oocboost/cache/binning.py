@@ -1,0 +1,441 @@
+"""The bin mapper: per-feature bin edges and category codes, fitted from pass-1 sketches.
+
+See ``oocboost/common.py`` for the code convention (``max_bin`` counts the reserved missing
+code ``max_bin - 1``; numeric ``code = searchsorted(edges, x, side="left")``; categorical
+codes by decreasing frequency with an optional trailing "other" code).
+
+Numeric edges
+-------------
+* Exact sketch with at most ``max_bin - 1`` distinct values: the midpoints between
+  consecutive distinct values, ``(v[i] + v[i+1]) * 0.5`` as scikit-learn's
+  HistGradientBoosting computes them, so every distinct value gets its own bin.
+* Otherwise: the values at weighted rank fractions ``k / (max_bin - 1)``,
+  ``k = 1 .. max_bin - 2``, deduplicated (at most ``max_bin - 1`` value bins). Their
+  rank error is the sketch's ``rank_error_bound``.
+
+Edges are finite: an infinite midpoint is clipped to the largest finite float (so -inf
+keeps a bin of its own), and an edge at or above the maximum, which would only open an
+empty top bin, is dropped.
+"""
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ..common import binned_dtype, check_max_bin, missing_bin
+from ..errors import InputError, ModelError, ParameterError, SchemaError
+from ..kernels.binning import (GROUPED_MAX_EDGES, grouped_edges, map_categories,
+                               map_features_to_bins, map_features_to_bins_grouped,
+                               map_float_codes, map_to_bins)
+from .sketch import as_category_array
+
+NUMERIC = "numeric"
+CATEGORICAL = "categorical"
+FEATURE_TYPES = (NUMERIC, CATEGORICAL)
+_FORMAT = "oocboost.BinMapper"
+_VERSION = 1
+_FLOAT_MAX = np.finfo(np.float64).max
+
+
+def midpoint_edges(distinct):
+    """Edges separating every pair of consecutive distinct values.
+
+    Parameters
+    ----------
+    distinct : ndarray of float64, shape (n,)
+        Strictly increasing values (+-inf allowed).
+
+    Returns
+    -------
+    ndarray of float64, shape (<= n - 1,)
+        Finite, strictly increasing edges ``e_i`` with ``v[i] <= e_i < v[i+1]``: the
+        midpoint ``(v[i] + v[i+1]) * 0.5`` when it is finite and below ``v[i+1]``.
+    """
+    lo, hi = distinct[:-1], distinct[1:]
+    with np.errstate(over="ignore", invalid="ignore"):
+        mid = (lo + hi) * 0.5
+        overflow = ~np.isfinite(mid)
+        mid[overflow] = np.clip(lo[overflow] * 0.5 + hi[overflow] * 0.5, -_FLOAT_MAX,
+                                _FLOAT_MAX)
+    # Rounding can land the midpoint of adjacent floats on the upper value.
+    mid = np.where(mid >= hi, lo, mid)
+    return mid[np.isfinite(mid)]
+
+
+def quantile_edges(sketch, max_bin):
+    """Edges at evenly spaced weighted ranks of a sketch (at most ``max_bin - 2``).
+
+    Parameters
+    ----------
+    sketch : QuantileSketch
+    max_bin : int
+
+    Returns
+    -------
+    ndarray of float64, shape (n_edges,)
+        Finite, strictly increasing, all below ``sketch.max``.
+    """
+    n_bins = max_bin - 1
+    edges = np.unique(sketch.quantiles(np.arange(1, n_bins) / n_bins))
+    edges = np.where(edges == -np.inf, -_FLOAT_MAX, edges)
+    edges = edges[np.isfinite(edges) & (edges < sketch.max)]
+    return np.unique(edges)
+
+
+def numeric_edges(sketch, max_bin):
+    """Bin edges of one numeric feature (see module docstring)."""
+    if sketch is None or sketch.total_weight <= 0:
+        return np.empty(0)
+    if sketch.is_exact:
+        distinct, _ = sketch.distinct_values()
+        if distinct.shape[0] <= max_bin - 1:
+            return midpoint_edges(distinct)
+    return quantile_edges(sketch, max_bin)
+
+
+def category_codes(counter, max_bin, max_categories=None):
+    """Kept categories of one feature and whether an "other" code follows them.
+
+    Parameters
+    ----------
+    counter : CategoryCounter or None
+    max_bin : int
+    max_categories : int, optional
+        At most this many value codes (default and ceiling ``max_bin - 1``).
+
+    Returns
+    -------
+    categories : list of str
+        Codes ``0 .. len - 1`` by decreasing count, ties by string.
+    has_other : bool
+        True when categories were folded (too many, or the counter dropped rare ones);
+        the "other" code is then ``len(categories)``.
+    """
+    cap = max_bin - 1 if max_categories is None else min(int(max_categories), max_bin - 1)
+    ranked = [] if counter is None else [key for key, _ in counter.most_common()]
+    if len(ranked) > cap or (counter is not None and counter.truncated):
+        return ranked[:cap - 1], True
+    return ranked, False
+
+
+class BinMapper:
+    """Maps raw feature values to bin codes.
+
+    Parameters
+    ----------
+    feature_names : sequence of str, length n_features
+    feature_types : sequence of {"numeric", "categorical"}, length n_features
+    max_bin : int
+        Codes per feature including the missing code ``max_bin - 1``.
+    bin_edges : sequence of array_like of float64
+        Numeric features: finite strictly increasing edges (``n_value_bins - 1``);
+        categorical features: empty.
+    categories : sequence of (list of str or None)
+        Categorical features: strings of codes ``0..len-1``; numeric features: None.
+    has_other : sequence of bool
+        Categorical features whose last value code is "other".
+
+    Attributes
+    ----------
+    n_value_bins : ndarray of int32, shape (n_features,)
+        Value codes of each feature (at least 1).
+    is_categorical : ndarray of bool, shape (n_features,)
+    missing_bin : int
+        ``max_bin - 1``.
+    codes_dtype : numpy.dtype
+        uint8 when ``max_bin <= 256``, else uint16.
+    """
+
+    def __init__(self, feature_names, feature_types, max_bin, bin_edges, categories,
+                 has_other):
+        self.max_bin = check_max_bin(max_bin)
+        self.missing_bin = missing_bin(self.max_bin)
+        self.codes_dtype = binned_dtype(self.max_bin)
+        self.feature_names = [str(name) for name in feature_names]
+        self.feature_types = [str(kind) for kind in feature_types]
+        n = len(self.feature_names)
+        if len(set(self.feature_names)) != n:
+            raise ParameterError(f"feature names must be unique, got {self.feature_names}")
+        for given, what in ((self.feature_types, "feature_types"), (bin_edges, "bin_edges"),
+                            (categories, "categories"), (has_other, "has_other")):
+            if len(given) != n:
+                raise ParameterError(f"{what} has {len(given)} entries, expected {n}")
+        self.is_categorical = np.array([kind == CATEGORICAL for kind in self.feature_types],
+                                       dtype=bool)
+        self.bin_edges = [np.asarray(e, dtype=np.float64).ravel() for e in bin_edges]
+        self.categories = [None if c is None else [str(s) for s in c] for c in categories]
+        self.has_other = np.asarray(has_other, dtype=bool).reshape(n)
+        self.n_value_bins = np.array(
+            [self._value_bins(f) for f in range(n)], dtype=np.int32).reshape(n)
+        self._category_sets = [
+            None if c is None else pa.array(c, type=pa.string()) for c in self.categories
+        ]
+        self._index = {name: f for f, name in enumerate(self.feature_names)}
+
+    def _value_bins(self, f):
+        name, kind = self.feature_names[f], self.feature_types[f]
+        if kind not in FEATURE_TYPES:
+            raise ParameterError(
+                f"feature {name!r}: type must be one of {FEATURE_TYPES}, got {kind!r}")
+        edges = self.bin_edges[f]
+        if kind == NUMERIC:
+            if self.categories[f] is not None or self.has_other[f]:
+                raise ParameterError(f"numeric feature {name!r} cannot have categories")
+            if not (np.isfinite(edges).all() and np.all(np.diff(edges) > 0)):
+                raise ParameterError(
+                    f"feature {name!r}: bin edges must be finite and strictly increasing")
+            n_bins = edges.shape[0] + 1
+        else:
+            if self.categories[f] is None or edges.shape[0]:
+                raise ParameterError(
+                    f"categorical feature {name!r} needs a category list and no edges")
+            if len(set(self.categories[f])) != len(self.categories[f]):
+                raise ParameterError(f"feature {name!r}: categories must be unique")
+            n_bins = max(len(self.categories[f]) + int(self.has_other[f]), 1)
+        if n_bins > self.max_bin - 1:
+            raise ParameterError(
+                f"feature {name!r} has {n_bins} value bins; max_bin={self.max_bin} allows "
+                f"at most {self.max_bin - 1}")
+        return n_bins
+
+    # ------------------------------------------------------------------------------ fit
+    @classmethod
+    def fit(cls, feature_names, feature_types, sketches, counters, max_bin=256,
+            max_categories=None):
+        """Bin mapper from pass-1 summaries.
+
+        Parameters
+        ----------
+        feature_names : sequence of str
+        feature_types : sequence of {"numeric", "categorical"}
+        sketches : dict of str -> QuantileSketch
+            One per numeric feature.
+        counters : dict of str -> CategoryCounter
+            One per categorical feature.
+        max_bin : int, default 256
+        max_categories : int, optional
+            Most value codes of a categorical feature (default ``max_bin - 1``).
+
+        Returns
+        -------
+        BinMapper
+        """
+        max_bin = check_max_bin(max_bin)
+        if max_categories is not None and (
+                not isinstance(max_categories, (int, np.integer)) or max_categories < 1):
+            raise ParameterError(
+                f"max_categories must be a positive integer, got {max_categories!r}")
+        edges, categories, has_other = [], [], []
+        for name, kind in zip(feature_names, feature_types):
+            if kind == NUMERIC:
+                if name not in sketches:
+                    raise ParameterError(f"no quantile sketch for numeric feature {name!r}")
+                edges.append(numeric_edges(sketches[name], max_bin))
+                categories.append(None)
+                has_other.append(False)
+            elif kind == CATEGORICAL:
+                if name not in counters:
+                    raise ParameterError(
+                        f"no category counter for categorical feature {name!r}")
+                kept, other = category_codes(counters[name], max_bin, max_categories)
+                edges.append(np.empty(0))
+                categories.append(kept)
+                has_other.append(other)
+            else:
+                raise ParameterError(
+                    f"feature {name!r}: type must be one of {FEATURE_TYPES}, got {kind!r}")
+        return cls(feature_names, feature_types, max_bin, edges, categories, has_other)
+
+    # ------------------------------------------------------------------------ transform
+    @property
+    def n_features(self):
+        return len(self.feature_names)
+
+    def _unknown_code(self, f):
+        """Code of unseen categories: "other" when there is one, else missing."""
+        return int(self.n_value_bins[f]) - 1 if self.has_other[f] else self.missing_bin
+
+    def _category_lookup(self, f, dictionary):
+        """Code of each dictionary string of feature ``f`` (uint8/uint16 array)."""
+        position = pc.index_in(dictionary, value_set=self._category_sets[f])
+        position = pc.fill_null(position, self._unknown_code(f))
+        return position.to_numpy(zero_copy_only=False).astype(self.codes_dtype)
+
+    def transform_batch(self, batch):
+        """Bin codes of one record batch.
+
+        Parameters
+        ----------
+        batch : ingest Batch
+            Has ``n_rows``, ``numeric`` (name -> float64 array, NaN missing) and
+            ``categorical`` (name -> pyarrow string array, null missing).
+
+        Returns
+        -------
+        ndarray of uint8 or uint16, shape (n_features, n_rows), C-contiguous
+        """
+        n_rows = int(batch.n_rows)
+        out = np.empty((self.n_features, n_rows), dtype=self.codes_dtype)
+        numeric_index, edges, n_edges, grouped = self._packed_edges()
+        values = np.empty((len(numeric_index), n_rows), dtype=np.float64)
+        for j, f in enumerate(numeric_index):
+            values[j] = self._column(batch.numeric, batch.categorical, f, n_rows)
+        if len(numeric_index) and grouped is not None:
+            map_features_to_bins_grouped(values, grouped[0], grouped[1], numeric_index,
+                                         self.missing_bin, out)
+        elif len(numeric_index):
+            map_features_to_bins(values, edges, n_edges, numeric_index, self.missing_bin,
+                                 out)
+        for f in np.flatnonzero(self.is_categorical):
+            self._bin_categorical(f, self._column(batch.categorical, batch.numeric, f,
+                                                  n_rows), out[f])
+        return out
+
+    def _packed_edges(self):
+        """(numeric feature indices, edges padded to one 2-D array, edge counts, the
+        grouped layout or None when a column has more than 255 edges), cached."""
+        packed = getattr(self, "_packed", None)
+        if packed is None:
+            index = np.flatnonzero(~self.is_categorical).astype(np.int64)
+            n_edges = np.array([len(self.bin_edges[f]) for f in index], dtype=np.int64)
+            edges = np.zeros((len(index), max(int(n_edges.max(initial=0)), 1)))
+            for j, f in enumerate(index):
+                edges[j, : n_edges[j]] = self.bin_edges[f]
+            # max_bin <= 256 (uint8 codes) always fits the two-level search
+            grouped = (grouped_edges(edges, n_edges)
+                       if int(n_edges.max(initial=0)) <= GROUPED_MAX_EDGES else None)
+            packed = self._packed = (index, edges, n_edges, grouped)
+        return packed
+
+    def _column(self, columns, other_columns, f, n_rows):
+        name, kind = self.feature_names[f], self.feature_types[f]
+        if name not in columns:
+            found = " (it came as the other type)" if name in other_columns else ""
+            raise SchemaError(f"column {name!r}: expected a {kind} column{found}")
+        column = columns[name]
+        if len(column) != n_rows:
+            raise InputError(
+                f"column {name!r} has {len(column)} rows, expected the batch's {n_rows}")
+        return column
+
+    def _bin_categorical(self, f, values, out):
+        values = as_category_array(values, f"column {self.feature_names[f]!r}")
+        encoded = pc.dictionary_encode(values)
+        lookup = self._category_lookup(f, encoded.dictionary)
+        indices = pc.fill_null(encoded.indices, -1).to_numpy(zero_copy_only=False)
+        map_categories(indices, lookup, self.missing_bin, out)
+
+    def transform_numeric(self, X):
+        """Bin codes of an in-memory matrix whose categorical columns hold codes.
+
+        Parameters
+        ----------
+        X : array_like of float64, shape (n_rows, n_features)
+            Raw numeric values; categorical columns hold category codes as floats
+            (codes outside ``0 .. n_value_bins - 1`` count as unseen). NaN is missing.
+
+        Returns
+        -------
+        ndarray of uint8 or uint16, shape (n_features, n_rows), C-contiguous
+        """
+        X = np.asarray(X, dtype=np.float64)
+        if X.ndim != 2 or X.shape[1] != self.n_features:
+            raise InputError(
+                f"expected a 2-D array with {self.n_features} columns, got shape {X.shape}")
+        out = np.empty((self.n_features, X.shape[0]), dtype=self.codes_dtype)
+        for f in range(self.n_features):
+            column = np.ascontiguousarray(X[:, f])
+            if self.is_categorical[f]:
+                n_codes = int(self.n_value_bins[f]) if self.categories[f] else 0
+                map_float_codes(column, n_codes, self._unknown_code(f), self.missing_bin,
+                                out[f])
+            else:
+                map_to_bins(column, self.bin_edges[f], self.missing_bin, out[f])
+        return out
+
+    def encode_categories(self, feature_index, values):
+        """Category codes of raw strings, as floats (for the raw-data predictor).
+
+        Parameters
+        ----------
+        feature_index : int or str
+            A categorical feature, by position or name.
+        values : pyarrow string array or numpy object array, shape (n,)
+            Categories; null / None / NaN is missing.
+
+        Returns
+        -------
+        ndarray of float64, shape (n,)
+            Codes; unseen categories get the "other" code when the feature has one; NaN
+            for missing values and for unseen ones otherwise.
+        """
+        f = self._feature_index(feature_index)
+        if not self.is_categorical[f]:
+            raise ParameterError(f"feature {self.feature_names[f]!r} is not categorical")
+        values = as_category_array(values, f"column {self.feature_names[f]!r}")
+        position = pc.index_in(values, value_set=self._category_sets[f])
+        codes = position.to_numpy(zero_copy_only=False).astype(np.float64)
+        unseen = np.isnan(codes) & np.asarray(values.is_valid())
+        if self.has_other[f]:
+            codes[unseen] = float(self.n_value_bins[f] - 1)
+        return codes
+
+    def _feature_index(self, feature):
+        if isinstance(feature, str):
+            if feature not in self._index:
+                raise ParameterError(f"unknown feature {feature!r}")
+            return self._index[feature]
+        f = int(feature)
+        if not 0 <= f < self.n_features:
+            raise ParameterError(
+                f"feature index {feature} out of range for {self.n_features} features")
+        return f
+
+    # ----------------------------------------------------------------------------- JSON
+    def to_dict(self):
+        """JSON-safe description (edges are finite floats, exact through ``repr``)."""
+        return {
+            "format": _FORMAT, "version": _VERSION, "max_bin": self.max_bin,
+            "features": [
+                {"name": name, "type": kind, "edges": self.bin_edges[f].tolist(),
+                 "categories": self.categories[f], "has_other": bool(self.has_other[f])}
+                for f, (name, kind) in enumerate(zip(self.feature_names, self.feature_types))
+            ],
+        }
+
+    @classmethod
+    def from_dict(cls, state):
+        """Inverse of :meth:`to_dict`; raises ModelError on anything malformed."""
+        try:
+            if state.get("format") != _FORMAT or state.get("version") != _VERSION:
+                raise ModelError(
+                    f"expected a {_FORMAT} version {_VERSION} description, got format "
+                    f"{state.get('format')!r} version {state.get('version')!r}")
+            features = state["features"]
+            return cls(
+                [feat["name"] for feat in features], [feat["type"] for feat in features],
+                state["max_bin"], [feat["edges"] for feat in features],
+                [feat["categories"] for feat in features],
+                [feat["has_other"] for feat in features],
+            )
+        except ModelError:
+            raise
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise ModelError(f"malformed bin mapper description: {exc}") from exc
+
+    def __eq__(self, other):
+        if not isinstance(other, BinMapper):
+            return NotImplemented
+        return (
+            self.max_bin == other.max_bin
+            and self.feature_names == other.feature_names
+            and self.feature_types == other.feature_types
+            and self.categories == other.categories
+            and np.array_equal(self.has_other, other.has_other)
+            and all(np.array_equal(a, b) for a, b in zip(self.bin_edges, other.bin_edges))
+        )
+
+    __hash__ = None
+
+    def __repr__(self):
+        return (f"BinMapper(n_features={self.n_features}, max_bin={self.max_bin}, "
+                f"n_categorical={int(self.is_categorical.sum())})")

@@ -1,0 +1,616 @@
+"""``build_cache``: source -> sketches -> bin edges -> binned, compressed column blocks.
+
+Two passes over the data, the text parsed once::
+
+    pass 1  source batches -> quantile sketches, category counts, missing counts,
+                              label statistics; parsed columns spooled (Arrow IPC, float64)
+    edges   BinMapper.fit(sketches, counts)
+    pass 2  spool batches  -> numba binning -> blocks of block_rows rows -> CacheWriter
+
+With ``reference=`` (validation and test data) the training cache's bin mapper is used
+and there is a single pass (missing values are still counted for ``oocboost info``).
+
+Files and one-shot streams are read once: pass 2 reads the spool (``.oocb-spool-<pid>-*``
+next to the output, removed on success, error or Ctrl-C, and by the next build when a
+killed one left it). In-memory data is sliced again instead. A stream's fingerprint is
+known only once it has been read, so whether an existing cache can be reused is decided
+after pass 1 for streams, before it for everything else. Everything is written under a temporary name and renamed into
+place when complete (see ``store/writer.py``).
+"""
+import hashlib
+import json
+import os
+import re
+import shutil
+import queue
+import tempfile
+import threading
+import time
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.ipc as ipc
+
+from .binning import BinMapper
+from ..common import DEFAULT_MAX_BIN, Y_DTYPE, binned_dtype, check_max_bin
+from ..errors import CacheError, MemoryLimitError, ParameterError, SchemaError
+from .ingest import open_source
+from .ingest.source import Batch
+from .plan import MIN_CSV_BLOCK_BYTES, plan_build
+from ..utils.sizes import format_size
+from ..model.objectives import LabelStats
+from ..utils.progress import ProgressBar
+from .sketch import DEFAULT_MAX_EXACT, CategoryCounter, QuantileSketch
+
+#: Build parameters that change the cache's content (part of its fingerprint).
+_CONTENT_PARAMS = ("label", "weight", "categorical", "drop", "max_bin", "max_categories",
+                   "block_rows", "backend", "compression", "delimiter", "na_values",
+                   "encoding", "on_bad_rows", "reference")
+
+
+class _Pass1:
+    """Accumulates everything pass 1 learns about the source."""
+
+    def __init__(self, source, max_bin, max_categories, sketches=True,
+                 sketch_bytes=None):
+        # Keep every distinct value while there may be a bin for each (max_bin - 1 value
+        # codes), so such features get exact midpoint edges whatever max_bin is.
+        max_exact = max(DEFAULT_MAX_EXACT, max_bin - 1)
+
+        def sketch():
+            if sketch_bytes is None:
+                return QuantileSketch(max_exact=max_exact)
+            return QuantileSketch.for_budget(sketch_bytes, max_exact=max_exact)
+
+        self.numeric = {name: sketch() for name, kind in
+                        zip(source.feature_names, source.feature_kinds) if kind == "numeric"}
+        cap = max_categories or (max_bin - 1)
+        self.categorical = {name: CategoryCounter(max_categories=cap) for name, kind in
+                            zip(source.feature_names, source.feature_kinds)
+                            if kind == "categorical"}
+        self.n_missing = {name: 0 for name in source.feature_names}
+        self.n_inf = {name: 0 for name in self.numeric}
+        self.label_stats = LabelStats()
+        self.weight_stats = LabelStats()
+        self.n_rows = 0
+        self.sketches = sketches
+
+    def freeze(self):
+        """Record each sketch's summary figures, then drop the sketches."""
+        self.summaries = {}
+        for name, sketch in self.numeric.items():
+            if sketch.total_weight > 0:
+                self.summaries[name] = {
+                    "min": float(sketch.min) if np.isfinite(sketch.min) else str(sketch.min),
+                    "max": float(sketch.max) if np.isfinite(sketch.max) else str(sketch.max),
+                    "exact_edges": bool(sketch.is_exact),
+                    "rank_error_bound": float(sketch.rank_error_bound)}
+        self.distinct_seen = {name: int(getattr(c, "n_distinct_lower_bound",
+                                                len(c.counts())))
+                              for name, c in self.categorical.items()}
+        self.numeric = {}
+        self.categorical = {}
+
+    def update(self, batch):
+        for name, values in batch.numeric.items():
+            missing = np.isnan(values)
+            n_missing = int(np.count_nonzero(missing))
+            self.n_missing[name] += n_missing
+            self.n_inf[name] += int(np.count_nonzero(np.isinf(values)))
+            if self.sketches:
+                self.numeric[name].update(values)
+        for name, values in batch.categorical.items():
+            self.n_missing[name] += values.null_count
+            if self.sketches:
+                self.categorical[name].update(values)
+        if batch.label is not None:
+            self.label_stats.update(batch.label, batch.weight)
+        if batch.weight is not None:
+            self.weight_stats.update(batch.weight)
+        self.n_rows += batch.n_rows
+
+
+class _InOrderWorker:
+    """Applies ``fn`` to submitted items, in order, on one background thread.
+
+    Pass 1 sketches a batch while pyarrow parses the next: both mostly run without the
+    GIL (numpy sorts, the CSV reader), so on 2 cores the sketch time hides behind the
+    parse. One thread and a FIFO keep the order, so the sketches (which depend on how
+    values are grouped into batches) are the same as when fed in the caller's thread.
+    An exception in ``fn`` is raised again in the caller at the next ``submit`` or at
+    ``close``; later items are then dropped.
+
+    Parameters
+    ----------
+    fn : callable(item)
+    max_pending : int
+        Items queued at most (each batch holds about one CSV block of parsed values;
+        ``memory.plan_build`` counts them).
+    threaded : bool
+        False runs ``fn`` in the caller at ``submit`` (sources whose batches are large
+        and cheap to read: Parquet, Arrow, in-memory data).
+    """
+
+    def __init__(self, fn, max_pending=1, threaded=True):
+        self._fn = fn
+        self._queue = queue.Queue(maxsize=max_pending)
+        self._error = None
+        self._thread = threading.Thread(target=self._run, name="oocboost-pass1", daemon=True)
+        self._threaded = threaded
+        if threaded:
+            self._thread.start()
+
+    def _run(self):
+        while True:
+            item = self._queue.get()
+            if item is _DONE:
+                return
+            if self._error is None:
+                try:
+                    self._fn(item)
+                except BaseException as exc:  # noqa: BLE001 (re-raised in the caller)
+                    self._error = exc
+
+    def _raise(self):
+        if self._error is not None:
+            error, self._error = self._error, None
+            raise error
+
+    def submit(self, item):
+        self._raise()
+        if self._threaded:
+            self._queue.put(item)
+        else:
+            self._fn(item)
+
+    def close(self):
+        """Wait for every submitted item; re-raise the first error."""
+        if self._thread.is_alive():
+            self._queue.put(_DONE)
+            self._thread.join()
+        self._raise()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        if exc_type is None:
+            self.close()
+        elif self._thread.is_alive():
+            # the caller's error wins; stop the thread without running what is queued
+            self._error = self._error or exc
+            self._queue.put(_DONE)
+            self._thread.join()
+
+
+_DONE = object()
+
+
+_SPOOL_PREFIX = ".oocb-spool-"
+_SPOOL_RE = re.compile(re.escape(_SPOOL_PREFIX) + r"(\d+)-")
+
+
+def _clean_stale_spools(directory):
+    """Remove spool folders left in ``directory`` by builds whose process is gone."""
+    import psutil
+
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return
+    for name in names:
+        m = _SPOOL_RE.match(name)
+        if m and int(m.group(1)) != os.getpid() and not psutil.pid_exists(int(m.group(1))):
+            shutil.rmtree(os.path.join(directory, name), ignore_errors=True)
+
+
+class _Spool:
+    """Parsed batches written once to a local Arrow IPC file, read back in pass 2.
+
+    Read with ordinary file reads, not a memory map: mapped pages would count in the
+    process's resident memory and the build's peak RSS would grow with the file.
+    """
+
+    def __init__(self, directory):
+        _clean_stale_spools(directory)
+        # The pid in the name lets a later build remove the spool of a killed one.
+        self.dir = tempfile.mkdtemp(prefix=f"{_SPOOL_PREFIX}{os.getpid()}-", dir=directory)
+        self.path = os.path.join(self.dir, "spool.arrow")
+        self._writer = None
+        self._sink = None
+        self.n_batches = 0
+
+    def write(self, batch):
+        names, arrays = [], []
+        for name, values in batch.numeric.items():
+            names.append("n:" + name)
+            arrays.append(pa.array(values, type=pa.float64()))
+        for name, values in batch.categorical.items():
+            names.append("c:" + name)
+            arrays.append(values)
+        if batch.label is not None:
+            names.append("label")
+            arrays.append(pa.array(batch.label, type=pa.float64()))
+        if batch.weight is not None:
+            names.append("weight")
+            arrays.append(pa.array(batch.weight, type=pa.float64()))
+        rb = pa.RecordBatch.from_arrays(arrays, names=names)
+        if self._writer is None:
+            self._sink = pa.OSFile(self.path, "wb")
+            self._writer = ipc.new_file(self._sink, rb.schema)
+        self._writer.write_batch(rb)
+        self.n_batches += 1
+
+    def close_writer(self):
+        if self._writer is not None:
+            self._writer.close()
+            self._sink.close()
+            self._writer = None
+
+    def batches(self):
+        if self.n_batches == 0:
+            return
+        with pa.OSFile(self.path, "rb") as f:
+            reader = ipc.open_file(f)
+            row_start = 0
+            for i in range(reader.num_record_batches):
+                rb = reader.get_batch(i)
+                numeric, categorical, label, weight = {}, {}, None, None
+                for name, col in zip(rb.schema.names, rb.columns):
+                    if name.startswith("n:"):
+                        numeric[name[2:]] = col.to_numpy(zero_copy_only=False)
+                    elif name.startswith("c:"):
+                        categorical[name[2:]] = col
+                    elif name == "label":
+                        label = col.to_numpy(zero_copy_only=False)
+                    else:
+                        weight = col.to_numpy(zero_copy_only=False)
+                yield Batch(row_start=row_start, n_rows=rb.num_rows, numeric=numeric,
+                            categorical=categorical, label=label, weight=weight)
+                row_start += rb.num_rows
+
+    def remove(self):
+        self.close_writer()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+class _BlockAssembler:
+    """Cuts a stream of binned batches into blocks of exactly ``block_rows`` rows."""
+
+    def __init__(self, writer, n_features, block_rows, dtype, has_label, has_weight):
+        self.writer = writer
+        self.block_rows = block_rows
+        self.codes = np.empty((n_features, block_rows), dtype=dtype)
+        self.label = np.empty(block_rows, Y_DTYPE) if has_label else None
+        self.weight = np.empty(block_rows, Y_DTYPE) if has_weight else None
+        self.filled = 0
+        self.n_blocks = 0
+
+    def add(self, codes, label, weight):
+        n = codes.shape[1]
+        done = 0
+        while done < n:
+            take = min(self.block_rows - self.filled, n - done)
+            dst = slice(self.filled, self.filled + take)
+            src = slice(done, done + take)
+            self.codes[:, dst] = codes[:, src]
+            if self.label is not None:
+                self.label[dst] = label[src]
+            if self.weight is not None:
+                self.weight[dst] = weight[src]
+            self.filled += take
+            done += take
+            if self.filled == self.block_rows:
+                self.flush()
+
+    def flush(self):
+        if self.filled == 0:
+            return
+        k = self.filled
+        self.writer.write_block(
+            np.ascontiguousarray(self.codes[:, :k]),
+            None if self.label is None else self.label[:k].copy(),
+            None if self.weight is None else self.weight[:k].copy())
+        self.filled = 0
+        self.n_blocks += 1
+
+
+def _fingerprint(source_fp, build_params):
+    blob = json.dumps({"source": source_fp, "params": build_params}, sort_keys=True,
+                      default=str)
+    return hashlib.sha256(blob.encode()).hexdigest()
+
+
+def _existing_fingerprint(path):
+    try:
+        with open(os.path.join(path, "manifest.json")) as f:
+            return json.load(f).get("fingerprint", {}).get("sha256")
+    except (OSError, ValueError, AttributeError):
+        return None
+
+
+def _check_schema(source, ref):
+    ref_names = list(ref.feature_names)
+    ref_types = list(ref.bin_mapper.feature_types)
+    names = list(source.feature_names)
+    missing = [n for n in ref_names if n not in names]
+    extra = [n for n in names if n not in ref_names]
+    retyped = [f"{n} ({ref_types[ref_names.index(n)]} in the reference, "
+               f"{k} here)" for n, k in zip(names, source.feature_kinds)
+               if n in ref_names and ref_types[ref_names.index(n)] != k]
+    if missing or extra or retyped:
+        parts = []
+        if missing:
+            parts.append(f"missing columns {missing}")
+        if extra:
+            parts.append(f"extra columns {extra}")
+        if retyped:
+            parts.append(f"columns of another type: {', '.join(retyped)}")
+        raise SchemaError(f"{source.name} does not match the reference cache {ref.path}: "
+                          + "; ".join(parts))
+    if names != ref_names:
+        raise SchemaError(f"{source.name}: columns are in another order than in the "
+                          f"reference cache {ref.path} ({names} vs {ref_names})")
+
+
+def _feature_summary(mapper, pass1):
+    out = []
+    for f, name in enumerate(mapper.feature_names):
+        entry = {"name": name, "type": mapper.feature_types[f],
+                 "n_bins": int(mapper.n_value_bins[f]),
+                 "n_missing": int(pass1.n_missing.get(name, 0)) if pass1 else None}
+        if mapper.feature_types[f] == "categorical":
+            entry["n_categories"] = len(mapper.categories[f])
+            entry["has_other"] = bool(mapper.has_other[f])
+            seen = getattr(pass1, "distinct_seen", {}).get(name) if pass1 else None
+            if seen is not None:
+                entry["n_distinct_seen"] = seen
+        else:
+            entry["n_inf"] = int(pass1.n_inf.get(name, 0)) if pass1 else None
+            summary = getattr(pass1, "summaries", {}).get(name) if pass1 else None
+            if summary is not None:
+                entry.update(summary)
+        out.append(entry)
+    return out
+
+
+def build_cache(data, output, *, label=None, weight=None, categorical="auto", drop=(),
+                max_bin=DEFAULT_MAX_BIN, max_categories=None, block_rows=None,
+                backend="arrow", compression=None, memory_limit=None,
+                delimiter=",", na_values=None, encoding="utf-8", on_bad_rows="error",
+                reference=None, overwrite=False, quiet=False, verbose=False,
+                feature_names=None):
+    """Build a binned, compressed, on-disk cache from a file or in-memory data.
+
+    Parameters
+    ----------
+    data : path or array-like
+        CSV (plain or gzip), Parquet, Arrow IPC/Feather path; or a NumPy 2-D array,
+        pandas DataFrame, pyarrow Table/RecordBatch, or an iterable of RecordBatches.
+    output : path
+        The cache folder to create.
+    label, weight : str or array or None
+        Label and sample-weight column names (or arrays, for in-memory data).
+    categorical : "auto", list of str or None
+        "auto": string columns are categorical.
+    drop : list of str
+        Columns to leave out.
+    max_bin : int
+        Codes per feature, the reserved missing code included (default 256: one byte).
+    max_categories : int or None
+        Categories kept per column before folding the rest into "other" (default
+        ``max_bin - 1``).
+    block_rows : int or None
+        Rows per block; chosen by the memory plan when None.
+    backend : {"arrow", "hdf5"}
+    compression : str or None
+        Arrow: "lz4" (default), "zstd", "none". HDF5: "lzf" (default), "gzip", "none".
+    memory_limit : int or str or None
+        Peak resident memory of the process, e.g. "512MB"; the build refuses up front when
+        it cannot be met.
+    reference : Cache or path or None
+        Bin with this (training) cache's edges and categories; the schema must match.
+    overwrite : bool
+        Replace an existing cache built from other data or parameters.
+    quiet, verbose : bool
+        No progress bar / print the memory plan.
+
+    Returns
+    -------
+    Cache
+
+    Examples
+    --------
+    >>> cache = build_cache("train.csv", "train.oocb", label="y")       # doctest: +SKIP
+    >>> valid = build_cache("valid.csv", "valid.oocb", label="y",
+    ...                     reference=cache)                             # doctest: +SKIP
+    """
+    from .store import Cache, CacheWriter
+    from .store.writer import _check_target
+
+    check_max_bin(max_bin)
+    if backend not in ("arrow", "hdf5"):
+        raise ParameterError(f"backend must be 'arrow' or 'hdf5', got {backend!r}")
+    output = os.fspath(output)
+    ref = None
+    if reference is not None:
+        ref = reference if isinstance(reference, Cache) else Cache(reference)
+        max_bin = ref.max_bin
+    label_arg = label if isinstance(label, str) or label is None else "<array>"
+    weight_arg = weight if isinstance(weight, str) or weight is None else "<array>"
+    # The column count is unknown until the source is open: a first plan with one column
+    # only sizes the CSV read blocks; a limit too small even for that opens the source
+    # with the smallest blocks and fails below with the real column count.
+    try:
+        batch_bytes = plan_build(memory_limit, n_columns=max(len(feature_names or ()), 1),
+                                 max_bin=max_bin, block_rows=block_rows).csv_block_bytes
+    except MemoryLimitError:
+        batch_bytes = MIN_CSV_BLOCK_BYTES
+    source = open_source(data, label=label, weight=weight, drop=drop, categorical=categorical,
+                         delimiter=delimiter, na_values=na_values, encoding=encoding,
+                         on_bad_rows=on_bad_rows, batch_bytes=batch_bytes,
+                         feature_names=feature_names)
+    n_features = len(source.feature_names)
+    if n_features == 0:
+        raise SchemaError(f"{source.name}: no feature columns left (label, weight and "
+                          f"dropped columns removed)")
+    from .ingest.csv import CsvSource
+
+    text_source = isinstance(source, CsvSource)
+    plan = plan_build(memory_limit, n_columns=n_features + 2, max_bin=max_bin,
+                      block_rows=block_rows, text_source=text_source)
+    if verbose:
+        print(plan.describe())
+    if ref is not None:
+        _check_schema(source, ref)
+    build_params = {
+        "label": label_arg, "weight": weight_arg, "categorical": categorical,
+        "drop": list(drop or ()), "max_bin": int(max_bin), "max_categories": max_categories,
+        "block_rows": int(plan.block_rows), "backend": backend, "compression": compression,
+        "delimiter": delimiter, "na_values": na_values, "encoding": encoding,
+        "on_bad_rows": on_bad_rows,
+        "reference": None if ref is None else _existing_fingerprint(ref.path),
+    }
+    source_fp = source.fingerprint()
+    # A one-shot stream is only known once read: its fingerprint is checked after that.
+    deferred = source_fp.get("sha256", "") is None
+    if not deferred:
+        existing = _reusable(output, _fingerprint(source_fp, build_params), overwrite, quiet)
+        if existing is not None:
+            return existing
+    # Refuse a file or a foreign folder before spending a pass on the data (a cache
+    # there is for _reusable to judge, after the stream when it is deferred).
+    if not (deferred and _existing_fingerprint(output) is not None):
+        _check_target(os.path.abspath(output), overwrite)
+
+    t0 = time.perf_counter()
+    parent = os.path.dirname(os.path.abspath(output))
+    os.makedirs(parent, exist_ok=True)
+    spool = None
+    pass1 = None
+    try:
+        if ref is None:
+            pass1 = _Pass1(source, max_bin, max_categories,
+                           sketch_bytes=plan.sketch_bytes_per_column)
+            # Files and streams are read once: pass 2 reads the parsed spool. In-memory
+            # data is simply sliced again.
+            if source_fp.get("kind") != "memory":
+                spool = _Spool(parent)
+            with ProgressBar(unit="rows", desc="pass 1/2: sketch",
+                             enabled=False if quiet else None) as bar, \
+                    _InOrderWorker(pass1.update, threaded=text_source) as sketcher:
+                for batch in source.batches():
+                    sketcher.submit(batch)
+                    if spool is not None:
+                        spool.write(batch)
+                    bar.update(batch.n_rows)
+            if spool is not None:
+                spool.close_writer()
+            if pass1.n_rows == 0:
+                raise SchemaError(f"{source.name}: no data rows")
+            if deferred:
+                source_fp = source.fingerprint()
+                existing = _reusable(output, _fingerprint(source_fp, build_params),
+                                     overwrite, quiet)
+                if existing is not None:
+                    return existing
+            mapper = BinMapper.fit(
+                source.feature_names, source.feature_kinds, pass1.numeric,
+                pass1.categorical, max_bin=max_bin, max_categories=max_categories)
+            # The sketches are done once the edges exist: keep their summary figures
+            # and free them before pass 2 (they were the largest part of pass 1).
+            pass1.freeze()
+            n_rows_expected = pass1.n_rows
+            second_pass = spool.batches if spool is not None else source.batches
+        else:
+            mapper = ref.bin_mapper
+            n_rows_expected = None
+            second_pass = source.batches
+        t_pass1 = time.perf_counter() - t0
+
+        has_label = source.label_name is not None
+        has_weight = source.weight_name is not None
+        # With a reference there is one pass: count missing values while binning.
+        counts = None if ref is None else _Pass1(source, max_bin, max_categories,
+                                                 sketches=False)
+        label_stats = pass1.label_stats if ref is None else counts.label_stats
+        n_rows = 0
+        with CacheWriter(output, backend=backend, compression=compression,
+                         n_features=n_features, codes_dtype=binned_dtype(max_bin),
+                         has_label=has_label, has_weight=has_weight,
+                         overwrite=overwrite) as writer:
+            assembler = _BlockAssembler(writer, n_features, plan.block_rows,
+                                        binned_dtype(max_bin), has_label, has_weight)
+            label_name = "pass 2/2: bin" if ref is None else "bin (reference edges)"
+            with ProgressBar(total=n_rows_expected, unit="rows", desc=label_name,
+                             enabled=False if quiet else None) as bar:
+                for batch in second_pass():
+                    codes = mapper.transform_batch(batch)
+                    if counts is not None:
+                        counts.update(batch)
+                    assembler.add(codes, batch.label, batch.weight)
+                    n_rows += batch.n_rows
+                    bar.update(batch.n_rows)
+                assembler.flush()
+            if n_rows == 0:
+                raise SchemaError(f"{source.name}: no data rows")
+            if deferred and ref is not None:
+                source_fp = source.fingerprint()
+                existing = _reusable(output, _fingerprint(source_fp, build_params),
+                                     overwrite, quiet)
+                if existing is not None:
+                    return existing  # leaving the with block discards this build
+            stats = pass1 if ref is None else counts
+            manifest = {
+                "features": _feature_summary(mapper, stats),
+                "max_bin": int(max_bin),
+                "bin_mapper": mapper.to_dict(),
+                "label": source.label_name, "weight": source.weight_name,
+                "label_stats": label_stats.to_dict() if has_label else None,
+                "weight_stats": stats.weight_stats.to_dict() if has_weight else None,
+                "source": {"name": source.name, "fingerprint": source_fp,
+                           "n_bad_rows": int(getattr(source, "n_bad_rows", 0) or 0)},
+                "build_params": build_params,
+                "fingerprint": {"sha256": _fingerprint(source_fp, build_params)},
+                "reference": None if ref is None else os.path.abspath(ref.path),
+                "build_seconds": {"pass1": t_pass1,
+                                  "total": time.perf_counter() - t0},
+            }
+            writer.commit(manifest)
+    finally:
+        if spool is not None:
+            spool.remove()
+    cache = Cache(output)
+    if verbose:
+        print(f"built {output}: {cache.n_rows} rows, {n_features} features, "
+              f"{cache.n_blocks} blocks, {format_size(cache.nbytes_stored)} on disk")
+    return cache
+
+
+def _reusable(output, fingerprint, overwrite, quiet):
+    """The cache at ``output`` when it was built from the same source and parameters.
+
+    Returns None when there is nothing at ``output`` or ``overwrite`` is set; raises
+    :class:`CacheError` when a cache built from other data or parameters (or one that no
+    longer opens) is there, so a stale cache is never used silently.
+    """
+    from .store import Cache
+
+    if overwrite or not os.path.exists(output):
+        return None
+    existing = _existing_fingerprint(output)
+    if existing is None:
+        return None  # not a cache: the writer's target check names what it is
+    if existing == fingerprint:
+        try:
+            cache = Cache(output)
+        except CacheError as exc:
+            raise CacheError(f"{output} holds a cache of the same source and parameters "
+                             f"that does not open ({exc}); pass overwrite=True "
+                             f"(--overwrite) to rebuild it") from None
+        if not quiet:
+            print(f"{output} is up to date (same source and parameters): reusing it")
+        return cache
+    raise CacheError(f"{output} already holds a cache built from other data or "
+                     f"parameters (stale for this build); pass overwrite=True (--overwrite) "
+                     f"to replace it")

@@ -1,0 +1,464 @@
+"""CSV and gzip CSV files streamed with pyarrow's ``open_csv`` one block at a time.
+
+Fast path
+---------
+Column types are decided once, from the header and the first block (``open_source``
+probes it): integer, float and all-missing columns are numeric and read as float64; text
+columns are categorical and read as strings. Every later read fixes these types with
+``ConvertOptions.column_types`` so a later block cannot change them, and a float64 column
+without missing values reaches NumPy without a copy.
+
+Slow paths (errors only)
+------------------------
+pyarrow's messages name neither lines nor (for conversion errors) rows, so when a read
+fails we find the place ourselves:
+
+* text in a numeric column: the column is added to a set of numeric columns read as
+  strings, and the pass restarts from the top of the file, skipping the records already
+  yielded. Those strings are parsed with pyarrow.compute; in ``on_bad_rows="skip"`` mode
+  rows that fail are dropped and counted, otherwise the first one is reported. Only the
+  offending columns leave the fast path, and only after their first bad value.
+* line numbers: :func:`scan_records` re-reads the raw bytes with NumPy, marks the newlines
+  outside quotes (a running quote parity) as record ends, and gives each non-empty record
+  its physical line number (header = line 1) and field count. Quoted fields holding
+  newlines, CRLF endings and blank lines are counted as an editor shows them; the scan
+  assumes an ASCII-compatible encoding and ``"`` quotes.
+* invalid bytes for the encoding: an incremental decoder finds the byte offset and line.
+"""
+from __future__ import annotations
+
+import codecs
+import os
+import re
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.csv as pa_csv
+
+from ...errors import InputError, ParameterError
+from .source import (CATEGORICAL, DEFAULT_NA_VALUES, NUMERIC, Batch, Source, arrow_kind,
+                     file_fingerprint, resolve_columns, to_float64)
+
+_RAGGED_RE = re.compile(r"Expected (\d+) columns, got (\d+)")
+_CONVERSION_RE = re.compile(r"In CSV column #(\d+): CSV conversion error to (\w+): "
+                            r"invalid value '(.*)'", re.S)
+# The float syntax pyarrow's CSV reader accepts (after trimming spaces).
+_NUMBER_RE = (r"^[+-]?(?:(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
+              r"|inf|infinity|nan)$")
+_SCAN_CHUNK = 1 << 20
+
+
+def _utf8(encoding):
+    return codecs.lookup(encoding).name == "utf-8"
+
+
+def parse_numbers(arr):
+    """Parse a pyarrow string array as float64, tolerating bad values.
+
+    Parameters
+    ----------
+    arr : pyarrow.Array of strings, length n (null = missing)
+
+    Returns
+    -------
+    values : np.ndarray float64 (n,)
+        Parsed values; NaN where missing or bad.
+    bad : np.ndarray bool (n,)
+        True where a non-null string is not a number.
+    """
+    trimmed = pc.utf8_trim_whitespace(arr)
+    ok = pc.match_substring_regex(trimmed, _NUMBER_RE, ignore_case=True)
+    bad = ~pc.fill_null(ok, True).to_numpy(zero_copy_only=False)
+    clean = pc.if_else(pc.fill_null(ok, False), trimmed, pa.scalar(None, pa.string()))
+    return pc.cast(clean, pa.float64()).to_numpy(zero_copy_only=False), bad
+
+
+class CsvSource(Source):
+    """A CSV file (optionally gzip-compressed) with a header line.
+
+    See :func:`oocboost.cache.ingest.open_source` for the parameters. ``n_rows`` is known after
+    the first full iteration; ``n_bad_rows`` counts the rows dropped in skip mode.
+    """
+
+    OPTIONS = ("label", "weight", "drop", "categorical", "delimiter", "na_values",
+               "encoding", "on_bad_rows", "batch_bytes")
+
+    def __init__(self, path, *, compression=None, label=None, weight=None, drop=(),
+                 categorical="auto", delimiter=",", na_values=None, encoding="utf-8",
+                 on_bad_rows="error", batch_bytes=1 << 20):
+        super().__init__()
+        if not isinstance(delimiter, str) or len(delimiter) != 1 or delimiter in '"\r\n':
+            raise ParameterError(f"delimiter must be one character other than a quote or "
+                                 f"a newline, got {delimiter!r}")
+        try:
+            codecs.lookup(encoding)
+        except (LookupError, TypeError):
+            raise ParameterError(f"unknown encoding {encoding!r}") from None
+        self.name = os.path.abspath(path)
+        self._compression = compression
+        self._delimiter = delimiter
+        self._na = [str(v) for v in (DEFAULT_NA_VALUES if na_values is None else na_values)]
+        self._encoding = "utf8" if _utf8(encoding) else encoding
+        self._skip = on_bad_rows == "skip"
+        self._batch_bytes = batch_bytes
+        # Numeric columns that showed a non-number: read as text, parsed by parse_numbers.
+        self._string_numeric = set()
+        if os.path.getsize(self.name) == 0:
+            raise InputError(f"{self.name}: the file is empty (0 bytes); expected a header "
+                             f"line and data rows")
+        self._probe(label, weight, drop, categorical)
+
+    # ---------------------------------------------------------------- reading
+    def _stream(self):
+        return pa.input_stream(self.name, compression=self._compression)
+
+    def _open(self, *, column_types=None, include=None, counter=None):
+        def on_invalid(row):
+            if counter is None:
+                return "error"
+            counter[0] += 1
+            return "skip"
+
+        read_options = pa_csv.ReadOptions(block_size=self._batch_bytes,
+                                          encoding=self._encoding)
+        parse_options = pa_csv.ParseOptions(delimiter=self._delimiter,
+                                            newlines_in_values=True,
+                                            invalid_row_handler=on_invalid)
+        convert_options = pa_csv.ConvertOptions(column_types=column_types,
+                                                include_columns=include,
+                                                null_values=self._na,
+                                                strings_can_be_null=True)
+        # The system allocator: mimalloc (pyarrow's default) kept 15-20 MiB more resident
+        # for the same parse, at the same speed, and builds run under a memory limit.
+        return pa_csv.open_csv(self._stream(), read_options=read_options,
+                               parse_options=parse_options, convert_options=convert_options,
+                               memory_pool=pa.system_memory_pool())
+
+    def _probe(self, label, weight, drop, categorical):
+        named = set(categorical) if isinstance(categorical, (list, tuple, set, frozenset)) \
+            else set()
+        counter = [0] if self._skip else None
+        try:
+            reader = self._open(column_types={c: pa.string() for c in named}, counter=counter)
+            schema = reader.schema
+            try:
+                first = reader.read_next_batch()
+            except StopIteration:
+                first = None
+        except (pa.ArrowException, UnicodeDecodeError) as e:
+            self._translate(e)
+            raise AssertionError("unreachable")  # _translate raises for probe errors
+        self._file_columns = list(schema.names)
+        self.feature_names = resolve_columns(self.name, self._file_columns, label=label,
+                                             weight=weight, drop=drop,
+                                             categorical=categorical)
+        if first is None:
+            raise InputError(f"{self.name}: the file has a header line but no data rows "
+                             f"(line 2 onwards is empty)")
+        if any(pa.types.is_binary(t) for t in schema.types):
+            self._raise_encoding()
+        kinds = []
+        for name in self.feature_names:
+            t = schema.field(name).type
+            is_number = (pa.types.is_integer(t) or pa.types.is_floating(t)
+                         or pa.types.is_null(t))
+            if name in named:
+                kinds.append(CATEGORICAL)
+            elif is_number:
+                kinds.append(NUMERIC)
+            else:
+                # Booleans, dates and other inferred types stay text: categories.
+                try:
+                    kinds.append(arrow_kind(self.name, name, pa.string(), categorical))
+                except InputError as e:
+                    raise self._text_error(first, name, e) from None
+        self.feature_kinds = kinds
+        for role, name in (("label", label), ("weight", weight)):
+            if name is None:
+                continue
+            t = schema.field(name).type
+            if not (pa.types.is_integer(t) or pa.types.is_floating(t)
+                    or pa.types.is_null(t)):
+                sample = first.column(name).drop_null()
+                example = f" (e.g. {sample[0].as_py()!r})" if len(sample) else ""
+                raise InputError(f"{self.name}: {role} column {name!r} holds text{example}; "
+                                 f"expected numbers")
+        self.label_name, self.weight_name = label, weight
+        self._numeric_cols = [f for f, k in zip(self.feature_names, kinds) if k == NUMERIC]
+        self._numeric_cols += [c for c in (label, weight) if c is not None]
+        self._include = self.feature_names + [c for c in (label, weight) if c is not None]
+
+    def _text_error(self, first, name, error):
+        """``error`` (a text column that is not categorical) with the line of its first
+        value that is not a number."""
+        _, bad = parse_numbers(pc.cast(first.column(name), pa.string()))
+        if not bad.any():
+            return error
+        k = int(np.argmax(bad))
+        value = first.column(name)[k].as_py()
+        return InputError(f"{self.name}: line {self._line_of_record(k)}, column {name!r}: "
+                          f"got {value!r}; expected numbers (the column is not "
+                          f"categorical: name it in categorical to read it as categories)")
+
+    def _column_types(self, string_numeric):
+        types = {}
+        for name, kind in zip(self.feature_names, self.feature_kinds):
+            types[name] = pa.string() if kind == CATEGORICAL else pa.float64()
+        for name in (self.label_name, self.weight_name):
+            if name is not None:
+                types[name] = pa.float64()
+        for name in string_numeric:
+            types[name] = pa.string()
+        return types
+
+    def batches(self):
+        """Stream the file from the top as :class:`Batch` objects of one block each.
+
+        Yields
+        ------
+        Batch
+            Numeric columns float64 (possibly read-only, zero-copy), categorical columns
+            pyarrow string arrays; empty blocks (all rows dropped) are not yielded.
+        """
+        string_numeric = set(self._string_numeric)
+        done = 0        # pyarrow records (rows after dropping ragged ones) already yielded
+        kept = 0        # rows yielded
+        cast_bad = 0    # rows dropped because a numeric field was not a number
+        while True:
+            ragged = [0] if self._skip else None
+            reader = self._reader(string_numeric, ragged)
+            seen, restart = 0, False
+            while True:
+                try:
+                    rb = reader.read_next_batch()
+                except StopIteration:
+                    break
+                except (pa.ArrowException, UnicodeDecodeError) as e:
+                    column = self._translate(e)
+                    if column in string_numeric:
+                        raise InputError(f"{self.name}: cannot parse column {column!r} after "
+                                         f"line ~{self._line_of_record(seen)}: {e}") from None
+                    string_numeric.add(column)
+                    restart = True
+                    break
+                n = rb.num_rows
+                if seen + n <= done:  # already yielded before a restart
+                    seen += n
+                    continue
+                if seen < done:
+                    rb = rb.slice(done - seen)
+                record0 = max(seen, done)
+                seen += n
+                batch, n_bad = self._convert(rb, kept, record0, string_numeric)
+                done = seen
+                cast_bad += n_bad
+                kept += batch.n_rows
+                if batch.n_rows:
+                    yield batch
+            if not restart:
+                break
+        # Every pass starts at the top of the file, so the last pass saw every ragged row.
+        self._string_numeric |= string_numeric
+        self.n_bad_rows = (ragged[0] if ragged else 0) + cast_bad
+        self.n_rows = kept
+
+    def _reader(self, string_numeric, counter):
+        try:
+            return self._open(column_types=self._column_types(string_numeric),
+                              include=self._include, counter=counter)
+        except (pa.ArrowException, UnicodeDecodeError) as e:
+            self._translate(e)
+            raise AssertionError("unreachable")  # the first block failed: ragged/encoding
+
+    def _convert(self, rb, row_start, record0, string_numeric):
+        """Record batch -> (Batch, number of rows dropped for non-numbers)."""
+        values = {}
+        bad = None
+        for name in self._numeric_cols:
+            arr = rb.column(name)
+            if name in string_numeric:
+                v, b = parse_numbers(arr)
+                if b.any():
+                    if not self._skip:
+                        i = int(np.argmax(b))
+                        raise InputError(
+                            f"{self.name}: line {self._line_of_record(record0 + i)}, column "
+                            f"{name!r}: expected a number, got {arr[i].as_py()!r}")
+                    bad = b if bad is None else (bad | b)
+                values[name] = v
+            else:
+                values[name] = to_float64(arr)
+        n_bad = 0
+        positions = None  # record offset of each kept row, when some rows were dropped
+        if bad is not None and bad.any():
+            keep = ~bad
+            n_bad = int(bad.sum())
+            positions = np.flatnonzero(keep)
+            rb = rb.filter(pa.array(keep))
+            values = {k: v[keep] for k, v in values.items()}
+        b = Batch(row_start=row_start, n_rows=rb.num_rows)
+        for name, kind in zip(self.feature_names, self.feature_kinds):
+            if kind == NUMERIC:
+                b.numeric[name] = values[name]
+            else:
+                b.categorical[name] = rb.column(name)
+        for role, name in (("label", self.label_name), ("weight", self.weight_name)):
+            if name is None:
+                continue
+            v = values[name]
+            nan = np.isnan(v)
+            if nan.any():
+                i = int(np.argmax(nan))
+                i = int(positions[i]) if positions is not None else i
+                raise InputError(f"{self.name}: line {self._line_of_record(record0 + i)}, "
+                                 f"{role} column {name!r} is missing; expected a number in "
+                                 f"every row")
+            setattr(b, role, v)
+        return b, n_bad
+
+    # ---------------------------------------------------------------- errors
+    def _translate(self, e):
+        """Turn a pyarrow read error into an InputError, or return the name of a numeric
+        column that met a non-number (the caller then reads it as text)."""
+        msg = str(e)
+        if isinstance(e, UnicodeDecodeError) or "UTF8" in msg or "UTF-8" in msg:
+            self._raise_encoding()
+        if "Empty CSV file" in msg:
+            raise InputError(f"{self.name}: the file is empty; expected a header line and "
+                             f"data rows") from None
+        if _RAGGED_RE.search(msg):
+            found = self._first_ragged()
+            if found is not None:
+                line, expected, got = found
+                raise InputError(f"{self.name}: line {line}: expected {expected} fields (as "
+                                 f"in the header), got {got}") from None
+            m = _RAGGED_RE.search(msg)
+            raise InputError(f"{self.name}: a row has {m.group(2)} fields, expected "
+                             f"{m.group(1)}") from None
+        m = _CONVERSION_RE.search(msg)
+        if m and hasattr(self, "_file_columns"):
+            return self._file_columns[int(m.group(1))]
+        raise InputError(f"{self.name}: cannot parse the CSV file: {msg}") from None
+
+    def _raise_encoding(self):
+        found = find_bad_bytes(self._stream, self._encoding)
+        if found is None:
+            raise InputError(f"{self.name}: bytes not valid in encoding "
+                             f"{self._encoding!r}") from None
+        offset, line, raw = found
+        raise InputError(f"{self.name}: line {line} (byte offset {offset}): bytes {raw!r} "
+                         f"are not valid {self._encoding}; pass the file's encoding, e.g. "
+                         f"encoding='latin-1'") from None
+
+    def _first_ragged(self):
+        expected = None
+        for lines, n_fields in scan_records(self._stream, self._delimiter):
+            if expected is None and len(n_fields):
+                expected = int(n_fields[0])
+                lines, n_fields = lines[1:], n_fields[1:]
+            wrong = np.flatnonzero(n_fields != expected)
+            if len(wrong):
+                return int(lines[wrong[0]]), expected, int(n_fields[wrong[0]])
+        return None
+
+    def _line_of_record(self, k):
+        """Physical line of data record ``k`` (0-based among the records pyarrow yields:
+        blank lines, and in skip mode ragged rows, are not records)."""
+        expected = None
+        for lines, n_fields in scan_records(self._stream, self._delimiter):
+            if expected is None and len(n_fields):
+                expected = int(n_fields[0])
+                lines, n_fields = lines[1:], n_fields[1:]
+            if self._skip:
+                lines = lines[n_fields == expected]
+            if k < len(lines):
+                return int(lines[k])
+            k -= len(lines)
+        return "?"
+
+    def fingerprint(self):
+        return file_fingerprint(self.name)
+
+
+def scan_records(open_stream, delimiter, chunk_size=_SCAN_CHUNK):
+    """Physical line number and field count of every non-empty record of a CSV file.
+
+    Parameters
+    ----------
+    open_stream : callable
+        Returns a fresh binary input stream of the (decompressed) file.
+    delimiter : str
+        One ASCII character.
+
+    Yields
+    ------
+    lines : np.ndarray int64 (n,)
+        1-based line on which each record starts (the header is the first record).
+    n_fields : np.ndarray int64 (n,)
+        Number of fields of each record (delimiters outside quotes + 1).
+    """
+    quote, delim = ord('"'), ord(delimiter)
+    leftover = b""
+    line_base = 1
+    with open_stream() as f:
+        while True:
+            chunk = f.read(chunk_size)
+            eof = not chunk
+            data = leftover + chunk
+            buf = np.frombuffer(data, np.uint8)
+            # A newline is a record end when an even number of quotes precede it in the
+            # record (doubled quotes "" inside a field keep the parity right).
+            inside = (np.cumsum(buf == quote) & 1).astype(bool)
+            is_nl = buf == 10
+            ends = np.flatnonzero(is_nl & ~inside)
+            if eof and len(buf) and (len(ends) == 0 or ends[-1] != len(buf) - 1):
+                ends = np.append(ends, len(buf))  # last record without a final newline
+            if len(ends):
+                starts = np.concatenate(([0], ends[:-1] + 1))
+                length = ends - starts
+                last = np.minimum(ends, len(buf)) - 1
+                has_cr = (length > 0) & (buf[np.maximum(last, 0)] == 13) & (ends < len(buf))
+                nonempty = (length - has_cr) > 0
+                nl_before = np.concatenate(([0], np.cumsum(is_nl)))
+                lines = line_base + nl_before[starts]
+                dpos = np.flatnonzero((buf == delim) & ~inside)
+                rec = np.searchsorted(ends, dpos)
+                n_fields = np.bincount(rec, minlength=len(ends) + 1)[:len(ends)] + 1
+                yield lines[nonempty].astype(np.int64), n_fields[nonempty].astype(np.int64)
+                consumed = min(int(ends[-1]) + 1, len(buf))
+                line_base += int(nl_before[consumed])
+                leftover = data[consumed:]
+            else:
+                leftover = data
+            if eof:
+                return
+
+
+def find_bad_bytes(open_stream, encoding, chunk_size=_SCAN_CHUNK):
+    """First bytes of a file not valid in ``encoding``.
+
+    Returns
+    -------
+    (byte_offset, line, bytes) or None
+        0-based byte offset in the (decompressed) file, 1-based line, offending bytes.
+    """
+    decoder = codecs.getincrementaldecoder(encoding)("strict")
+    offset, line = 0, 1
+    with open_stream() as f:
+        while True:
+            chunk = f.read(chunk_size)
+            held = decoder.getstate()[0]  # bytes of a split character from the last chunk
+            held = held if isinstance(held, bytes) else b""
+            try:
+                decoder.decode(chunk, final=not chunk)
+            except UnicodeDecodeError as e:
+                # e.start indexes held + chunk; held bytes never contain a newline.
+                data = held + chunk
+                pos = max(e.start, 0)
+                return (offset - len(held) + pos, line + data[:pos].count(b"\n"),
+                        data[pos:pos + max(e.end - e.start, 1)])
+            if not chunk:
+                return None
+            line += chunk.count(b"\n")
+            offset += len(chunk)

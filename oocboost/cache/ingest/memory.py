@@ -1,0 +1,423 @@
+"""In-memory sources: NumPy arrays, pandas DataFrames, pyarrow tables and batch iterables.
+
+Each is sliced into batches of ``batch_rows`` rows; only one batch at a time is ever
+converted (copied), never the whole source.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+
+from ...errors import InputError, ParameterError
+from .source import (CATEGORICAL, NUMERIC, ArrowBatchSource, Batch, Source, check_no_missing,
+                     hash_arrow_array, hash_ndarray, new_hash, resolve_columns, slice_batches,
+                     to_float64, to_string_array)
+
+_ARRAY_LABEL = "<label>"
+_ARRAY_WEIGHT = "<weight>"
+
+
+def _row_name(i):
+    return f"row {i + 1}"
+
+
+def _as_1d_float(source_name, role, values, n_rows):
+    """An array-like label/weight -> float64 (n_rows,) with a clear error otherwise."""
+    try:
+        import pandas as pd
+        if isinstance(values, (pd.Series, pd.Index)):
+            values = values.to_numpy(dtype=np.float64, na_value=np.nan)
+    except ImportError:  # without pandas there is no Series to convert
+        pass
+    if isinstance(values, (pa.Array, pa.ChunkedArray)):
+        values = to_float64(values)
+    a = np.asarray(values)
+    if a.dtype.kind not in "biuf":
+        raise InputError(f"{source_name}: {role} array has dtype {a.dtype}; expected numbers")
+    a = a.astype(np.float64, copy=False)
+    if a.ndim != 1 or a.shape[0] != n_rows:
+        raise InputError(f"{source_name}: {role} array has shape {a.shape}; expected "
+                         f"({n_rows},), one value per row")
+    check_no_missing(source_name, role, _ARRAY_LABEL if role == "label" else _ARRAY_WEIGHT,
+                     a, 0, _row_name)
+    return a
+
+
+def _is_array_like(x):
+    return x is not None and not isinstance(x, str)
+
+
+class NumpySource(Source):
+    """A 2-D NumPy array of numbers (bool, int or float; NaN is missing).
+
+    Columns are features ``f0 .. f{n-1}`` unless ``feature_names`` is given. ``label`` and
+    ``weight`` are 1-D arrays of length ``n_rows`` or names of columns among
+    ``feature_names``. ``categorical`` may name columns to treat as categories (their values
+    are turned into strings such as ``"3"`` or ``"2.5"``).
+    """
+
+    OPTIONS = ("label", "weight", "drop", "categorical", "batch_rows", "feature_names")
+    name = "<numpy array>"
+
+    def __init__(self, X, *, label=None, weight=None, drop=(), categorical="auto",
+                 batch_rows=65536, feature_names=None):
+        super().__init__()
+        if X.ndim != 2:
+            raise InputError(f"{self.name}: expected a 2-D array, got shape {X.shape}")
+        if X.dtype.kind not in "biuf":
+            raise InputError(f"{self.name}: array has dtype {X.dtype}; expected a numeric "
+                             f"dtype (object and string arrays are not supported: use a "
+                             f"DataFrame or a pyarrow Table for text columns)")
+        n_rows, n_cols = X.shape
+        if feature_names is None:
+            columns = [f"f{j}" for j in range(n_cols)]
+        else:
+            columns = [str(c) for c in feature_names]
+            if len(columns) != n_cols:
+                raise ParameterError(f"feature_names has {len(columns)} names but the array "
+                                     f"has {n_cols} columns")
+        self._X = X
+        self._batch_rows = batch_rows
+        self.n_rows = n_rows
+        arrays = {}
+        names = {}
+        for role, value in (("label", label), ("weight", weight)):
+            if _is_array_like(value):
+                arrays[role] = _as_1d_float(self.name, role, value, n_rows)
+                names[role] = _ARRAY_LABEL if role == "label" else _ARRAY_WEIGHT
+            else:
+                names[role] = value
+        features = resolve_columns(self.name, columns, label=names["label"] if "label" not in
+                                   arrays else None, weight=names["weight"] if "weight" not in
+                                   arrays else None, drop=drop, categorical=categorical)
+        named = categorical if isinstance(categorical, (list, tuple, set, frozenset)) else ()
+        self.feature_names = features
+        self.feature_kinds = [CATEGORICAL if f in named else NUMERIC for f in features]
+        self.label_name, self.weight_name = names["label"], names["weight"]
+        self._index = {c: j for j, c in enumerate(columns)}
+        self._arrays = arrays
+
+    def batches(self):
+        X = self._X
+        wanted = [self._index[f] for f in self.feature_names]
+        for role in ("label", "weight"):
+            name = getattr(self, f"{role}_name")
+            if name is not None and role not in self._arrays:
+                wanted.append(self._index[name])
+        for start in range(0, X.shape[0], self._batch_rows):
+            stop = min(start + self._batch_rows, X.shape[0])
+            # One transposed copy per batch gives contiguous float64 columns.
+            block = np.array(X[start:stop, wanted].T, dtype=np.float64, order="C")
+            b = Batch(row_start=start, n_rows=stop - start)
+            for k, (f, kind) in enumerate(zip(self.feature_names, self.feature_kinds)):
+                if kind == NUMERIC:
+                    b.numeric[f] = block[k]
+                else:
+                    b.categorical[f] = pc_to_string(block[k])
+            k = len(self.feature_names)
+            for role in ("label", "weight"):
+                name = getattr(self, f"{role}_name")
+                if name is None:
+                    continue
+                if role in self._arrays:
+                    values = self._arrays[role][start:stop]
+                else:
+                    values = block[k]
+                    k += 1
+                    check_no_missing(self.name, role, name, values, start, _row_name)
+                setattr(b, role, values)
+            yield b
+
+    def fingerprint(self):
+        h = new_hash()
+        hash_ndarray(h, self._X)
+        h.update(repr((self.feature_names, self.feature_kinds, self.label_name,
+                       self.weight_name)).encode())
+        for role in ("label", "weight"):
+            if role in self._arrays:
+                h.update(role.encode())
+                hash_ndarray(h, self._arrays[role])
+        return {"kind": "memory", "sha256": h.hexdigest()}
+
+
+def pc_to_string(values):
+    """float64 ndarray -> pyarrow string array, NaN -> null."""
+    return to_string_array(pa.array(values, from_pandas=True))
+
+
+class PandasSource(Source):
+    """A pandas DataFrame; category, object and string columns are categorical.
+
+    Numeric columns (bool, int, float and the nullable extension types) are numeric, with
+    ``pd.NA`` read as NaN. Datetime, timedelta, period and other columns are an InputError.
+    """
+
+    OPTIONS = ("label", "weight", "drop", "categorical", "batch_rows")
+    name = "<pandas DataFrame>"
+
+    def __init__(self, df, *, label=None, weight=None, drop=(), categorical="auto",
+                 batch_rows=65536):
+        import pandas as pd
+
+        super().__init__()
+        columns = list(df.columns)
+        if not all(isinstance(c, str) for c in columns):
+            # Column labels become names in the model: strings keep them unambiguous.
+            columns = [str(c) for c in columns]
+        n_rows = len(df)
+        self._df = df
+        self._batch_rows = batch_rows
+        self.n_rows = n_rows
+        arrays, names = {}, {}
+        for role, value in (("label", label), ("weight", weight)):
+            if _is_array_like(value):
+                arrays[role] = _as_1d_float(self.name, role, value, n_rows)
+                names[role] = _ARRAY_LABEL if role == "label" else _ARRAY_WEIGHT
+            else:
+                names[role] = value
+        self.feature_names = resolve_columns(
+            self.name, columns, label=None if "label" in arrays else names["label"],
+            weight=None if "weight" in arrays else names["weight"], drop=drop,
+            categorical=categorical)
+        self._pos = {c: j for j, c in enumerate(columns)}
+        named = categorical if isinstance(categorical, (list, tuple, set, frozenset)) else ()
+        kinds = []
+        for f in self.feature_names:
+            dtype = df.dtypes.iloc[self._pos[f]]
+            if pd.api.types.is_bool_dtype(dtype) or pd.api.types.is_numeric_dtype(dtype):
+                kinds.append(CATEGORICAL if f in named else NUMERIC)
+            elif (isinstance(dtype, pd.CategoricalDtype) or pd.api.types.is_string_dtype(dtype)
+                  or dtype == object):
+                if categorical == "auto" or f in named:
+                    kinds.append(CATEGORICAL)
+                else:
+                    raise InputError(f"{self.name}: column {f!r} has dtype {dtype} (text) but "
+                                     f"is not categorical; expected numbers, or name it in "
+                                     f"categorical")
+            else:
+                raise InputError(f"{self.name}: column {f!r} has unsupported dtype {dtype}; "
+                                 f"expected numbers, strings or categories")
+        self.feature_kinds = kinds
+        for role in ("label", "weight"):
+            if role not in arrays and names[role] is not None:
+                dtype = df.dtypes.iloc[self._pos[names[role]]]
+                if not (pd.api.types.is_numeric_dtype(dtype)
+                        or pd.api.types.is_bool_dtype(dtype)):
+                    raise InputError(f"{self.name}: {role} column {names[role]!r} has dtype "
+                                     f"{dtype}; expected numbers")
+        self.label_name, self.weight_name = names["label"], names["weight"]
+        self._arrays = arrays
+
+    def _column(self, name, start, stop):
+        return self._df.iloc[start:stop, self._pos[name]]
+
+    def _categorical(self, name, series):
+        try:
+            arr = pa.array(series, from_pandas=True)
+        except (pa.ArrowException, TypeError, ValueError) as e:
+            raise InputError(f"{self.name}: column {name!r} cannot be read as text ({e}); "
+                             f"expected strings") from None
+        return to_string_array(arr)
+
+    def batches(self):
+        n = len(self._df)
+        for start in range(0, n, self._batch_rows):
+            stop = min(start + self._batch_rows, n)
+            b = Batch(row_start=start, n_rows=stop - start)
+            for f, kind in zip(self.feature_names, self.feature_kinds):
+                s = self._column(f, start, stop)
+                if kind == NUMERIC:
+                    b.numeric[f] = s.to_numpy(dtype=np.float64, na_value=np.nan)
+                else:
+                    b.categorical[f] = self._categorical(f, s)
+            for role in ("label", "weight"):
+                name = getattr(self, f"{role}_name")
+                if name is None:
+                    continue
+                if role in self._arrays:
+                    values = self._arrays[role][start:stop]
+                else:
+                    values = self._column(name, start, stop).to_numpy(dtype=np.float64,
+                                                                      na_value=np.nan)
+                    check_no_missing(self.name, role, name, values, start, _row_name)
+                setattr(b, role, values)
+            yield b
+
+    def fingerprint(self):
+        import pandas as pd
+
+        h = new_hash()
+        h.update(repr((self.feature_names, self.feature_kinds, self.label_name,
+                       self.weight_name, len(self._df))).encode())
+        for name in self.feature_names + [n for r, n in (("label", self.label_name),
+                                                         ("weight", self.weight_name))
+                                          if n is not None and r not in self._arrays]:
+            s = self._df.iloc[:, self._pos[name]]
+            h.update(name.encode())
+            if isinstance(s.dtype, np.dtype) and s.dtype.kind in "biuf":
+                hash_ndarray(h, s.to_numpy())
+            elif isinstance(s.dtype, pd.CategoricalDtype):
+                hash_ndarray(h, s.cat.codes.to_numpy())
+                hash_arrow_array(h, pa.array(s.cat.categories.astype(str)))
+            else:
+                # Object and extension columns: one Arrow column at a time, never Python
+                # objects for the whole frame.
+                hash_arrow_array(h, pa.array(s, from_pandas=True))
+        for role in ("label", "weight"):
+            if role in self._arrays:
+                h.update(role.encode())
+                hash_ndarray(h, self._arrays[role])
+        return {"kind": "memory", "sha256": h.hexdigest()}
+
+
+class ArrowTableSource(ArrowBatchSource):
+    """A pyarrow Table or RecordBatch, sliced (zero-copy) into ``batch_rows`` rows."""
+
+    OPTIONS = ("label", "weight", "drop", "categorical", "batch_rows")
+    name = "<pyarrow Table>"
+
+    def __init__(self, table, *, label=None, weight=None, drop=(), categorical="auto",
+                 batch_rows=65536):
+        super().__init__()
+        if isinstance(table, pa.RecordBatch):
+            table = pa.Table.from_batches([table])
+            self.name = "<pyarrow RecordBatch>"
+        self._table = table
+        self._batch_rows = batch_rows
+        self.n_rows = table.num_rows
+        arrays, names = {}, {}
+        for role, value in (("label", label), ("weight", weight)):
+            if _is_array_like(value):
+                arrays[role] = _as_1d_float(self.name, role, value, table.num_rows)
+                names[role] = _ARRAY_LABEL if role == "label" else _ARRAY_WEIGHT
+            else:
+                names[role] = value
+        self._init_schema(table.schema, label=None if "label" in arrays else names["label"],
+                          weight=None if "weight" in arrays else names["weight"], drop=drop,
+                          categorical=categorical)
+        self.label_name, self.weight_name = names["label"], names["weight"]
+        self._arrays = arrays
+        self._columns = [c for c in self._columns if c not in (_ARRAY_LABEL, _ARRAY_WEIGHT)]
+
+    def _record_batches(self):
+        t = self._table.select(self._columns)
+        for start in range(0, t.num_rows, self._batch_rows):
+            yield t.slice(start, self._batch_rows)
+
+    def _convert(self, rb, row_start):
+        saved = self.label_name, self.weight_name
+        # Array labels are not columns of the table: convert columns, then attach slices.
+        if "label" in self._arrays:
+            self.label_name = None
+        if "weight" in self._arrays:
+            self.weight_name = None
+        try:
+            b = super()._convert(rb, row_start)
+        finally:
+            self.label_name, self.weight_name = saved
+        for role, values in self._arrays.items():
+            setattr(b, role, values[row_start:row_start + rb.num_rows])
+        return b
+
+    def fingerprint(self):
+        h = new_hash()
+        h.update(repr((self.feature_names, self.feature_kinds, self.label_name,
+                       self.weight_name, self._table.num_rows)).encode())
+        for name in self._columns:
+            h.update(name.encode())
+            hash_arrow_array(h, self._table.column(name))
+        for role in ("label", "weight"):
+            if role in self._arrays:
+                h.update(role.encode())
+                hash_ndarray(h, self._arrays[role])
+        return {"kind": "memory", "sha256": h.hexdigest()}
+
+
+class BatchIterableSource(ArrowBatchSource):
+    """An iterable of pyarrow RecordBatches sharing one schema.
+
+    A list or tuple (or any iterable whose ``iter()`` returns a fresh iterator) can be
+    streamed many times. A one-shot iterator or generator can be streamed only once; its
+    fingerprint is computed while it streams, so ``fingerprint()`` before the end of that
+    first pass returns ``{"kind": "stream", "sha256": None}`` (equal to nothing).
+    """
+
+    OPTIONS = ("label", "weight", "drop", "categorical", "batch_rows")
+    name = "<iterable of RecordBatches>"
+
+    def __init__(self, iterable, *, label=None, weight=None, drop=(), categorical="auto",
+                 batch_rows=65536):
+        super().__init__()
+        for role, value in (("label", label), ("weight", weight)):
+            if _is_array_like(value):
+                raise ParameterError(f"for an iterable of batches, {role} must be a column "
+                                     f"name")
+        self._iterable = iterable
+        self._one_shot = iter(iterable) is iterable
+        self._batch_rows = batch_rows
+        it = iter(iterable)
+        try:
+            first = next(it)
+        except StopIteration:
+            raise InputError(f"{self.name}: the iterable yields no record batch") from None
+        self._check_batch(first, 0, None)
+        self._schema = first.schema
+        self._peeked = (first, it) if self._one_shot else None
+        self._streamed = False
+        self._hash = None
+        self._init_schema(first.schema, label=label, weight=weight, drop=drop,
+                          categorical=categorical)
+
+    def _check_batch(self, rb, index, schema):
+        if isinstance(rb, pa.Table):
+            return
+        if not isinstance(rb, pa.RecordBatch):
+            raise InputError(f"{self.name}: item {index + 1} is a {type(rb).__name__}; "
+                             f"expected a pyarrow RecordBatch")
+        if schema is not None and not rb.schema.equals(schema):
+            raise InputError(f"{self.name}: record batch {index + 1} has schema "
+                             f"{rb.schema.to_string(show_schema_metadata=False)!r}; expected "
+                             f"the schema of the first batch "
+                             f"{schema.to_string(show_schema_metadata=False)!r}")
+
+    def _items(self):
+        if self._one_shot:
+            if self._streamed:
+                raise InputError(f"{self.name}: a one-shot iterator can be streamed only "
+                                 f"once; pass a list of batches to read them again")
+            self._streamed = True
+            first, it = self._peeked
+            self._peeked = None
+            yield first
+            yield from it
+        else:
+            yield from self._iterable
+
+    def _record_batches(self):
+        h = new_hash() if self._one_shot else None
+        for i, rb in enumerate(self._items()):
+            self._check_batch(rb, i, self._schema)
+            rb = rb.select(self._columns)
+            if h is not None:
+                for name in self._columns:
+                    hash_arrow_array(h, rb.column(name))
+            if isinstance(rb, pa.Table):
+                for piece in rb.to_batches(max_chunksize=self._batch_rows):
+                    yield from slice_batches(piece, self._batch_rows)
+            else:
+                yield from slice_batches(rb, self._batch_rows)
+        if h is not None:
+            self._hash = h.hexdigest()
+
+    def fingerprint(self):
+        if self._one_shot:
+            if self._hash is None:
+                return {"kind": "stream", "sha256": None}
+            return {"kind": "memory", "sha256": self._hash}
+        h = new_hash()
+        h.update(repr((self.feature_names, self.feature_kinds, self.label_name,
+                       self.weight_name)).encode())
+        for rb in self._iterable:
+            for name in self._columns:
+                hash_arrow_array(h, rb.column(name))
+        return {"kind": "memory", "sha256": h.hexdigest()}

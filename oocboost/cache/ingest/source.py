@@ -1,0 +1,521 @@
+"""One stream of record batches from any source: the `Source` and `Batch` types and dispatch.
+
+Every reader (CSV, Parquet, Arrow IPC, NumPy, pandas, pyarrow) is a :class:`Source`. Its
+:meth:`Source.batches` yields :class:`Batch` objects that hold float64 NumPy columns for
+numeric features and pyarrow string arrays for categorical ones, so the layers downstream
+(sketch, binning) never learn where the data came from.
+
+:func:`open_source` picks the reader with one table of ``(predicate, constructor)`` pairs
+(``_DISPATCH``); the first predicate that accepts ``data`` wins and an unknown type ends in
+a ``TypeError`` naming it.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass, field
+from typing import Iterator
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ...errors import InputError, ParameterError
+
+NUMERIC = "numeric"
+CATEGORICAL = "categorical"
+
+#: Strings read as missing in CSV files when ``na_values`` is None.
+DEFAULT_NA_VALUES = ("", "NA", "N/A", "NaN", "nan", "null", "NULL", "None", "?")
+
+
+@dataclass
+class Batch:
+    """A slice of consecutive rows of a source.
+
+    Attributes
+    ----------
+    row_start : int
+        Index of the first row among the rows kept so far (dropped bad rows do not count).
+    n_rows : int
+        Number of rows in the batch.
+    numeric : dict[str, np.ndarray]
+        Feature name -> float64 array of shape ``(n_rows,)``. NaN is missing; +-inf are kept.
+        Arrays may be read-only views of the source's buffers: do not write into them.
+    categorical : dict[str, pyarrow.Array]
+        Feature name -> pyarrow ``string`` array of length ``n_rows``; null is missing.
+    label : np.ndarray or None
+        float64, shape ``(n_rows,)``, never NaN.
+    weight : np.ndarray or None
+        float64, shape ``(n_rows,)``, never NaN.
+    """
+
+    row_start: int
+    n_rows: int
+    numeric: dict = field(default_factory=dict)
+    categorical: dict = field(default_factory=dict)
+    label: np.ndarray | None = None
+    weight: np.ndarray | None = None
+
+
+class Source:
+    """A tabular source streamed as :class:`Batch` objects.
+
+    Attributes
+    ----------
+    name : str
+        Absolute path of a file, or ``"<numpy array>"``, ``"<pandas DataFrame>"``, ...
+    feature_names : list[str]
+        Feature columns in source order (label, weight and dropped columns excluded).
+    feature_kinds : list[str]
+        ``"numeric"`` or ``"categorical"`` for each feature.
+    label_name, weight_name : str or None
+        Column names of the label and the sample weight (``"<label>"`` for arrays).
+    n_bad_rows : int
+        Rows dropped in ``on_bad_rows="skip"`` mode; final after a full iteration.
+    n_rows : int or None
+        Number of rows kept, None until known (after a full iteration for text files).
+    """
+
+    name: str = "<source>"
+    label_name: str | None = None
+    weight_name: str | None = None
+
+    def __init__(self):
+        self.feature_names: list[str] = []
+        self.feature_kinds: list[str] = []
+        self.n_bad_rows = 0
+        self.n_rows: int | None = None
+
+    def batches(self) -> Iterator[Batch]:  # pragma: no cover - abstract
+        """Stream the source from its first row; may be called more than once."""
+        raise NotImplementedError
+
+    def fingerprint(self) -> dict:  # pragma: no cover - abstract
+        """JSON-able identity of the data, to tell whether a cache is stale."""
+        raise NotImplementedError
+
+    def __repr__(self):
+        return (f"{type(self).__name__}(name={self.name!r}, n_features="
+                f"{len(self.feature_names)}, label={self.label_name!r})")
+
+
+# --------------------------------------------------------------------------------------
+# Helpers shared by the readers
+
+
+def check_options(*, on_bad_rows, batch_bytes, batch_rows, categorical):
+    if on_bad_rows not in ("error", "skip"):
+        raise ParameterError(f"on_bad_rows must be 'error' or 'skip', got {on_bad_rows!r}")
+    for pname, value in (("batch_bytes", batch_bytes), ("batch_rows", batch_rows)):
+        if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value < 1:
+            raise ParameterError(f"{pname} must be a positive integer, got {value!r}")
+    if not (categorical is None or categorical == "auto"
+            or (isinstance(categorical, (list, tuple, set, frozenset))
+                and all(isinstance(c, str) for c in categorical))):
+        raise ParameterError(
+            f"categorical must be 'auto', None or a list of column names, got {categorical!r}")
+
+
+def resolve_columns(source_name, columns, *, label, weight, drop, categorical=None):
+    """Check the column names of a source and split them into features, label and weight.
+
+    Parameters
+    ----------
+    source_name : str
+        Used in messages.
+    columns : list[str]
+        Every column of the source, in order.
+    label, weight : str or None
+    drop : iterable of str
+    categorical : 'auto', None or list of str
+
+    Returns
+    -------
+    features : list[str]
+        Columns that are neither label, weight nor dropped, in source order.
+    """
+    seen, dups = set(), []
+    for c in columns:
+        if c in seen and c not in dups:
+            dups.append(c)
+        seen.add(c)
+    if dups:
+        raise InputError(f"{source_name}: duplicate column names {dups}; every column "
+                         f"name must be unique")
+    available = f"available columns: {list(columns)}"
+    if isinstance(drop, str):
+        drop = [drop]
+    drop = list(drop or ())
+    for role, name in (("label", label), ("weight", weight)):
+        if name is not None and name not in seen:
+            raise InputError(f"{source_name}: {role} column {name!r} not found; {available}")
+    unknown = [d for d in drop if d not in seen]
+    if unknown:
+        raise InputError(f"{source_name}: columns to drop {unknown} not found; {available}")
+    if label is not None and label == weight:
+        raise ParameterError(f"label and weight are the same column {label!r}")
+    if isinstance(categorical, (list, tuple, set, frozenset)):
+        unknown = [c for c in categorical if c not in seen]
+        if unknown:
+            raise InputError(f"{source_name}: categorical columns {unknown} not found; "
+                             f"{available}")
+        for role, name in (("label", label), ("weight", weight)):
+            if name is not None and name in categorical:
+                raise InputError(f"{source_name}: the {role} column {name!r} cannot be "
+                                 f"categorical; it must be numeric")
+    excluded = set(drop) | {label, weight}
+    return [c for c in columns if c not in excluded]
+
+
+def _is_stringlike(t):
+    return (pa.types.is_string(t) or pa.types.is_large_string(t)
+            or pa.types.is_string_view(t))
+
+
+def _is_numeric_type(t):
+    return (pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_boolean(t)
+            or pa.types.is_null(t) or pa.types.is_decimal(t))
+
+
+def arrow_kind(source_name, name, arrow_type, categorical):
+    """Kind of a column from its Arrow type and the ``categorical`` option.
+
+    Strings and dictionaries are categorical (an error when ``categorical`` is None or a
+    list that does not name them); bool, integer, float, decimal and all-null columns are
+    numeric unless named in a ``categorical`` list; any other type is an InputError.
+    """
+    named = isinstance(categorical, (list, tuple, set, frozenset)) and name in categorical
+    if _is_stringlike(arrow_type) or pa.types.is_dictionary(arrow_type):
+        if categorical == "auto" or named:
+            return CATEGORICAL
+        hint = ("pass categorical='auto'" if categorical is None
+                else "add it to the categorical list")
+        raise InputError(f"{source_name}: column {name!r} holds text ({arrow_type}) but is "
+                         f"not categorical; expected numbers, or {hint}")
+    if _is_numeric_type(arrow_type):
+        return CATEGORICAL if named else NUMERIC
+    raise InputError(f"{source_name}: column {name!r} has unsupported type {arrow_type}; "
+                     f"expected numbers (bool/int/float) or strings")
+
+
+def to_float64(arr):
+    """pyarrow array (any numeric type, nulls allowed) -> float64 ndarray, null -> NaN.
+
+    Zero-copy (read-only) when the array is already float64 without nulls.
+    """
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks() if arr.num_chunks != 1 else arr.chunk(0)
+    if not pa.types.is_float64(arr.type):
+        arr = pc.cast(arr, pa.float64())
+    return arr.to_numpy(zero_copy_only=False)
+
+
+def to_string_array(arr):
+    """pyarrow array of strings, dictionary or numbers -> pyarrow ``string`` array."""
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks() if arr.num_chunks != 1 else arr.chunk(0)
+    if pa.types.is_dictionary(arr.type):
+        arr = arr.dictionary_decode()
+    if not pa.types.is_string(arr.type):
+        arr = pc.cast(arr, pa.string())
+    return arr
+
+
+def check_no_missing(source_name, role, column, values, row_start, describe_row):
+    """Raise an InputError naming the first NaN of a label or weight column."""
+    nan = np.isnan(values)
+    if nan.any():
+        first = int(np.argmax(nan))
+        raise InputError(f"{source_name}: {role} column {column!r} is missing at "
+                         f"{describe_row(row_start + first)}; expected a number in every row")
+
+
+def hash_arrow_array(h, arr):
+    """Feed the buffers of a pyarrow array (or chunked array) to hashlib object ``h``."""
+    chunks = arr.chunks if isinstance(arr, pa.ChunkedArray) else [arr]
+    for chunk in chunks:
+        h.update(f"{chunk.type}|{chunk.offset}|{len(chunk)}|".encode())
+        for buf in chunk.buffers():
+            # A sliced array shares whole buffers: hashing them is still deterministic
+            # because offset and length are hashed too.
+            h.update(b"-" if buf is None else memoryview(buf))
+        if pa.types.is_dictionary(chunk.type):
+            hash_arrow_array(h, chunk.dictionary)
+
+
+def hash_ndarray(h, a, chunk_rows=1 << 16):
+    """Feed a NumPy array to ``h`` without copying it whole (row chunks when strided)."""
+    h.update(f"{a.dtype.str}|{a.shape}|".encode())
+    if a.flags.c_contiguous:
+        h.update(memoryview(a).cast("B"))
+        return
+    for start in range(0, a.shape[0], chunk_rows):
+        h.update(np.ascontiguousarray(a[start:start + chunk_rows]).data)
+
+
+def new_hash():
+    return hashlib.sha256()
+
+
+# --------------------------------------------------------------------------------------
+# Dispatch
+
+
+def _is_path(data):
+    return isinstance(data, (str, os.PathLike))
+
+
+def _from_path(data, **kw):
+    from .arrow import ArrowIpcSource
+    from .csv import CsvSource
+    from .parquet import ParquetSource
+
+    path = os.path.abspath(os.fspath(data))
+    if not os.path.exists(path):
+        raise InputError(f"{path}: file not found")
+    if os.path.isdir(path):
+        raise InputError(f"{path}: is a directory, expected a CSV, Parquet or Arrow file")
+    kind = sniff_format(path)
+    if kind == "parquet":
+        return ParquetSource(path, **_only(kw, ParquetSource))
+    if kind in ("arrow-file", "arrow-stream"):
+        return ArrowIpcSource(path, stream=(kind == "arrow-stream"), **_only(kw, ArrowIpcSource))
+    return CsvSource(path, compression="gzip" if kind == "csv-gzip" else None,
+                     **_only(kw, CsvSource))
+
+
+def sniff_format(path):
+    """'csv', 'csv-gzip', 'parquet', 'arrow-file' or 'arrow-stream', from magic bytes first
+    and the file extension second."""
+    with open(path, "rb") as f:
+        head = f.read(8)
+    if head[:2] == b"\x1f\x8b":
+        return "csv-gzip"
+    if head[:4] == b"PAR1":
+        return "parquet"
+    if head[:6] == b"ARROW1":
+        return "arrow-file"
+    if head[:4] == b"\xff\xff\xff\xff":
+        return "arrow-stream"
+    lower = path.lower()
+    if lower.endswith((".parquet", ".pq")):
+        return "parquet"
+    if lower.endswith((".arrow", ".feather", ".ipc", ".arrows")):
+        return "arrow-stream"
+    if lower.endswith(".gz"):
+        return "csv-gzip"
+    return "csv"
+
+
+def _only(kw, cls):
+    """Keyword arguments that ``cls`` accepts (file-format options are ignored elsewhere)."""
+    accepted = getattr(cls, "OPTIONS")
+    return {k: v for k, v in kw.items() if k in accepted}
+
+
+def _is_numpy(data):
+    return isinstance(data, np.ndarray)
+
+
+def _is_pandas(data):
+    try:
+        import pandas as pd
+    except ImportError:  # pandas is optional: a DataFrame cannot exist without it
+        return False
+    return isinstance(data, pd.DataFrame)
+
+
+def _is_arrow_table(data):
+    return isinstance(data, (pa.Table, pa.RecordBatch))
+
+
+def _is_batch_iterable(data):
+    return (not isinstance(data, (str, bytes, dict))) and hasattr(data, "__iter__")
+
+
+def _from_numpy(data, **kw):
+    from .memory import NumpySource
+    return NumpySource(data, **_only(kw, NumpySource))
+
+
+def _from_pandas(data, **kw):
+    from .memory import PandasSource
+    return PandasSource(data, **_only(kw, PandasSource))
+
+
+def _from_arrow_table(data, **kw):
+    from .memory import ArrowTableSource
+    return ArrowTableSource(data, **_only(kw, ArrowTableSource))
+
+
+def _from_batch_iterable(data, **kw):
+    from .memory import BatchIterableSource
+    return BatchIterableSource(data, **_only(kw, BatchIterableSource))
+
+
+#: (predicate, constructor) pairs tried in order by :func:`open_source`.
+_DISPATCH = [
+    (_is_path, _from_path),
+    (_is_numpy, _from_numpy),
+    (_is_pandas, _from_pandas),
+    (_is_arrow_table, _from_arrow_table),
+    (_is_batch_iterable, _from_batch_iterable),
+]
+
+
+def open_source(data, *, label=None, weight=None, drop=(), categorical="auto",
+                delimiter=",", na_values=None, encoding="utf-8", on_bad_rows="error",
+                batch_bytes=1 << 20, batch_rows=65536, feature_names=None) -> Source:
+    """Open any supported tabular source as a stream of :class:`Batch` objects.
+
+    Parameters
+    ----------
+    data : str, os.PathLike, numpy.ndarray, pandas.DataFrame, pyarrow.Table,
+           pyarrow.RecordBatch or iterable of pyarrow.RecordBatch
+        A path to a CSV file (optionally gzip-compressed), a Parquet file, or an Arrow IPC
+        file or stream (Feather v2); formats are recognised by magic bytes, then by
+        extension. A 2-D NumPy array of numbers (features ``f0 .. f{n-1}`` unless
+        ``feature_names`` is given), a DataFrame, an Arrow table or batch, or an iterable
+        of record batches sharing one schema.
+    label, weight : str, array-like or None
+        Column name of the label / sample weight. For in-memory data, a 1-D array of
+        length ``n_rows`` is accepted too. Neither may hold missing values.
+    drop : iterable of str
+        Columns to ignore.
+    categorical : 'auto', None or list of str
+        'auto': text columns (and pandas category/object/string columns) are categorical.
+        A list: exactly these columns are categorical (numeric-looking ones are read as
+        text). None: no categorical features; a text column is an error.
+    delimiter : str
+        CSV field separator (one character).
+    na_values : sequence of str or None
+        CSV strings read as missing. None means ``DEFAULT_NA_VALUES``: "", "NA", "N/A",
+        "NaN", "nan", "null", "NULL", "None", "?".
+    encoding : str
+        CSV text encoding (any Python codec; ASCII-compatible ones give exact line numbers).
+    on_bad_rows : {'error', 'skip'}
+        What to do with CSV rows with the wrong number of fields or text in a numeric
+        column: raise an InputError naming the line, or drop them and count them in
+        ``Source.n_bad_rows``.
+    batch_bytes : int
+        CSV block size in bytes handed to pyarrow's streaming reader (1 MiB parses fastest).
+    batch_rows : int
+        Rows per batch for Parquet, Arrow and in-memory sources.
+    feature_names : list of str or None
+        Column names of a NumPy array.
+
+    Returns
+    -------
+    Source
+
+    Raises
+    ------
+    InputError
+        The data is missing, malformed or not as described.
+    TypeError
+        ``data`` is of an unsupported type.
+    """
+    check_options(on_bad_rows=on_bad_rows, batch_bytes=batch_bytes, batch_rows=batch_rows,
+                  categorical=categorical)
+    kw = dict(label=label, weight=weight, drop=drop, categorical=categorical,
+              delimiter=delimiter, na_values=na_values, encoding=encoding,
+              on_bad_rows=on_bad_rows, batch_bytes=int(batch_bytes),
+              batch_rows=int(batch_rows), feature_names=feature_names)
+    if feature_names is not None and not _is_numpy(data):
+        raise ParameterError("feature_names is only used with NumPy arrays; other sources "
+                             "carry their own column names")
+    if _is_path(data) and not all(isinstance(x, (str, type(None))) for x in (label, weight)):
+        raise ParameterError("for a file, label and weight must be column names")
+    for predicate, constructor in _DISPATCH:
+        if predicate(data):
+            return constructor(data, **kw)
+    raise TypeError(
+        f"cannot read data of type {type(data).__module__}.{type(data).__qualname__}; "
+        f"expected a file path, a 2-D numpy array, a pandas DataFrame, a pyarrow Table or "
+        f"RecordBatch, or an iterable of pyarrow RecordBatches")
+
+
+class ArrowBatchSource(Source):
+    """Base of the sources whose data arrive as pyarrow record batches (Parquet, Arrow IPC,
+    in-memory tables and batch iterables). Subclasses set ``name``, call
+    :meth:`_init_schema` and implement :meth:`_record_batches`."""
+
+    OPTIONS = ("label", "weight", "drop", "categorical", "batch_rows")
+
+    def _init_schema(self, schema, *, label, weight, drop, categorical):
+        columns = list(schema.names)
+        self.feature_names = resolve_columns(self.name, columns, label=label, weight=weight,
+                                             drop=drop, categorical=categorical)
+        self.feature_kinds = [arrow_kind(self.name, n, schema.field(n).type, categorical)
+                              for n in self.feature_names]
+        for role, name in (("label", label), ("weight", weight)):
+            if name is not None and not _is_numeric_type(schema.field(name).type):
+                raise InputError(f"{self.name}: {role} column {name!r} has type "
+                                 f"{schema.field(name).type}; expected numbers")
+        self.label_name, self.weight_name = label, weight
+        self._columns = self.feature_names + [c for c in (label, weight) if c is not None]
+
+    def _record_batches(self):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _describe_row(self, i):
+        return f"row {i + 1}"
+
+    def batches(self):
+        row_start = 0
+        for rb in self._record_batches():
+            yield self._convert(rb, row_start)
+            row_start += rb.num_rows
+        self.n_rows = row_start
+
+    def _convert(self, rb, row_start):
+        """pyarrow RecordBatch (or Table) holding ``self._columns`` -> Batch."""
+        col = rb.column
+        b = Batch(row_start=row_start, n_rows=rb.num_rows)
+        for name, kind in zip(self.feature_names, self.feature_kinds):
+            arr = col(name)
+            if kind == NUMERIC:
+                b.numeric[name] = to_float64(arr)
+            else:
+                b.categorical[name] = to_string_array(arr)
+        for role, name in (("label", self.label_name), ("weight", self.weight_name)):
+            if name is not None:
+                values = to_float64(col(name))
+                check_no_missing(self.name, role, name, values, row_start, self._describe_row)
+                setattr(b, role, values)
+        return b
+
+
+def slice_batches(rb, batch_rows):
+    """Zero-copy slices of at most ``batch_rows`` rows of a RecordBatch."""
+    n = rb.num_rows
+    if n <= batch_rows:
+        if n:
+            yield rb
+        return
+    for start in range(0, n, batch_rows):
+        yield rb.slice(start, batch_rows)
+
+
+def file_fingerprint(path, *, n_samples=64, chunk=4096):
+    """Identity of a file: absolute path, size, mtime and a hash of sampled chunks.
+
+    Up to ``n_samples`` chunks of ``chunk`` bytes are read at offsets spread evenly over
+    the file (the whole file when it is smaller than ``n_samples * chunk`` bytes), so the
+    cost does not grow with the file size.
+    """
+    st = os.stat(path)
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        if st.st_size <= n_samples * chunk:
+            h.update(f.read())
+        else:
+            for off in np.linspace(0, st.st_size - chunk, n_samples).astype(np.int64):
+                f.seek(int(off))
+                h.update(f.read(chunk))
+    return {"kind": "file", "path": os.path.abspath(path), "size": int(st.st_size),
+            "mtime_ns": int(st.st_mtime_ns), "sample_sha256": h.hexdigest()}
+
+
+__all__ = ["Batch", "Source", "open_source", "DEFAULT_NA_VALUES", "NUMERIC", "CATEGORICAL"]

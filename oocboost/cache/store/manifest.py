@@ -1,0 +1,226 @@
+"""``manifest.json``: the cache's table of contents, written last and atomically.
+
+A cache folder is valid only when its manifest parses, names our format and version, and
+describes a consistent block index. Writing the manifest is the last step of a build, and
+the whole folder is then renamed into place (see :mod:`oocboost.cache.store.writer`), so a
+reader never sees a half-written cache.
+
+Fields written by the store (callers add their own through ``CacheWriter.commit``)::
+
+    format          "oocboost-cache"
+    format_version  1
+    backend         "arrow" | "hdf5"
+    compression     "lz4" | "zstd" | "none" (arrow), "lzf" | "gzip" | "none" (hdf5)
+    n_rows, n_features, block_rows
+    codes_dtype     "uint8" | "uint16" (little-endian on disk)
+    has_label, has_weight
+    blocks          [{index, row_start, n_rows, nbytes, raw_nbytes, ...backend fields}]
+
+Arrow blocks add ``file`` (relative path under ``blocks/``) and ``crc32`` (``zlib.crc32``
+of the file bytes); HDF5 adds the top-level ``data_file`` and ``data_file_nbytes``.
+"""
+import json
+import os
+import secrets
+
+import numpy as np
+
+from ...errors import CacheError
+
+FORMAT = "oocboost-cache"
+FORMAT_VERSION = 1
+MANIFEST_NAME = "manifest.json"
+BACKENDS = ("arrow", "hdf5")
+CODES_DTYPES = ("uint8", "uint16")
+
+#: Keys the store owns; ``commit(manifest_fields)`` may not override them.
+RESERVED_KEYS = frozenset(
+    {
+        "format",
+        "format_version",
+        "backend",
+        "compression",
+        "n_rows",
+        "n_features",
+        "block_rows",
+        "codes_dtype",
+        "has_label",
+        "has_weight",
+        "blocks",
+        "data_file",
+        "data_file_nbytes",
+    }
+)
+
+
+def _json_default(obj):
+    # Callers hand in statistics computed with numpy; JSON only knows Python scalars.
+    if isinstance(obj, np.bool_):
+        return bool(obj)
+    if isinstance(obj, np.integer):
+        return int(obj)
+    if isinstance(obj, np.floating):
+        return float(obj)
+    if isinstance(obj, np.ndarray):
+        return obj.tolist()
+    raise TypeError(f"manifest field of type {type(obj).__name__} is not JSON-serialisable")
+
+
+def dumps(manifest):
+    """Serialise a manifest dict to JSON text (numpy scalars and arrays allowed)."""
+    return json.dumps(manifest, indent=1, default=_json_default)
+
+
+def write_manifest(folder, manifest):
+    """Write ``folder/manifest.json`` atomically (temp file, fsync, ``os.replace``).
+
+    Parameters
+    ----------
+    folder : str
+        Cache folder (normally the writer's temporary folder).
+    manifest : dict
+        JSON-serialisable content.
+    """
+    text = dumps(manifest)
+    final = os.path.join(folder, MANIFEST_NAME)
+    tmp = os.path.join(folder, f".{MANIFEST_NAME}.tmp-{os.getpid()}-{secrets.token_hex(4)}")
+    with open(tmp, "w", encoding="utf-8") as f:
+        f.write(text)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, final)
+
+
+def looks_like_cache(path):
+    """True when ``path`` is a folder whose manifest names our format (no deeper checks)."""
+    try:
+        with open(os.path.join(path, MANIFEST_NAME), encoding="utf-8") as f:
+            m = json.load(f)
+    except (OSError, ValueError):
+        return False
+    return isinstance(m, dict) and m.get("format") == FORMAT
+
+
+def read_manifest(path):
+    """Read and validate ``path/manifest.json``.
+
+    Parameters
+    ----------
+    path : str
+        Cache folder.
+
+    Returns
+    -------
+    manifest : dict
+
+    Raises
+    ------
+    CacheError
+        The folder or manifest is missing, is not JSON, names another format or a newer
+        version, or its block index is inconsistent.
+    """
+    if not os.path.exists(path):
+        raise CacheError(f"cache {path} does not exist")
+    if not os.path.isdir(path):
+        raise CacheError(f"cache {path} is not a folder (an oocboost cache is a folder with {MANIFEST_NAME})")
+    mpath = os.path.join(path, MANIFEST_NAME)
+    try:
+        with open(mpath, "rb") as f:
+            raw = f.read()
+    except FileNotFoundError:
+        raise CacheError(
+            f"cache {path} has no {MANIFEST_NAME}: it is not an oocboost cache, or its build did not finish"
+        ) from None
+    except OSError as exc:
+        raise CacheError(f"cache {path}: cannot read {MANIFEST_NAME}: {exc}") from None
+    try:
+        manifest = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise CacheError(f"cache {path}: {MANIFEST_NAME} is not valid JSON ({exc})") from None
+    validate_manifest(manifest, path)
+    return manifest
+
+
+def _need(manifest, key, kinds, path):
+    if key not in manifest:
+        raise CacheError(f"cache {path}: {MANIFEST_NAME} lacks the field {key!r}")
+    value = manifest[key]
+    # bool is an int subclass; a count given as true/false is corrupt, not 1/0.
+    if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
+        raise CacheError(
+            f"cache {path}: {MANIFEST_NAME} field {key!r} should be "
+            f"{' or '.join(k.__name__ for k in kinds)}, got {value!r}"
+        )
+    return value
+
+
+def validate_manifest(manifest, path):
+    """Check the store-owned fields of a manifest; raise :class:`CacheError` naming the fault."""
+    if not isinstance(manifest, dict):
+        raise CacheError(f"cache {path}: {MANIFEST_NAME} should hold a JSON object")
+    if manifest.get("format") != FORMAT:
+        raise CacheError(
+            f"cache {path}: {MANIFEST_NAME} has format {manifest.get('format')!r}, expected {FORMAT!r}"
+        )
+    version = manifest.get("format_version")
+    if version != FORMAT_VERSION:
+        raise CacheError(
+            f"cache {path}: format_version {version!r} is not supported (this oocboost reads "
+            f"version {FORMAT_VERSION}); rebuild the cache"
+        )
+    backend = _need(manifest, "backend", (str,), path)
+    if backend not in BACKENDS:
+        raise CacheError(f"cache {path}: unknown backend {backend!r}, expected one of {BACKENDS}")
+    _need(manifest, "compression", (str,), path)
+    n_rows = _need(manifest, "n_rows", (int,), path)
+    n_features = _need(manifest, "n_features", (int,), path)
+    block_rows = _need(manifest, "block_rows", (int,), path)
+    dtype = _need(manifest, "codes_dtype", (str,), path)
+    _need(manifest, "has_label", (bool,), path)
+    _need(manifest, "has_weight", (bool,), path)
+    blocks = _need(manifest, "blocks", (list,), path)
+    if dtype not in CODES_DTYPES:
+        raise CacheError(f"cache {path}: codes_dtype {dtype!r} is not one of {CODES_DTYPES}")
+    if n_rows < 1 or n_features < 1 or block_rows < 1:
+        raise CacheError(
+            f"cache {path}: n_rows={n_rows}, n_features={n_features}, block_rows={block_rows} "
+            "should all be positive"
+        )
+    expected_blocks = -(-n_rows // block_rows)
+    if len(blocks) != expected_blocks:
+        raise CacheError(
+            f"cache {path}: {len(blocks)} blocks listed, expected {expected_blocks} "
+            f"for {n_rows} rows of {block_rows}"
+        )
+    for i, b in enumerate(blocks):
+        if not isinstance(b, dict):
+            raise CacheError(f"cache {path}: block {i} entry should be a JSON object")
+        want_rows = min(block_rows, n_rows - i * block_rows)
+        for key, want in (("index", i), ("row_start", i * block_rows), ("n_rows", want_rows)):
+            got = b.get(key)
+            if got != want or isinstance(got, bool):
+                raise CacheError(f"cache {path}: block {i} has {key}={got!r}, expected {want}")
+        for key in ("nbytes", "raw_nbytes"):
+            got = b.get(key)
+            if not isinstance(got, int) or isinstance(got, bool) or got < 0:
+                raise CacheError(f"cache {path}: block {i} has {key}={got!r}, expected a byte count")
+        if backend == "arrow":
+            f = b.get("file")
+            # The file name comes from disk: keep it inside blocks/ so a crafted manifest
+            # cannot make us read elsewhere.
+            if (
+                not isinstance(f, str)
+                or not f.startswith("blocks/")
+                or "/" in f[len("blocks/"):]
+                or "\\" in f
+                or f[len("blocks/"):] in ("", ".", "..")
+            ):
+                raise CacheError(f"cache {path}: block {i} has file={f!r}, expected 'blocks/<name>'")
+            crc = b.get("crc32")
+            if not isinstance(crc, int) or isinstance(crc, bool) or not 0 <= crc < 2**32:
+                raise CacheError(f"cache {path}: block {i} has crc32={crc!r}, expected a 32-bit integer")
+    if backend == "hdf5":
+        f = _need(manifest, "data_file", (str,), path)
+        if f != os.path.basename(f) or f in ("", ".", ".."):
+            raise CacheError(f"cache {path}: data_file {f!r} should be a plain file name")
+        _need(manifest, "data_file_nbytes", (int,), path)

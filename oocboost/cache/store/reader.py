@@ -1,0 +1,312 @@
+"""Open a cache, check it, and stream its blocks (prefetched, optionally kept resident)."""
+import os
+
+import numpy as np
+
+from ...errors import CacheError, ParameterError
+from ..prefetch import check_depth, prefetch
+from .arrow_backend import ArrowBlockReader
+from .hdf5_backend import Hdf5BlockReader
+from .manifest import read_manifest
+
+_READERS = {"arrow": ArrowBlockReader, "hdf5": Hdf5BlockReader}
+
+
+class Block:
+    """One block of rows of a cache.
+
+    Attributes
+    ----------
+    index : int
+        Block number, 0-based.
+    row_start : int
+        Index of the block's first row in the cache.
+    n_rows : int
+    codes : ndarray (n_features, n_rows) uint8/uint16, C-contiguous, or None
+        Bin codes, feature-major. None when read with ``with_codes=False``.
+    label, weight : ndarray (n_rows,) float32, or None
+    Arrays are read-only: a block may be kept resident and handed out again, so
+    consumers must not modify it in place.
+    """
+
+    __slots__ = ("index", "row_start", "n_rows", "codes", "label", "weight")
+
+    def __init__(self, index, row_start, n_rows, codes, label, weight):
+        self.index = index
+        self.row_start = row_start
+        self.n_rows = n_rows
+        self.codes = codes
+        self.label = label
+        self.weight = weight
+
+    @property
+    def nbytes(self):
+        """Bytes held by the block's arrays."""
+        return sum(a.nbytes for a in (self.codes, self.label, self.weight) if a is not None)
+
+    def without_codes(self):
+        """The same block with ``codes=None`` (arrays shared)."""
+        return Block(self.index, self.row_start, self.n_rows, None, self.label, self.weight)
+
+    def __repr__(self):
+        return f"Block(index={self.index}, row_start={self.row_start}, n_rows={self.n_rows})"
+
+
+class Cache:
+    """An on-disk cache of binned data, opened read-only.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        Cache folder written by :class:`~oocboost.cache.store.CacheWriter`.
+
+    Attributes
+    ----------
+    path : str
+    backend : str
+        "arrow" or "hdf5".
+    manifest : dict
+        The parsed ``manifest.json`` (treat as read-only).
+    n_rows, n_features, n_blocks, block_rows : int
+    codes_dtype : numpy.dtype
+        uint8 or uint16.
+    has_label, has_weight : bool
+    block_row_starts : ndarray (n_blocks,) int64
+        First row of each block.
+    block_n_rows : ndarray (n_blocks,) int64
+        Rows of each block.
+    feature_names : list of str or None
+        From the manifest's ``features`` list when present.
+    max_bin : int or None
+        From the manifest's ``max_bin`` when present.
+
+    Raises
+    ------
+    CacheError
+        Missing or malformed manifest, unknown format or version, block files missing or
+        of the wrong size; the message names the cache and the block.
+
+    Notes
+    -----
+    ``resident_bytes`` in :meth:`iter_blocks` keeps decompressed blocks in this object
+    across passes; :meth:`release_resident` frees them. An HDF5 cache keeps its file open
+    until :meth:`close` (also a context manager).
+    """
+
+    def __init__(self, path):
+        self.path = os.path.abspath(os.fspath(path))
+        m = read_manifest(self.path)
+        self.manifest = m
+        self.backend = m["backend"]
+        self.compression = m["compression"]
+        self.n_rows = m["n_rows"]
+        self.n_features = m["n_features"]
+        self.block_rows = m["block_rows"]
+        self.codes_dtype = np.dtype(m["codes_dtype"])
+        self.has_label = m["has_label"]
+        self.has_weight = m["has_weight"]
+        blocks = m["blocks"]
+        self.n_blocks = len(blocks)
+        self.block_row_starts = np.array([b["row_start"] for b in blocks], dtype=np.int64)
+        self.block_n_rows = np.array([b["n_rows"] for b in blocks], dtype=np.int64)
+        features = m.get("features")
+        if features is None:
+            self.feature_names = None
+        else:
+            try:
+                self.feature_names = [str(f["name"]) for f in features]
+            except (TypeError, KeyError):
+                raise CacheError(f"cache {self.path}: manifest 'features' should be a list of {{name, ...}}") from None
+            if len(self.feature_names) != self.n_features:
+                raise CacheError(
+                    f"cache {self.path}: manifest lists {len(self.feature_names)} features, "
+                    f"expected n_features={self.n_features}"
+                )
+        self.max_bin = m.get("max_bin")
+        if self.max_bin is not None:
+            ok = isinstance(self.max_bin, int) and not isinstance(self.max_bin, bool)
+            if not ok or (np.dtype(np.uint8) if self.max_bin <= 256 else np.dtype(np.uint16)) != self.codes_dtype:
+                raise CacheError(
+                    f"cache {self.path}: max_bin={self.max_bin!r} does not fit codes_dtype {self.codes_dtype}"
+                )
+        self._reader = _READERS[self.backend](self.path, m)
+        self._reader.check_files()
+        self._resident = {}
+        self._resident_nbytes = 0
+        self._bin_mapper = None
+
+    # ---- sizes -----------------------------------------------------------------------
+    @property
+    def nbytes_stored(self):
+        """Bytes on disk of the block data (compressed), int."""
+        if self.backend == "hdf5":
+            return int(self.manifest["data_file_nbytes"])
+        return int(sum(b["nbytes"] for b in self.manifest["blocks"]))
+
+    @property
+    def nbytes_raw(self):
+        """Bytes of the block data once decompressed (codes + label + weight), int."""
+        return int(sum(b["raw_nbytes"] for b in self.manifest["blocks"]))
+
+    @property
+    def resident_nbytes(self):
+        """Bytes of decompressed blocks currently kept in memory, int."""
+        return self._resident_nbytes
+
+    @property
+    def bin_mapper(self):
+        """The :class:`oocboost.cache.binning.BinMapper` saved with the cache."""
+        if self._bin_mapper is None:
+            d = self.manifest.get("bin_mapper")
+            if d is None:
+                raise CacheError(f"cache {self.path}: the manifest has no bin_mapper")
+            from ..binning import BinMapper  # binning imports nothing from store; keep load light
+
+            self._bin_mapper = BinMapper.from_dict(d)
+        return self._bin_mapper
+
+    # ---- reading ---------------------------------------------------------------------
+    def _check_index(self, i):
+        if isinstance(i, bool) or not isinstance(i, (int, np.integer)) or not 0 <= i < self.n_blocks:
+            raise ParameterError(f"cache {self.path}: block index {i!r} out of range (it has {self.n_blocks} blocks)")
+        return int(i)
+
+    def _load(self, i, with_codes=True):
+        cached = self._resident.get(i)
+        if cached is not None:
+            return cached if with_codes else cached.without_codes()
+        codes, label, weight = self._reader.read_block(i, with_codes)
+        return Block(i, int(self.block_row_starts[i]), int(self.block_n_rows[i]), codes, label, weight)
+
+    def read_block(self, i, with_codes=True):
+        """Read one block.
+
+        Parameters
+        ----------
+        i : int
+            Block index, ``0 <= i < n_blocks``.
+        with_codes : bool, default True
+            False skips decompressing the codes (labels and weights only).
+
+        Returns
+        -------
+        Block
+
+        Raises
+        ------
+        CacheError
+            The block is unreadable, truncated or fails its checksum.
+        """
+        return self._load(self._check_index(i), bool(with_codes))
+
+    def iter_blocks(self, prefetch=2, with_codes=True, resident_bytes=0, block_indices=None):
+        """Stream blocks in order, reading ahead on a background thread.
+
+        Parameters
+        ----------
+        prefetch : int, default 2
+            Blocks read and decompressed ahead (0: synchronous). Memory for in-flight
+            blocks is ``(prefetch + 1) x block``. Results do not depend on it.
+        with_codes : bool, default True
+            False reads labels and weights only.
+        resident_bytes : int, default 0
+            Budget (bytes) for keeping decompressed blocks in memory across passes:
+            blocks are kept in order while they fit, never evicted by later blocks, so a
+            second pass skips I/O and decompression for them. A positive budget smaller
+            than what is resident drops the last resident blocks to fit; 0 keeps what is
+            resident but adds nothing (see :meth:`release_resident`).
+        block_indices : iterable of int, optional
+            Blocks to read, in the order given; default all.
+
+        Yields
+        ------
+        Block
+        """
+        depth = check_depth(prefetch)
+        if isinstance(resident_bytes, bool) or not isinstance(resident_bytes, (int, np.integer)) or resident_bytes < 0:
+            raise ParameterError(f"resident_bytes must be an integer >= 0, got {resident_bytes!r}")
+        if block_indices is None:
+            indices = range(self.n_blocks)
+        else:
+            indices = [self._check_index(i) for i in block_indices]
+        resident_bytes = int(resident_bytes)
+        if resident_bytes:
+            self._trim_resident(resident_bytes)
+        with_codes = bool(with_codes)
+        return self._iter(indices, depth, with_codes, resident_bytes)
+
+    def _iter(self, indices, depth, with_codes, budget):
+        if with_codes and all(i in self._resident for i in indices):
+            # Nothing to read: no reader thread to start and hand blocks over (one start
+            # and a queue handover per block cost 0.2 s of 9 s over 600 boosting passes).
+            yield from (self._resident[i] for i in indices)
+            return
+        blocks = prefetch(lambda i: self._load(i, with_codes), indices, depth)
+        try:
+            yield from self._keep_resident(blocks, with_codes, budget)
+        finally:
+            # Join the prefetch thread now, not whenever the generator is collected.
+            blocks.close()
+
+    def _keep_resident(self, blocks, with_codes, budget):
+        for block in blocks:
+            # Residency is decided here, in the consumer thread and in block order, so the
+            # set of resident blocks does not depend on the prefetch depth.
+            if (
+                budget
+                and with_codes
+                and block.index not in self._resident
+                and self._resident_nbytes + block.nbytes <= budget
+            ):
+                self._resident[block.index] = block
+                self._resident_nbytes += block.nbytes
+            yield block
+
+    def _trim_resident(self, budget):
+        for i in sorted(self._resident, reverse=True):
+            if self._resident_nbytes <= budget:
+                break
+            self._resident_nbytes -= self._resident.pop(i).nbytes
+
+    def release_resident(self):
+        """Drop every resident block."""
+        self._resident = {}
+        self._resident_nbytes = 0
+
+    def read_labels(self):
+        """All labels and weights, reading only those columns.
+
+        Returns
+        -------
+        label : ndarray (n_rows,) float32 or None
+        weight : ndarray (n_rows,) float32 or None
+        """
+        label = np.empty(self.n_rows, np.float32) if self.has_label else None
+        weight = np.empty(self.n_rows, np.float32) if self.has_weight else None
+        if label is None and weight is None:
+            return None, None
+        for b in self.iter_blocks(with_codes=False):
+            sl = slice(b.row_start, b.row_start + b.n_rows)
+            if label is not None:
+                label[sl] = b.label
+            if weight is not None:
+                weight[sl] = b.weight
+        return label, weight
+
+    def close(self):
+        """Release open files and resident blocks."""
+        self.release_resident()
+        self._reader.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
+
+    def __repr__(self):
+        return (
+            f"Cache({self.path!r}, backend={self.backend!r}, n_rows={self.n_rows}, "
+            f"n_features={self.n_features}, n_blocks={self.n_blocks})"
+        )

@@ -1,0 +1,317 @@
+"""Build a cache atomically: write into a temporary sibling folder, rename at commit.
+
+::
+
+    parent/
+      data.cache                       <- `path`: appears only at commit, complete
+      data.cache.oocb.tmp-<pid>-<rnd>  <- the build in progress (blocks, then manifest)
+      data.cache.oocb.old-<pid>-<rnd>  <- a replaced cache, deleted right after the rename
+
+An exception or Ctrl-C aborts the build and deletes the temporary; a build killed with
+SIGKILL leaves its temporary behind, and the next build into the same ``path`` deletes
+those whose process is gone. Nothing but a committed build is ever at ``path``.
+"""
+import os
+import re
+import secrets
+import shutil
+import weakref
+
+import numpy as np
+import psutil
+
+from ...errors import CacheError, ParameterError
+from . import arrow_backend, hdf5_backend
+from .manifest import FORMAT, FORMAT_VERSION, RESERVED_KEYS, looks_like_cache, write_manifest
+
+_BACKENDS = {
+    "arrow": (arrow_backend.ArrowBlockWriter, arrow_backend.DEFAULT_COMPRESSION),
+    "hdf5": (hdf5_backend.Hdf5BlockWriter, hdf5_backend.DEFAULT_COMPRESSION),
+}
+_TMP_TAG = ".oocb.tmp-"
+_OLD_TAG = ".oocb.old-"
+
+
+def _remove(path):
+    if os.path.isdir(path) and not os.path.islink(path):
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        try:
+            os.remove(path)
+        except OSError:
+            pass
+
+
+def _clean_stale(path):
+    """Delete temporaries left next to ``path`` by builds whose process is gone."""
+    parent, name = os.path.split(path)
+    pattern = re.compile(re.escape(name) + r"\.oocb\.(?:tmp|old)-(\d+)-[0-9a-f]+$")
+    try:
+        siblings = os.listdir(parent or ".")
+    except OSError:
+        return
+    for sib in siblings:
+        m = pattern.match(sib)
+        if m and not psutil.pid_exists(int(m.group(1))):
+            _remove(os.path.join(parent, sib))
+
+
+def _check_target(path, overwrite):
+    """Raise unless ``path`` may receive a cache. Returns True when something must be replaced."""
+    if not os.path.lexists(path):
+        return False
+    if os.path.isdir(path) and not os.path.islink(path):
+        if not os.listdir(path):
+            return True  # an empty folder holds nothing to lose
+        if looks_like_cache(path):
+            if not overwrite:
+                raise CacheError(f"cache {path} already exists; pass overwrite=True to replace it")
+            return True
+        what = "a non-empty folder that is not an oocboost cache"
+    else:
+        what = "a file" if os.path.isfile(path) else "something that is not a folder"
+    if not overwrite:
+        raise CacheError(
+            f"cannot build a cache at {path}: it is {what}; choose another path or pass "
+            "overwrite=True to replace it"
+        )
+    return True
+
+
+class CacheWriter:
+    """Write blocks of bin codes into a new cache folder.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        Cache folder to create. Parent folders are created.
+    backend : {"arrow", "hdf5"}, default "arrow"
+    compression : str or None
+        Arrow: "lz4" (default), "zstd", "none"; HDF5: "lzf" (default), "gzip", "none".
+    n_features : int
+        Rows of every ``codes`` block.
+    codes_dtype : numpy dtype
+        uint8 or uint16 (see :func:`oocboost.common.binned_dtype`).
+    has_label, has_weight : bool
+        Whether every block carries a label / weight array.
+    overwrite : bool, default False
+        Replace whatever is at ``path`` at commit. Without it an existing cache, a file or
+        a non-empty folder at ``path`` is refused with :class:`CacheError`.
+
+    Notes
+    -----
+    Every block but the last has the row count of the first block (``block_rows``); the
+    last may be shorter. Use as a context manager: leaving the ``with`` block by an
+    exception, or without calling :meth:`commit`, aborts the build.
+    """
+
+    def __init__(
+        self,
+        path,
+        *,
+        backend="arrow",
+        compression=None,
+        n_features,
+        codes_dtype,
+        has_label,
+        has_weight,
+        overwrite=False,
+    ):
+        if backend not in _BACKENDS:
+            raise ParameterError(f"backend must be one of {tuple(_BACKENDS)}, got {backend!r}")
+        writer_cls, default_compression = _BACKENDS[backend]
+        compression = default_compression if compression is None else compression
+        if isinstance(n_features, bool) or not isinstance(n_features, (int, np.integer)) or n_features < 1:
+            raise ParameterError(f"n_features must be a positive integer, got {n_features!r}")
+        codes_dtype = np.dtype(codes_dtype)
+        if codes_dtype not in (np.dtype(np.uint8), np.dtype(np.uint16)):
+            raise ParameterError(f"codes_dtype must be uint8 or uint16, got {codes_dtype}")
+        self.path = os.path.abspath(os.fspath(path))
+        self.backend = backend
+        self.compression = compression
+        self.n_features = int(n_features)
+        self.codes_dtype = codes_dtype
+        self.has_label = bool(has_label)
+        self.has_weight = bool(has_weight)
+        self.overwrite = bool(overwrite)
+        # Fail before spending time on the build; checked again at commit.
+        _check_target(self.path, self.overwrite)
+        parent = os.path.dirname(self.path)
+        os.makedirs(parent, exist_ok=True)
+        _clean_stale(self.path)
+        self._tmp = f"{self.path}{_TMP_TAG}{os.getpid()}-{secrets.token_hex(4)}"
+        os.mkdir(self._tmp)
+        # Removes the temporary if the writer is dropped or the interpreter exits first.
+        self._finalizer = weakref.finalize(self, _remove, self._tmp)
+        self._blocks = []
+        self._n_rows = 0
+        self._block_rows = None
+        self._state = "open"
+        try:
+            self._backend = writer_cls(
+                self._tmp, compression, self.n_features, codes_dtype, self.has_label, self.has_weight
+            )
+        except BaseException:
+            self.abort()
+            raise
+
+    @property
+    def n_rows(self):
+        """Rows written so far."""
+        return self._n_rows
+
+    def _check_open(self):
+        if self._state != "open":
+            raise CacheError(f"cache writer for {self.path} is {self._state}; no more writes")
+
+    def _as_vector(self, name, arr, n_rows, present):
+        if not present:
+            if arr is not None:
+                raise ParameterError(f"cache {self.path}: {name} given but the writer has has_{name}=False")
+            return None
+        if arr is None:
+            raise ParameterError(f"cache {self.path}: block {len(self._blocks)} needs a {name} array")
+        arr = np.ascontiguousarray(arr, dtype=np.float32)
+        if arr.shape != (n_rows,):
+            raise ParameterError(
+                f"cache {self.path}: block {len(self._blocks)} {name} has shape {arr.shape}, expected ({n_rows},)"
+            )
+        return arr
+
+    def write_block(self, codes, label=None, weight=None):
+        """Append one block.
+
+        Parameters
+        ----------
+        codes : ndarray (n_features, n_rows) uint8/uint16
+            Bin codes, feature-major; must have the writer's ``codes_dtype``.
+        label, weight : ndarray (n_rows,), optional
+            Converted to float32. Required exactly when ``has_label`` / ``has_weight``.
+        """
+        self._check_open()
+        index = len(self._blocks)
+        codes = np.asarray(codes)
+        if codes.dtype != self.codes_dtype or codes.ndim != 2 or codes.shape[0] != self.n_features:
+            raise ParameterError(
+                f"cache {self.path}: block {index} codes are {codes.dtype} {codes.shape}, "
+                f"expected {self.codes_dtype} ({self.n_features}, n_rows)"
+            )
+        n_rows = codes.shape[1]
+        if n_rows < 1:
+            raise ParameterError(f"cache {self.path}: block {index} has no rows")
+        if self._blocks and (self._blocks[-1]["n_rows"] != self._block_rows or n_rows > self._block_rows):
+            raise ParameterError(
+                f"cache {self.path}: block {index} has {n_rows} rows; every block but the last "
+                f"must have block_rows={self._block_rows} rows and the last at most that"
+            )
+        label = self._as_vector("label", label, n_rows, self.has_label)
+        weight = self._as_vector("weight", weight, n_rows, self.has_weight)
+        codes = np.ascontiguousarray(codes)
+        try:
+            entry = self._backend.write_block(index, self._n_rows, codes, label, weight)
+        except (OSError, RuntimeError, ValueError) as exc:
+            raise CacheError(f"cache {self.path}: writing block {index} failed: {exc}") from exc
+        self._blocks.append(entry)
+        self._n_rows += n_rows
+        if self._block_rows is None:
+            self._block_rows = n_rows
+
+    def commit(self, manifest_fields=None):
+        """Write the manifest and move the finished cache to ``path``.
+
+        Parameters
+        ----------
+        manifest_fields : dict, optional
+            Extra JSON-serialisable fields (schema, bin mapper, label statistics, build
+            parameters, source fingerprint...). May not use the store's own keys.
+
+        Returns
+        -------
+        path : str
+            The absolute cache path.
+        """
+        self._check_open()
+        fields = dict(manifest_fields or {})
+        clash = sorted(RESERVED_KEYS.intersection(fields))
+        if clash:
+            raise ParameterError(f"cache {self.path}: manifest fields {clash} are reserved for the store")
+        if not self._blocks:
+            self.abort()
+            raise CacheError(f"cache {self.path}: no rows were written; an empty cache cannot be committed")
+        try:
+            extra = self._backend.finish()
+            manifest = {
+                "format": FORMAT,
+                "format_version": FORMAT_VERSION,
+                "backend": self.backend,
+                "compression": self.compression,
+                "n_rows": self._n_rows,
+                "n_features": self.n_features,
+                "block_rows": self._block_rows,
+                "codes_dtype": self.codes_dtype.name,
+                "has_label": self.has_label,
+                "has_weight": self.has_weight,
+                **extra,
+                **fields,
+                "blocks": self._blocks,
+            }
+            write_manifest(self._tmp, manifest)
+            self._install()
+        except BaseException as exc:
+            self.abort()
+            if isinstance(exc, (OSError, TypeError, ValueError)) and not isinstance(exc, ParameterError):
+                raise CacheError(f"cache {self.path}: commit failed: {exc}") from exc
+            raise
+        self._state = "committed"
+        self._finalizer.detach()
+        return self.path
+
+    def _install(self):
+        replace = _check_target(self.path, self.overwrite)
+        if replace and os.path.isdir(self.path) and not os.path.islink(self.path) and not os.listdir(self.path):
+            os.rmdir(self.path)
+            replace = False
+        if not replace:
+            os.rename(self._tmp, self.path)
+        else:
+            aside = f"{self.path}{_OLD_TAG}{os.getpid()}-{secrets.token_hex(4)}"
+            os.rename(self.path, aside)
+            try:
+                os.rename(self._tmp, self.path)
+            except BaseException:
+                os.rename(aside, self.path)
+                raise
+            _remove(aside)
+        _fsync_dir(os.path.dirname(self.path))
+
+    def abort(self):
+        """Discard the build: close files and delete the temporary folder. Idempotent."""
+        if self._state != "open":
+            return
+        self._state = "aborted"
+        backend = getattr(self, "_backend", None)
+        if backend is not None:
+            backend.close()
+        self._finalizer()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        if self._state == "open":
+            self.abort()
+        return False
+
+
+def _fsync_dir(folder):
+    # Makes the rename durable on POSIX; not all platforms can open a folder.
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)

@@ -1,0 +1,239 @@
+"""Split policies: what the grower asks of a learner's criterion (a strategy object).
+
+A policy turns histograms into split decisions and node sums into leaf values. The grower
+is the same for every learner; boosting hands it a ``GradientPolicy`` (XGBoost's
+second-order gain), trees and forests a ``CartPolicy`` (gini, entropy, squared error).
+
+Protocol::
+
+    n_stats, n_outputs
+    count_stat        index of the statistic that counts rows, or None (boosting)
+    size_stat         index of the statistic that sizes a node for the smaller-child choice
+    cover(sums (n, n_stats)) -> (n,)            # tree "cover": hessian or weight sums
+    accept_splits(result, sums, trees, node_ids) -> bool (n_eval,)
+    (``trees``/``node_ids`` say which tree and node each evaluated slot is: a policy
+    serving several trees of one pass may treat them differently)
+    find_splits(hist, sums (n_eval, n_stats), slots (n_eval,), feature_mask, trees,
+                node_ids) -> dict(gain, feature, bin, default_left, is_categorical, cat_bitset,
+                left_sums, right_sums[, importance_gain])
+    leaf_values(sums (n, n_stats)) -> (n, n_outputs)
+"""
+import numpy as np
+
+from ..common import HIST_DTYPE
+from ..kernels import split as ks
+
+#: XGBoost's kRtEps: a split must gain more than this to be taken.
+MIN_GAIN_EPS = 1e-6
+
+
+def _slot_sums(hist, sums, slots):
+    node_sums = np.zeros((hist.shape[0], sums.shape[1]), np.float64)
+    node_sums[slots] = sums
+    return node_sums
+
+
+def full_columns(n_eval, n_features):
+    """``column_feature`` of full histograms: column f is feature f for every node."""
+    return np.tile(np.arange(n_features, dtype=np.int32), (n_eval, 1))
+
+
+def _outputs(n_eval, n_features, max_bin, n_stats):
+    return dict(
+        gain=np.empty(n_eval), feature=np.empty(n_eval, np.int32),
+        bin=np.empty(n_eval, np.int32), default_left=np.empty(n_eval, np.bool_),
+        is_categorical=np.empty(n_eval, np.bool_),
+        cat_bitset=np.zeros((n_eval, ks.n_bitset_words(max_bin)), np.uint32),
+        left_sums=np.empty((n_eval, n_stats)), right_sums=np.empty((n_eval, n_stats)))
+
+
+class GradientPolicy:
+    """XGBoost's regularised second-order split gain and leaf weights.
+
+    Gain (twice Eq. 7 of Chen & Guestrin 2016, without gamma, as XGBoost reports it)::
+
+        gain = T(G_L)^2/(H_L+lambda) + T(G_R)^2/(H_R+lambda) - T(G)^2/(H+lambda)
+
+    with ``T`` the L1 soft threshold by ``alpha``; leaf weight ``w = -T(G)/(H+lambda)``
+    clipped to ``max_delta_step``. A split is taken when ``gain > max(gamma, 1e-6)``
+    (XGBoost prunes ``loss_chg < min_split_loss`` and ignores gains below kRtEps).
+    """
+
+    n_stats = 2
+    n_outputs = 1
+    #: no row count: rows are not counted per bin (XGBoost and LightGBM do not either)
+    count_stat = None
+    #: the statistic that sizes a child for the smaller-child choice: the hessian sum
+    size_stat = 1
+
+    def __init__(self, *, reg_lambda, reg_alpha, max_delta_step, min_child_weight,
+                 max_cat_to_onehot, n_value_bins, is_categorical, missing_bin, gamma=0.0,
+                 max_cat_threshold=ks.DEFAULT_MAX_CAT_THRESHOLD):
+        self.gamma = float(gamma)
+        self.reg_lambda = float(reg_lambda)
+        self.reg_alpha = float(reg_alpha)
+        self.max_delta_step = float(max_delta_step)
+        self.min_child_weight = float(min_child_weight)
+        self.max_cat_to_onehot = int(max_cat_to_onehot)
+        self.max_cat_threshold = int(max_cat_threshold)
+        self.n_value_bins = np.ascontiguousarray(n_value_bins, dtype=np.int32)
+        self.is_categorical = np.ascontiguousarray(is_categorical, dtype=np.bool_)
+        self.missing_bin = int(missing_bin)
+
+    def find_splits(self, hist, sums, slots, feature_mask, trees=None, node_ids=None):
+        out = _outputs(len(slots), hist.shape[1], hist.shape[2], self.n_stats)
+        ks.find_splits_gradient(
+            hist, _slot_sums(hist, sums, slots), np.ascontiguousarray(slots, np.int32),
+            feature_mask, self.n_value_bins, self.is_categorical, self.missing_bin,
+            self.reg_lambda, self.reg_alpha, self.max_delta_step, self.min_child_weight,
+            self.max_cat_to_onehot, self.max_cat_threshold, out["gain"], out["feature"],
+            out["bin"], out["default_left"], out["is_categorical"], out["cat_bitset"],
+            out["left_sums"], out["right_sums"])
+        return out
+
+    def cover(self, sums):
+        """XGBoost's cover: the sum of hessians, (n,)."""
+        return np.asarray(sums)[:, 1]
+
+    def accept_splits(self, result, sums, trees=None, node_ids=None):
+        """bool (n_eval,): a valid split whose gain beats ``max(gamma, 1e-6)``."""
+        gain = result["gain"]
+        return (result["feature"] >= 0) & np.isfinite(gain) & (gain > max(self.gamma,
+                                                                           MIN_GAIN_EPS))
+
+    def leaf_values(self, sums):
+        values = np.empty(len(sums))
+        ks.leaf_values_gradient(np.ascontiguousarray(sums), self.reg_lambda, self.reg_alpha,
+                                self.max_delta_step, self.min_child_weight, values)
+        return values[:, None]
+
+
+#: scikit-learn's EPSILON in its tree builder: a node with impurity at most this is pure.
+CART_EPSILON = np.finfo(np.float64).eps
+
+
+class CartPolicy:
+    """CART criteria (Breiman et al. 1984) with scikit-learn's semantics.
+
+    Statistics per row: classification ``K + 1`` channels (weighted class counts, then
+    the count of rows with positive weight); regression 4 ``(w, w*y, w*y*y, count)``.
+    Leaf values are class proportions ``(n, K)`` or the weighted mean ``(n, 1)``.
+
+    A split is taken when it is valid, the node is not pure (impurity > EPSILON) and
+    ``impurity_decrease + EPSILON >= min_impurity_decrease`` (scikit-learn's rule), where
+    ``impurity_decrease = W/W_root * (imp - W_L/W imp_L - W_R/W imp_R)`` is also the
+    node's contribution to impurity-based feature importances and the best-first order
+    of ``max_leaf_nodes``.
+
+    Parameters
+    ----------
+    criterion : {"gini", "entropy", "log_loss", "squared_error"}
+    n_classes : int
+        K for classification, 0 for regression.
+    n_value_bins, is_categorical, missing_bin : binning of the features
+    total_weight : float
+        Weight of the root (sum of sample weights of the rows the tree is grown on).
+    min_samples_leaf : int
+    min_weight_leaf : float
+        ``min_weight_fraction_leaf * total_weight``.
+    min_impurity_decrease : float
+    splitter : {"best", "random"}
+        "random": extra trees, one random threshold per (node, feature).
+    rng : numpy.random.Generator or None
+        Needed for ``splitter="random"``.
+    hist_dtype : numpy dtype
+        Dtype of the histogram sums: float64, or int32 when the caller feeds integer
+        statistics whose sums fit (``common.INT_HIST_DTYPE``; a forest decides).
+    """
+
+    def __init__(self, *, criterion, n_classes, n_value_bins, is_categorical, missing_bin,
+                 total_weight, min_samples_leaf=1, min_weight_leaf=0.0,
+                 min_impurity_decrease=0.0, splitter="best", rng=None,
+                 hist_dtype=HIST_DTYPE):
+        name = "entropy" if criterion == "log_loss" else criterion
+        if name not in ks.CRITERIA:
+            from ..errors import ParameterError
+
+            raise ParameterError(f"criterion must be one of gini, entropy, log_loss, "
+                                 f"squared_error; got {criterion!r}")
+        self.criterion_code = ks.CRITERIA[name]
+        self.n_classes = int(n_classes) if name != "squared_error" else 0
+        self.n_stats = self.n_classes + 1 if self.n_classes else 4
+        self.n_outputs = self.n_classes if self.n_classes else 1
+        self.count_stat = self.n_stats - 1
+        self.size_stat = self.count_stat
+        # the count statistic is 1 for a row of positive weight and every statistic of
+        # any other row is 0 (kernels/cart_stats.py), so a node's row records can skip
+        # the count and rows of zero weight (grower.RECORD_SMALL_NODES)
+        self.count_marks_rows = True
+        self.n_value_bins = np.ascontiguousarray(n_value_bins, dtype=np.int32)
+        self.is_categorical = np.ascontiguousarray(is_categorical, dtype=np.bool_)
+        self.missing_bin = int(missing_bin)
+        self.total_weight = float(total_weight)
+        self.min_samples_leaf = float(min_samples_leaf)
+        self.min_weight_leaf = float(min_weight_leaf)
+        self.min_impurity_decrease = float(min_impurity_decrease)
+        self.splitter = splitter
+        self.rng = rng
+        self.hist_dtype = np.dtype(hist_dtype)
+
+    def weights(self, sums):
+        """Weighted number of rows of each node, (n,)."""
+        sums = np.asarray(sums)
+        return sums[:, : self.n_classes].sum(axis=1) if self.n_classes else sums[:, 0]
+
+    def cover(self, sums):
+        return self.weights(sums)
+
+    def impurity(self, sums):
+        """Node impurity, (n,)."""
+        out = np.empty(len(sums))
+        ks.node_impurity(np.ascontiguousarray(sums, dtype=np.float64), self.criterion_code,
+                         self.n_classes, out)
+        return out
+
+    def find_splits(self, hist, sums, slots, feature_mask, trees=None, node_ids=None,
+                    random_bin=None, column_feature=None, zero_after=False):
+        """Best split per evaluated slot. ``column_feature`` (n_eval, n_columns): the
+        feature of each histogram column when nodes hold only their sampled features;
+        None for full histograms (column ``f`` is feature ``f``). ``zero_after``: zero
+        the evaluated slots' histograms once scanned (see ``find_splits_cart``)."""
+        n_eval = len(slots)
+        slots = np.ascontiguousarray(slots, np.int32)
+        node_sums = _slot_sums(hist, sums, slots)
+        column_feature = full_columns(n_eval, hist.shape[1]) if column_feature is None \
+            else np.ascontiguousarray(column_feature, np.int32)
+        if self.splitter == "random":
+            random_bin = np.empty((n_eval, hist.shape[1]), np.int32)
+            ks.draw_random_bins(hist, slots, column_feature, self.n_value_bins,
+                                self.is_categorical, self.count_stat,
+                                self.rng.random((n_eval, hist.shape[1])), random_bin)
+        elif random_bin is None:
+            random_bin = np.empty((0, 0), np.int32)
+        out = _outputs(n_eval, hist.shape[1], hist.shape[2], self.n_stats)
+        improvement = np.empty(n_eval)
+        ks.find_splits_cart(
+            hist, node_sums, slots, column_feature, np.ascontiguousarray(feature_mask),
+            self.n_value_bins, self.is_categorical,
+            self.missing_bin, self.criterion_code, self.n_classes, self.min_samples_leaf,
+            self.min_weight_leaf, self.total_weight, random_bin, improvement, out["gain"],
+            out["feature"], out["bin"], out["default_left"], out["is_categorical"],
+            out["cat_bitset"], out["left_sums"], out["right_sums"], bool(zero_after))
+        out["improvement"] = improvement
+        out["importance_gain"] = out["gain"]
+        return out
+
+    def accept_splits(self, result, sums, trees=None, node_ids=None):
+        decrease = result["gain"]
+        return ((result["feature"] >= 0) & np.isfinite(decrease)
+                & (self.impurity(sums) > CART_EPSILON)
+                & (decrease + CART_EPSILON >= self.min_impurity_decrease))
+
+    def leaf_values(self, sums):
+        sums = np.asarray(sums, dtype=np.float64)
+        if self.n_classes:
+            counts = sums[:, : self.n_classes]
+            total = counts.sum(axis=1, keepdims=True)
+            return np.divide(counts, total, out=np.zeros_like(counts), where=total > 0)
+        w = sums[:, 0]
+        return np.divide(sums[:, 1], w, out=np.zeros_like(w), where=w > 0)[:, None]

@@ -1,0 +1,1 @@
+"""AdaBoost (SAMME, SAMME.R, AdaBoost.R2) on the shared grower."""

@@ -1,0 +1,2 @@
+"""Gradient boosting: the rounds on the shared grower, XGBoost-style ``train`` with its
+callbacks and parameters."""

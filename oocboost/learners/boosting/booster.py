@@ -1,0 +1,178 @@
+"""Gradient boosting (XGBoost's regularised second-order objective) on the shared grower.
+
+Each round grows ``n_outputs`` trees (one per class for ``multi:*``) in the same passes.
+The data is read ``max_depth`` times per round for depth-wise trees::
+
+    pass 0  (fused) for each block: apply the last round's final splits -> leaf of each row,
+                    margins += leaf values, gradients from the new margins, root histogram
+    pass k          for each block: rows move one level down, histograms of level k
+
+so the last level of a tree costs no pass of its own: it is applied in the next round's
+first pass. Per-row state (margins, gradient/hessian, node of each row) lives in RAM
+or is spilled per block (see ``rowstate.py``), as the memory plan decides.
+"""
+import time
+
+import numpy as np
+
+from ...common import G_H_DTYPE
+from ...engine.grower import GrowthParams, GrowerTelemetry, TreeGrower, node_index_dtype
+from ...kernels.partition import add_node_values
+from ...kernels.sampling import uniform_per_row
+from ...engine.policies import GradientPolicy
+from ...engine.rowstate import RowStateSpec, make_row_state, spill_dir_for
+from ...engine.blocks import timed_blocks
+
+
+def state_spec(n_outputs, params):
+    """Per-row state of a boosting run: margins, (gradient, hessian) and the node
+    of each row in each tree of the round (as small an index as the tree limits allow)."""
+    return RowStateSpec({
+        "margin": ((None, n_outputs), np.float64),
+        "stats": ((n_outputs, None, 2), G_H_DTYPE),
+        "node": ((n_outputs, None), node_index_dtype(params["max_depth"] or None,
+                                                     params["max_leaves"] or None)),
+    })
+
+
+class BoostingState:
+    """Everything that lives across rounds of one training run."""
+
+    def __init__(self, cache, objective, params, plan, base_margin, init_model=None):
+        self.cache = cache
+        self.objective = objective
+        self.params = params
+        self.plan = plan
+        self.n_outputs = objective.n_outputs
+        k = self.n_outputs
+        spec = state_spec(k, params)
+        self.spec = spec
+        self.rows = make_row_state(spec, cache.block_row_starts, cache.n_rows,
+                                   in_memory=plan.state_in_ram,
+                                   spill_dir=spill_dir_for(cache))
+        self.base_margin = np.asarray(base_margin, dtype=np.float64)
+        self.prev_grower = None
+        self.prev_values = None
+        self.hist_pool = None
+        self.round = 0
+        self.telemetry = GrowerTelemetry()
+        self.io_wait_s = 0.0
+        self.gradient_s = 0.0
+        self.bytes_read = 0
+        self._init_model = init_model
+
+    def close(self):
+        self.rows.close()
+
+
+def _blocks(state):
+    """Blocks of the training cache; the wait and bytes go to the run's telemetry."""
+
+    def account(wait_s, nbytes):
+        state.io_wait_s += wait_s
+        state.bytes_read += nbytes
+
+    return timed_blocks(state.cache, state.plan, account)
+
+
+def _gradients_for_block(state, block, views, round_index):
+    """Gradients and hessians of a block, written straight into its stats rows."""
+    p = state.params
+    stats = views["stats"]                         # (n_outputs, n_rows, 3)
+    by_row = np.moveaxis(stats, 0, 1)              # (n_rows, n_outputs, 3) view
+    state.objective.gradients(block.label, views["margin"], block.weight,
+                              by_row[:, :, 0], by_row[:, :, 1])
+    if p["subsample"] < 1.0:
+        u = np.empty(block.n_rows, np.float64)
+        uniform_per_row(p["seed"], round_index, block.row_start, u)
+        keep = (u < p["subsample"]).astype(G_H_DTYPE)
+        stats[:, :, 0] *= keep
+        stats[:, :, 1] *= keep
+
+
+def initial_margins(state, init_model):
+    """Margins before the first new round: base margin plus ``init_model``'s trees."""
+    where = f"training cache {state.cache.path}"
+    for block in _blocks(state):
+        state.objective.check_labels(block.label, where, row_start=block.row_start)
+        views = state.rows.load(block.index)
+        views["margin"][:] = state.base_margin[None, :]
+        if init_model is not None and init_model.n_trees:
+            views["margin"] += init_model.predict_margin_binned(
+                block.codes, state.cache.max_bin - 1, include_base=False)
+        state.rows.store(block.index, views)
+
+
+def grow_round(state, round_index, learning_rate):
+    """Grow one round's trees; returns a list of tree-array dicts (values scaled by eta)."""
+    cache = state.cache
+    p = state.params
+    mapper = cache.bin_mapper
+    growth = GrowthParams(
+        max_depth=p["max_depth"] or None, max_leaves=p["max_leaves"] or None,
+        grow_policy=p["grow_policy"], leaves_per_pass=p["leaves_per_pass"],
+        colsample_bytree=p["colsample_bytree"],
+        max_hist_slots=2 * int(state.plan.hist_nodes),
+        colsample_bylevel=p["colsample_bylevel"], colsample_bynode=p["colsample_bynode"])
+    policy = GradientPolicy(reg_lambda=p["reg_lambda"], reg_alpha=p["reg_alpha"],
+                            max_delta_step=p["max_delta_step"],
+                            min_child_weight=p["min_child_weight"],
+                            max_cat_to_onehot=p["max_cat_to_onehot"], gamma=p["gamma"],
+                            n_value_bins=mapper.n_value_bins,
+                            is_categorical=mapper.is_categorical,
+                            missing_bin=cache.max_bin - 1)
+    rng = np.random.default_rng([p["seed"], round_index])
+    grower = TreeGrower(state.n_outputs, cache.n_features, cache.max_bin, mapper.n_value_bins,
+                        mapper.is_categorical, mapper.bin_edges, policy, growth, rng,
+                        hist_pool=state.hist_pool)
+    grower.start()
+    prev, prev_values = state.prev_grower, state.prev_values
+    first = True
+    while grower.needs_pass():
+        # After the first pass of a round only the node positions change, and the
+        # margins are not read: a spilled state then reads 16 and writes 4 of its 24
+        # bytes a row instead of reading and writing all 24.
+        fields = None if first else ("stats", "node")
+        written = None if first else ("node",)
+        for block in _blocks(state):
+            views = state.rows.load(block.index, fields)
+            if first:
+                t0 = time.perf_counter()
+                if prev is not None:
+                    prev.apply_pending(block.codes, views["node"])
+                    for c in range(state.n_outputs):
+                        add_node_values(views["node"][c], prev_values[c], 1.0,
+                                        views["margin"][:, c])
+                _gradients_for_block(state, block, views, round_index)
+                views["node"][:] = 0
+                state.gradient_s += time.perf_counter() - t0
+            grower.accumulate(block.codes, views["stats"], views["node"])
+            state.rows.store(block.index, views, written)
+        grower.finish_pass()
+        first = False
+    trees = []
+    values = []
+    for c in range(state.n_outputs):
+        arrays = grower.tree_arrays(c)
+        arrays["value"] = arrays["value"] * learning_rate
+        values.append(np.ascontiguousarray(arrays["value"][:, 0]))
+        trees.append(arrays)
+    state.prev_grower, state.prev_values = grower, values
+    state.hist_pool = grower.hist
+    state.telemetry.add(grower.telemetry)
+    return trees
+
+
+def finish_margins(state):
+    """Apply the last round's pending splits and leaf values (when margins are needed)."""
+    prev, prev_values = state.prev_grower, state.prev_values
+    if prev is None:
+        return
+    for block in _blocks(state):
+        views = state.rows.load(block.index)
+        prev.apply_pending(block.codes, views["node"])
+        for c in range(state.n_outputs):
+            add_node_values(views["node"][c], prev_values[c], 1.0, views["margin"][:, c])
+        views["node"][:] = 0
+        state.rows.store(block.index, views)
+    state.prev_grower = None

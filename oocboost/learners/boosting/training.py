@@ -1,0 +1,257 @@
+"""``train()``: the boosting loop around callbacks (XGBoost's ``xgboost.train`` shape).
+
+Example
+-------
+>>> import oocboost
+>>> cache = oocboost.build_cache("train.csv", "train.oocb", label="y")      # doctest: +SKIP
+>>> valid = oocboost.build_cache("valid.csv", "valid.oocb", label="y",
+...                              reference=cache)                            # doctest: +SKIP
+>>> model = oocboost.train({"objective": "binary:logistic", "eta": 0.1}, cache, 100,
+...                        evals=[(valid, "valid")], early_stopping_rounds=10)  # doctest: +SKIP
+"""
+import os
+import time
+
+import numpy as np
+
+from . import callback as cb
+from ...errors import ParameterError, SchemaError
+from . import booster as boosting
+from ...utils.rss import current_rss, peak_rss
+from ...engine.plan import plan_train
+from ...model.metrics import get_metric
+from ...model.objectives import LabelStats, get_objective
+from .params import objective_params, resolve_params
+from ...utils.progress import ProgressBar
+from ...utils.threads import thread_limit
+
+
+def open_cache(data, what="training data"):
+    """A ``Cache`` from a ``Cache`` or a path to one."""
+    from ...cache.store import Cache
+
+    if isinstance(data, Cache):
+        return data
+    if isinstance(data, (str, os.PathLike)):
+        return Cache(data)
+    raise ParameterError(f"{what} must be an oocboost Cache or the path of one (build it with "
+                         f"oocboost.build_cache), got {type(data).__name__}")
+
+
+def check_same_bins(reference, other, other_name):
+    """Refuse evaluation data binned with other edges than the training cache."""
+    if reference.bin_mapper != other.bin_mapper:
+        ref_names, names = list(reference.feature_names), list(other.feature_names)
+        if ref_names != names:
+            missing = [n for n in ref_names if n not in names]
+            extra = [n for n in names if n not in ref_names]
+            raise SchemaError(f"{other_name} has other columns than the training cache "
+                              f"(missing: {missing}, extra: {extra})")
+        raise SchemaError(f"{other_name} was binned with other bin edges than the training "
+                          f"cache; rebuild it with --reference {reference.path}")
+
+
+def _metric_names(params, objective):
+    names = params["eval_metric"] or [objective.default_metric]
+    return list(names)
+
+
+def _evaluate(model, objective, eval_sets, metrics, round_trees):
+    """Add the round's trees to each eval set's margins, then compute every metric."""
+    results = {}
+    for entry in eval_sets:
+        cache, name, margins, labels, weights = entry
+        for block in cache.iter_blocks(prefetch=1):
+            rows = slice(block.row_start, block.row_start + block.n_rows)
+            margins[rows] += model.predict_margin_binned(
+                block.codes, cache.max_bin - 1, iteration_range=round_trees,
+                include_base=False)
+        prediction = objective.eval_transform(margins)
+        results[name] = {m.name: float(m(labels, prediction, weights)) for m in metrics}
+    return results
+
+
+def train(params, dtrain, num_boost_round=10, *, evals=(), early_stopping_rounds=None,
+          callbacks=None, init_model=None, verbose_eval=True, evals_result=None,
+          memory_limit=None):
+    """Train a gradient-boosted tree ensemble from a cache.
+
+    Parameters
+    ----------
+    params : dict
+        XGBoost-style parameters (see ``oocboost.learners.boosting.params.BOOSTER_DEFAULTS``; aliases such
+        as ``eta``, ``lambda``, ``alpha`` accepted).
+    dtrain : Cache or path
+        The training cache (with a label column).
+    num_boost_round : int
+        Rounds (each adds one tree, or one per class for ``multi:*``).
+    evals : sequence of (Cache or path, str)
+        Evaluation sets, binned with the training cache's edges (``reference=``).
+    early_stopping_rounds : int or None
+        Stop when the last eval set's last metric has not improved for this many rounds.
+    callbacks : list of TrainingCallback
+    init_model : Model or path or None
+        Continue boosting from this model (its trees stay; margins start from it).
+    verbose_eval : bool or int
+        Print the evaluation every round (or every ``verbose_eval`` rounds).
+    evals_result : dict or None
+        Filled with the evaluation log (``{data: {metric: [values]}}``).
+    memory_limit : int or str or None
+        Peak resident memory of this process, e.g. ``"1GB"``; overrides the parameter.
+
+    Returns
+    -------
+    Model
+        With ``best_iteration`` when early stopping ran, ``evals_result`` and the
+        ``training_log`` (telemetry: time per phase, passes, bytes read, peak RSS).
+    """
+    from ...model.model import Model, load_model
+
+    user_params = dict(params or {})
+    p = resolve_params(user_params)
+    if memory_limit is not None:
+        p["memory_limit"] = memory_limit
+    if int(num_boost_round) < 0:
+        raise ParameterError(f"num_boost_round must be >= 0, got {num_boost_round}")
+    cache = open_cache(dtrain)
+    if not cache.has_label:
+        raise ParameterError(f"training cache {cache.path} has no label column; rebuild it "
+                             f"with --label")
+    if p["max_bin"] is not None and int(p["max_bin"]) != cache.max_bin:
+        raise ParameterError(f"max_bin={p['max_bin']} differs from the cache's max_bin="
+                             f"{cache.max_bin}: max_bin is fixed when the cache is built")
+    obj_params = objective_params(p)
+    if "max_delta_step" in obj_params and "max_delta_step" not in user_params:
+        obj_params.pop("max_delta_step")
+    objective = get_objective(p["objective"], obj_params)
+    metrics = [get_metric(name, **objective.default_metric_params)
+               if name == objective.default_metric else get_metric(name)
+               for name in _metric_names(p, objective)]
+
+    if init_model is not None and not isinstance(init_model, Model):
+        init_model = load_model(init_model)
+    if init_model is not None:
+        if init_model.objective != objective.name:
+            raise ParameterError(f"init_model was trained with objective "
+                                 f"{init_model.objective}, not {objective.name}")
+        base = np.asarray(init_model.base_margin, dtype=np.float64)
+    elif p["base_score"] is not None:
+        base = np.full(objective.n_outputs, objective.base_score_to_margin(p["base_score"]))
+    else:
+        stats = LabelStats.from_dict(cache.manifest["label_stats"])
+        base = np.asarray(objective.base_margin(stats), dtype=np.float64)
+
+    # Blocks an earlier run left resident are in this process's RSS, which the plan takes
+    # as its baseline: this run budgets residency itself.
+    cache.release_resident()
+    plan = plan_train(p["memory_limit"], n_rows=cache.n_rows, n_features=cache.n_features,
+                      max_bin=cache.max_bin, n_stats=2, n_outputs=objective.n_outputs,
+                      block_rows=cache.block_rows, n_blocks=cache.n_blocks,
+                      codes_itemsize=np.dtype(cache.codes_dtype).itemsize,
+                      n_trees_in_pass=objective.n_outputs, prefetch=p["prefetch"],
+                      state_bytes_per_row=boosting.state_spec(objective.n_outputs,
+                                                              p).bytes_per_row())
+    if p["verbosity"] >= 2:
+        print(plan.describe())
+
+    callbacks = list(callbacks or [])
+    if verbose_eval and evals:
+        period = verbose_eval if not isinstance(verbose_eval, bool) else 1
+        callbacks.append(cb.EvaluationMonitor(period=period))
+    if early_stopping_rounds is not None:
+        callbacks.append(cb.EarlyStopping(early_stopping_rounds))
+    container = cb.CallbackContainer(callbacks)
+
+    eval_sets = []
+    for i, item in enumerate(evals or ()):
+        if not (isinstance(item, (tuple, list)) and len(item) == 2):
+            raise ParameterError("evals must be a list of (cache, name) pairs")
+        data, name = item
+        ecache = open_cache(data, f"evaluation set {name!r}")
+        check_same_bins(cache, ecache, f"evaluation set {name!r} ({ecache.path})")
+        if not ecache.has_label:
+            raise ParameterError(f"evaluation set {name!r} ({ecache.path}) has no label")
+        labels, weights = ecache.read_labels()
+        objective.check_labels(labels, f"evaluation set {name!r} ({ecache.path})")
+        margins = np.tile(base, (ecache.n_rows, 1))
+        eval_sets.append([ecache, name, margins, labels, weights])
+
+    model = Model.empty_boosted(objective, base, cache, p,
+                                trees_per_round=objective.n_outputs)
+    if init_model is not None:
+        model.extend_from(init_model)
+        for entry in eval_sets:
+            ecache, margins = entry[0], entry[2]
+            for block in ecache.iter_blocks(prefetch=1):
+                rows = slice(block.row_start, block.row_start + block.n_rows)
+                margins[rows] += init_model.predict_margin_binned(
+                    block.codes, ecache.max_bin - 1, include_base=False)
+
+    log = {} if evals_result is None else evals_result
+    log.clear()
+    t_start = time.perf_counter()
+    rss_peak = current_rss()
+    with thread_limit(p["n_threads"]):
+        state = boosting.BoostingState(cache, objective, p, plan, base)
+        try:
+            boosting.initial_margins(state, init_model)
+            model = container.before_training(model)
+            first_round = model.n_rounds
+            bar = ProgressBar(total=num_boost_round, unit="rounds", desc="train",
+                              enabled=None if p["verbosity"] >= 1 else False)
+            with bar:
+                for i in range(int(num_boost_round)):
+                    epoch = first_round + i
+                    if container.before_iteration(model, epoch, log):
+                        break
+                    lr = getattr(model, "learning_rate_override", None) or p["learning_rate"]
+                    trees = boosting.grow_round(state, epoch, lr)
+                    model.add_round(trees)
+                    if eval_sets:
+                        res = _evaluate(model, objective, eval_sets, metrics,
+                                        (epoch, epoch + 1))
+                        for data_name, values in res.items():
+                            for metric_name, v in values.items():
+                                log.setdefault(data_name, {}).setdefault(metric_name,
+                                                                         []).append(v)
+                        last = next(iter(res.values()))
+                        bar.set_postfix(" ".join(f"{k}={v:.5f}" for k, v in last.items()))
+                    bar.update(1)
+                    rss_peak = max(rss_peak, current_rss())
+                    if container.after_iteration(model, epoch, log):
+                        break
+            model = container.after_training(model)
+        finally:
+            state.close()
+    tel = state.telemetry
+    n_trees_new = max(model.n_rounds - (init_model.n_rounds if init_model else 0), 1)
+    model.evals_result = {k: {m: list(v) for m, v in d.items()} for k, d in log.items()}
+    model.training_log = {
+        "seconds": time.perf_counter() - t_start,
+        "histogram_s": tel.histogram_s, "partition_s": tel.partition_s,
+        "split_s": tel.split_s, "gradient_s": state.gradient_s,
+        "io_wait_s": state.io_wait_s, "bytes_read": state.bytes_read,
+        # reading and writing spilled per-row state (0 when it stays in RAM)
+        "state_io_s": state.rows.io_seconds,
+        "data_passes": tel.passes, "passes_per_round": tel.passes / n_trees_new,
+        # The process's high-water mark (getrusage), which memory_limit bounds; sampling
+        # between rounds missed peaks inside a pass.
+        "peak_rss_bytes": int(max(rss_peak, peak_rss())),
+        "state_in_ram": bool(plan.state_in_ram),
+        "plan": plan.as_dict(),
+    }
+    if p["verbosity"] >= 2:
+        print(format_training_log(model.training_log))
+    return model
+
+
+def format_training_log(log):
+    """Human-readable telemetry lines (verbose mode)."""
+    return (f"time {log['seconds']:.2f}s: histogram {log['histogram_s']:.2f}s, partition "
+            f"{log['partition_s']:.2f}s, split {log['split_s']:.2f}s, gradients "
+            f"{log['gradient_s']:.2f}s, I/O wait {log['io_wait_s']:.2f}s, spilled state I/O "
+            f"{log.get('state_io_s', 0.0):.2f}s; "
+            f"{log['data_passes']} data passes ({log['passes_per_round']:.1f} per round), "
+            f"{log['bytes_read'] / 2**20:.0f} MiB of codes read; peak RSS "
+            f"{log['peak_rss_bytes'] / 2**20:.0f} MiB; per-row state "
+            f"{'in RAM' if log['state_in_ram'] else 'spilled to disk'}")

@@ -1,0 +1,1 @@
+"""CART trees, random forests, extra trees and bagging on the shared grower."""

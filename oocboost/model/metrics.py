@@ -1,0 +1,388 @@
+"""Evaluation metrics with XGBoost's names and semantics.
+
+Every metric is called as ``metric(label, prediction, weight=None) -> float`` with the
+prediction in *prediction space*, as :meth:`Objective.eval_transform` gives it:
+probabilities ``(n,)`` for binary classification, probabilities ``(n, K)`` for multiclass,
+values ``(n,)`` for regression. With weights ``w_i`` (all 1 when None), the "mean" metrics
+are ``M = sum_i w_i l_i / sum_i w_i`` of a per-row loss ``l_i``:
+
+==================  ===================================================================
+name                per-row loss ``l_i`` / definition
+==================  ===================================================================
+``rmse``            ``(y - p)^2``, then ``sqrt(M)``
+``mae``             ``|y - p|``
+``logloss``         ``-y log p - (1 - y) log(1 - p)``; ``p < 1e-16`` counts as ``p = 1e-16``
+                    and ``1 - p < 1e-16`` as ``1 - p = 1e-16`` (XGBoost's branches)
+``error``           ``1 - y`` if ``p > t`` else ``y`` (``t = 0.5``; ``error@t`` sets ``t``)
+``auc``             weighted area under the ROC curve (below)
+``mlogloss``        ``-log max(p_{i, y_i}, 1e-16)``
+``merror``          ``1{argmax_k p_ik != y_i}`` (first maximum on ties)
+``poisson-nloglik`` ``lgamma(y + 1) + p' - y log p'``, ``p' = max(p, 1e-16)``
+``mphe``            ``d^2 (sqrt(1 + ((p - y)/d)^2) - 1)``, ``d = huber_slope`` (1)
+``quantile``        pinball: ``a (y - p)`` if ``y >= p`` else ``(1 - a)(p - y)``, ``a = alpha``
+``r2``              ``1 - sum w (y - p)^2 / sum w (y - ybar_w)^2`` (as scikit-learn)
+``accuracy``        ``1{argmax_k p_ik == y_i}``, or ``1{(p_i > 0.5) == y_i}`` for ``(n,)``
+==================  ===================================================================
+
+AUC
+---
+Rows are sorted by decreasing prediction; rows with equal predictions form one tie group
+and contribute a trapezoid (half their pairs are counted as ordered). A row adds
+``w y`` to the positive weight and ``w (1 - y)`` to the negative weight (XGBoost's rule;
+for 0/1 labels this is exactly ``sklearn.metrics.roc_auc_score(..., sample_weight=w)``)::
+
+    AUC = sum_g N_g (P_before_g + P_g / 2) / (P N)
+
+over tie groups ``g`` with positive weight ``P_g``, negative weight ``N_g`` and ``P_before_g``
+the positive weight of all groups ranked above. ``O(n log n)``. When the positive or the
+negative total weight is zero the AUC is undefined and ``nan`` is returned (XGBoost also
+returns ``nan``, with a warning; scikit-learn raises).
+
+A total weight of zero makes every mean metric ``nan``.
+
+Streaming
+---------
+Every metric but ``auc`` is a function of weighted sums: ``partial(label, prediction,
+weight)`` returns those sums for one block (a float64 vector), partial results add, and
+``finalize(sums)`` gives the value. ``Metric.is_additive`` tells which ones.
+"""
+import math
+import numbers
+
+import numpy as np
+from ..errors import InputError, ParameterError
+from ..kernels.objective_kernels import poisson_nloglik_rows
+
+__all__ = ["Metric", "get_metric", "METRIC_NAMES"]
+
+#: XGBoost's probability clip in logloss, mlogloss and poisson-nloglik.
+PROB_EPS = 1e-16
+
+
+def _as_1d(x, what):
+    x = np.asarray(x, dtype=np.float64)
+    if x.ndim != 1:
+        raise InputError(f"{what} must be a 1-D array, got shape {x.shape}")
+    return x
+
+
+class Metric:
+    """An evaluation metric. Build with :func:`get_metric`.
+
+    Attributes
+    ----------
+    name : str
+        As given to :func:`get_metric`, e.g. ``"error@0.7"``.
+    params : dict
+        The metric's parameters (``alpha`` for ``quantile``, ``huber_slope`` for ``mphe``,
+        ``threshold`` for ``error``).
+    higher_is_better : bool
+    is_additive : bool
+        Whether :meth:`partial` / :meth:`finalize` are available.
+    multiclass : bool
+        Whether predictions are ``(n, K)`` probabilities.
+    """
+
+    higher_is_better = False
+    is_additive = True
+    multiclass = False
+
+    def __init__(self, name, params=None):
+        self.name = name
+        self.params = dict(params or {})
+
+    def __repr__(self):
+        return f"get_metric({self.name!r}, **{self.params!r})"
+
+    def _inputs(self, label, prediction, weight):
+        label = _as_1d(label, f"{self.name}: label")
+        n = label.shape[0]
+        prediction = np.asarray(prediction, dtype=np.float64)
+        if self._expects_proba_matrix(prediction):
+            if prediction.ndim != 2 or prediction.shape[0] != n:
+                raise InputError(f"{self.name} expects class probabilities of shape ({n}, "
+                                 f"n_classes), got {prediction.shape}")
+            K = prediction.shape[1]
+            bad = (label != np.floor(label)) | (label < 0) | (label >= K) | np.isnan(label)
+            if np.any(bad):
+                i = int(np.argmax(bad))
+                raise InputError(f"{self.name} expects integer class labels in [0, {K}); row "
+                                 f"{i} has label {float(label[i])!r}")
+        elif prediction.shape != (n,):
+            raise InputError(f"{self.name} expects predictions of shape ({n},), got "
+                             f"{prediction.shape}")
+        if np.isnan(prediction).any():
+            raise InputError(f"{self.name}: predictions contain NaN")
+        if weight is not None:
+            weight = _as_1d(weight, f"{self.name}: weight")
+            if weight.shape != (n,):
+                raise InputError(f"{self.name}: weight must have shape ({n},), got "
+                                 f"{weight.shape}")
+        return label, prediction, weight
+
+    def _expects_proba_matrix(self, prediction):
+        return self.multiclass
+
+    def __call__(self, label, prediction, weight=None):
+        """Metric value.
+
+        Parameters
+        ----------
+        label : array of shape (n,)
+        prediction : array of shape (n,) or (n, K), in prediction space
+        weight : array of shape (n,) or None
+
+        Returns
+        -------
+        float
+        """
+        return self.finalize(self.partial(label, prediction, weight))
+
+    def partial(self, label, prediction, weight=None):
+        """Weighted sums of one block, float64 vector; they add across blocks."""
+        label, prediction, weight = self._inputs(label, prediction, weight)
+        return self._partial(label, prediction, weight)
+
+    def finalize(self, sums):
+        """Metric value from summed :meth:`partial` results."""
+        raise NotImplementedError
+
+    def _partial(self, label, prediction, weight):
+        raise NotImplementedError
+
+
+class _MeanMetric(Metric):
+    """Weighted mean of a per-row loss; sums are ``[sum w l, sum w]``."""
+
+    def _row_loss(self, label, prediction):
+        raise NotImplementedError
+
+    def _partial(self, label, prediction, weight):
+        loss = self._row_loss(label, prediction)
+        if weight is None:
+            return np.array([np.sum(loss), float(label.shape[0])])
+        return np.array([np.dot(weight, loss), np.sum(weight)])
+
+    def _final(self, mean):
+        return mean
+
+    def finalize(self, sums):
+        sum_loss, sum_weight = float(sums[0]), float(sums[1])
+        if sum_weight == 0:
+            return math.nan
+        return float(self._final(sum_loss / sum_weight))
+
+
+class _Rmse(_MeanMetric):
+    def _row_loss(self, y, p):
+        return (y - p) ** 2
+
+    def _final(self, mean):
+        return math.sqrt(mean)
+
+
+class _Mae(_MeanMetric):
+    def _row_loss(self, y, p):
+        return np.abs(y - p)
+
+
+class _LogLoss(_MeanMetric):
+    def _row_loss(self, y, p):
+        # XGBoost's branches: a probability within eps of 0 or 1 costs log(eps)
+        # (clipping at 1 - 1e-16 would not, as 1 - 1e-16 rounds to 1 - 2^-53).
+        low = p < PROB_EPS
+        high = (1.0 - p) < PROB_EPS
+        inner = np.where(low | high, 0.5, p)
+        log_p, log_q = np.log(inner), np.log1p(-inner)
+        log_p[low], log_q[low] = math.log(PROB_EPS), math.log1p(-PROB_EPS)
+        log_p[high], log_q[high] = math.log1p(-PROB_EPS), math.log(PROB_EPS)
+        return -y * log_p - (1.0 - y) * log_q
+
+
+class _Error(_MeanMetric):
+    def _row_loss(self, y, p):
+        return np.where(p > self.params["threshold"], 1.0 - y, y)
+
+
+class _MLogLoss(_MeanMetric):
+    multiclass = True
+
+    def _row_loss(self, y, p):
+        p_true = np.take_along_axis(p, y.astype(np.intp)[:, None], axis=1)[:, 0]
+        return -np.log(np.maximum(p_true, PROB_EPS))
+
+
+class _MError(_MeanMetric):
+    multiclass = True
+
+    def _row_loss(self, y, p):
+        return (np.argmax(p, axis=1) != y).astype(np.float64)
+
+
+class _PoissonNLogLik(_MeanMetric):
+    def _row_loss(self, y, p):
+        out = np.empty_like(y)
+        poisson_nloglik_rows(y, p, PROB_EPS, out)
+        return out
+
+
+class _Mphe(_MeanMetric):
+    def _row_loss(self, y, p):
+        d = self.params["huber_slope"]
+        z = (p - y) / d
+        return d * d * (np.sqrt(1.0 + z * z) - 1.0)
+
+
+class _Quantile(_MeanMetric):
+    def _row_loss(self, y, p):
+        a = self.params["alpha"]
+        diff = y - p
+        return np.where(diff >= 0, a * diff, (a - 1.0) * diff)
+
+
+class _Accuracy(_MeanMetric):
+    higher_is_better = True
+
+    def _expects_proba_matrix(self, prediction):
+        return prediction.ndim == 2
+
+    def _row_loss(self, y, p):
+        if p.ndim == 2:
+            return (np.argmax(p, axis=1) == y).astype(np.float64)
+        return ((p > 0.5) == y).astype(np.float64)
+
+
+class _R2(Metric):
+    """Sums ``[sum w, sum w y, sum w y^2, sum w (y - p)^2]`` (one pass); ``__call__`` uses
+    two passes for the total sum of squares."""
+
+    higher_is_better = True
+
+    def __call__(self, label, prediction, weight=None):
+        y, p, w = self._inputs(label, prediction, weight)
+        sw = float(y.shape[0]) if w is None else float(np.sum(w))
+        if sw == 0:
+            return math.nan
+        ybar = np.average(y, weights=w)
+        ss_res = float(np.average((y - p) ** 2, weights=w))
+        ss_tot = float(np.average((y - ybar) ** 2, weights=w))
+        return self._ratio(ss_res, ss_tot)
+
+    @staticmethod
+    def _ratio(ss_res, ss_tot):
+        if ss_tot == 0:  # scikit-learn's force_finite rule
+            return 1.0 if ss_res == 0 else 0.0
+        return 1.0 - ss_res / ss_tot
+
+    def _partial(self, y, p, w):
+        if w is None:
+            w = np.ones_like(y)
+        return np.array([np.sum(w), np.dot(w, y), np.dot(w, y * y), np.dot(w, (y - p) ** 2)])
+
+    def finalize(self, sums):
+        sw, swy, swyy, ss_res = (float(s) for s in sums)
+        if sw == 0:
+            return math.nan
+        ss_tot = max(swyy - swy * swy / sw, 0.0)
+        return self._ratio(ss_res, ss_tot)
+
+
+class _Auc(Metric):
+    higher_is_better = True
+    is_additive = False
+
+    def __call__(self, label, prediction, weight=None):
+        if np.ndim(prediction) != 1:
+            raise InputError(f"auc is for binary classification: expected predictions of "
+                             f"shape (n,), got {np.shape(prediction)}")
+        y, p, w = self._inputs(label, prediction, weight)
+        if y.shape[0] == 0:
+            return math.nan
+        order = np.argsort(-p, kind="stable")
+        p_sorted = p[order]
+        w_sorted = np.ones_like(p) if w is None else w[order]
+        y_sorted = y[order]
+        pos = w_sorted * y_sorted
+        neg = w_sorted - pos
+        starts = np.flatnonzero(np.r_[True, p_sorted[1:] != p_sorted[:-1]])
+        pos_g = np.add.reduceat(pos, starts)
+        neg_g = np.add.reduceat(neg, starts)
+        total_pos, total_neg = float(np.sum(pos_g)), float(np.sum(neg_g))
+        if not (total_pos > 0 and total_neg > 0):
+            return math.nan
+        pos_before = np.cumsum(pos_g) - pos_g
+        area = float(np.dot(neg_g, pos_before + 0.5 * pos_g))
+        return area / (total_pos * total_neg)
+
+    def partial(self, label, prediction, weight=None):
+        raise ParameterError("auc is not additive over blocks; call it on all rows at once")
+
+    def finalize(self, sums):
+        raise ParameterError("auc is not additive over blocks; call it on all rows at once")
+
+
+def _real(value, key, name, low, high):
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or \
+            not low < float(value) < high:
+        raise ParameterError(f"metric {name}: {key} must be a number in ({low}, {high}), "
+                             f"got {value!r}")
+    return float(value)
+
+
+_SIMPLE = {
+    "rmse": _Rmse, "mae": _Mae, "logloss": _LogLoss, "auc": _Auc, "mlogloss": _MLogLoss,
+    "merror": _MError, "poisson-nloglik": _PoissonNLogLik, "r2": _R2,
+    "accuracy": _Accuracy,
+}
+#: Every metric name :func:`get_metric` knows (``error@t`` for any threshold ``t``).
+METRIC_NAMES = ("rmse", "mae", "logloss", "error", "error@t", "auc", "mlogloss", "merror",
+                "poisson-nloglik", "mphe", "quantile", "r2", "accuracy")
+
+
+def get_metric(name, **params):
+    """Build the metric ``name`` (an XGBoost name, or ``r2`` / ``accuracy``).
+
+    Parameters
+    ----------
+    name : str
+        One of :data:`METRIC_NAMES`; ``"error@t"`` with a number ``t`` in (0, 1) sets the
+        classification threshold of ``error``.
+    **params
+        ``alpha`` for ``quantile`` (in (0, 1), default 0.5), ``huber_slope`` for ``mphe``
+        (> 0, default 1.0). ``None`` values count as absent.
+
+    Raises
+    ------
+    ParameterError
+        Unknown name (the message lists the known ones) or a parameter the metric does not
+        take or out of range.
+    """
+    params = {k: v for k, v in params.items() if v is not None}
+    if not isinstance(name, str):
+        raise ParameterError(f"metric name must be a string, got {name!r}")
+    allowed = {"quantile": {"alpha"}, "mphe": {"huber_slope"}}
+    base = name.split("@", 1)[0] if name.startswith("error@") else name
+    extra = set(params) - allowed.get(base, set())
+    if extra and (base in _SIMPLE or base in ("error", "quantile", "mphe")):
+        raise ParameterError(f"metric {name} takes no parameter(s) {sorted(extra)}; it "
+                             f"takes {sorted(allowed.get(base, set())) or 'none'}")
+    if name in _SIMPLE:
+        return _SIMPLE[name](name)
+    if name == "error" or name.startswith("error@"):
+        threshold = 0.5
+        if name != "error":
+            try:
+                threshold = float(name[len("error@"):])
+            except ValueError:
+                raise ParameterError(f"metric {name}: expected error@t with a number t, "
+                                     f"e.g. error@0.7") from None
+            _real(threshold, "threshold", name, -math.inf, math.inf)
+        return _Error(name, {"threshold": threshold})
+    if name == "quantile":
+        return _Quantile(name, {"alpha": _real(params.get("alpha", 0.5), "alpha", name,
+                                               0.0, 1.0)})
+    if name == "mphe":
+        return _Mphe(name, {"huber_slope": _real(params.get("huber_slope", 1.0),
+                                                 "huber_slope", name, 0.0, math.inf)})
+    raise ParameterError(f"unknown metric {name!r}; expected one of: "
+                         f"{', '.join(METRIC_NAMES)}")

@@ -1,0 +1,275 @@
+"""Prediction over raw data, caches and files, streamed block by block.
+
+- In memory: ``predict(model, X)`` for NumPy, pandas and pyarrow input.
+- A cache: blocks are predicted from their bin codes (``bin_threshold``), so the cache must
+  have been binned with the model's edges (the training cache, or one built with
+  ``reference=``).
+- A file (CSV, Parquet, Arrow): streamed through ``ingest`` in batches; only the model's
+  features are read, in the model's order, extra columns ignored.
+"""
+import os
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.csv as pacsv
+
+from ..cache.binning import BinMapper
+from ..common import X_DTYPE
+from ..errors import ParameterError, SchemaError
+from .metrics import get_metric
+from .objectives import get_objective
+
+
+def model_objective(model):
+    """The ``Objective`` a model was trained with (for output transforms)."""
+    return get_objective(model.objective, dict(model.objective_params or {}))
+
+
+def _is_weighted_median(model):
+    """AdaBoost.R2 predicts the weighted median of its trees, not a sum or mean."""
+    info = (model.attributes or {}).get("adaboost") or {}
+    return info.get("prediction") == "weighted_median"
+
+
+def output_plan(model):
+    """``(margin_model, transform)``: what to traverse and how to turn its margins into
+    predictions. For most models the model itself and the objective's transform; for
+    AdaBoost.R2 one output per tree and their weighted median."""
+    if _is_weighted_median(model):
+        from ..sklearn.adaboost import _round_weights, _sum_view, _weighted_median
+
+        weights = _round_weights(model)
+        return (_sum_view(model, per_tree=True),
+                lambda margins: _weighted_median(np.ascontiguousarray(margins), weights))
+    return model, model_objective(model).transform
+
+
+def _is_cache_path(data):
+    from ..cache.store import Cache
+
+    return isinstance(data, Cache) or (
+        isinstance(data, (str, os.PathLike)) and os.path.isdir(data)
+        and os.path.exists(os.path.join(data, "manifest.json")))
+
+
+#: Rows predicted at once from an in-memory matrix (bounds the float64 copy).
+MATRIX_CHUNK_ROWS = 1 << 18
+
+
+def _is_plain_matrix(model, data):
+    """A 2-D numeric NumPy array with the model's column count and no categorical
+    features (categories would need their string-to-code mapping)."""
+    return (isinstance(data, np.ndarray) and data.ndim == 2
+            and data.dtype.kind in "fiub" and data.shape[1] == model.n_features
+            and "categorical" not in model.feature_types)
+
+
+def _mapper(model):
+    return BinMapper.from_dict(model.bin_mapper) if model.bin_mapper else None
+
+
+def raw_matrix(model, batch, mapper):
+    """(n_rows, n_features) float64 of a batch's model features; categories as codes."""
+    X = np.empty((batch.n_rows, model.n_features), dtype=X_DTYPE)
+    for f, name in enumerate(model.feature_names):
+        if name in batch.numeric:
+            if model.feature_types[f] == "categorical":
+                raise SchemaError(f"column {name!r} is numeric in the data but categorical "
+                                  f"in the model")
+            X[:, f] = batch.numeric[name]
+        elif name in batch.categorical:
+            if mapper is None or model.feature_types[f] != "categorical":
+                raise SchemaError(f"column {name!r} holds text but is numeric in the model")
+            X[:, f] = mapper.encode_categories(f, batch.categorical[name])
+        else:
+            raise SchemaError(f"the data has no column {name!r} that the model needs")
+    return X
+
+
+def _open_for_model(model, data, label=None):
+    """An ingest Source reading the model's features (and ``label``) from ``data``."""
+    from ..cache.ingest import open_source
+
+    cats = [n for n, t in zip(model.feature_names, model.feature_types) if t == "categorical"]
+    if isinstance(data, np.ndarray):
+        return open_source(data, categorical=None, feature_names=model.feature_names
+                           if data.ndim == 2 and data.shape[1] == model.n_features else None)
+    probe = open_source(data, categorical="auto")
+    wanted = set(model.feature_names) | ({label} if label else set())
+    columns = list(probe.feature_names) + [c for c in (probe.label_name,) if c]
+    missing = [n for n in model.feature_names if n not in columns]
+    if missing:
+        raise SchemaError(f"{probe.name} lacks the model's feature columns {missing}")
+    if label and label not in columns:
+        raise SchemaError(f"{probe.name} has no label column {label!r}")
+    drop = [c for c in columns if c not in wanted]
+    return open_source(data, label=label, drop=drop, categorical=cats or None)
+
+
+def iter_margins(model, data, *, iteration_range=None, label=None, pred_leaf=False):
+    """Yield ``(margins or leaves, labels, weights)`` per block of ``data``.
+
+    Parameters
+    ----------
+    data : Cache, cache path, file path, or in-memory table/array
+    label : str or None
+        Label column to read along (files only; caches bring their own).
+    """
+    from ..cache.store import Cache
+
+    if _is_cache_path(data):
+        cache = data if isinstance(data, Cache) else Cache(data)
+        if model.bin_mapper is not None and cache.manifest.get("bin_mapper") != model.bin_mapper:
+            raise SchemaError(f"cache {cache.path} was binned with other edges than the "
+                              f"model's training data; predict from the raw file instead, "
+                              f"or rebuild the cache with --reference")
+        for block in cache.iter_blocks(prefetch=1):
+            if pred_leaf:
+                raise ParameterError("leaf indices are computed from raw data: pass the "
+                                     "source file instead of the cache")
+            yield (model.predict_margin_binned(block.codes, cache.max_bin - 1,
+                                               iteration_range=iteration_range),
+                   block.label, block.weight)
+        return
+    if _is_plain_matrix(model, data):
+        # A numeric matrix already is what the predictor reads: skip the record-batch
+        # layer (it halved throughput), one chunk of rows at a time.
+        for start in range(0, data.shape[0], MATRIX_CHUNK_ROWS):
+            X = np.asarray(data[start:start + MATRIX_CHUNK_ROWS], dtype=X_DTYPE)
+            if pred_leaf:
+                yield model.predict_leaf(X, iteration_range=iteration_range), None, None
+            else:
+                yield (model.predict_margin(X, iteration_range=iteration_range), None,
+                       None)
+        return
+    mapper = _mapper(model)
+    source = _open_for_model(model, data, label=label)
+    for batch in source.batches():
+        X = raw_matrix(model, batch, mapper)
+        if pred_leaf:
+            out = model.predict_leaf(X, iteration_range=iteration_range)
+        else:
+            out = model.predict_margin(X, iteration_range=iteration_range)
+        yield out, batch.label, batch.weight
+
+
+def predict(model, data, *, output_margin=False, iteration_range=None, pred_leaf=False):
+    """Predictions for in-memory data, a cache or a file, concatenated in memory.
+
+    Returns
+    -------
+    ndarray
+        (n_rows,) for single-output objectives, (n_rows, K) probabilities for
+        ``multi:softprob``, margins when ``output_margin``, int32 leaves when ``pred_leaf``.
+    """
+    if pred_leaf or output_margin:
+        margin_model, transform = model, None
+    else:
+        margin_model, transform = output_plan(model)
+    parts = [m for m, _, _ in iter_margins(margin_model, data,
+                                           iteration_range=iteration_range,
+                                           pred_leaf=pred_leaf)]
+    out = (np.concatenate(parts, axis=0) if parts
+           else np.empty((0, margin_model.n_outputs)))
+    return out if transform is None else transform(out)
+
+
+def _columns(model, values, output_margin, pred_leaf):
+    if pred_leaf:
+        return [f"leaf_{t}" for t in range(values.shape[1])]
+    if values.ndim == 1:
+        return ["margin" if output_margin else "prediction"]
+    prefix = "margin" if output_margin else "prob"
+    return [f"{prefix}_{k}" for k in range(values.shape[1])]
+
+
+def predict_to_file(model, data, output, *, output_margin=False, pred_leaf=False,
+                    iteration_range=None):
+    """Stream predictions of ``data`` into the CSV file ``output`` (written atomically).
+
+    Memory: one batch of ``data`` (64K rows of a file, or one cache block) and its
+    predictions at a time, whatever the size of ``data``.
+
+    Returns
+    -------
+    int
+        Rows written.
+    """
+    if pred_leaf or output_margin:
+        margin_model, transform = model, None
+    else:
+        margin_model, transform = output_plan(model)
+    output = os.fspath(output)
+    tmp = f"{output}.tmp-{os.getpid()}"
+    n_rows = 0
+    writer = None
+    try:
+        for margins, _, _ in iter_margins(margin_model, data,
+                                          iteration_range=iteration_range,
+                                          pred_leaf=pred_leaf):
+            values = margins if transform is None else transform(margins)
+            if values.ndim == 2 and values.shape[1] == 1 and not pred_leaf:
+                values = values[:, 0]
+            names = _columns(model, values, output_margin, pred_leaf)
+            cols = [values] if values.ndim == 1 else [values[:, j] for j in range(values.shape[1])]
+            table = pa.table({name: pa.array(col) for name, col in zip(names, cols)})
+            if writer is None:
+                writer = pacsv.CSVWriter(tmp, table.schema)
+            writer.write_table(table)
+            n_rows += len(values)
+        if writer is None:
+            raise SchemaError(f"{data}: no rows to predict")
+        writer.close()
+        writer = None
+        os.replace(tmp, output)
+    finally:
+        if writer is not None:
+            writer.close()
+        if os.path.exists(tmp):
+            os.remove(tmp)
+    return n_rows
+
+
+def evaluate(model, data, *, metrics=None, iteration_range=None, label=None):
+    """Metrics of ``model`` on labelled ``data`` (cache or file).
+
+    Parameters
+    ----------
+    metrics : list of str or None
+        Default: the objective's default metric.
+    label : str or None
+        Label column for files (default: the label the model was trained on).
+
+    Returns
+    -------
+    dict[str, float]
+    """
+    objective = model_objective(model)
+    names = list(metrics or [objective.default_metric])
+    label = label or (model.attributes or {}).get("label")
+    margin_model, transform = output_plan(model)
+    margins, labels, weights = [], [], []
+    for m, y, w in iter_margins(margin_model, data, iteration_range=iteration_range,
+                                label=label):
+        if y is None:
+            raise ParameterError(f"{data} has no label column: cannot evaluate")
+        margins.append(m)
+        labels.append(y)
+        weights.append(w)
+    margin = np.concatenate(margins, axis=0)
+    y = np.concatenate(labels)
+    w = None if weights[0] is None else np.concatenate(weights)
+    objective.check_labels(y, str(data))
+    prediction = (transform(margin) if _is_weighted_median(model)
+                  else objective.eval_transform(margin))
+    out = {}
+    for name in names:
+        metric = (get_metric(name, **objective.default_metric_params)
+                  if name == objective.default_metric else get_metric(name))
+        values = prediction
+        if not metric.multiclass and values.ndim == 2 and values.shape[1] == 2:
+            # two-class models that output both probabilities (forests, AdaBoost):
+            # binary metrics take the positive class's
+            values = values[:, 1]
+        out[metric.name] = float(metric(y, values, w))
+    return out

@@ -1,0 +1,357 @@
+"""scikit-learn style estimators over the learners (they translate parameters and data only).
+
+``fit`` takes arrays or DataFrames (a temporary cache is built from them and removed after
+training) or a ``Cache`` (trained from directly: the out-of-core path). Parameter names
+and defaults are XGBoost's scikit-learn API's (``n_estimators=100``, ``learning_rate=0.3``,
+``max_depth=6``), since the engine is XGBoost's algorithm; scikit-learn's own
+``GradientBoostingClassifier`` defaults differ (0.1, depth 3).
+
+Example
+-------
+>>> from oocboost import GradientBoostingClassifier
+>>> clf = GradientBoostingClassifier(n_estimators=50, learning_rate=0.1)   # doctest: +SKIP
+>>> clf.fit(X_train, y_train, eval_set=[(X_valid, y_valid)])              # doctest: +SKIP
+>>> clf.predict_proba(X_valid)[:, 1]                                       # doctest: +SKIP
+"""
+import inspect
+import shutil
+import tempfile
+
+import numpy as np
+
+from ..errors import ParameterError
+
+_BOOSTER_ARGS = ("learning_rate", "max_depth", "max_leaves", "min_child_weight", "gamma",
+                 "reg_lambda", "reg_alpha", "max_delta_step", "subsample",
+                 "colsample_bytree", "colsample_bylevel", "colsample_bynode",
+                 "scale_pos_weight", "base_score", "grow_policy", "max_cat_to_onehot",
+                 "eval_metric", "huber_slope", "quantile_alpha")
+
+
+class ParamsMixin:
+    """``get_params`` / ``set_params`` from the ``__init__`` signature (scikit-learn's
+    contract, so ``sklearn.base.clone`` and grid searches work without importing sklearn)."""
+
+    @classmethod
+    def _param_names(cls):
+        sig = inspect.signature(cls.__init__)
+        return sorted(p.name for p in sig.parameters.values()
+                      if p.name != "self" and p.kind != p.VAR_KEYWORD)
+
+    def get_params(self, deep=True):
+        return {name: getattr(self, name) for name in self._param_names()}
+
+    def set_params(self, **params):
+        valid = self._param_names()
+        for key, value in params.items():
+            if key not in valid:
+                raise ParameterError(f"invalid parameter {key!r} for {type(self).__name__}; "
+                                     f"valid: {valid}")
+            setattr(self, key, value)
+        return self
+
+    def __repr__(self):
+        defaults = {p.name: p.default for p in
+                    inspect.signature(type(self).__init__).parameters.values()}
+        changed = [f"{k}={v!r}" for k, v in self.get_params().items()
+                   if defaults.get(k, inspect.Parameter.empty) is not v
+                   and defaults.get(k) != v]
+        return f"{type(self).__name__}({', '.join(changed)})"
+
+
+class TrainingData:
+    """Turns estimator inputs into caches; removes temporary caches when closed."""
+
+    def __init__(self, cache_dir=None, memory_limit=None, max_bin=256, block_rows=None):
+        self.cache_dir = cache_dir
+        self.memory_limit = memory_limit
+        self.max_bin = max_bin
+        self.block_rows = block_rows
+        self._tmp = None
+
+    def _folder(self):
+        if self._tmp is None:
+            self._tmp = tempfile.mkdtemp(prefix="oocboost-fit-", dir=self.cache_dir)
+        return self._tmp
+
+    def cache(self, X, y, sample_weight=None, name="train", reference=None):
+        from ..cache.build import build_cache
+        from ..cache.store import Cache
+
+        if isinstance(X, Cache):
+            if y is not None:
+                raise ParameterError("when X is a Cache its labels come from the cache: "
+                                     "pass y=None")
+            return X
+        if y is None:
+            raise ParameterError("y is required when X is not a Cache")
+        y = np.asarray(y, dtype=np.float64)
+        if y.ndim != 1 or len(y) != _n_rows(X):
+            raise ParameterError(f"y must be 1-D with one value per row of X "
+                                 f"({_n_rows(X)}), got shape {y.shape}")
+        if sample_weight is not None:
+            sample_weight = np.asarray(sample_weight, dtype=np.float64)
+            if sample_weight.shape != y.shape:
+                raise ParameterError("sample_weight must have the shape of y")
+        import os
+
+        return build_cache(X, os.path.join(self._folder(), name), label=y,
+                           weight=sample_weight, max_bin=self.max_bin, quiet=True,
+                           block_rows=self.block_rows,
+                           memory_limit=self.memory_limit, reference=reference,
+                           overwrite=True)
+
+    def close(self):
+        if self._tmp is not None:
+            shutil.rmtree(self._tmp, ignore_errors=True)
+            self._tmp = None
+
+
+def _n_rows(X):
+    shape = getattr(X, "shape", None)
+    if shape is not None:
+        return int(shape[0])
+    num_rows = getattr(X, "num_rows", None)
+    if num_rows is not None:
+        return int(num_rows)
+    return len(X)
+
+
+class _GradientBoosting(ParamsMixin):
+    _objective = None
+
+    def __init__(self, n_estimators=100, *, objective=None, learning_rate=0.3, max_depth=6,
+                 max_leaves=0, min_child_weight=1.0, gamma=0.0, reg_lambda=1.0,
+                 reg_alpha=0.0, max_delta_step=0.0, subsample=1.0, colsample_bytree=1.0,
+                 colsample_bylevel=1.0, colsample_bynode=1.0, scale_pos_weight=1.0,
+                 base_score=None, grow_policy="depthwise", max_cat_to_onehot=4,
+                 max_bin=256, eval_metric=None, early_stopping_rounds=None,
+                 huber_slope=1.0, quantile_alpha=0.5, random_state=0, n_jobs=None,
+                 memory_limit=None, cache_dir=None, verbosity=0):
+        self.n_estimators = n_estimators
+        self.objective = objective
+        self.learning_rate = learning_rate
+        self.max_depth = max_depth
+        self.max_leaves = max_leaves
+        self.min_child_weight = min_child_weight
+        self.gamma = gamma
+        self.reg_lambda = reg_lambda
+        self.reg_alpha = reg_alpha
+        self.max_delta_step = max_delta_step
+        self.subsample = subsample
+        self.colsample_bytree = colsample_bytree
+        self.colsample_bylevel = colsample_bylevel
+        self.colsample_bynode = colsample_bynode
+        self.scale_pos_weight = scale_pos_weight
+        self.base_score = base_score
+        self.grow_policy = grow_policy
+        self.max_cat_to_onehot = max_cat_to_onehot
+        self.max_bin = max_bin
+        self.eval_metric = eval_metric
+        self.early_stopping_rounds = early_stopping_rounds
+        self.huber_slope = huber_slope
+        self.quantile_alpha = quantile_alpha
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+        self.memory_limit = memory_limit
+        self.cache_dir = cache_dir
+        self.verbosity = verbosity
+
+    # ------------------------------------------------------------------ fitting
+    def _booster_params(self, objective, extra=None):
+        params = {name: getattr(self, name) for name in _BOOSTER_ARGS}
+        params.update(objective=objective, seed=self.random_state or 0,
+                      n_threads=self.n_jobs if self.n_jobs and self.n_jobs > 0 else None,
+                      verbosity=self.verbosity)
+        params.update(extra or {})
+        return params
+
+    def _encode_labels(self, y):
+        return y, None
+
+    def _fit(self, X, y, sample_weight, eval_set, sample_weight_eval_set, objective,
+             extra=None):
+        from ..learners.boosting.training import train
+
+        data = TrainingData(self.cache_dir, self.memory_limit, self.max_bin)
+        try:
+            train_cache = data.cache(X, y, sample_weight, "train")
+            evals = []
+            for i, item in enumerate(eval_set or ()):
+                Xe, ye = item
+                we = sample_weight_eval_set[i] if sample_weight_eval_set else None
+                evals.append((data.cache(Xe, ye, we, f"valid_{i}", reference=train_cache),
+                              f"validation_{i}"))
+            self.evals_result_ = {}
+            self.model_ = train(self._booster_params(objective, extra), train_cache,
+                                self.n_estimators, evals=evals,
+                                early_stopping_rounds=self.early_stopping_rounds,
+                                verbose_eval=self.verbosity > 0,
+                                evals_result=self.evals_result_,
+                                memory_limit=self.memory_limit)
+        finally:
+            data.close()
+        self.n_features_in_ = self.model_.n_features
+        self.feature_names_in_ = np.array(self.model_.feature_names, dtype=object)
+        return self
+
+    # ------------------------------------------------------------------ fitted
+    def _check_fitted(self):
+        if not hasattr(self, "model_"):
+            raise ParameterError(f"this {type(self).__name__} is not fitted yet: call fit")
+
+    @property
+    def best_iteration_(self):
+        self._check_fitted()
+        return self.model_.best_iteration
+
+    @property
+    def feature_importances_(self):
+        """Total gain per feature, normalised to sum 1 (XGBoost's sklearn default)."""
+        self._check_fitted()
+        imp = np.asarray(self.model_.feature_importance("total_gain"), dtype=np.float64)
+        total = imp.sum()
+        return imp / total if total > 0 else imp
+
+    def _iteration_range(self, iteration_range):
+        if iteration_range is None and self.model_.best_iteration is not None:
+            return (0, self.model_.best_iteration + 1)
+        return iteration_range
+
+    def _margin(self, X, iteration_range=None):
+        from ..model.predict import predict
+
+        self._check_fitted()
+        return predict(self.model_, X, output_margin=True,
+                       iteration_range=self._iteration_range(iteration_range))
+
+    def save_model(self, path):
+        """Save the fitted model as JSON (loadable with ``oocboost.load_model``)."""
+        self._check_fitted()
+        self.model_.save_model(path)
+
+    def apply(self, X):
+        """Leaf index of each row in each tree, (n_rows, n_trees) int32."""
+        from ..model.predict import predict
+
+        self._check_fitted()
+        return predict(self.model_, X, pred_leaf=True)
+
+
+class GradientBoostingRegressor(_GradientBoosting):
+    """Gradient-boosted trees for regression (default objective ``reg:squarederror``).
+
+    See :func:`oocboost.train` for the parameters; names and defaults follow XGBoost's
+    ``XGBRegressor``. Extra: ``memory_limit`` (e.g. ``"1GB"``) and ``cache_dir`` (where
+    temporary caches of in-memory data go).
+    """
+
+    def fit(self, X, y=None, sample_weight=None, eval_set=None, sample_weight_eval_set=None):
+        """Train on arrays/DataFrames (a temporary cache is built) or on a ``Cache``."""
+        return self._fit(X, y, sample_weight, eval_set, sample_weight_eval_set,
+                         self.objective or "reg:squarederror")
+
+    def predict(self, X, iteration_range=None):
+        """Predictions (n_rows,) using the best iteration when early stopping ran."""
+        from ..model.predict import model_objective
+
+        margin = self._margin(X, iteration_range)
+        return model_objective(self.model_).transform(margin)
+
+    def staged_predict(self, X):
+        """Yield predictions after each boosting round."""
+        from ..model.predict import model_objective
+
+        objective = model_objective(self.model_)
+        for r in range(1, self.model_.n_rounds + 1):
+            yield objective.transform(self._margin(X, (0, r)))
+
+    def score(self, X, y, sample_weight=None):
+        """R^2 of the predictions (scikit-learn's regressor score)."""
+        from ..model.metrics import get_metric
+
+        return get_metric("r2")(np.asarray(y, np.float64), self.predict(X), sample_weight)
+
+
+class GradientBoostingClassifier(_GradientBoosting):
+    """Gradient-boosted trees for classification: ``binary:logistic`` for two classes,
+    ``multi:softprob`` (one tree per class per round) for more.
+
+    Labels may be any sortable values; ``classes_`` holds them in order.
+    """
+
+    def fit(self, X, y=None, sample_weight=None, eval_set=None, sample_weight_eval_set=None):
+        """Train on arrays/DataFrames (a temporary cache is built) or on a ``Cache``."""
+        from ..cache.store import Cache
+
+        if isinstance(X, Cache):
+            if y is not None:
+                raise ParameterError("when X is a Cache its labels come from the cache: "
+                                     "pass y=None")
+            stats = X.manifest.get("label_stats") or {}
+            from ..model.objectives import LabelStats
+
+            classes = LabelStats.from_dict(stats).class_weights if stats else None
+            if not classes:
+                raise ParameterError(f"cache {X.path}: labels are not integer classes")
+            self.classes_ = np.array(sorted(classes))
+            if not np.array_equal(self.classes_, np.arange(len(self.classes_))):
+                raise ParameterError(f"cache {X.path}: class labels must be 0..K-1, got "
+                                     f"{self.classes_.tolist()}")
+            y_enc, evals = None, eval_set
+        else:
+            if y is None:
+                raise ParameterError("y is required when X is not a Cache")
+            self.classes_, y_enc = np.unique(np.asarray(y), return_inverse=True)
+            evals = []
+            for Xe, ye in eval_set or ():
+                ye = np.asarray(ye)
+                pos = np.searchsorted(self.classes_, ye)
+                pos = np.clip(pos, 0, len(self.classes_) - 1)
+                if not np.all(self.classes_[pos] == ye):
+                    raise ParameterError("eval_set has labels not seen in y")
+                evals.append((Xe, pos))
+        self.n_classes_ = len(self.classes_)
+        if self.n_classes_ < 2:
+            raise ParameterError(f"y has a single class ({self.classes_.tolist()}); "
+                                 f"classification needs at least two")
+        if self.n_classes_ == 2:
+            objective, extra = self.objective or "binary:logistic", None
+        else:
+            objective = self.objective or "multi:softprob"
+            extra = {"num_class": self.n_classes_}
+        self._fit(X, y_enc, sample_weight, evals, sample_weight_eval_set, objective, extra)
+        self.model_.classes = self.classes_.tolist()
+        self.model_.n_classes = self.n_classes_
+        return self
+
+    def predict_proba(self, X, iteration_range=None):
+        """Class probabilities (n_rows, n_classes)."""
+        from ..model.predict import model_objective
+
+        margin = self._margin(X, iteration_range)
+        return model_objective(self.model_).transform_proba(margin)
+
+    def predict(self, X, iteration_range=None):
+        """Most probable class labels (from ``classes_``)."""
+        proba = self.predict_proba(X, iteration_range)
+        return self.classes_[np.argmax(proba, axis=1)]
+
+    def staged_predict_proba(self, X):
+        """Yield class probabilities after each boosting round."""
+        from ..model.predict import model_objective
+
+        objective = model_objective(self.model_)
+        for r in range(1, self.model_.n_rounds + 1):
+            yield objective.transform_proba(self._margin(X, (0, r)))
+
+    def staged_predict(self, X):
+        """Yield predicted labels after each boosting round."""
+        for proba in self.staged_predict_proba(X):
+            yield self.classes_[np.argmax(proba, axis=1)]
+
+    def score(self, X, y, sample_weight=None):
+        """Accuracy (scikit-learn's classifier score)."""
+        y = np.asarray(y)
+        hit = (self.predict(X) == y).astype(np.float64)
+        return float(np.average(hit, weights=sample_weight))
