@@ -313,8 +313,17 @@ def main(argv=None):
     """Entry point of the ``oocboost`` console script."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    from .utils import interrupt
+
+    with interrupt.guard():
+        return _run(args, interrupt)
+
+
+def _run(args, interrupt):
     try:
-        return args.func(args) or 0
+        status = args.func(args) or 0
+        interrupt.check()  # a Ctrl-C that a numba compile swallowed after the last check
+        return status
     except OocboostError as exc:
         if os.environ.get("OOCBOOST_DEBUG"):
             raise

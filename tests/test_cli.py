@@ -432,6 +432,63 @@ def test_sigint_leaves_nothing(tmp_path, big_csv, phase):
     assert leftovers(tmp_path) == []
 
 
+#: Runs the CLI with one SIGINT delivered where Python prints and drops the
+#: KeyboardInterrupt (a ``__del__``), as happens when the signal lands in the ctypes
+#: callback LLVM calls while numba compiles a kernel (first run, empty kernel cache):
+#: without the recorded interrupt the build went on and committed with exit code 0.
+_SWALLOWED_SIGINT = """
+import signal, sys
+import oocboost.cache.build, oocboost.cache.store.writer
+from oocboost import cli
+
+
+class Swallowed:
+    def __del__(self):
+        signal.raise_signal(signal.SIGINT)
+
+
+def once(owner, name):
+    method = getattr(owner, name)
+    fired = []
+
+    def run(*args, **kwargs):
+        result = method(*args, **kwargs)
+        if not fired:
+            fired.append(True)
+            Swallowed()  # collected at once: the KeyboardInterrupt is raised in __del__
+        return result
+    setattr(owner, name, run)
+
+
+where = sys.argv.pop(1)
+if where == "pass1":
+    once(oocboost.cache.build._Spool, "write")
+elif where == "pass2":
+    once(oocboost.cache.store.writer.CacheWriter, "write_block")
+else:  # the manifest, built right before the commit
+    once(oocboost.cache.build, "_feature_summary")
+sys.exit(cli.main(sys.argv[1:]))
+"""
+
+
+@pytest.mark.parametrize("where", ["pass1", "pass2", "commit"])
+def test_swallowed_sigint_still_stops_the_build(tmp_path, where):
+    src = write(tmp_path, "d.csv", "a,b,label\n" + "".join(
+        f"{i},{i % 7},{i % 2}\n" for i in range(3000)))
+    out = tmp_path / "c.oocb"
+    env = dict(os.environ)
+    env.pop("OOCBOOST_DEBUG", None)
+    r = subprocess.run([sys.executable, "-c", _SWALLOWED_SIGINT, where, "build-cache",
+                        str(src), "-o", str(out), "--label", "label", "--block-rows", "500",
+                        "--quiet"], capture_output=True, text=True, timeout=120, cwd=REPO,
+                       env=env)
+    assert "Exception ignored" in r.stderr  # the interrupt was swallowed where it landed
+    assert r.returncode == 130, r.stderr
+    assert r.stderr.strip().splitlines()[-1].startswith("oocboost build-cache: interrupted")
+    assert not os.path.exists(out)
+    assert leftovers(tmp_path) == []
+
+
 def test_sigkill_then_next_build_cleans_up(tmp_path, big_csv):
     out = tmp_path / "c.oocb"
     p = _start_and_signal(big_csv, out, signal.SIGKILL)

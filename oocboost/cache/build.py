@@ -17,6 +17,7 @@ known only once it has been read, so whether an existing cache can be reused is 
 after pass 1 for streams, before it for everything else. Everything is written under a temporary name and renamed into
 place when complete (see ``store/writer.py``).
 """
+import dataclasses
 import hashlib
 import json
 import os
@@ -39,6 +40,7 @@ from .ingest.source import Batch
 from .plan import MIN_CSV_BLOCK_BYTES, plan_build
 from ..utils.sizes import format_size
 from ..model.objectives import LabelStats
+from ..utils import interrupt
 from ..utils.progress import ProgressBar
 from .sketch import DEFAULT_MAX_EXACT, CategoryCounter, QuantileSketch
 
@@ -425,7 +427,7 @@ def build_cache(data, output, *, label=None, weight=None, categorical="auto", dr
     >>> valid = build_cache("valid.csv", "valid.oocb", label="y",
     ...                     reference=cache)                             # doctest: +SKIP
     """
-    from .store import Cache, CacheWriter
+    from .store import Cache
     from .store.writer import _check_target
 
     check_max_bin(max_bin)
@@ -436,35 +438,19 @@ def build_cache(data, output, *, label=None, weight=None, categorical="auto", dr
     if reference is not None:
         ref = reference if isinstance(reference, Cache) else Cache(reference)
         max_bin = ref.max_bin
-    label_arg = label if isinstance(label, str) or label is None else "<array>"
-    weight_arg = weight if isinstance(weight, str) or weight is None else "<array>"
-    # The column count is unknown until the source is open: a first plan with one column
-    # only sizes the CSV read blocks; a limit too small even for that opens the source
-    # with the smallest blocks and fails below with the real column count.
-    try:
-        batch_bytes = plan_build(memory_limit, n_columns=max(len(feature_names or ()), 1),
-                                 max_bin=max_bin, block_rows=block_rows).csv_block_bytes
-    except MemoryLimitError:
-        batch_bytes = MIN_CSV_BLOCK_BYTES
-    source = open_source(data, label=label, weight=weight, drop=drop, categorical=categorical,
-                         delimiter=delimiter, na_values=na_values, encoding=encoding,
-                         on_bad_rows=on_bad_rows, batch_bytes=batch_bytes,
-                         feature_names=feature_names)
-    n_features = len(source.feature_names)
-    if n_features == 0:
-        raise SchemaError(f"{source.name}: no feature columns left (label, weight and "
-                          f"dropped columns removed)")
-    from .ingest.csv import CsvSource
-
-    text_source = isinstance(source, CsvSource)
-    plan = plan_build(memory_limit, n_columns=n_features + 2, max_bin=max_bin,
-                      block_rows=block_rows, text_source=text_source)
+    source, plan = _open_planned(
+        data, memory_limit, max_bin, block_rows, feature_names,
+        dict(label=label, weight=weight, drop=drop, categorical=categorical,
+             delimiter=delimiter, na_values=na_values, encoding=encoding,
+             on_bad_rows=on_bad_rows))
     if verbose:
         print(plan.describe())
     if ref is not None:
         _check_schema(source, ref)
     build_params = {
-        "label": label_arg, "weight": weight_arg, "categorical": categorical,
+        "label": label if isinstance(label, str) or label is None else "<array>",
+        "weight": weight if isinstance(weight, str) or weight is None else "<array>",
+        "categorical": categorical,
         "drop": list(drop or ()), "max_bin": int(max_bin), "max_categories": max_categories,
         "block_rows": int(plan.block_rows), "backend": backend, "compression": compression,
         "delimiter": delimiter, "na_values": na_values, "encoding": encoding,
@@ -482,109 +468,181 @@ def build_cache(data, output, *, label=None, weight=None, categorical="auto", dr
     # there is for _reusable to judge, after the stream when it is deferred).
     if not (deferred and _existing_fingerprint(output) is not None):
         _check_target(os.path.abspath(output), overwrite)
+    job = _BuildJob(source=source, plan=plan, output=output, ref=ref, max_bin=max_bin,
+                    max_categories=max_categories, backend=backend, compression=compression,
+                    overwrite=overwrite, quiet=quiet, build_params=build_params,
+                    source_fp=source_fp, deferred=deferred)
+    with interrupt.guard():
+        built = _build(job)
+    cache = built if isinstance(built, Cache) else Cache(output)
+    if verbose and built is None:
+        print(f"built {output}: {cache.n_rows} rows, {cache.n_features} features, "
+              f"{cache.n_blocks} blocks, {format_size(cache.nbytes_stored)} on disk")
+    return cache
 
-    t0 = time.perf_counter()
-    parent = os.path.dirname(os.path.abspath(output))
-    os.makedirs(parent, exist_ok=True)
-    spool = None
-    pass1 = None
+
+def _open_planned(data, memory_limit, max_bin, block_rows, feature_names, source_options):
+    """Open the source and plan the build: ``(source, BuildPlan)``."""
+    # The column count is unknown until the source is open: a first plan with one column
+    # only sizes the CSV read blocks; a limit too small even for that opens the source
+    # with the smallest blocks and fails below with the real column count.
     try:
-        if ref is None:
-            pass1 = _Pass1(source, max_bin, max_categories,
-                           sketch_bytes=plan.sketch_bytes_per_column)
+        batch_bytes = plan_build(memory_limit, n_columns=max(len(feature_names or ()), 1),
+                                 max_bin=max_bin, block_rows=block_rows).csv_block_bytes
+    except MemoryLimitError:
+        batch_bytes = MIN_CSV_BLOCK_BYTES
+    source = open_source(data, batch_bytes=batch_bytes, feature_names=feature_names,
+                         **source_options)
+    n_features = len(source.feature_names)
+    if n_features == 0:
+        raise SchemaError(f"{source.name}: no feature columns left (label, weight and "
+                          f"dropped columns removed)")
+    plan = plan_build(memory_limit, n_columns=n_features + 2, max_bin=max_bin,
+                      block_rows=block_rows, text_source=_is_text(source))
+    return source, plan
+
+
+def _is_text(source):
+    from .ingest.csv import CsvSource
+
+    return isinstance(source, CsvSource)
+
+
+@dataclasses.dataclass
+class _BuildJob:
+    """What :func:`build_cache` decided before reading the data."""
+
+    source: object
+    plan: object
+    output: str
+    ref: object
+    max_bin: int
+    max_categories: object
+    backend: str
+    compression: object
+    overwrite: bool
+    quiet: bool
+    build_params: dict
+    source_fp: dict
+    deferred: bool
+
+
+def _build(job):
+    """Both passes and the commit. Returns an up-to-date cache found once a stream's
+    fingerprint is known, else None (the new cache is at ``job.output``)."""
+    t0 = time.perf_counter()
+    parent = os.path.dirname(os.path.abspath(job.output))
+    os.makedirs(parent, exist_ok=True)
+    source = job.source
+    spool = None
+    try:
+        if job.ref is None:
             # Files and streams are read once: pass 2 reads the parsed spool. In-memory
             # data is simply sliced again.
-            if source_fp.get("kind") != "memory":
+            if job.source_fp.get("kind") != "memory":
                 spool = _Spool(parent)
-            with ProgressBar(unit="rows", desc="pass 1/2: sketch",
-                             enabled=False if quiet else None) as bar, \
-                    _InOrderWorker(pass1.update, threaded=text_source) as sketcher:
-                for batch in source.batches():
-                    sketcher.submit(batch)
-                    if spool is not None:
-                        spool.write(batch)
-                    bar.update(batch.n_rows)
-            if spool is not None:
-                spool.close_writer()
-            if pass1.n_rows == 0:
-                raise SchemaError(f"{source.name}: no data rows")
-            if deferred:
-                source_fp = source.fingerprint()
-                existing = _reusable(output, _fingerprint(source_fp, build_params),
-                                     overwrite, quiet)
+            pass1 = _sketch_pass(job, spool)
+            if job.deferred:
+                job.source_fp = source.fingerprint()
+                existing = _reusable(job.output, _fingerprint(job.source_fp, job.build_params),
+                                     job.overwrite, job.quiet)
                 if existing is not None:
                     return existing
             mapper = BinMapper.fit(
                 source.feature_names, source.feature_kinds, pass1.numeric,
-                pass1.categorical, max_bin=max_bin, max_categories=max_categories)
+                pass1.categorical, max_bin=job.max_bin, max_categories=job.max_categories)
             # The sketches are done once the edges exist: keep their summary figures
             # and free them before pass 2 (they were the largest part of pass 1).
             pass1.freeze()
-            n_rows_expected = pass1.n_rows
             second_pass = spool.batches if spool is not None else source.batches
+            stats, n_rows_expected = pass1, pass1.n_rows
         else:
-            mapper = ref.bin_mapper
-            n_rows_expected = None
-            second_pass = source.batches
-        t_pass1 = time.perf_counter() - t0
-
-        has_label = source.label_name is not None
-        has_weight = source.weight_name is not None
-        # With a reference there is one pass: count missing values while binning.
-        counts = None if ref is None else _Pass1(source, max_bin, max_categories,
-                                                 sketches=False)
-        label_stats = pass1.label_stats if ref is None else counts.label_stats
-        n_rows = 0
-        with CacheWriter(output, backend=backend, compression=compression,
-                         n_features=n_features, codes_dtype=binned_dtype(max_bin),
-                         has_label=has_label, has_weight=has_weight,
-                         overwrite=overwrite) as writer:
-            assembler = _BlockAssembler(writer, n_features, plan.block_rows,
-                                        binned_dtype(max_bin), has_label, has_weight)
-            label_name = "pass 2/2: bin" if ref is None else "bin (reference edges)"
-            with ProgressBar(total=n_rows_expected, unit="rows", desc=label_name,
-                             enabled=False if quiet else None) as bar:
-                for batch in second_pass():
-                    codes = mapper.transform_batch(batch)
-                    if counts is not None:
-                        counts.update(batch)
-                    assembler.add(codes, batch.label, batch.weight)
-                    n_rows += batch.n_rows
-                    bar.update(batch.n_rows)
-                assembler.flush()
-            if n_rows == 0:
-                raise SchemaError(f"{source.name}: no data rows")
-            if deferred and ref is not None:
-                source_fp = source.fingerprint()
-                existing = _reusable(output, _fingerprint(source_fp, build_params),
-                                     overwrite, quiet)
-                if existing is not None:
-                    return existing  # leaving the with block discards this build
-            stats = pass1 if ref is None else counts
-            manifest = {
-                "features": _feature_summary(mapper, stats),
-                "max_bin": int(max_bin),
-                "bin_mapper": mapper.to_dict(),
-                "label": source.label_name, "weight": source.weight_name,
-                "label_stats": label_stats.to_dict() if has_label else None,
-                "weight_stats": stats.weight_stats.to_dict() if has_weight else None,
-                "source": {"name": source.name, "fingerprint": source_fp,
-                           "n_bad_rows": int(getattr(source, "n_bad_rows", 0) or 0)},
-                "build_params": build_params,
-                "fingerprint": {"sha256": _fingerprint(source_fp, build_params)},
-                "reference": None if ref is None else os.path.abspath(ref.path),
-                "build_seconds": {"pass1": t_pass1,
-                                  "total": time.perf_counter() - t0},
-            }
-            writer.commit(manifest)
+            mapper, second_pass, n_rows_expected = job.ref.bin_mapper, source.batches, None
+            # With a reference there is one pass: count missing values while binning.
+            stats = _Pass1(source, job.max_bin, job.max_categories, sketches=False)
+        return _bin_pass(job, mapper, second_pass, stats, n_rows_expected, t0,
+                         time.perf_counter() - t0)
     finally:
         if spool is not None:
             spool.remove()
-    cache = Cache(output)
-    if verbose:
-        print(f"built {output}: {cache.n_rows} rows, {n_features} features, "
-              f"{cache.n_blocks} blocks, {format_size(cache.nbytes_stored)} on disk")
-    return cache
+
+
+def _sketch_pass(job, spool):
+    """Pass 1: sketch every column (on a second thread for text) and fill the spool."""
+    source = job.source
+    pass1 = _Pass1(source, job.max_bin, job.max_categories,
+                   sketch_bytes=job.plan.sketch_bytes_per_column)
+    with ProgressBar(unit="rows", desc="pass 1/2: sketch",
+                     enabled=False if job.quiet else None) as bar, \
+            _InOrderWorker(pass1.update, threaded=_is_text(source)) as sketcher:
+        for batch in source.batches():
+            interrupt.check()
+            sketcher.submit(batch)
+            if spool is not None:
+                spool.write(batch)
+            bar.update(batch.n_rows)
+    if spool is not None:
+        spool.close_writer()
+    if pass1.n_rows == 0:
+        raise SchemaError(f"{source.name}: no data rows")
+    return pass1
+
+
+def _bin_pass(job, mapper, second_pass, stats, n_rows_expected, t0, t_pass1):
+    """Pass 2: bin every batch into blocks, then commit the manifest. Returns an
+    up-to-date cache found once a stream's fingerprint is known, else None."""
+    from .store import CacheWriter
+
+    source = job.source
+    n_features = len(source.feature_names)
+    has_label = source.label_name is not None
+    has_weight = source.weight_name is not None
+    counts = stats if job.ref is not None else None
+    n_rows = 0
+    with CacheWriter(job.output, backend=job.backend, compression=job.compression,
+                     n_features=n_features, codes_dtype=binned_dtype(job.max_bin),
+                     has_label=has_label, has_weight=has_weight,
+                     overwrite=job.overwrite) as writer:
+        assembler = _BlockAssembler(writer, n_features, job.plan.block_rows,
+                                    binned_dtype(job.max_bin), has_label, has_weight)
+        desc = "pass 2/2: bin" if job.ref is None else "bin (reference edges)"
+        with ProgressBar(total=n_rows_expected, unit="rows", desc=desc,
+                         enabled=False if job.quiet else None) as bar:
+            for batch in second_pass():
+                interrupt.check()
+                codes = mapper.transform_batch(batch)
+                if counts is not None:
+                    counts.update(batch)
+                assembler.add(codes, batch.label, batch.weight)
+                n_rows += batch.n_rows
+                bar.update(batch.n_rows)
+            assembler.flush()
+        if n_rows == 0:
+            raise SchemaError(f"{source.name}: no data rows")
+        if job.deferred and job.ref is not None:
+            job.source_fp = source.fingerprint()
+            existing = _reusable(job.output, _fingerprint(job.source_fp, job.build_params),
+                                 job.overwrite, job.quiet)
+            if existing is not None:
+                return existing  # leaving the with block discards this build
+        manifest = {
+            "features": _feature_summary(mapper, stats),
+            "max_bin": int(job.max_bin),
+            "bin_mapper": mapper.to_dict(),
+            "label": source.label_name, "weight": source.weight_name,
+            "label_stats": stats.label_stats.to_dict() if has_label else None,
+            "weight_stats": stats.weight_stats.to_dict() if has_weight else None,
+            "source": {"name": source.name, "fingerprint": job.source_fp,
+                       "n_bad_rows": int(getattr(source, "n_bad_rows", 0) or 0)},
+            "build_params": job.build_params,
+            "fingerprint": {"sha256": _fingerprint(job.source_fp, job.build_params)},
+            "reference": None if job.ref is None else os.path.abspath(job.ref.path),
+            "build_seconds": {"pass1": t_pass1, "total": time.perf_counter() - t0},
+        }
+        # The last chance to honour a Ctrl-C that a numba compile swallowed.
+        interrupt.check()
+        writer.commit(manifest)
+    return None
 
 
 def _reusable(output, fingerprint, overwrite, quiet):

@@ -1,6 +1,8 @@
 """The one way learners read a cache: blocks in order, with the wait for each timed."""
 import time
 
+from ..utils import interrupt
+
 
 def timed_blocks(cache, plan, account, prefetch=None):
     """Blocks of ``cache`` in order (prefetched as ``plan`` says), reporting each one.
@@ -29,4 +31,5 @@ def timed_blocks(cache, plan, account, prefetch=None):
         except StopIteration:
             return
         account(time.perf_counter() - t0, block.codes.nbytes)
+        interrupt.check()
         yield block
