@@ -17,7 +17,8 @@ from sklearn.ensemble import AdaBoostRegressor as SkAdaBoostRegressor
 from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
 import oocboost
-from oocboost.sklearn.adaboost import AdaBoostClassifier, AdaBoostRegressor, predict_adaboost
+from oocboost.sklearn.adaboost import AdaBoostClassifier, AdaBoostRegressor
+from oocboost.model.adaboost import predict_adaboost
 from oocboost.errors import ParameterError
 from oocboost.learners.adaboost.adaboost import train_adaboost
 

@@ -10,7 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from oocboost.errors import InputError, ParameterError
-from oocboost.model.objectives import OBJECTIVE_NAMES, LabelStats, get_objective
+from oocboost.model.objectives import OBJECTIVE_NAMES, get_objective
+from oocboost.cache.label_stats import LabelStats
 
 RNG_SEED = 1234
 

@@ -39,7 +39,7 @@ from .ingest import open_source
 from .ingest.source import Batch
 from .plan import MIN_CSV_BLOCK_BYTES, plan_build
 from ..utils.sizes import format_size
-from ..model.objectives import LabelStats
+from .label_stats import LabelStats
 from ..utils import interrupt
 from ..utils.progress import ProgressBar
 from .sketch import DEFAULT_MAX_EXACT, CategoryCounter, QuantileSketch

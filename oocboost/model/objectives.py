@@ -49,12 +49,11 @@ import numpy as np
 
 from ..common import G_H_DTYPE
 from ..errors import InputError, ParameterError
+from ..cache.label_stats import as_label
 from ..kernels import objective_kernels as _k
 
-__all__ = ["Objective", "LabelStats", "get_objective", "OBJECTIVE_NAMES"]
+__all__ = ["Objective", "get_objective", "OBJECTIVE_NAMES"]
 
-#: Labels of integer value with at most this many distinct values are counted per class.
-MAX_TRACKED_CLASSES = 1024
 #: Clip of the weighted label mean before the logit in the logistic intercept.
 LOGISTIC_BASE_CLIP = 1e-6
 
@@ -98,205 +97,6 @@ def _num_class_param(params, objective):
     return int(value)
 
 
-def _as_label(label):
-    label = np.asarray(label)
-    if label.dtype not in (np.float32, np.float64):
-        label = label.astype(np.float64)
-    if label.ndim != 1:
-        raise InputError(f"labels must be a 1-D array, got shape {label.shape}")
-    return label
-
-
-def _json_float(x):
-    """JSON-safe float: finite values as floats, non-finite ones as strings."""
-    x = float(x)
-    return x if math.isfinite(x) else str(x)
-
-
-# --------------------------------------------------------------------------------------
-# label statistics
-# --------------------------------------------------------------------------------------
-class LabelStats:
-    """Streaming label statistics for intercepts and label checks.
-
-    Feed blocks with :meth:`update`, combine partial results with :meth:`merge`; the
-    result does not depend on how the rows were split into blocks (up to float rounding
-    of the sums, and the sketch's rank error for :meth:`quantile`). Missing (NaN) labels
-    are counted in ``n_missing`` and otherwise ignored.
-
-    Attributes
-    ----------
-    n_rows : int
-        Rows seen, missing labels included.
-    n_missing : int
-        Rows whose label is NaN.
-    sum_weight : float
-        ``sum_i w_i`` over rows with a label (``w_i = 1`` when no weights are given).
-    weighted_sum : float
-        ``sum_i w_i y_i`` over rows with a label.
-    min, max : float
-        Smallest and largest label (``nan`` before any labelled row).
-    class_weights : dict[int, float] or None
-        ``{k: sum of w_i over rows with y_i == k}`` while every label is an integer value
-        and there are at most ``MAX_TRACKED_CLASSES`` (1024) distinct ones; ``None`` once
-        that stops holding (and it stays ``None``).
-    sketch : oocboost.cache.sketch.QuantileSketch
-        Weighted quantile sketch of the labels (``quantile`` reads it).
-
-    Notes
-    -----
-    ``weighted_mean = weighted_sum / sum_weight``.
-    """
-
-    def __init__(self, eps=None, max_exact=255):
-        from ..cache.sketch import QuantileSketch
-
-        self.n_rows = 0
-        self.n_missing = 0
-        self.sum_weight = 0.0
-        self.weighted_sum = 0.0
-        self.min = math.nan
-        self.max = math.nan
-        self.class_weights = {}
-        self.sketch = QuantileSketch(eps=eps, max_exact=max_exact)
-
-    # ----------------------------------------------------------------------------------
-    @property
-    def weighted_mean(self):
-        """``weighted_sum / sum_weight`` (nan when ``sum_weight == 0``)."""
-        return self.weighted_sum / self.sum_weight if self.sum_weight != 0 else math.nan
-
-    def update(self, label, weight=None):
-        """Add one block of labels.
-
-        Parameters
-        ----------
-        label : ndarray of shape (n,), float32 or float64
-            NaN marks a missing label.
-        weight : ndarray of shape (n,) or None
-            Sample weights (all 1 when None).
-        """
-        label = _as_label(label)
-        n = label.shape[0]
-        if weight is not None:
-            weight = np.asarray(weight, dtype=np.float64)
-            if weight.shape != (n,):
-                raise InputError(
-                    f"weight must have shape ({n},) like the labels, got {weight.shape}"
-                )
-        self.n_rows += n
-        present = ~np.isnan(label)
-        n_present = int(np.count_nonzero(present))
-        self.n_missing += n - n_present
-        if n_present == 0:
-            return self
-        y = label[present].astype(np.float64)
-        w = None if weight is None else weight[present]
-        if w is None:
-            self.sum_weight += float(n_present)
-            self.weighted_sum += float(np.sum(y))
-        else:
-            self.sum_weight += float(np.sum(w))
-            self.weighted_sum += float(np.dot(w, y))
-        lo, hi = float(np.min(y)), float(np.max(y))
-        self.min = lo if math.isnan(self.min) else min(self.min, lo)
-        self.max = hi if math.isnan(self.max) else max(self.max, hi)
-        self._update_classes(y, w)
-        self.sketch.update(y, w)
-        return self
-
-    def _update_classes(self, y, w):
-        if self.class_weights is None:
-            return
-        if not np.all(np.isfinite(y)) or not np.all(y == np.floor(y)):
-            self.class_weights = None
-            return
-        values, inverse = np.unique(y, return_inverse=True)
-        if len(values) > MAX_TRACKED_CLASSES:
-            self.class_weights = None
-            return
-        sums = np.bincount(inverse, weights=w, minlength=len(values))
-        merged = dict(self.class_weights)
-        for value, s in zip(values.tolist(), sums.tolist()):  # over distinct values
-            key = int(value)
-            merged[key] = merged.get(key, 0.0) + float(s)
-        self.class_weights = merged if len(merged) <= MAX_TRACKED_CLASSES else None
-
-    def merge(self, other):
-        """Add the rows summarised by ``other`` (another :class:`LabelStats`) to ``self``."""
-        self.n_rows += other.n_rows
-        self.n_missing += other.n_missing
-        self.sum_weight += other.sum_weight
-        self.weighted_sum += other.weighted_sum
-        for attr, pick in (("min", min), ("max", max)):
-            a, b = getattr(self, attr), getattr(other, attr)
-            setattr(self, attr, b if math.isnan(a) else a if math.isnan(b) else pick(a, b))
-        if self.class_weights is None or other.class_weights is None:
-            self.class_weights = None
-        else:
-            merged = dict(self.class_weights)
-            for key, s in other.class_weights.items():
-                merged[key] = merged.get(key, 0.0) + s
-            self.class_weights = merged if len(merged) <= MAX_TRACKED_CLASSES else None
-        self.sketch.merge(other.sketch)
-        return self
-
-    def quantile(self, q):
-        """Weighted ``q``-quantile of the labels, from the sketch (``QuantileSketch``'s
-        definition and rank error apply).
-
-        Parameters
-        ----------
-        q : float in [0, 1]
-
-        Returns
-        -------
-        float
-        """
-        if not 0.0 <= q <= 1.0:
-            raise ParameterError(f"quantile level must be in [0, 1], got {q!r}")
-        if self.n_rows - self.n_missing == 0:
-            return math.nan
-        return float(np.asarray(self.sketch.quantiles(np.array([float(q)])))[0])
-
-    def to_dict(self):
-        """JSON-safe dict (non-finite floats as strings, class keys as ``[k, w]`` pairs)."""
-        return {
-            "n_rows": int(self.n_rows),
-            "n_missing": int(self.n_missing),
-            "sum_weight": _json_float(self.sum_weight),
-            "weighted_sum": _json_float(self.weighted_sum),
-            "min": _json_float(self.min),
-            "max": _json_float(self.max),
-            "class_weights": None if self.class_weights is None else
-            [[int(k), float(v)] for k, v in sorted(self.class_weights.items())],
-            "sketch": self.sketch.to_dict(),
-        }
-
-    @classmethod
-    def from_dict(cls, d):
-        """Inverse of :meth:`to_dict`."""
-        from ..cache.sketch import QuantileSketch
-
-        self = cls.__new__(cls)
-        self.n_rows = int(d["n_rows"])
-        self.n_missing = int(d["n_missing"])
-        self.sum_weight = float(d["sum_weight"])
-        self.weighted_sum = float(d["weighted_sum"])
-        self.min = float(d["min"])
-        self.max = float(d["max"])
-        cw = d["class_weights"]
-        self.class_weights = None if cw is None else {int(k): float(v) for k, v in cw}
-        self.sketch = QuantileSketch.from_dict(d["sketch"])
-        return self
-
-    def __repr__(self):
-        return (f"LabelStats(n_rows={self.n_rows}, n_missing={self.n_missing}, "
-                f"sum_weight={self.sum_weight!r}, weighted_mean={self.weighted_mean!r}, "
-                f"min={self.min!r}, max={self.max!r})")
-
-
-# --------------------------------------------------------------------------------------
 # objectives
 # --------------------------------------------------------------------------------------
 class Objective:
@@ -363,7 +163,7 @@ class Objective:
         InputError
             Naming ``where``, the first offending row and its value, and what was expected.
         """
-        label = _as_label(label)
+        label = as_label(label)
         self._first_bad(label, ~np.isfinite(label), where, row_start, "finite labels")
         self._check_domain(label, where, row_start)
 
@@ -393,7 +193,7 @@ class Objective:
         out_grad, out_hess : ndarray of shape (n, n_outputs), float32
             OUT: ``g = w dl/dm``, ``h = w d2l/dm2`` (formulas in each subclass).
         """
-        label = _as_label(label)
+        label = as_label(label)
         n = label.shape[0]
         margin = np.asarray(margin, dtype=np.float64)
         if margin.ndim == 1 and self.n_outputs == 1:

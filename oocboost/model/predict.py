@@ -17,6 +17,7 @@ from ..cache.binning import BinMapper
 from ..common import X_DTYPE
 from ..errors import ParameterError, SchemaError
 from .metrics import get_metric
+from .aggregate import is_weighted_median, round_weights, sum_view, weighted_median
 from .objectives import get_objective
 
 
@@ -25,22 +26,14 @@ def model_objective(model):
     return get_objective(model.objective, dict(model.objective_params or {}))
 
 
-def _is_weighted_median(model):
-    """AdaBoost.R2 predicts the weighted median of its trees, not a sum or mean."""
-    info = (model.attributes or {}).get("adaboost") or {}
-    return info.get("prediction") == "weighted_median"
-
-
 def output_plan(model):
     """``(margin_model, transform)``: what to traverse and how to turn its margins into
     predictions. For most models the model itself and the objective's transform; for
     AdaBoost.R2 one output per tree and their weighted median."""
-    if _is_weighted_median(model):
-        from ..sklearn.adaboost import _round_weights, _sum_view, _weighted_median
-
-        weights = _round_weights(model)
-        return (_sum_view(model, per_tree=True),
-                lambda margins: _weighted_median(np.ascontiguousarray(margins), weights))
+    if is_weighted_median(model):
+        weights = round_weights(model)
+        return (sum_view(model, per_tree=True),
+                lambda margins: weighted_median(np.ascontiguousarray(margins), weights))
     return model, model_objective(model).transform
 
 
@@ -260,7 +253,7 @@ def evaluate(model, data, *, metrics=None, iteration_range=None, label=None):
     y = np.concatenate(labels)
     w = None if weights[0] is None else np.concatenate(weights)
     objective.check_labels(y, str(data))
-    prediction = (transform(margin) if _is_weighted_median(model)
+    prediction = (transform(margin) if is_weighted_median(model)
                   else objective.eval_transform(margin))
     out = {}
     for name in names:

@@ -34,134 +34,11 @@ import numpy as np
 
 from ..errors import ParameterError
 from .boosting import ParamsMixin, TrainingData
-from ..kernels import adaboost_kernels as ak
-from ..learners.adaboost.adaboost import (CLASSIFIER_ALGORITHMS, REGRESSOR_ALGORITHM,
-                                          canonical_algorithm, check_boost_params,
-                                          train_adaboost)
-
-
-# --------------------------------------------------------------------------- model level
-
-
-def _info(model):
-    info = (model.attributes or {}).get("adaboost")
-    if model.learner != "adaboost" or not isinstance(info, dict):
-        raise ParameterError("not an AdaBoost model (learner "
-                             f"{model.learner!r}); use oocboost.model.predict.predict")
-    return info
-
-
-def _sum_view(model, per_tree=False):
-    """The same trees aggregated by "sum" (weighted leaf values), optionally with one
-    output per tree (``per_tree``: margin column ``t`` is tree ``t``'s prediction)."""
-    from ..model.model import Model
-
-    n = model.n_trees
-    return Model(model.trees,
-                 tree_group=np.arange(n, dtype=np.int32) if per_tree else model.tree_group,
-                 tree_weight=np.ones(n) if per_tree else model.tree_weight,
-                 n_outputs=n if per_tree else model.n_outputs, objective=model.objective,
-                 objective_params=dict(model.objective_params), learner=model.learner,
-                 aggregation="sum", trees_per_round=1 if per_tree else model.trees_per_round,
-                 feature_names=list(model.feature_names),
-                 feature_types=list(model.feature_types), bin_mapper=model.bin_mapper)
-
-
-def _round_weights(model):
-    tpr = int(model.trees_per_round)
-    return np.asarray(model.tree_weight[::tpr], dtype=np.float64)
-
-
-def _margins_to_decision(info, margin):
-    """scikit-learn's ``decision_function`` from the model's margins."""
-    K = int(info["n_classes"])
-    algorithm = info["algorithm"]
-    if algorithm in ("gentle", "logitboost"):
-        return margin[:, 1] if K == 2 else margin
-    if K == 2:
-        return margin[:, 1] - margin[:, 0]
-    return margin * (K - 1) if algorithm in ("SAMME", "SAMME.R") else margin
-
-
-def staged_margins(model, data):
-    """Yield the model's margins after each round (as ``Model.predict_margin`` with
-    ``iteration_range=(0, r)``), reading ``data`` once per round.
-
-    Parameters
-    ----------
-    model : Model
-    data : array-like, Cache, cache path or file path
-
-    Yields
-    ------
-    ndarray (n_rows, n_outputs) float64
-    """
-    from ..model.predict import predict
-
-    view = _sum_view(model)
-    weights = _round_weights(model)
-    total = None
-    norm = 0.0
-    for r in range(model.n_rounds):
-        part = predict(view, data, output_margin=True, iteration_range=(r, r + 1))
-        total = part if total is None else total + part
-        if model.aggregation == "mean":
-            norm += weights[r]
-            yield total / norm if norm != 0 else total.copy()
-        else:
-            yield total + model.base_margin
-
-
-def _tree_predictions(model, data):
-    """(n_rows, n_trees) float64: each tree's prediction (R2's weak learners)."""
-    from ..model.predict import predict
-
-    return np.ascontiguousarray(predict(_sum_view(model, per_tree=True), data,
-                                        output_margin=True), dtype=np.float64)
-
-
-def _weighted_median(predictions, weights):
-    out = np.empty(predictions.shape[0])
-    ak.weighted_median(np.ascontiguousarray(predictions),
-                       np.ascontiguousarray(weights, dtype=np.float64), out)
-    return out
-
-
-def predict_adaboost(model, data, *, output="predict"):
-    """Predictions of an AdaBoost model (from the estimator or a model file).
-
-    Parameters
-    ----------
-    model : Model
-        ``learner == "adaboost"``.
-    data : array-like, Cache, cache path or file path
-    output : {"predict", "proba", "decision"}
-        Classifiers: class indices (mapped to ``model.classes`` when stored), class
-        probabilities, or scikit-learn's ``decision_function``. R2 regressors: "predict"
-        only (the weighted median of the trees).
-
-    Returns
-    -------
-    ndarray
-    """
-    from ..model.predict import model_objective, predict
-
-    info = _info(model)
-    if info["algorithm"] == REGRESSOR_ALGORITHM:
-        if output != "predict":
-            raise ParameterError(f"an AdaBoost.R2 regressor has no {output!r} output")
-        return _weighted_median(_tree_predictions(model, data), _round_weights(model))
-    margin = predict(model, data, output_margin=True)
-    if output == "proba":
-        return model_objective(model).transform_proba(margin)
-    decision = _margins_to_decision(info, margin)
-    if output == "decision":
-        return decision
-    if output != "predict":
-        raise ParameterError(f"output must be 'predict', 'proba' or 'decision', got "
-                             f"{output!r}")
-    index = (decision > 0).astype(np.int64) if decision.ndim == 1 else np.argmax(decision, 1)
-    return np.asarray(model.classes)[index] if model.classes is not None else index
+from ..model.adaboost import (REGRESSOR_ALGORITHM, margins_to_decision, predict_adaboost,
+                              staged_margins, tree_predictions)
+from ..model.aggregate import round_weights, weighted_median
+from ..learners.adaboost.adaboost import (CLASSIFIER_ALGORITHMS, canonical_algorithm,
+                                          check_boost_params, train_adaboost)
 
 
 # --------------------------------------------------------------------------- estimators
@@ -205,7 +82,7 @@ class _AdaBoostBase(ParamsMixin):
         model = self.model_
         n_f = model.n_features
         tpr = int(model.trees_per_round)
-        weights = _round_weights(model)
+        weights = round_weights(model)
         out = np.zeros(n_f)
         for r in range(model.n_rounds):
             imp = np.zeros(n_f)
@@ -296,7 +173,7 @@ class AdaBoostClassifier(_AdaBoostBase):
     def fit(self, X, y=None, sample_weight=None):
         """Train on arrays/DataFrames (a temporary cache is built) or on a ``Cache``
         whose labels are the class indices ``0..K-1``."""
-        from ..model.objectives import LabelStats
+        from ..cache.label_stats import LabelStats
         from ..cache.store import Cache
 
         algorithm = canonical_algorithm(self.algorithm)
@@ -353,7 +230,7 @@ class AdaBoostClassifier(_AdaBoostBase):
         """Yield the decision function after each round."""
         info = self._info()
         for margin in staged_margins(self.model_, X):
-            yield _margins_to_decision(info, margin)
+            yield margins_to_decision(info, margin)
 
     def staged_predict_proba(self, X):
         """Yield class probabilities after each round."""
@@ -432,10 +309,10 @@ class AdaBoostRegressor(_AdaBoostBase):
     def staged_predict(self, X):
         """Yield the weighted median of the first 1, 2, ... trees."""
         self._check_fitted()
-        preds = _tree_predictions(self.model_, X)
-        weights = _round_weights(self.model_)
+        preds = tree_predictions(self.model_, X)
+        weights = round_weights(self.model_)
         for limit in range(1, preds.shape[1] + 1):
-            yield _weighted_median(preds[:, :limit], weights[:limit])
+            yield weighted_median(preds[:, :limit], weights[:limit])
 
     @staticmethod
     def _score(y, pred, sample_weight):

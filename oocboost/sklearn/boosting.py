@@ -289,7 +289,7 @@ class GradientBoostingClassifier(_GradientBoosting):
                 raise ParameterError("when X is a Cache its labels come from the cache: "
                                      "pass y=None")
             stats = X.manifest.get("label_stats") or {}
-            from ..model.objectives import LabelStats
+            from ..cache.label_stats import LabelStats
 
             classes = LabelStats.from_dict(stats).class_weights if stats else None
             if not classes:

@@ -87,9 +87,9 @@ from ...kernels.partition import add_node_values
 from ...engine.policies import CartPolicy
 from ...engine.rowstate import RowStateSpec, make_row_state, spill_dir_for
 from ...engine.blocks import timed_blocks
+from ...model.adaboost import REGRESSOR_ALGORITHM
 
 CLASSIFIER_ALGORITHMS = ("SAMME", "SAMME.R", "gentle", "logitboost", "arc-x4")
-REGRESSOR_ALGORITHM = "R2"
 _ALIASES = {"samme": "SAMME", "discrete": "SAMME", "samme.r": "SAMME.R", "real": "SAMME.R",
             "gentle": "gentle", "logitboost": "logitboost", "logit": "logitboost",
             "arc-x4": "arc-x4", "arcx4": "arc-x4", "arc_x4": "arc-x4", "r2": "R2",
@@ -571,7 +571,7 @@ class _R2:
 
 
 def _n_classes_of(cache, n_classes):
-    from ...model.objectives import LabelStats
+    from ...cache.label_stats import LabelStats
 
     if n_classes is not None:
         return int(n_classes)

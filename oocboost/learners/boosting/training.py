@@ -20,7 +20,8 @@ from . import booster as boosting
 from ...utils.rss import current_rss, peak_rss
 from ...engine.plan import plan_train
 from ...model.metrics import get_metric
-from ...model.objectives import LabelStats, get_objective
+from ...cache.label_stats import LabelStats
+from ...model.objectives import get_objective
 from .params import objective_params, resolve_params
 from ...utils.progress import ProgressBar
 from ...utils.threads import thread_limit

@@ -473,7 +473,7 @@ def label_summary(cache, task, n_classes=None):
 
 def cache_classes(cache):
     """Class indices 0..K-1 of a cache whose labels are integer classes, else None."""
-    from ...model.objectives import LabelStats
+    from ...cache.label_stats import LabelStats
 
     stats = cache.manifest.get("label_stats")
     if not stats:

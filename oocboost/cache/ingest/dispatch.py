@@ -1,0 +1,187 @@
+"""One entry for every source: :func:`open_source` picks the reader with one table of
+``(predicate, constructor)`` pairs (``_DISPATCH``): a path by its content, NumPy,
+pandas, pyarrow tables, iterables of record batches. The first predicate that accepts
+``data`` wins and an unknown type ends in an error naming it."""
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pyarrow as pa
+
+from ...errors import InputError, ParameterError
+from .source import Source, check_options
+
+
+def _is_path(data):
+    return isinstance(data, (str, os.PathLike))
+
+
+def _from_path(data, **kw):
+    from .arrow import ArrowIpcSource
+    from .csv import CsvSource
+    from .parquet import ParquetSource
+
+    path = os.path.abspath(os.fspath(data))
+    if not os.path.exists(path):
+        raise InputError(f"{path}: file not found")
+    if os.path.isdir(path):
+        raise InputError(f"{path}: is a directory, expected a CSV, Parquet or Arrow file")
+    kind = sniff_format(path)
+    if kind == "parquet":
+        return ParquetSource(path, **_only(kw, ParquetSource))
+    if kind in ("arrow-file", "arrow-stream"):
+        return ArrowIpcSource(path, stream=(kind == "arrow-stream"), **_only(kw, ArrowIpcSource))
+    return CsvSource(path, compression="gzip" if kind == "csv-gzip" else None,
+                     **_only(kw, CsvSource))
+
+
+def sniff_format(path):
+    """'csv', 'csv-gzip', 'parquet', 'arrow-file' or 'arrow-stream', from magic bytes first
+    and the file extension second."""
+    with open(path, "rb") as f:
+        head = f.read(8)
+    if head[:2] == b"\x1f\x8b":
+        return "csv-gzip"
+    if head[:4] == b"PAR1":
+        return "parquet"
+    if head[:6] == b"ARROW1":
+        return "arrow-file"
+    if head[:4] == b"\xff\xff\xff\xff":
+        return "arrow-stream"
+    lower = path.lower()
+    if lower.endswith((".parquet", ".pq")):
+        return "parquet"
+    if lower.endswith((".arrow", ".feather", ".ipc", ".arrows")):
+        return "arrow-stream"
+    if lower.endswith(".gz"):
+        return "csv-gzip"
+    return "csv"
+
+
+def _only(kw, cls):
+    """Keyword arguments that ``cls`` accepts (file-format options are ignored elsewhere)."""
+    accepted = getattr(cls, "OPTIONS")
+    return {k: v for k, v in kw.items() if k in accepted}
+
+
+def _is_numpy(data):
+    return isinstance(data, np.ndarray)
+
+
+def _is_pandas(data):
+    try:
+        import pandas as pd
+    except ImportError:  # pandas is optional: a DataFrame cannot exist without it
+        return False
+    return isinstance(data, pd.DataFrame)
+
+
+def _is_arrow_table(data):
+    return isinstance(data, (pa.Table, pa.RecordBatch))
+
+
+def _is_batch_iterable(data):
+    return (not isinstance(data, (str, bytes, dict))) and hasattr(data, "__iter__")
+
+
+def _from_numpy(data, **kw):
+    from .memory import NumpySource
+    return NumpySource(data, **_only(kw, NumpySource))
+
+
+def _from_pandas(data, **kw):
+    from .memory import PandasSource
+    return PandasSource(data, **_only(kw, PandasSource))
+
+
+def _from_arrow_table(data, **kw):
+    from .memory import ArrowTableSource
+    return ArrowTableSource(data, **_only(kw, ArrowTableSource))
+
+
+def _from_batch_iterable(data, **kw):
+    from .memory import BatchIterableSource
+    return BatchIterableSource(data, **_only(kw, BatchIterableSource))
+
+
+#: (predicate, constructor) pairs tried in order by :func:`open_source`.
+_DISPATCH = [
+    (_is_path, _from_path),
+    (_is_numpy, _from_numpy),
+    (_is_pandas, _from_pandas),
+    (_is_arrow_table, _from_arrow_table),
+    (_is_batch_iterable, _from_batch_iterable),
+]
+
+
+def open_source(data, *, label=None, weight=None, drop=(), categorical="auto",
+                delimiter=",", na_values=None, encoding="utf-8", on_bad_rows="error",
+                batch_bytes=1 << 20, batch_rows=65536, feature_names=None) -> Source:
+    """Open any supported tabular source as a stream of :class:`Batch` objects.
+
+    Parameters
+    ----------
+    data : str, os.PathLike, numpy.ndarray, pandas.DataFrame, pyarrow.Table,
+           pyarrow.RecordBatch or iterable of pyarrow.RecordBatch
+        A path to a CSV file (optionally gzip-compressed), a Parquet file, or an Arrow IPC
+        file or stream (Feather v2); formats are recognised by magic bytes, then by
+        extension. A 2-D NumPy array of numbers (features ``f0 .. f{n-1}`` unless
+        ``feature_names`` is given), a DataFrame, an Arrow table or batch, or an iterable
+        of record batches sharing one schema.
+    label, weight : str, array-like or None
+        Column name of the label / sample weight. For in-memory data, a 1-D array of
+        length ``n_rows`` is accepted too. Neither may hold missing values.
+    drop : iterable of str
+        Columns to ignore.
+    categorical : 'auto', None or list of str
+        'auto': text columns (and pandas category/object/string columns) are categorical.
+        A list: exactly these columns are categorical (numeric-looking ones are read as
+        text). None: no categorical features; a text column is an error.
+    delimiter : str
+        CSV field separator (one character).
+    na_values : sequence of str or None
+        CSV strings read as missing. None means ``DEFAULT_NA_VALUES``: "", "NA", "N/A",
+        "NaN", "nan", "null", "NULL", "None", "?".
+    encoding : str
+        CSV text encoding (any Python codec; ASCII-compatible ones give exact line numbers).
+    on_bad_rows : {'error', 'skip'}
+        What to do with CSV rows with the wrong number of fields or text in a numeric
+        column: raise an InputError naming the line, or drop them and count them in
+        ``Source.n_bad_rows``.
+    batch_bytes : int
+        CSV block size in bytes handed to pyarrow's streaming reader (1 MiB parses fastest).
+    batch_rows : int
+        Rows per batch for Parquet, Arrow and in-memory sources.
+    feature_names : list of str or None
+        Column names of a NumPy array.
+
+    Returns
+    -------
+    Source
+
+    Raises
+    ------
+    InputError
+        The data is missing, malformed or not as described.
+    TypeError
+        ``data`` is of an unsupported type.
+    """
+    check_options(on_bad_rows=on_bad_rows, batch_bytes=batch_bytes, batch_rows=batch_rows,
+                  categorical=categorical)
+    kw = dict(label=label, weight=weight, drop=drop, categorical=categorical,
+              delimiter=delimiter, na_values=na_values, encoding=encoding,
+              on_bad_rows=on_bad_rows, batch_bytes=int(batch_bytes),
+              batch_rows=int(batch_rows), feature_names=feature_names)
+    if feature_names is not None and not _is_numpy(data):
+        raise ParameterError("feature_names is only used with NumPy arrays; other sources "
+                             "carry their own column names")
+    if _is_path(data) and not all(isinstance(x, (str, type(None))) for x in (label, weight)):
+        raise ParameterError("for a file, label and weight must be column names")
+    for predicate, constructor in _DISPATCH:
+        if predicate(data):
+            return constructor(data, **kw)
+    raise TypeError(
+        f"cannot read data of type {type(data).__module__}.{type(data).__qualname__}; "
+        f"expected a file path, a 2-D numpy array, a pandas DataFrame, a pyarrow Table or "
+        f"RecordBatch, or an iterable of pyarrow RecordBatches")

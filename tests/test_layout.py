@@ -1,0 +1,162 @@
+"""The package's layout: one folder per layer, a layer imports only layers below it,
+no import cycle, no module over 700 lines and no function body over 80.
+
+The layers, lowest first (docs/internals.md, "Layout"). ``errors`` and ``common`` are the
+foundation every layer may import; ``kernels`` may import only ``common``.
+"""
+import ast
+import pathlib
+
+import pytest
+
+PACKAGE = pathlib.Path(__file__).resolve().parent.parent / "oocboost"
+
+#: Layer of each top-level name under ``oocboost``; higher may import lower or equal.
+LAYERS = {
+    "errors": 0, "common": 1,
+    "kernels": 2, "utils": 2,
+    "cache": 3,
+    "engine": 4,
+    "model": 5,
+    "learners": 6,
+    "sklearn": 7,
+    "datasets": 8, "demo": 8, "cli": 8, "__init__": 9,
+}
+#: What kernels may import of ours: only dtype constants.
+KERNEL_IMPORTS = {"common", "kernels"}
+MAX_MODULE_LINES = 700
+MAX_FUNCTION_LINES = 80
+
+
+def _modules():
+    for path in sorted(PACKAGE.rglob("*.py")):
+        rel = path.relative_to(PACKAGE.parent).with_suffix("")
+        parts = list(rel.parts)
+        is_package = parts[-1] == "__init__"
+        if is_package:
+            parts = parts[:-1]
+        yield ".".join(parts), is_package, path
+
+
+MODULES = {name: (is_package, path) for name, is_package, path in _modules()}
+
+
+def _resolve(module, is_package, node):
+    """Absolute names (``oocboost.x.y``) that an ImportFrom node imports."""
+    if node.level == 0:
+        base = node.module or ""
+    else:
+        parts = module.split(".")
+        if not is_package:
+            parts = parts[:-1]
+        parts = parts[: len(parts) - (node.level - 1)]
+        base = ".".join(parts + ([node.module] if node.module else []))
+    out = []
+    for alias in node.names:
+        candidate = f"{base}.{alias.name}"
+        out.append(candidate if candidate in MODULES else base)
+    return out
+
+
+def imports_of(module):
+    """Every oocboost module that ``module`` imports, at the top or inside functions."""
+    is_package, path = MODULES[module]
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom):
+            names = _resolve(module, is_package, node)
+        elif isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        else:
+            continue
+        for name in names:
+            while name and name not in MODULES:
+                name = name.rpartition(".")[0]
+            if name.startswith("oocboost") and name != "oocboost" and name != module:
+                found.add(name)
+    return found
+
+
+def layer_of(module):
+    parts = module.split(".")
+    return "__init__" if len(parts) == 1 else parts[1]
+
+
+def test_every_module_has_a_layer():
+    assert {layer_of(m) for m in MODULES} <= set(LAYERS)
+
+
+def test_layers_import_only_layers_below():
+    wrong = []
+    for module in MODULES:
+        layer = layer_of(module)
+        for imported in imports_of(module):
+            other = layer_of(imported)
+            if layer == "kernels" and other not in KERNEL_IMPORTS:
+                wrong.append(f"{module} -> {imported} (kernels import only common)")
+            elif LAYERS[other] > LAYERS[layer]:
+                wrong.append(f"{module} ({layer}) -> {imported} ({other})")
+    assert wrong == []
+
+
+def _cycle(graph):
+    """One import cycle as a list of modules, or None."""
+    state = {}
+    stack = []
+
+    def visit(node):
+        state[node] = "open"
+        stack.append(node)
+        for nxt in sorted(graph[node]):
+            if state.get(nxt) == "open":
+                return stack[stack.index(nxt):] + [nxt]
+            if nxt not in state:
+                found = visit(nxt)
+                if found:
+                    return found
+        state[node] = "done"
+        stack.pop()
+        return None
+
+    for node in sorted(graph):
+        if node not in state:
+            found = visit(node)
+            if found:
+                return found
+    return None
+
+
+def test_no_import_cycle():
+    # A package imports its submodules by name only where its __init__ re-exports them;
+    # importing ``oocboost.x.y`` runs ``oocboost.x`` first, which is no cycle of ours.
+    graph = {m: {i for i in imports_of(m) if not m.startswith(i + ".")} for m in MODULES}
+    assert _cycle(graph) is None
+
+
+def test_cycle_finder_finds_a_cycle():
+    assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert _cycle({"a": {"b"}, "b": set(), "c": {"a"}}) is None
+
+
+def _body_lines(node):
+    body = node.body
+    first = body[0]
+    is_doc = (isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant)
+              and isinstance(first.value.value, str))
+    if is_doc and len(body) == 1:
+        return 0
+    start = body[1].lineno if is_doc else first.lineno
+    return node.end_lineno - start + 1
+
+
+@pytest.mark.parametrize("module", sorted(MODULES))
+def test_module_and_function_sizes(module):
+    path = MODULES[module][1]
+    text = path.read_text()
+    n_lines = len(text.splitlines())
+    assert n_lines <= MAX_MODULE_LINES, f"{path}: {n_lines} lines"
+    long = [f"{node.name} ({_body_lines(node)} lines)"
+            for node in ast.walk(ast.parse(text))
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+            and _body_lines(node) > MAX_FUNCTION_LINES]
+    assert long == []
