@@ -209,7 +209,14 @@ def build_parser():
         description="Out-of-core tree ensembles: build a binned cache once, train from it "
                     "with a memory limit you set.")
     sub = parser.add_subparsers(dest="command", required=True)
+    _add_demo(sub)
+    _add_build_cache_and_info(sub)
+    _add_train(sub)
+    _add_predict_and_evaluate(sub)
+    return parser
 
+
+def _add_demo(sub):
     d = sub.add_parser("demo", help="generate a synthetic dataset, build its cache, train "
                                     "and evaluate")
     d.add_argument("--workdir", default="demo_data", help="folder for the data, caches, model")
@@ -219,6 +226,8 @@ def build_parser():
     d.add_argument("--quiet", action="store_true")
     d.set_defaults(func=cmd_demo)
 
+
+def _add_build_cache_and_info(sub):
     b = sub.add_parser("build-cache", help="bin a CSV/Parquet/Arrow file into a cache")
     b.add_argument("input", help="CSV (plain or .gz), Parquet or Arrow IPC/Feather file")
     b.add_argument("-o", "--output", required=True, help="cache folder to create")
@@ -255,6 +264,8 @@ def build_parser():
     i.add_argument("cache")
     i.set_defaults(func=cmd_info)
 
+
+def _add_train(sub):
     t = sub.add_parser("train", help="train a model from a cache")
     t.add_argument("cache")
     t.add_argument("-o", "--output", required=True, help="model file (JSON)")
@@ -286,6 +297,8 @@ def build_parser():
                    help="print the memory plan and where time went")
     t.set_defaults(func=cmd_train)
 
+
+def _add_predict_and_evaluate(sub):
     p = sub.add_parser("predict", help="predict a cache or a CSV/Parquet file")
     p.add_argument("model")
     p.add_argument("data", help="cache folder, or CSV/Parquet/Arrow file")
@@ -306,7 +319,6 @@ def build_parser():
                    help="label column of a raw file (default: the training cache's)")
     e.add_argument("--json", action="store_true")
     e.set_defaults(func=cmd_evaluate)
-    return parser
 
 
 def main(argv=None):

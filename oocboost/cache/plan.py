@@ -234,18 +234,8 @@ def plan_build(
         rows_min = MIN_BLOCK_ROWS if block_rows is None else block_rows
         minimum = need(min_csv, MIN_SKETCH_BYTES, rows_min)[0]
         if minimum > usable:
-            smallest = smallest_limit(minimum, baseline)
-            err = MemoryLimitError(
-                f"memory limit {format_size(limit)} is too small for building a cache of "
-                f"{n_columns} columns: the minimum configuration ({rows_min:,}-row blocks, "
-                f"{format_size(min_csv)} CSV blocks) needs "
-                f"{format_size(baseline)} baseline (interpreter and libraries) + "
-                f"{format_size(minimum)} + a safety margin of max(10%, 32 MiB); "
-                f"the smallest limit that works here is {smallest // MiB} MiB "
-                f"(memory_limit='{smallest // MiB}M')"
-            )
-            err.smallest_limit = smallest
-            raise err
+            raise _too_small(limit, baseline, minimum, n_columns=n_columns,
+                             rows_min=rows_min, min_csv=min_csv)
         # block_rows first, so that it only shrinks as the limit shrinks: training at the
         # same limit reads these blocks, and their buffers may take a quarter of the
         # budget there. Blocks never squeeze the sketches below full size (the bins'
@@ -272,22 +262,27 @@ def plan_build(
 
     total, pass1, pass2 = need(csv, sketch, rows)
     return BuildPlan(
-        memory_limit=limit,
-        baseline_bytes=baseline,
-        margin_bytes=margin,
-        n_columns=n_columns,
-        max_bin=max_bin,
-        codes_itemsize=itemsize,
-        csv_block_bytes=csv,
-        parse_bytes=reader_fixed + PARSE_FACTOR * csv,
-        sketch_bytes_per_column=sketch,
+        memory_limit=limit, baseline_bytes=baseline, margin_bytes=margin,
+        n_columns=n_columns, max_bin=max_bin, codes_itemsize=itemsize, csv_block_bytes=csv,
+        parse_bytes=reader_fixed + PARSE_FACTOR * csv, sketch_bytes_per_column=sketch,
         sketch_bytes=n_columns * sketch,
-        batch_bytes=_source_batch_bytes(csv, raw_row, text_source),
-        block_rows=rows,
-        block_bytes=rows * block_row,
-        block_buffer_bytes=BUILD_BLOCK_COPIES * rows * block_row,
-        pass1_bytes=pass1,
-        pass2_bytes=pass2,
-        estimated_peak_bytes=baseline + margin + total,
-        sketch_queue_bytes=SKETCH_QUEUE_FACTOR * csv if text_source else 0,
+        batch_bytes=_source_batch_bytes(csv, raw_row, text_source), block_rows=rows,
+        block_bytes=rows * block_row, block_buffer_bytes=BUILD_BLOCK_COPIES * rows * block_row,
+        pass1_bytes=pass1, pass2_bytes=pass2, estimated_peak_bytes=baseline + margin + total,
+        sketch_queue_bytes=SKETCH_QUEUE_FACTOR * csv if text_source else 0)
+
+
+def _too_small(limit, baseline, minimum, *, n_columns, rows_min, min_csv):
+    """The refusal of a limit below the minimum configuration, naming the smallest one."""
+    smallest = smallest_limit(minimum, baseline)
+    err = MemoryLimitError(
+        f"memory limit {format_size(limit)} is too small for building a cache of "
+        f"{n_columns} columns: the minimum configuration ({rows_min:,}-row blocks, "
+        f"{format_size(min_csv)} CSV blocks) needs "
+        f"{format_size(baseline)} baseline (interpreter and libraries) + "
+        f"{format_size(minimum)} + a safety margin of max(10%, 32 MiB); "
+        f"the smallest limit that works here is {smallest // MiB} MiB "
+        f"(memory_limit='{smallest // MiB}M')"
     )
+    err.smallest_limit = smallest
+    return err

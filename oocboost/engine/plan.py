@@ -212,17 +212,15 @@ def plan_train(
         For arguments out of range.
     """
     limit = check_limit(memory_limit)
-    n_rows = check_int("n_rows", n_rows, 0)
-    n_features = check_int("n_features", n_features, 1)
+    (n_rows, n_features, n_stats, n_outputs, block_rows, n_blocks, max_nodes,
+     n_trees_in_pass, block_scratch) = (check_int(name, value, low) for name, value, low in (
+         ("n_rows", n_rows, 0), ("n_features", n_features, 1), ("n_stats", n_stats, 1),
+         ("n_outputs", n_outputs, 1), ("block_rows", block_rows, 1), ("n_blocks", n_blocks, 0),
+         ("max_nodes_in_flight", max_nodes_in_flight, 1),
+         ("n_trees_in_pass", n_trees_in_pass, 1),
+         ("block_scratch_bytes", block_scratch_bytes, 0)))
     max_bin = check_max_bin(max_bin)
-    n_stats = check_int("n_stats", n_stats, 1)
-    n_outputs = check_int("n_outputs", n_outputs, 1)
-    block_rows = check_int("block_rows", block_rows, 1)
-    n_blocks = check_int("n_blocks", n_blocks, 0)
     codes_itemsize = check_int("codes_itemsize", codes_itemsize, 1, 8)
-    max_nodes = check_int("max_nodes_in_flight", max_nodes_in_flight, 1)
-    n_trees_in_pass = check_int("n_trees_in_pass", n_trees_in_pass, 1)
-    block_scratch = check_int("block_scratch_bytes", block_scratch_bytes, 0)
     if prefetch is not None:
         prefetch = check_int("prefetch", prefetch, 0)
     baseline = process_baseline(baseline_bytes, "train")
@@ -257,67 +255,62 @@ def plan_train(
         margin = 0
     else:
         usable = usable_bytes(limit, baseline)
-        pf_min = 0 if prefetch is None else prefetch
-        minimum = need(pf_min, 1, False, 0)
+        minimum = need(0 if prefetch is None else prefetch, 1, False, 0)
         if minimum > usable:
-            smallest = smallest_limit(minimum, baseline)
-            err = MemoryLimitError(
-                f"memory limit {format_size(limit)} is too small for training on {n_rows:,} rows "
-                f"x {n_features} features (blocks of {block_rows:,} rows, {max_bin} bins): the "
-                f"minimum configuration needs {format_size(baseline)} baseline (interpreter and "
-                f"libraries) + {format_size(minimum)} (block buffers, one node's histograms, "
-                f"per-row state streamed) + a safety margin of max(10%, 32 MiB); "
-                f"the smallest limit that works here is {smallest // MiB} MiB "
-                f"(memory_limit='{smallest // MiB}M'), or rebuild the cache with smaller blocks"
-            )
-            err.smallest_limit = smallest
-            raise err
-        if prefetch is None:
-            pf = next(p for p in range(DEFAULT_PREFETCH, -1, -1) if need(p, 1, False, 0) <= usable)
-        else:
-            pf = prefetch
-        left = usable - need(pf, 0, False, 0)  # with streamed state, no histograms
-        nodes = int(max(1, min(max_nodes, left // hist_per_node)))
-        left = usable - need(pf, nodes, False, 0)
-        in_ram = state_full <= left + state_streamed
-        left = usable - need(pf, nodes, in_ram, 0)
-        resident = int(max(0, min(total_decompressed, left)))
+            raise _too_small(limit, baseline, minimum, n_rows=n_rows, n_features=n_features,
+                             block_rows=block_rows, max_bin=max_bin)
+        pf, nodes, in_ram, resident = _fill(
+            need, usable, prefetch=prefetch, max_nodes=max_nodes, hist_per_node=hist_per_node,
+            state_full=state_full, state_streamed=state_streamed,
+            total_decompressed=total_decompressed)
         margin = safety_margin(limit)
 
     state_bytes = state_full if in_ram else state_streamed
     peak = baseline + margin + need(pf, nodes, in_ram, resident)
-    resident_block_bytes = block_rows * row_bytes
     return TrainPlan(
-        memory_limit=limit,
-        baseline_bytes=baseline,
-        margin_bytes=margin,
-        n_rows=n_rows,
-        n_features=n_features,
-        max_bin=max_bin,
-        n_stats=n_stats,
-        n_outputs=n_outputs,
-        n_trees_in_pass=n_trees_in_pass,
-        block_rows=block_rows,
-        n_blocks=n_blocks,
-        codes_itemsize=codes_itemsize,
-        prefetch=pf,
-        block_bytes=block_bytes,
-        block_buffer_bytes=(pf + 2) * block_bytes,
-        block_scratch_bytes=block_scratch,
-        hist_nodes=nodes,
-        hist_columns=n_columns,
-        hist_bytes_per_node=hist_per_node,
-        histogram_bytes=nodes * hist_per_node,
-        state_bytes_per_row=state_per_row,
-        state_in_ram=bool(in_ram),
-        state_bytes=state_bytes,
-        resident_bytes=resident,
-        resident_blocks=(
-            n_blocks
-            if resident >= total_decompressed
-            else int(min(n_blocks, resident // resident_block_bytes))
-        ),
-        estimated_peak_bytes=peak,
-        hist_itemsize=hist_itemsize,
-        block_scratch_detail=str(block_scratch_detail),
+        memory_limit=limit, baseline_bytes=baseline, margin_bytes=margin, n_rows=n_rows,
+        n_features=n_features, max_bin=max_bin, n_stats=n_stats, n_outputs=n_outputs,
+        n_trees_in_pass=n_trees_in_pass, block_rows=block_rows, n_blocks=n_blocks,
+        codes_itemsize=codes_itemsize, prefetch=pf, block_bytes=block_bytes,
+        block_buffer_bytes=(pf + 2) * block_bytes, block_scratch_bytes=block_scratch,
+        hist_nodes=nodes, hist_columns=n_columns, hist_bytes_per_node=hist_per_node,
+        histogram_bytes=nodes * hist_per_node, state_bytes_per_row=state_per_row,
+        state_in_ram=bool(in_ram), state_bytes=state_bytes, resident_bytes=resident,
+        resident_blocks=(n_blocks if resident >= total_decompressed
+                         else int(min(n_blocks, resident // (block_rows * row_bytes)))),
+        estimated_peak_bytes=peak, hist_itemsize=hist_itemsize,
+        block_scratch_detail=str(block_scratch_detail))
+
+
+def _too_small(limit, baseline, minimum, *, n_rows, n_features, block_rows, max_bin):
+    """The refusal of a limit below the minimum configuration, naming the smallest one."""
+    smallest = smallest_limit(minimum, baseline)
+    err = MemoryLimitError(
+        f"memory limit {format_size(limit)} is too small for training on {n_rows:,} rows "
+        f"x {n_features} features (blocks of {block_rows:,} rows, {max_bin} bins): the "
+        f"minimum configuration needs {format_size(baseline)} baseline (interpreter and "
+        f"libraries) + {format_size(minimum)} (block buffers, one node's histograms, "
+        f"per-row state streamed) + a safety margin of max(10%, 32 MiB); "
+        f"the smallest limit that works here is {smallest // MiB} MiB "
+        f"(memory_limit='{smallest // MiB}M'), or rebuild the cache with smaller blocks"
     )
+    err.smallest_limit = smallest
+    return err
+
+
+def _fill(need, usable, *, prefetch, max_nodes, hist_per_node, state_full, state_streamed,
+          total_decompressed):
+    """Grow the minimum configuration greedily within ``usable`` bytes: prefetch depth,
+    nodes in flight, state in RAM, resident blocks. Returns ``(prefetch, nodes, in_ram,
+    resident_bytes)``."""
+    if prefetch is None:
+        pf = next(p for p in range(DEFAULT_PREFETCH, -1, -1) if need(p, 1, False, 0) <= usable)
+    else:
+        pf = prefetch
+    left = usable - need(pf, 0, False, 0)  # with streamed state, no histograms
+    nodes = int(max(1, min(max_nodes, left // hist_per_node)))
+    left = usable - need(pf, nodes, False, 0)
+    in_ram = state_full <= left + state_streamed
+    left = usable - need(pf, nodes, in_ram, 0)
+    resident = int(max(0, min(total_decompressed, left)))
+    return pf, nodes, in_ram, resident

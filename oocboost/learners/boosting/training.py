@@ -80,8 +80,9 @@ def train(params, dtrain, num_boost_round=10, *, evals=(), early_stopping_rounds
     Parameters
     ----------
     params : dict
-        XGBoost-style parameters (see ``oocboost.learners.boosting.params.BOOSTER_DEFAULTS``; aliases such
-        as ``eta``, ``lambda``, ``alpha`` accepted).
+        XGBoost-style parameters (see
+        ``oocboost.learners.boosting.params.BOOSTER_DEFAULTS``; aliases such as ``eta``,
+        ``lambda``, ``alpha`` accepted).
     dtrain : Cache or path
         The training cache (with a label column).
     num_boost_round : int
@@ -115,6 +116,56 @@ def train(params, dtrain, num_boost_round=10, *, evals=(), early_stopping_rounds
     if int(num_boost_round) < 0:
         raise ParameterError(f"num_boost_round must be >= 0, got {num_boost_round}")
     cache = open_cache(dtrain)
+    objective, metrics = _objective_and_metrics(p, user_params, cache)
+    if init_model is not None and not isinstance(init_model, Model):
+        init_model = load_model(init_model)
+    base = _base_margin(objective, p, cache, init_model)
+    # Blocks an earlier run left resident are in this process's RSS, which the plan takes
+    # as its baseline: this run budgets residency itself.
+    cache.release_resident()
+    plan = plan_train(p["memory_limit"], n_rows=cache.n_rows, n_features=cache.n_features,
+                      max_bin=cache.max_bin, n_stats=2, n_outputs=objective.n_outputs,
+                      block_rows=cache.block_rows, n_blocks=cache.n_blocks,
+                      codes_itemsize=np.dtype(cache.codes_dtype).itemsize,
+                      n_trees_in_pass=objective.n_outputs, prefetch=p["prefetch"],
+                      state_bytes_per_row=boosting.state_spec(objective.n_outputs,
+                                                              p).bytes_per_row())
+    if p["verbosity"] >= 2:
+        print(plan.describe())
+    callbacks = list(callbacks or [])
+    if verbose_eval and evals:
+        period = verbose_eval if not isinstance(verbose_eval, bool) else 1
+        callbacks.append(cb.EvaluationMonitor(period=period))
+    if early_stopping_rounds is not None:
+        callbacks.append(cb.EarlyStopping(early_stopping_rounds))
+    eval_sets = _eval_sets(evals, cache, objective, base)
+    model = Model.empty_boosted(objective, base, cache, p,
+                                trees_per_round=objective.n_outputs)
+    if init_model is not None:
+        model.extend_from(init_model)
+        _add_init_margins(init_model, eval_sets)
+    log = {} if evals_result is None else evals_result
+    log.clear()
+    t_start = time.perf_counter()
+    with thread_limit(p["n_threads"]):
+        state = boosting.BoostingState(cache, objective, p, plan, base)
+        try:
+            boosting.initial_margins(state, init_model)
+            model, rss_peak = _boost(model, state, cb.CallbackContainer(callbacks), log,
+                                     int(num_boost_round), p, objective, eval_sets, metrics)
+        finally:
+            state.close()
+    n_trees_new = max(model.n_rounds - (init_model.n_rounds if init_model else 0), 1)
+    model.evals_result = {k: {m: list(v) for m, v in d.items()} for k, d in log.items()}
+    model.training_log = _training_log(state, plan, time.perf_counter() - t_start,
+                                       n_trees_new, rss_peak)
+    if p["verbosity"] >= 2:
+        print(format_training_log(model.training_log))
+    return model
+
+
+def _objective_and_metrics(p, user_params, cache):
+    """The objective of resolved parameters ``p`` and the metrics to evaluate."""
     if not cache.has_label:
         raise ParameterError(f"training cache {cache.path} has no label column; rebuild it "
                              f"with --label")
@@ -128,43 +179,27 @@ def train(params, dtrain, num_boost_round=10, *, evals=(), early_stopping_rounds
     metrics = [get_metric(name, **objective.default_metric_params)
                if name == objective.default_metric else get_metric(name)
                for name in _metric_names(p, objective)]
+    return objective, metrics
 
-    if init_model is not None and not isinstance(init_model, Model):
-        init_model = load_model(init_model)
+
+def _base_margin(objective, p, cache, init_model):
+    """Starting margins (n_outputs,): the init model's, a user ``base_score``'s, or the
+    objective's estimate from the cache's label statistics."""
     if init_model is not None:
         if init_model.objective != objective.name:
             raise ParameterError(f"init_model was trained with objective "
                                  f"{init_model.objective}, not {objective.name}")
-        base = np.asarray(init_model.base_margin, dtype=np.float64)
-    elif p["base_score"] is not None:
-        base = np.full(objective.n_outputs, objective.base_score_to_margin(p["base_score"]))
-    else:
-        stats = LabelStats.from_dict(cache.manifest["label_stats"])
-        base = np.asarray(objective.base_margin(stats), dtype=np.float64)
+        return np.asarray(init_model.base_margin, dtype=np.float64)
+    if p["base_score"] is not None:
+        return np.full(objective.n_outputs, objective.base_score_to_margin(p["base_score"]))
+    stats = LabelStats.from_dict(cache.manifest["label_stats"])
+    return np.asarray(objective.base_margin(stats), dtype=np.float64)
 
-    # Blocks an earlier run left resident are in this process's RSS, which the plan takes
-    # as its baseline: this run budgets residency itself.
-    cache.release_resident()
-    plan = plan_train(p["memory_limit"], n_rows=cache.n_rows, n_features=cache.n_features,
-                      max_bin=cache.max_bin, n_stats=2, n_outputs=objective.n_outputs,
-                      block_rows=cache.block_rows, n_blocks=cache.n_blocks,
-                      codes_itemsize=np.dtype(cache.codes_dtype).itemsize,
-                      n_trees_in_pass=objective.n_outputs, prefetch=p["prefetch"],
-                      state_bytes_per_row=boosting.state_spec(objective.n_outputs,
-                                                              p).bytes_per_row())
-    if p["verbosity"] >= 2:
-        print(plan.describe())
 
-    callbacks = list(callbacks or [])
-    if verbose_eval and evals:
-        period = verbose_eval if not isinstance(verbose_eval, bool) else 1
-        callbacks.append(cb.EvaluationMonitor(period=period))
-    if early_stopping_rounds is not None:
-        callbacks.append(cb.EarlyStopping(early_stopping_rounds))
-    container = cb.CallbackContainer(callbacks)
-
+def _eval_sets(evals, cache, objective, base):
+    """``[cache, name, margins, labels, weights]`` per evaluation set, checked."""
     eval_sets = []
-    for i, item in enumerate(evals or ()):
+    for item in evals or ():
         if not (isinstance(item, (tuple, list)) and len(item) == 2):
             raise ParameterError("evals must be a list of (cache, name) pairs")
         data, name = item
@@ -176,59 +211,52 @@ def train(params, dtrain, num_boost_round=10, *, evals=(), early_stopping_rounds
         objective.check_labels(labels, f"evaluation set {name!r} ({ecache.path})")
         margins = np.tile(base, (ecache.n_rows, 1))
         eval_sets.append([ecache, name, margins, labels, weights])
+    return eval_sets
 
-    model = Model.empty_boosted(objective, base, cache, p,
-                                trees_per_round=objective.n_outputs)
-    if init_model is not None:
-        model.extend_from(init_model)
-        for entry in eval_sets:
-            ecache, margins = entry[0], entry[2]
-            for block in ecache.iter_blocks(prefetch=1):
-                rows = slice(block.row_start, block.row_start + block.n_rows)
-                margins[rows] += init_model.predict_margin_binned(
-                    block.codes, ecache.max_bin - 1, include_base=False)
 
-    log = {} if evals_result is None else evals_result
-    log.clear()
-    t_start = time.perf_counter()
+def _add_init_margins(init_model, eval_sets):
+    """Add the trees of the model training continues from to the evaluation margins."""
+    for entry in eval_sets:
+        ecache, margins = entry[0], entry[2]
+        for block in ecache.iter_blocks(prefetch=1):
+            rows = slice(block.row_start, block.row_start + block.n_rows)
+            margins[rows] += init_model.predict_margin_binned(
+                block.codes, ecache.max_bin - 1, include_base=False)
+
+
+def _boost(model, state, container, log, num_boost_round, p, objective, eval_sets,
+           metrics):
+    """The rounds, with the callbacks around each. Returns ``(model, rss_peak_bytes)``."""
     rss_peak = current_rss()
-    with thread_limit(p["n_threads"]):
-        state = boosting.BoostingState(cache, objective, p, plan, base)
-        try:
-            boosting.initial_margins(state, init_model)
-            model = container.before_training(model)
-            first_round = model.n_rounds
-            bar = ProgressBar(total=num_boost_round, unit="rounds", desc="train",
-                              enabled=None if p["verbosity"] >= 1 else False)
-            with bar:
-                for i in range(int(num_boost_round)):
-                    epoch = first_round + i
-                    if container.before_iteration(model, epoch, log):
-                        break
-                    lr = getattr(model, "learning_rate_override", None) or p["learning_rate"]
-                    trees = boosting.grow_round(state, epoch, lr)
-                    model.add_round(trees)
-                    if eval_sets:
-                        res = _evaluate(model, objective, eval_sets, metrics,
-                                        (epoch, epoch + 1))
-                        for data_name, values in res.items():
-                            for metric_name, v in values.items():
-                                log.setdefault(data_name, {}).setdefault(metric_name,
-                                                                         []).append(v)
-                        last = next(iter(res.values()))
-                        bar.set_postfix(" ".join(f"{k}={v:.5f}" for k, v in last.items()))
-                    bar.update(1)
-                    rss_peak = max(rss_peak, current_rss())
-                    if container.after_iteration(model, epoch, log):
-                        break
-            model = container.after_training(model)
-        finally:
-            state.close()
+    model = container.before_training(model)
+    first_round = model.n_rounds
+    with ProgressBar(total=num_boost_round, unit="rounds", desc="train",
+                     enabled=None if p["verbosity"] >= 1 else False) as bar:
+        for i in range(num_boost_round):
+            epoch = first_round + i
+            if container.before_iteration(model, epoch, log):
+                break
+            lr = getattr(model, "learning_rate_override", None) or p["learning_rate"]
+            model.add_round(boosting.grow_round(state, epoch, lr))
+            if eval_sets:
+                res = _evaluate(model, objective, eval_sets, metrics, (epoch, epoch + 1))
+                for data_name, values in res.items():
+                    for metric_name, v in values.items():
+                        log.setdefault(data_name, {}).setdefault(metric_name, []).append(v)
+                last = next(iter(res.values()))
+                bar.set_postfix(" ".join(f"{k}={v:.5f}" for k, v in last.items()))
+            bar.update(1)
+            rss_peak = max(rss_peak, current_rss())
+            if container.after_iteration(model, epoch, log):
+                break
+    return container.after_training(model), rss_peak
+
+
+def _training_log(state, plan, seconds, n_trees_new, rss_peak):
+    """The run's telemetry: time per phase, passes, bytes read, peak RSS, the plan."""
     tel = state.telemetry
-    n_trees_new = max(model.n_rounds - (init_model.n_rounds if init_model else 0), 1)
-    model.evals_result = {k: {m: list(v) for m, v in d.items()} for k, d in log.items()}
-    model.training_log = {
-        "seconds": time.perf_counter() - t_start,
+    return {
+        "seconds": seconds,
         "histogram_s": tel.histogram_s, "partition_s": tel.partition_s,
         "split_s": tel.split_s, "gradient_s": state.gradient_s,
         "io_wait_s": state.io_wait_s, "bytes_read": state.bytes_read,
@@ -241,9 +269,6 @@ def train(params, dtrain, num_boost_round=10, *, evals=(), early_stopping_rounds
         "state_in_ram": bool(plan.state_in_ram),
         "plan": plan.as_dict(),
     }
-    if p["verbosity"] >= 2:
-        print(format_training_log(model.training_log))
-    return model
 
 
 def format_training_log(log):
