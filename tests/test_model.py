@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 from oocboost.errors import ModelError, ParameterError
-from oocboost.model.model import FORMAT_VERSION, Model, Tree, load_model
+from oocboost.model.model import FORMAT_VERSION, Model, load_model
+from oocboost.model.tree import Tree
 
 
 def small_tree():

@@ -6,7 +6,8 @@ import pytest
 
 from oocboost.errors import ModelError, ParameterError
 from oocboost.kernels import predict as kp
-from oocboost.model.model import Model, Tree
+from oocboost.model.model import Model
+from oocboost.model.tree import Tree
 
 # --------------------------------------------------------------------- naive twins
 

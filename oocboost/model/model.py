@@ -1,8 +1,7 @@
-"""Tree ensembles as flat arrays, their safe versioned JSON format, and prediction.
+"""Tree ensembles: trees plus how they combine, and their safe versioned JSON format.
 
-A :class:`Tree` is a set of arrays indexed by node id (root 0, children ids greater than
-their parent's, so a valid tree is acyclic and any traversal ends within ``n_nodes``
-steps). A :class:`Model` is a list of trees plus how their outputs combine:
+A :class:`Model` is a list of :class:`~oocboost.model.tree.Tree` plus how their outputs
+combine (traversal and importances in :mod:`oocboost.model.prediction`):
 
 * ``tree_group[t]``: the output tree ``t`` adds to (its ``value`` has one column), or -1
   when its ``value`` has ``n_outputs`` columns and column ``k`` adds to output ``k`` (a
@@ -36,426 +35,23 @@ Loading validates everything before any array reaches a kernel; every problem ra
 :class:`~oocboost.errors.ModelError` naming the file and what is wrong.
 """
 import json
-import math
 import os
 import tempfile
-from contextlib import contextmanager
 
-import numba
 import numpy as np
 
-from ..common import MAX_MAX_BIN, NODE_DTYPE, X_DTYPE
-from ..errors import ModelError, ParameterError
-from ..kernels import predict as _kp
+from ..common import X_DTYPE
+from ..errors import ModelError
+from .fields import (INT32_MAX, finite_float, jsonable, read_array, read_int, read_typed,
+                     reject_constant)
+from .prediction import ModelPrediction
+from .tree import MAX_BITSET_CELLS, MAX_OUTPUTS, Tree, coerce
 
 FORMAT = "oocboost-model"
 FORMAT_VERSION = 1
 #: Model files larger than this are refused unless ``load_model(max_bytes=...)`` says so.
 MAX_MODEL_BYTES = 2 << 30
-#: Widest categorical bitset: one bit per code of the widest ``max_bin``.
-MAX_BITSET_WORDS = (MAX_MAX_BIN + 31) // 32
-#: Upper bound on the bitset words (``sum of n_nodes * n_words``) of a model read from a
-#: file (1 GiB of uint32).
-MAX_BITSET_CELLS = 1 << 28
-#: Upper bound on ``n_outputs`` read from a file.
-MAX_OUTPUTS = 1 << 20
 AGGREGATIONS = ("sum", "mean")
-IMPORTANCE_TYPES = ("weight", "gain", "total_gain", "cover", "total_cover")
-
-_INT32_MIN, _INT32_MAX = np.iinfo(np.int32).min, np.iinfo(np.int32).max
-
-#: (name, dtype) of the per-node 1-D arrays, in file order.
-_NODE_ARRAYS = (
-    ("left", np.int32),
-    ("right", np.int32),
-    ("feature", np.int32),
-    ("threshold", np.float64),
-    ("bin_threshold", np.int32),
-    ("default_left", np.bool_),
-    ("is_categorical", np.bool_),
-    ("gain", np.float64),
-    ("cover", np.float64),
-    ("n_samples", np.float64),
-)
-
-
-def _coerce(name, a, dtype, ndim):
-    """``a`` as a C-contiguous array of ``dtype`` if that loses nothing, else ModelError."""
-    try:
-        arr = np.asarray(a)
-    except (ValueError, TypeError, OverflowError) as exc:
-        raise ModelError(f"tree array {name!r} is not a numeric array: {exc}") from None
-    dtype = np.dtype(dtype)
-    kind = arr.dtype.kind
-    if arr.ndim != ndim:
-        raise ModelError(f"tree array {name!r} must have {ndim} dimension(s), "
-                         f"got shape {arr.shape}")
-    if arr.size == 0:
-        return np.zeros(arr.shape, dtype=dtype)
-    if dtype.kind == "f":
-        ok = kind in "fiu"
-    elif dtype.kind == "b":
-        ok = kind == "b" or (kind in "iu" and bool(np.all((arr == 0) | (arr == 1))))
-    else:  # integer targets
-        info = np.iinfo(dtype)
-        ok = kind in "iu" and int(arr.min()) >= info.min and int(arr.max()) <= info.max
-    if not ok:
-        raise ModelError(f"tree array {name!r} of dtype {arr.dtype} cannot be stored "
-                         f"as {dtype} without loss")
-    return np.ascontiguousarray(arr, dtype=dtype)
-
-
-class Tree:
-    """One decision tree as flat arrays indexed by node id.
-
-    Parameters
-    ----------
-    left, right : array-like (n_nodes,) int32
-        Children ids, -1 at leaves. Root is node 0 and children ids are greater than
-        their parent's.
-    feature : array-like (n_nodes,) int32
-        Split feature, -1 at leaves.
-    threshold : array-like (n_nodes,) float64
-        Raw rule: ``x <= threshold`` goes left (numeric splits). Finite everywhere.
-    value : array-like (n_nodes, n_outputs) or (n_nodes,) float64
-        Node values; the leaves' are used for prediction.
-    bin_threshold : array-like (n_nodes,) int32, optional
-        Binned rule: ``code <= bin_threshold`` goes left; in ``[0, max_bin - 2]`` at
-        numeric splits. Default 0.
-    default_left : array-like (n_nodes,) bool, optional
-        Missing values go left. Default False.
-    is_categorical : array-like (n_nodes,) bool, optional
-        The split is a category set. Default False.
-    cat_bitset : array-like (n_nodes, n_words) uint32, optional
-        Category codes in the set go left: code ``c`` is bit ``c % 32`` of word
-        ``c // 32``. ``n_words`` may be 0 when no split is categorical. Default
-        ``(n_nodes, 0)``.
-    gain, cover, n_samples : array-like (n_nodes,) float64, optional
-        Split gain (0 at leaves), sum of hessians or weights, number of training rows.
-        Default 0.
-
-    Attributes are the arrays above, converted to the listed dtypes.
-    """
-
-    __slots__ = ("left", "right", "feature", "threshold", "bin_threshold", "default_left",
-                 "is_categorical", "cat_bitset", "value", "gain", "cover", "n_samples")
-
-    def __init__(self, left, right, feature, threshold, value, *, bin_threshold=None,
-                 default_left=None, is_categorical=None, cat_bitset=None, gain=None,
-                 cover=None, n_samples=None):
-        self.left = _coerce("left", left, np.int32, 1)
-        n_nodes = self.left.shape[0]
-        given = {"right": right, "feature": feature, "threshold": threshold,
-                 "bin_threshold": bin_threshold, "default_left": default_left,
-                 "is_categorical": is_categorical, "gain": gain, "cover": cover,
-                 "n_samples": n_samples}
-        for name, dtype in _NODE_ARRAYS[1:]:
-            a = given[name]
-            setattr(self, name, np.zeros(n_nodes, dtype=dtype) if a is None
-                    else _coerce(name, a, dtype, 1))
-        value = np.asarray(value)
-        if value.ndim == 1:
-            value = value.reshape(-1, 1)
-        self.value = _coerce("value", value, np.float64, 2)
-        self.cat_bitset = (np.zeros((n_nodes, 0), dtype=np.uint32) if cat_bitset is None
-                           else _coerce("cat_bitset", cat_bitset, np.uint32, 2))
-
-    # ------------------------------------------------------------------ shape
-    @property
-    def n_nodes(self):
-        """Number of nodes (int)."""
-        return int(self.left.shape[0])
-
-    @property
-    def n_leaves(self):
-        """Number of leaves (int)."""
-        return int(np.count_nonzero(self.left == -1))
-
-    @property
-    def n_outputs(self):
-        """Columns of ``value`` (int)."""
-        return int(self.value.shape[1])
-
-    @property
-    def n_words(self):
-        """32-bit words per categorical bitset (int)."""
-        return int(self.cat_bitset.shape[1])
-
-    @property
-    def depth(self):
-        """Maximum leaf depth (int; a lone root leaf has depth 0)."""
-        self._check_structure()
-        return _kp.compute_tree_depth(self.left.astype(np.int64), self.right.astype(np.int64))
-
-    def __repr__(self):
-        return f"Tree(n_nodes={self.n_nodes}, n_leaves={self.n_leaves}, n_outputs={self.n_outputs})"
-
-    # ------------------------------------------------------------------ validation
-    def _fail(self, tree_index, msg, node=None):
-        where = "tree" if tree_index is None else f"tree {tree_index}"
-        if node is not None:
-            where += f", node {int(node)}"
-        raise ModelError(f"{where}: {msg}")
-
-    def _check_structure(self, tree_index=None):
-        """Shapes, dtypes and the parent/child invariants (everything traversal relies on)."""
-        fail = self._fail
-        n = self.left.shape[0] if isinstance(self.left, np.ndarray) else 0
-        if n < 1:
-            fail(tree_index, "a tree needs at least one node")
-        for name, dtype in _NODE_ARRAYS:
-            a = getattr(self, name)
-            if not isinstance(a, np.ndarray) or a.dtype != dtype or a.shape != (n,):
-                fail(tree_index, f"{name} must be a ({n},) {np.dtype(dtype)} array, got "
-                     f"{getattr(a, 'shape', type(a))} {getattr(a, 'dtype', '')}")
-        for name, dtype in (("value", np.float64), ("cat_bitset", np.uint32)):
-            a = getattr(self, name)
-            if not isinstance(a, np.ndarray) or a.dtype != dtype or a.ndim != 2 \
-                    or a.shape[0] != n:
-                fail(tree_index, f"{name} must be a ({n}, k) {np.dtype(dtype)} array, got "
-                     f"{getattr(a, 'shape', type(a))} {getattr(a, 'dtype', '')}")
-        if self.value.shape[1] < 1:
-            fail(tree_index, "value needs at least one column")
-        left, right, feature = self.left, self.right, self.feature
-        leaf_l, leaf_r = left == -1, right == -1
-        bad = np.flatnonzero(leaf_l != leaf_r)
-        if bad.size:
-            fail(tree_index, f"one child is -1 and the other is not (left {left[bad[0]]}, "
-                 f"right {right[bad[0]]})", bad[0])
-        internal = ~leaf_l
-        bad = np.flatnonzero(internal & (feature == -1))
-        if bad.size:
-            fail(tree_index, "internal node has feature -1", bad[0])
-        bad = np.flatnonzero(leaf_l & (feature != -1))
-        if bad.size:
-            fail(tree_index, f"leaf has feature {feature[bad[0]]} (must be -1)", bad[0])
-        ids = np.arange(n)
-        for name, child in (("left", left), ("right", right)):
-            bad = np.flatnonzero(internal & ((child < 1) | (child >= n)))
-            if bad.size:
-                fail(tree_index, f"{name} child {child[bad[0]]} is out of range [1, {n})",
-                     bad[0])
-            bad = np.flatnonzero(internal & (child <= ids))
-            if bad.size:
-                fail(tree_index, f"{name} child {child[bad[0]]} is not greater than the "
-                     f"node id (self-loop or cycle)", bad[0])
-        bad = np.flatnonzero(internal & (left == right))
-        if bad.size:
-            fail(tree_index, f"both children are node {left[bad[0]]}", bad[0])
-        n_parents = np.bincount(np.concatenate((left[internal], right[internal])),
-                                minlength=n)
-        bad = np.flatnonzero(n_parents[1:] != 1)
-        if bad.size:
-            j = bad[0] + 1
-            fail(tree_index, f"has {n_parents[j]} parents (every non-root node needs "
-                 f"exactly one)", j)
-
-    def validate(self, n_features, max_bin=None, *, tree_index=None):
-        """Raise ModelError naming the tree and node for any violated invariant.
-
-        Parameters
-        ----------
-        n_features : int
-            Features of the model; split features must be in ``[0, n_features)``.
-        max_bin : int or None
-            Codes per feature (missing code included); bin thresholds of numeric splits
-            must be in ``[0, max_bin - 2]`` and bitsets at most ``ceil(max_bin / 32)``
-            words. None: only the absolute limits (``MAX_MAX_BIN``) are checked.
-        tree_index : int or None
-            Named in error messages.
-
-        Returns
-        -------
-        self
-        """
-        fail = self._fail
-        self._check_structure(tree_index)
-        internal = self.left != -1
-        feature = self.feature
-        bad = np.flatnonzero(internal & ((feature < 0) | (feature >= n_features)))
-        if bad.size:
-            fail(tree_index, f"feature {feature[bad[0]]} is out of range "
-                 f"[0, {n_features})", bad[0])
-        for name in ("threshold", "gain", "cover", "n_samples"):
-            bad = np.flatnonzero(~np.isfinite(getattr(self, name)))
-            if bad.size:
-                fail(tree_index, f"{name} {float(getattr(self, name)[bad[0]])!r} is not finite",
-                     bad[0])
-        bad = np.flatnonzero(~np.all(np.isfinite(self.value), axis=1))
-        if bad.size:
-            fail(tree_index, "value is not finite", bad[0])
-        top_bin = (MAX_MAX_BIN if max_bin is None else int(max_bin)) - 2
-        numeric = internal & ~self.is_categorical
-        bt = self.bin_threshold
-        bad = np.flatnonzero(numeric & ((bt < 0) | (bt > top_bin)))
-        if bad.size:
-            fail(tree_index, f"bin threshold {bt[bad[0]]} is outside [0, {top_bin}]", bad[0])
-        categorical = internal & self.is_categorical
-        max_words = (MAX_MAX_BIN if max_bin is None else int(max_bin)) + 31
-        max_words //= 32
-        if self.n_words > max_words:
-            fail(tree_index, f"categorical bitsets have {self.n_words} words, more than the "
-                 f"{max_words} that max_bin={max_bin} needs")
-        bad = np.flatnonzero(categorical)
-        if bad.size and self.n_words == 0:
-            fail(tree_index, "categorical split but the bitsets have 0 words", bad[0])
-        return self
-
-    # ------------------------------------------------------------------ JSON
-    def to_json_dict(self):
-        """JSON-able dict; bitsets are stored only for categorical split nodes."""
-        cat_rows = (self.left != -1) & self.is_categorical
-        d = {"n_nodes": self.n_nodes, "n_outputs": self.n_outputs, "n_words": self.n_words}
-        for name, _ in _NODE_ARRAYS:
-            d[name] = getattr(self, name).tolist()
-        d["cat_bitset"] = self.cat_bitset[cat_rows].ravel().tolist()
-        d["value"] = self.value.ravel().tolist()
-        return d
-
-    @classmethod
-    def from_json_dict(cls, d, where="tree"):
-        """Build a Tree from :meth:`to_json_dict` output, checking types and lengths.
-
-        Non-categorical rows of ``cat_bitset`` are zero. Call :meth:`validate` next.
-        """
-        def fail(msg):
-            raise ModelError(f"{where}: {msg}")
-
-        if not isinstance(d, dict):
-            fail(f"must be a JSON object, got {type(d).__name__}")
-        n_nodes = _read_int(d, "n_nodes", where, 1, _INT32_MAX)
-        n_outputs = _read_int(d, "n_outputs", where, 1, MAX_OUTPUTS)
-        n_words = _read_int(d, "n_words", where, 0, MAX_BITSET_WORDS)
-        if n_nodes * n_words > MAX_BITSET_CELLS:
-            fail(f"n_nodes * n_words = {n_nodes * n_words} exceeds {MAX_BITSET_CELLS}")
-        arrays = {}
-        for name, dtype in _NODE_ARRAYS:
-            arrays[name] = _read_array(d, name, dtype, n_nodes, where)
-        value = _read_array(d, "value", np.float64, n_nodes * n_outputs, where)
-        cat_rows = (arrays["left"] != -1) & arrays["is_categorical"]
-        n_cat = int(np.count_nonzero(cat_rows))
-        packed = _read_array(d, "cat_bitset", np.uint32, n_cat * n_words, where)
-        cat_bitset = np.zeros((n_nodes, n_words), dtype=np.uint32)
-        cat_bitset[cat_rows] = packed.reshape(n_cat, n_words)
-        return cls(arrays.pop("left"), arrays.pop("right"), arrays.pop("feature"),
-                   arrays.pop("threshold"), value.reshape(n_nodes, n_outputs),
-                   cat_bitset=cat_bitset, **arrays)
-
-
-# ---------------------------------------------------------------------- JSON readers
-
-
-def _read_int(d, key, where, lo, hi, optional=False):
-    if key not in d:
-        if optional:
-            return None
-        raise ModelError(f"{where}: missing key {key!r}")
-    v = d[key]
-    if optional and v is None:
-        return None
-    if not isinstance(v, int) or isinstance(v, bool):
-        raise ModelError(f"{where}: {key!r} must be an integer, got {type(v).__name__}")
-    if not lo <= v <= hi:
-        raise ModelError(f"{where}: {key!r} = {v} is outside [{lo}, {hi}]")
-    return v
-
-
-def _read_typed(d, key, types, where, optional=False):
-    if key not in d:
-        if optional:
-            return None
-        raise ModelError(f"{where}: missing key {key!r}")
-    v = d[key]
-    if optional and v is None:
-        return None
-    if not isinstance(v, types) or isinstance(v, bool) and bool not in types:
-        names = "/".join(t.__name__ for t in types)
-        raise ModelError(f"{where}: {key!r} must be {names}, got {type(v).__name__}")
-    return v
-
-
-def _read_array(d, key, dtype, length, where):
-    """A JSON list as an array of ``dtype`` with exactly ``length`` items, or ModelError."""
-    lst = _read_typed(d, key, (list,), where)
-    if len(lst) != length:
-        raise ModelError(f"{where}: {key!r} has {len(lst)} items, expected {length}")
-    dtype = np.dtype(dtype)
-    if length == 0:
-        return np.zeros(0, dtype=dtype)
-    try:
-        arr = np.asarray(lst)
-    except (ValueError, TypeError, OverflowError):
-        arr = None
-    kind = None if arr is None or arr.ndim != 1 else arr.dtype.kind
-    if dtype.kind == "b":
-        ok = kind == "b"
-    elif dtype.kind == "f":
-        ok = kind in ("f", "i")
-    else:
-        info = np.iinfo(dtype)
-        ok = kind == "i" and int(arr.min()) >= info.min and int(arr.max()) <= info.max
-    if not ok:
-        raise ModelError(f"{where}: {key!r} must be a list of "
-                         f"{'booleans' if dtype.kind == 'b' else dtype.name} values")
-    arr = arr.astype(dtype)
-    if dtype.kind == "f" and not np.all(np.isfinite(arr)):
-        raise ModelError(f"{where}: {key!r} holds a non-finite number")
-    return arr
-
-
-def _jsonable(obj, path):
-    """Free-form params/attributes as plain JSON: numpy scalars and arrays become Python
-    numbers and lists, tuples lists, and non-finite floats ``null`` (JSON has no NaN)."""
-    if obj is None or isinstance(obj, (bool, str)):
-        return obj
-    if isinstance(obj, (int, np.integer)):
-        return int(obj)
-    if isinstance(obj, (float, np.floating)):
-        v = float(obj)
-        return v if math.isfinite(v) else None
-    if isinstance(obj, np.bool_):
-        return bool(obj)
-    if isinstance(obj, np.ndarray):
-        return _jsonable(obj.tolist(), path)
-    if isinstance(obj, (list, tuple)):
-        return [_jsonable(v, f"{path}[{i}]") for i, v in enumerate(obj)]
-    if isinstance(obj, dict):
-        out = {}
-        for k, v in obj.items():
-            if not isinstance(k, str):
-                raise ModelError(f"{path}: key {k!r} is not a string and cannot be saved "
-                                 f"as JSON")
-            out[k] = _jsonable(v, f"{path}[{k!r}]")
-        return out
-    raise ModelError(f"{path}: a {type(obj).__name__} cannot be saved as JSON")
-
-
-def _finite_float(text):
-    v = float(text)
-    if not math.isfinite(v):
-        raise ValueError(f"number {text} overflows float64")
-    return v
-
-
-def _reject_constant(name):
-    raise ValueError(f"{name} is not valid JSON")
-
-
-@contextmanager
-def _num_threads(n_threads):
-    """Run numba parallel kernels with ``n_threads`` threads, restoring the setting."""
-    if n_threads is None:
-        yield
-        return
-    if not isinstance(n_threads, (int, np.integer)) or isinstance(n_threads, bool) \
-            or n_threads < 1:
-        raise ParameterError(f"n_threads must be a positive integer or None, got {n_threads!r}")
-    old = numba.get_num_threads()
-    numba.set_num_threads(min(int(n_threads), numba.config.NUMBA_NUM_THREADS))
-    try:
-        yield
-    finally:
-        numba.set_num_threads(old)
 
 
 # ---------------------------------------------------------------------- Model
@@ -468,7 +64,7 @@ def source_attributes(cache):
     return {"label": manifest.get("label")}
 
 
-class Model:
+class Model(ModelPrediction):
     """A tree ensemble: trees, how they combine, the feature schema and training metadata.
 
     Parameters
@@ -520,11 +116,11 @@ class Model:
         n_trees = len(self.trees)
         self.n_outputs = n_outputs
         self.tree_group = (np.zeros(n_trees, dtype=np.int32) if tree_group is None
-                           else _coerce("tree_group", tree_group, np.int32, 1))
+                           else coerce("tree_group", tree_group, np.int32, 1))
         self.tree_weight = (np.ones(n_trees, dtype=np.float64) if tree_weight is None
-                            else _coerce("tree_weight", tree_weight, np.float64, 1))
+                            else coerce("tree_weight", tree_weight, np.float64, 1))
         self.base_margin = (np.zeros(int(n_outputs), dtype=np.float64) if base_margin is None
-                            else _coerce("base_margin", np.atleast_1d(base_margin),
+                            else coerce("base_margin", np.atleast_1d(base_margin),
                                          np.float64, 1))
         self.objective = objective
         self.objective_params = {} if objective_params is None else objective_params
@@ -606,13 +202,13 @@ class Model:
         kept = {}
         for k, v in dict(params).items():
             try:
-                kept[str(k)] = _jsonable(v, k)
+                kept[str(k)] = jsonable(v, k)
             except ModelError:
                 pass
         n_classes = getattr(objective, "params", {}).get("num_class")
         return cls([], n_outputs=int(objective.n_outputs), base_margin=base_margin,
                    objective=objective.name,
-                   objective_params=_jsonable(dict(getattr(objective, "params", {})),
+                   objective_params=jsonable(dict(getattr(objective, "params", {})),
                                               "objective_params"),
                    learner="gbtree", aggregation="sum", trees_per_round=trees_per_round,
                    feature_names=list(cache.feature_names),
@@ -779,7 +375,7 @@ class Model:
             "format_version": FORMAT_VERSION,
             "learner": self.learner,
             "objective": self.objective,
-            "objective_params": _jsonable(self.objective_params, "objective_params"),
+            "objective_params": jsonable(self.objective_params, "objective_params"),
             "aggregation": self.aggregation,
             "n_outputs": int(self.n_outputs),
             "trees_per_round": int(self.trees_per_round),
@@ -788,12 +384,12 @@ class Model:
             "tree_weight": self.tree_weight.tolist(),
             "best_iteration": None if self.best_iteration is None else int(self.best_iteration),
             "n_classes": None if self.n_classes is None else int(self.n_classes),
-            "classes": _jsonable(self.classes, "classes"),
+            "classes": jsonable(self.classes, "classes"),
             "feature_names": list(self.feature_names),
             "feature_types": list(self.feature_types),
-            "bin_mapper": _jsonable(self.bin_mapper, "bin_mapper"),
-            "params": _jsonable(self.params, "params"),
-            "attributes": _jsonable(self.attributes, "attributes"),
+            "bin_mapper": jsonable(self.bin_mapper, "bin_mapper"),
+            "params": jsonable(self.params, "params"),
+            "attributes": jsonable(self.attributes, "attributes"),
             "trees": [tree.to_json_dict() for tree in self.trees],
         }
 
@@ -835,15 +431,15 @@ class Model:
             raise ModelError(f"{where}: written by a newer oocboost (format version "
                              f"{version}); this oocboost reads format version "
                              f"{FORMAT_VERSION}: upgrade oocboost to load it")
-        n_outputs = _read_int(doc, "n_outputs", where, 1, MAX_OUTPUTS)
-        trees_per_round = _read_int(doc, "trees_per_round", where, 1, _INT32_MAX)
-        raw_trees = _read_typed(doc, "trees", (list,), where)
+        n_outputs = read_int(doc, "n_outputs", where, 1, MAX_OUTPUTS)
+        trees_per_round = read_int(doc, "trees_per_round", where, 1, INT32_MAX)
+        raw_trees = read_typed(doc, "trees", (list,), where)
         n_trees = len(raw_trees)
-        tree_group = _read_array(doc, "tree_group", np.int32, n_trees, where)
-        tree_weight = _read_array(doc, "tree_weight", np.float64, n_trees, where)
-        base_margin = _read_array(doc, "base_margin", np.float64, n_outputs, where)
-        feature_names = _read_typed(doc, "feature_names", (list,), where)
-        feature_types = _read_typed(doc, "feature_types", (list,), where)
+        tree_group = read_array(doc, "tree_group", np.int32, n_trees, where)
+        tree_weight = read_array(doc, "tree_weight", np.float64, n_trees, where)
+        base_margin = read_array(doc, "base_margin", np.float64, n_outputs, where)
+        feature_names = read_typed(doc, "feature_names", (list,), where)
+        feature_types = read_typed(doc, "feature_types", (list,), where)
         # Bitsets are allocated (n_nodes, n_words) per tree but stored only for categorical
         # nodes: bound the total before allocating so a small file cannot claim gigabytes.
         cells = 0
@@ -858,19 +454,19 @@ class Model:
         model = cls(
             trees, tree_group=tree_group, tree_weight=tree_weight, base_margin=base_margin,
             n_outputs=n_outputs,
-            objective=_read_typed(doc, "objective", (str,), where),
-            objective_params=_read_typed(doc, "objective_params", (dict,), where),
-            learner=_read_typed(doc, "learner", (str,), where),
-            aggregation=_read_typed(doc, "aggregation", (str,), where),
+            objective=read_typed(doc, "objective", (str,), where),
+            objective_params=read_typed(doc, "objective_params", (dict,), where),
+            learner=read_typed(doc, "learner", (str,), where),
+            aggregation=read_typed(doc, "aggregation", (str,), where),
             trees_per_round=trees_per_round,
             feature_names=feature_names, feature_types=feature_types,
-            bin_mapper=_read_typed(doc, "bin_mapper", (dict,), where, optional=True),
-            params=_read_typed(doc, "params", (dict,), where),
-            best_iteration=_read_int(doc, "best_iteration", where, 0, _INT32_MAX,
+            bin_mapper=read_typed(doc, "bin_mapper", (dict,), where, optional=True),
+            params=read_typed(doc, "params", (dict,), where),
+            best_iteration=read_int(doc, "best_iteration", where, 0, INT32_MAX,
                                      optional=True),
-            n_classes=_read_int(doc, "n_classes", where, 0, _INT32_MAX, optional=True),
-            classes=_read_typed(doc, "classes", (list,), where, optional=True),
-            attributes=_read_typed(doc, "attributes", (dict,), where),
+            n_classes=read_int(doc, "n_classes", where, 0, INT32_MAX, optional=True),
+            classes=read_typed(doc, "classes", (list,), where, optional=True),
+            attributes=read_typed(doc, "attributes", (dict,), where),
         )
         model.validate()
         return model
@@ -904,177 +500,6 @@ class Model:
             except OSError:
                 pass
             raise
-
-    # ------------------------------------------------------------------ prediction
-    def _flat_trees(self):
-        """Flattened trees (validated and built once, rebuilt when trees or weights change)."""
-        key = (self.tree_group.tobytes(), self.tree_weight.tobytes(), int(self.n_outputs),
-               self.n_features)
-        cached = self._flat_key
-        if (self._flat is not None and cached[0] == key and len(cached[1]) == len(self.trees)
-                and all(a is b for a, b in zip(cached[1], self.trees))):
-            return self._flat
-        self.validate()
-        self._flat = _kp.flatten_trees(self.trees, self.tree_group, self.tree_weight,
-                                       int(self.n_outputs))
-        self._flat_key = (key, list(self.trees))
-        return self._flat
-
-    def _tree_range(self, iteration_range):
-        """Half-open flat tree range of ``iteration_range`` = (start, end) rounds."""
-        if iteration_range is None:
-            return 0, len(self.trees)
-        try:
-            start, end = (int(v) for v in iteration_range)
-        except (TypeError, ValueError):
-            raise ParameterError(f"iteration_range must be (start, end), got "
-                                 f"{iteration_range!r}") from None
-        n_rounds = self.n_rounds
-        if end == 0:
-            end = n_rounds
-        if not 0 <= start <= end <= n_rounds:
-            raise ParameterError(f"iteration_range {tuple(iteration_range)} is outside the "
-                                 f"model's {n_rounds} rounds (end 0 means all)")
-        tpr = int(self.trees_per_round)
-        return start * tpr, end * tpr
-
-    def _check_X(self, X):
-        X = np.ascontiguousarray(X, dtype=X_DTYPE)
-        if X.ndim != 2 or X.shape[1] != self.n_features:
-            raise ModelError(f"X has shape {X.shape}; the model expects (n_rows, "
-                             f"{self.n_features}) with features {self.feature_names[:5]}...")
-        return X
-
-    def _start_margin(self, n_rows, include_base=True):
-        if self.aggregation == "sum" and include_base:
-            return np.tile(self.base_margin, (n_rows, 1))
-        return np.zeros((n_rows, int(self.n_outputs)), dtype=np.float64)
-
-    def _finish_margin(self, out, t0, t1, include_base=True):
-        if self.aggregation == "mean":
-            g = self.tree_group[t0:t1]
-            w = self.tree_weight[t0:t1]
-            total = np.zeros(int(self.n_outputs), dtype=np.float64)
-            np.add.at(total, g[g >= 0], w[g >= 0])
-            total += w[g < 0].sum()
-            nz = total != 0
-            out[:, nz] /= total[nz]
-            if include_base:
-                out += self.base_margin
-        return out
-
-    def predict_margin(self, X, iteration_range=None, n_threads=None, include_base=True):
-        """Raw margins (before any link function) for raw feature values.
-
-        Parameters
-        ----------
-        X : array-like (n_rows, n_features) float64
-            Raw values; categorical features as float codes
-            (``BinMapper.encode_categories``); NaN = missing.
-        iteration_range : (int, int) or None
-            Boosting rounds ``[start, end)`` to use (a round is ``trees_per_round``
-            trees); ``end == 0`` means up to the last round. None: all trees.
-        n_threads : int or None
-            numba threads; None keeps the current setting.
-        include_base : bool
-            False: leave ``base_margin`` out (the trees' contribution only, e.g. to add
-            some rounds to margins kept by the caller).
-
-        Returns
-        -------
-        ndarray (n_rows, n_outputs) float64
-        """
-        X = self._check_X(X)
-        flat = self._flat_trees()
-        t0, t1 = self._tree_range(iteration_range)
-        out = self._start_margin(X.shape[0], include_base)
-        with _num_threads(n_threads):
-            _kp.raw_margins(flat, X, t0, t1, out)
-        return self._finish_margin(out, t0, t1, include_base)
-
-    def predict_margin_binned(self, codes, missing_bin, iteration_range=None, n_threads=None,
-                              include_base=True):
-        """Raw margins for bin codes (one cache block at a time).
-
-        Parameters
-        ----------
-        codes : ndarray (n_features, n_rows) uint8 or uint16
-            Codes from the model's own bin mapper (numeric splits use ``bin_threshold``).
-        missing_bin : int
-            The missing code, ``max_bin - 1``.
-        iteration_range, n_threads, include_base : see :meth:`predict_margin`
-
-        Returns
-        -------
-        ndarray (n_rows, n_outputs) float64
-        """
-        codes = np.asarray(codes)
-        if codes.dtype not in (np.uint8, np.uint16) or codes.ndim != 2 \
-                or codes.shape[0] != self.n_features:
-            raise ModelError(f"codes must be (n_features={self.n_features}, n_rows) uint8 or "
-                             f"uint16, got {codes.shape} {codes.dtype}")
-        codes = np.ascontiguousarray(codes)
-        flat = self._flat_trees()
-        t0, t1 = self._tree_range(iteration_range)
-        out = self._start_margin(codes.shape[1], include_base)
-        with _num_threads(n_threads):
-            _kp.binned_margins(flat, codes, int(missing_bin), t0, t1, out)
-        return self._finish_margin(out, t0, t1, include_base)
-
-    def predict_leaf(self, X, iteration_range=None, n_threads=None):
-        """Leaf node id reached in each tree.
-
-        Parameters
-        ----------
-        X : array-like (n_rows, n_features) float64
-        iteration_range, n_threads : see :meth:`predict_margin`
-
-        Returns
-        -------
-        ndarray (n_rows, n_trees_in_range) int32
-            Node ids within each tree.
-        """
-        X = self._check_X(X)
-        flat = self._flat_trees()
-        t0, t1 = self._tree_range(iteration_range)
-        out = np.empty((X.shape[0], t1 - t0), dtype=NODE_DTYPE)
-        with _num_threads(n_threads):
-            _kp.raw_leaves(flat, X, t0, t1, out)
-        return out
-
-    def feature_importance(self, importance_type="gain"):
-        """Per-feature importance with XGBoost's definitions.
-
-        ``weight``: number of splits on the feature; ``total_gain`` / ``total_cover``: sum
-        of the split gains / covers; ``gain`` / ``cover``: those sums divided by
-        ``weight`` (0 for unused features). Tree weights are ignored, as in XGBoost.
-
-        Returns
-        -------
-        ndarray (n_features,) float64
-        """
-        if importance_type not in IMPORTANCE_TYPES:
-            raise ParameterError(f"importance_type must be one of {IMPORTANCE_TYPES}, got "
-                                 f"{importance_type!r}")
-        n_features = self.n_features
-        weight = np.zeros(n_features, dtype=np.float64)
-        gain = np.zeros(n_features, dtype=np.float64)
-        cover = np.zeros(n_features, dtype=np.float64)
-        for tree in self.trees:
-            split = tree.left != -1
-            f = tree.feature[split]
-            weight += np.bincount(f, minlength=n_features)[:n_features]
-            gain += np.bincount(f, weights=tree.gain[split], minlength=n_features)[:n_features]
-            cover += np.bincount(f, weights=tree.cover[split],
-                                 minlength=n_features)[:n_features]
-        if importance_type == "weight":
-            return weight
-        total = gain if "gain" in importance_type else cover
-        if importance_type.startswith("total_"):
-            return total
-        out = np.zeros(n_features, dtype=np.float64)
-        np.divide(total, weight, out=out, where=weight > 0)
-        return out
 
 
 def load_model(path, *, max_bytes=MAX_MODEL_BYTES):
@@ -1110,7 +535,7 @@ def load_model(path, *, max_bytes=MAX_MODEL_BYTES):
     except UnicodeDecodeError as exc:
         raise ModelError(f"model file {name!r} is not UTF-8 text (byte {exc.start})") from None
     try:
-        doc = json.loads(text, parse_constant=_reject_constant, parse_float=_finite_float)
+        doc = json.loads(text, parse_constant=reject_constant, parse_float=finite_float)
     except RecursionError:
         raise ModelError(f"model file {name!r} is not a model: JSON nested too deeply") from None
     except ValueError as exc:

@@ -872,7 +872,7 @@ def train_forest(cache, config, n_estimators, *, model=None, classes=None):
     """
     from ...utils.rss import current_rss, peak_rss
     from ...engine.plan import plan_train
-    from ...model.model import Tree
+    from ...model.tree import Tree
     from ...utils.threads import thread_limit
 
     n_estimators = _int_param("n_estimators", n_estimators, 1)

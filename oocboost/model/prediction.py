@@ -1,0 +1,204 @@
+"""Traversal of a model over raw values and over bin codes, and importances: the
+arrays-in, arrays-out side of :class:`~oocboost.model.model.Model`."""
+from contextlib import contextmanager
+
+import numba
+import numpy as np
+
+from ..common import NODE_DTYPE, X_DTYPE
+from ..errors import ModelError, ParameterError
+from ..kernels import predict as _kp
+
+IMPORTANCE_TYPES = ("weight", "gain", "total_gain", "cover", "total_cover")
+
+
+@contextmanager
+def _num_threads(n_threads):
+    """Run numba parallel kernels with ``n_threads`` threads, restoring the setting."""
+    if n_threads is None:
+        yield
+        return
+    if not isinstance(n_threads, (int, np.integer)) or isinstance(n_threads, bool) \
+            or n_threads < 1:
+        raise ParameterError(f"n_threads must be a positive integer or None, got {n_threads!r}")
+    old = numba.get_num_threads()
+    numba.set_num_threads(min(int(n_threads), numba.config.NUMBA_NUM_THREADS))
+    try:
+        yield
+    finally:
+        numba.set_num_threads(old)
+
+
+class ModelPrediction:
+    """Prediction and importances of a :class:`~oocboost.model.model.Model` (a base
+    class: it reads the model's trees, groups, weights and schema)."""
+
+    def _flat_trees(self):
+        """Flattened trees (validated and built once, rebuilt when trees or weights change)."""
+        key = (self.tree_group.tobytes(), self.tree_weight.tobytes(), int(self.n_outputs),
+               self.n_features)
+        cached = self._flat_key
+        if (self._flat is not None and cached[0] == key and len(cached[1]) == len(self.trees)
+                and all(a is b for a, b in zip(cached[1], self.trees))):
+            return self._flat
+        self.validate()
+        self._flat = _kp.flatten_trees(self.trees, self.tree_group, self.tree_weight,
+                                       int(self.n_outputs))
+        self._flat_key = (key, list(self.trees))
+        return self._flat
+
+    def _tree_range(self, iteration_range):
+        """Half-open flat tree range of ``iteration_range`` = (start, end) rounds."""
+        if iteration_range is None:
+            return 0, len(self.trees)
+        try:
+            start, end = (int(v) for v in iteration_range)
+        except (TypeError, ValueError):
+            raise ParameterError(f"iteration_range must be (start, end), got "
+                                 f"{iteration_range!r}") from None
+        n_rounds = self.n_rounds
+        if end == 0:
+            end = n_rounds
+        if not 0 <= start <= end <= n_rounds:
+            raise ParameterError(f"iteration_range {tuple(iteration_range)} is outside the "
+                                 f"model's {n_rounds} rounds (end 0 means all)")
+        tpr = int(self.trees_per_round)
+        return start * tpr, end * tpr
+
+    def _check_X(self, X):
+        X = np.ascontiguousarray(X, dtype=X_DTYPE)
+        if X.ndim != 2 or X.shape[1] != self.n_features:
+            raise ModelError(f"X has shape {X.shape}; the model expects (n_rows, "
+                             f"{self.n_features}) with features {self.feature_names[:5]}...")
+        return X
+
+    def _start_margin(self, n_rows, include_base=True):
+        if self.aggregation == "sum" and include_base:
+            return np.tile(self.base_margin, (n_rows, 1))
+        return np.zeros((n_rows, int(self.n_outputs)), dtype=np.float64)
+
+    def _finish_margin(self, out, t0, t1, include_base=True):
+        if self.aggregation == "mean":
+            g = self.tree_group[t0:t1]
+            w = self.tree_weight[t0:t1]
+            total = np.zeros(int(self.n_outputs), dtype=np.float64)
+            np.add.at(total, g[g >= 0], w[g >= 0])
+            total += w[g < 0].sum()
+            nz = total != 0
+            out[:, nz] /= total[nz]
+            if include_base:
+                out += self.base_margin
+        return out
+
+    def predict_margin(self, X, iteration_range=None, n_threads=None, include_base=True):
+        """Raw margins (before any link function) for raw feature values.
+
+        Parameters
+        ----------
+        X : array-like (n_rows, n_features) float64
+            Raw values; categorical features as float codes
+            (``BinMapper.encode_categories``); NaN = missing.
+        iteration_range : (int, int) or None
+            Boosting rounds ``[start, end)`` to use (a round is ``trees_per_round``
+            trees); ``end == 0`` means up to the last round. None: all trees.
+        n_threads : int or None
+            numba threads; None keeps the current setting.
+        include_base : bool
+            False: leave ``base_margin`` out (the trees' contribution only, e.g. to add
+            some rounds to margins kept by the caller).
+
+        Returns
+        -------
+        ndarray (n_rows, n_outputs) float64
+        """
+        X = self._check_X(X)
+        flat = self._flat_trees()
+        t0, t1 = self._tree_range(iteration_range)
+        out = self._start_margin(X.shape[0], include_base)
+        with _num_threads(n_threads):
+            _kp.raw_margins(flat, X, t0, t1, out)
+        return self._finish_margin(out, t0, t1, include_base)
+
+    def predict_margin_binned(self, codes, missing_bin, iteration_range=None, n_threads=None,
+                              include_base=True):
+        """Raw margins for bin codes (one cache block at a time).
+
+        Parameters
+        ----------
+        codes : ndarray (n_features, n_rows) uint8 or uint16
+            Codes from the model's own bin mapper (numeric splits use ``bin_threshold``).
+        missing_bin : int
+            The missing code, ``max_bin - 1``.
+        iteration_range, n_threads, include_base : see :meth:`predict_margin`
+
+        Returns
+        -------
+        ndarray (n_rows, n_outputs) float64
+        """
+        codes = np.asarray(codes)
+        if codes.dtype not in (np.uint8, np.uint16) or codes.ndim != 2 \
+                or codes.shape[0] != self.n_features:
+            raise ModelError(f"codes must be (n_features={self.n_features}, n_rows) uint8 or "
+                             f"uint16, got {codes.shape} {codes.dtype}")
+        codes = np.ascontiguousarray(codes)
+        flat = self._flat_trees()
+        t0, t1 = self._tree_range(iteration_range)
+        out = self._start_margin(codes.shape[1], include_base)
+        with _num_threads(n_threads):
+            _kp.binned_margins(flat, codes, int(missing_bin), t0, t1, out)
+        return self._finish_margin(out, t0, t1, include_base)
+
+    def predict_leaf(self, X, iteration_range=None, n_threads=None):
+        """Leaf node id reached in each tree.
+
+        Parameters
+        ----------
+        X : array-like (n_rows, n_features) float64
+        iteration_range, n_threads : see :meth:`predict_margin`
+
+        Returns
+        -------
+        ndarray (n_rows, n_trees_in_range) int32
+            Node ids within each tree.
+        """
+        X = self._check_X(X)
+        flat = self._flat_trees()
+        t0, t1 = self._tree_range(iteration_range)
+        out = np.empty((X.shape[0], t1 - t0), dtype=NODE_DTYPE)
+        with _num_threads(n_threads):
+            _kp.raw_leaves(flat, X, t0, t1, out)
+        return out
+
+    def feature_importance(self, importance_type="gain"):
+        """Per-feature importance with XGBoost's definitions.
+
+        ``weight``: number of splits on the feature; ``total_gain`` / ``total_cover``: sum
+        of the split gains / covers; ``gain`` / ``cover``: those sums divided by
+        ``weight`` (0 for unused features). Tree weights are ignored, as in XGBoost.
+
+        Returns
+        -------
+        ndarray (n_features,) float64
+        """
+        if importance_type not in IMPORTANCE_TYPES:
+            raise ParameterError(f"importance_type must be one of {IMPORTANCE_TYPES}, got "
+                                 f"{importance_type!r}")
+        n_features = self.n_features
+        weight = np.zeros(n_features, dtype=np.float64)
+        gain = np.zeros(n_features, dtype=np.float64)
+        cover = np.zeros(n_features, dtype=np.float64)
+        for tree in self.trees:
+            split = tree.left != -1
+            f = tree.feature[split]
+            weight += np.bincount(f, minlength=n_features)[:n_features]
+            gain += np.bincount(f, weights=tree.gain[split], minlength=n_features)[:n_features]
+            cover += np.bincount(f, weights=tree.cover[split],
+                                 minlength=n_features)[:n_features]
+        if importance_type == "weight":
+            return weight
+        total = gain if "gain" in importance_type else cover
+        if importance_type.startswith("total_"):
+            return total
+        out = np.zeros(n_features, dtype=np.float64)
+        np.divide(total, weight, out=out, where=weight > 0)
+        return out
