@@ -252,8 +252,8 @@ def test_trees_per_pass_halves_while_the_group_does_not_fit(caches):
     """A group whose block statistics and node indices do not fit the limit is halved,
     not refused; one tree that does not fit is refused."""
     from oocboost.errors import MemoryLimitError
-    from oocboost.learners.forest.forest import (cache_classes, choose_trees_per_pass,
-                                                 resolve_config)
+    from oocboost.learners.forest.passes import cache_classes, choose_trees_per_pass
+    from oocboost.learners.forest.config import resolve_config
     from oocboost.engine.plan import plan_train
 
     by_block, _ = caches
@@ -288,7 +288,7 @@ def test_integer_statistics_leave_models_bit_identical(case, caches, monkeypatch
     (forest.integer_stats): the trees are bit for bit those of the float64 path, through
     records (sampled features), subtraction (all features), Poisson and Bernoulli draws,
     random thresholds and uint16 codes."""
-    import oocboost.learners.forest.forest as forest
+    import oocboost.learners.forest.passes as forest
 
     kw = dict(random_state=5, n_jobs=2)
     Xtr, _, ytr, _ = _binary()
@@ -324,7 +324,7 @@ def test_integer_statistics_only_where_exact(monkeypatch):
     """int32 statistics need integer weights and sums bounded by int32: not with sample
     or class weights, not for regression, not when n_rows x the largest draw exceeds
     the int32 range."""
-    import oocboost.learners.forest.forest as forest
+    import oocboost.learners.forest.passes as forest
 
     Xtr, _, ytr, _ = _binary()
     Xr, _, yr, _ = _regression()

@@ -41,7 +41,9 @@ import numpy as np
 
 from ..errors import ParameterError
 from .boosting import ParamsMixin, TrainingData
+from ..learners.forest import config as _config
 from ..learners.forest import forest as _forest
+from ..learners.forest import passes as _passes
 
 
 
@@ -90,7 +92,7 @@ class _TreeEnsembleBase(ParamsMixin):
                                          "cache: pass sample_weight=None")
                 cache = data.cache(X, y)
                 if classification:
-                    classes = _forest.cache_classes(cache)
+                    classes = _passes.cache_classes(cache)
                     if classes is None or len(classes) < 2:
                         raise ParameterError(f"cache {cache.path}: labels must be class "
                                              f"indices 0..K-1 with K >= 2")
@@ -116,10 +118,10 @@ class _TreeEnsembleBase(ParamsMixin):
                     cache = data.cache(X, y_arr.astype(np.float64), sample_weight)
             counts = None
             if classification:
-                counts = _forest.label_summary(cache, "classification", len(classes_))
+                counts = _passes.label_summary(cache, "classification", len(classes_))
             else:
-                _forest.label_summary(cache, "regression")
-            config = _forest.resolve_config(
+                _passes.label_summary(cache, "regression")
+            config = _config.resolve_config(
                 self._learner, params, task=self._task, n_rows=cache.n_rows,
                 n_features=cache.n_features,
                 classes=_to_py(classes_) if classification else None, class_counts=counts)
@@ -733,8 +735,8 @@ def permutation_importance(estimator, X, y=None, *, n_repeats=5, random_state=No
 
     estimator._check_fitted()
     scoring = _scorer(estimator, scoring)
-    n_repeats = _forest._int_param("n_repeats", n_repeats, 1)
-    seed = _forest.resolve_seed(random_state)
+    n_repeats = _config.int_param("n_repeats", n_repeats, 1)
+    seed = _config.resolve_seed(random_state)
     model = estimator.model_
     classification = estimator._task == "classification"
     n_features = model.n_features

@@ -1,0 +1,320 @@
+"""A forest's configuration: scikit-learn-style parameters validated into a
+:class:`ForestConfig` (criterion, splitter, feature and row sampling, class weights,
+stopping rules, seed)."""
+import math
+import numbers
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ...errors import ParameterError
+from ...kernels import cart_stats as kc
+
+
+#: Model ``learner`` names.
+LEARNERS = ("random_forest", "extra_trees", "decision_tree", "bagging")
+#: Integer labels with at most this many classes make the CLI choose classification.
+MAX_AUTO_CLASSES = 32
+CLASSIFICATION_CRITERIA = ("gini", "entropy", "log_loss")
+REGRESSION_CRITERIA = ("squared_error",)
+
+
+@dataclass
+class ForestConfig:
+    """Resolved, validated settings of a tree learner (see :func:`resolve_config`)."""
+
+    learner: str
+    task: str                      # "classification" or "regression"
+    n_classes: int                 # K, 0 for regression
+    criterion: str
+    splitter: str = "best"
+    max_depth: object = None
+    min_samples_split: int = 2
+    min_samples_leaf: int = 1
+    min_weight_fraction_leaf: float = 0.0
+    min_impurity_decrease: float = 0.0
+    max_leaf_nodes: object = None
+    features_per_node: object = None   # int or None (all)
+    tree_features: object = None       # bagging: features per tree (int) or None
+    bootstrap_features: bool = False
+    sample_mode: int = kc.MODE_ALL
+    sample_lam: float = 1.0
+    class_weight: object = None        # None, ndarray (K,), or "balanced_subsample"
+    ccp_alpha: float = 0.0
+    seed: int = 0
+    oob_score: bool = False
+    n_jobs: object = None
+    trees_per_pass: object = None
+    leaves_per_pass: int = 1
+    prefetch: object = None
+    memory_limit: object = None
+    verbose: int = 0
+    keep_node_stats: bool = False
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def n_outputs(self):
+        return self.n_classes if self.task == "classification" else 1
+
+
+def resolve_seed(random_state):
+    """An int seed from scikit-learn's ``random_state`` (None, int, RandomState,
+    Generator). None draws a fresh seed (results then vary between fits)."""
+    if random_state is None:
+        return int(np.random.SeedSequence().entropy % (2 ** 63))
+    if isinstance(random_state, np.random.RandomState):
+        return int(random_state.randint(0, 2 ** 31 - 1))
+    if isinstance(random_state, np.random.Generator):
+        return int(random_state.integers(0, 2 ** 63 - 1))
+    if isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool) \
+            and int(random_state) >= 0:
+        return int(random_state)
+    raise ParameterError(f"random_state must be None, a non-negative int, a "
+                         f"numpy RandomState or Generator; got {random_state!r}")
+
+
+def int_param(name, value, minimum, allow_none=False):
+    if value is None and allow_none:
+        return None
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) \
+            or int(value) < minimum:
+        if isinstance(value, numbers.Real) and not isinstance(value, bool) \
+                and float(value).is_integer() and value >= minimum:
+            return int(value)
+        extra = " or None" if allow_none else ""
+        raise ParameterError(f"{name} must be an integer >= {minimum}{extra}, got {value!r}")
+    return int(value)
+
+
+def _float_param(name, value, low, high=None, low_open=False):
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise ParameterError(f"{name} must be a number, got {value!r}")
+    v = float(value)
+    bad = (v <= low if low_open else v < low) or (high is not None and v > high) \
+        or not math.isfinite(v)
+    if bad:
+        lo = f"> {low}" if low_open else f">= {low}"
+        hi = f" and <= {high}" if high is not None else ""
+        raise ParameterError(f"{name} must be {lo}{hi}, got {value!r}")
+    return v
+
+
+def _count_or_fraction(name, value, n, minimum):
+    """scikit-learn's int-or-float parameters: an int >= minimum, or a float in (0, 1]
+    meaning ``ceil(value * n)``."""
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool):
+        return int_param(name, value, minimum)
+    if isinstance(value, numbers.Real) and not isinstance(value, bool):
+        v = _float_param(name, value, 0.0, 1.0, low_open=True)
+        return max(minimum, int(math.ceil(v * n)))
+    raise ParameterError(f"{name} must be an int >= {minimum} or a float in (0, 1], got "
+                         f"{value!r}")
+
+
+def resolve_max_features(max_features, n_features, name="max_features"):
+    """scikit-learn's ``max_features`` as a count, or None for all features.
+
+    ``"sqrt"``: ``max(1, int(sqrt(p)))``; ``"log2"``: ``max(1, int(log2(p)))``; int: as
+    is (1..p); float in (0, 1]: ``max(1, int(f * p))``; None: p. Breiman's classic choice
+    ``int(log2(p)) + 1`` is ``max_features=int(np.log2(p)) + 1``.
+    """
+    if max_features is None:
+        return None
+    if isinstance(max_features, str):
+        if max_features == "sqrt":
+            k = max(1, int(math.sqrt(n_features)))
+        elif max_features == "log2":
+            k = max(1, int(math.log2(n_features)))
+        else:
+            raise ParameterError(f"{name} must be 'sqrt', 'log2', an int, a float in "
+                                 f"(0, 1] or None; got {max_features!r}")
+    elif isinstance(max_features, numbers.Integral) and not isinstance(max_features, bool):
+        k = int(max_features)
+        if not 1 <= k <= n_features:
+            raise ParameterError(f"{name}={k} must be between 1 and the number of "
+                                 f"features ({n_features})")
+    elif isinstance(max_features, numbers.Real) and not isinstance(max_features, bool):
+        f = _float_param(name, max_features, 0.0, 1.0, low_open=True)
+        k = max(1, int(f * n_features))
+    else:
+        raise ParameterError(f"{name} must be 'sqrt', 'log2', an int, a float in (0, 1] or "
+                             f"None; got {max_features!r}")
+    return None if k >= n_features else k
+
+
+def _sampling(bootstrap, max_samples, n_rows, learner):
+    """(mode, lam) of the per-row draws."""
+    if not isinstance(bootstrap, (bool, np.bool_)):
+        raise ParameterError(f"bootstrap must be True or False, got {bootstrap!r}")
+    if max_samples is None:
+        m = None
+    elif isinstance(max_samples, numbers.Integral) and not isinstance(max_samples, bool):
+        m = int(max_samples)
+        if not 1 <= m <= max(n_rows, 1) and not (bootstrap and m >= 1):
+            raise ParameterError(f"max_samples={m} must be between 1 and the number of rows "
+                                 f"({n_rows})")
+    elif isinstance(max_samples, numbers.Real) and not isinstance(max_samples, bool):
+        f = _float_param("max_samples", max_samples, 0.0, 1.0, low_open=True)
+        m = max(int(round(n_rows * f)), 1)
+    else:
+        raise ParameterError(f"max_samples must be None, an int or a float in (0, 1], got "
+                             f"{max_samples!r}")
+    if bootstrap:
+        lam = 1.0 if m is None else m / max(n_rows, 1)
+        return kc.MODE_POISSON, lam
+    if m is None or m >= n_rows:
+        return kc.MODE_ALL, 1.0
+    if learner != "bagging":
+        raise ParameterError("max_samples needs bootstrap=True (as in scikit-learn)")
+    return kc.MODE_BERNOULLI, m / n_rows
+
+
+def _class_weight(class_weight, classes, counts):
+    """Per-class weights (K,) from scikit-learn's ``class_weight`` forms."""
+    K = len(classes)
+    if class_weight is None:
+        return None
+    if isinstance(class_weight, str):
+        if class_weight == "balanced":
+            counts = np.asarray(counts, dtype=np.float64)
+            with np.errstate(divide="ignore"):
+                w = counts.sum() / (K * counts)
+            return np.where(counts > 0, w, 0.0)
+        if class_weight == "balanced_subsample":
+            return "balanced_subsample"
+        raise ParameterError(f"class_weight must be None, 'balanced', 'balanced_subsample' "
+                             f"or a dict {{class: weight}}; got {class_weight!r}")
+    if isinstance(class_weight, dict):
+        w = np.ones(K)
+        lookup = {(c.item() if hasattr(c, "item") else c): k for k, c in enumerate(classes)}
+        for c, v in class_weight.items():
+            key = c.item() if hasattr(c, "item") else c
+            if key not in lookup:
+                raise ParameterError(f"class_weight names class {c!r}, which is not among "
+                                     f"the classes {list(lookup)}")
+            w[lookup[key]] = _float_param(f"class_weight[{c!r}]", v, 0.0)
+        return w
+    raise ParameterError(f"class_weight must be None, 'balanced', 'balanced_subsample' or a "
+                         f"dict {{class: weight}}; got {class_weight!r}")
+
+
+def resolve_config(learner, params, *, task, n_rows, n_features, classes=None,
+                   class_counts=None):
+    """Validate scikit-learn-style parameters into a :class:`ForestConfig`.
+
+    Parameters
+    ----------
+    learner : {"random_forest", "extra_trees", "decision_tree", "bagging"}
+    params : dict
+        Estimator parameters (scikit-learn names; see ``tree_estimators.py``). Missing
+        ones take the learner's scikit-learn default.
+    task : {"classification", "regression"}
+    n_rows, n_features : int
+        Of the training cache.
+    classes : sequence or None
+        Class labels (classification), index k = code k in the cache.
+    class_counts : ndarray (K,) or None
+        Unweighted rows per class (for ``class_weight="balanced"``).
+    """
+    if learner not in LEARNERS:
+        raise ParameterError(f"learner must be one of {LEARNERS}, got {learner!r}")
+    p = dict(params)
+    classification = task == "classification"
+    ensemble = learner != "decision_tree"
+    criterion = p.get("criterion", "gini" if classification else "squared_error")
+    allowed = CLASSIFICATION_CRITERIA if classification else REGRESSION_CRITERIA
+    if criterion not in allowed:
+        raise ParameterError(f"criterion must be one of {allowed} for "
+                             f"{task}, got {criterion!r}")
+    splitter = p.get("splitter", "random" if learner == "extra_trees" else "best")
+    if splitter not in ("best", "random"):
+        raise ParameterError(f"splitter must be 'best' or 'random', got {splitter!r}")
+    tree_features, features_per_node = _feature_sampling(learner, p, n_features,
+                                                         classification)
+    bootstrap_features = bool(p.get("bootstrap_features", False))
+    mode, lam, oob_score = _row_sampling(learner, p, n_rows)
+    min_samples_leaf = _count_or_fraction("min_samples_leaf", p.get("min_samples_leaf", 1),
+                                          n_rows, 1)
+    min_samples_split = _count_or_fraction("min_samples_split",
+                                           p.get("min_samples_split", 2), n_rows, 2)
+    max_depth = int_param("max_depth", p.get("max_depth"), 1, allow_none=True)
+    max_leaf_nodes = int_param("max_leaf_nodes", p.get("max_leaf_nodes"), 2,
+                                allow_none=True)
+    leaves_per_pass = p.get("leaves_per_pass")
+    leaves_per_pass = (1 if learner in ("decision_tree",) else 8) if leaves_per_pass is None \
+        else int_param("leaves_per_pass", leaves_per_pass, 1)
+    n_jobs = _n_jobs(p.get("n_jobs"))
+    cw = None
+    if classification:
+        cw = _class_weight(p.get("class_weight"), list(classes), class_counts)
+    elif p.get("class_weight") is not None:
+        raise ParameterError("class_weight is for classifiers only")
+    return ForestConfig(
+        learner=learner, task=task, n_classes=len(classes) if classification else 0,
+        criterion=criterion, splitter=splitter, max_depth=max_depth,
+        min_samples_split=max(min_samples_split, 2 * min_samples_leaf),
+        min_samples_leaf=min_samples_leaf,
+        min_weight_fraction_leaf=_float_param("min_weight_fraction_leaf",
+                                              p.get("min_weight_fraction_leaf", 0.0), 0.0,
+                                              0.5),
+        min_impurity_decrease=_float_param("min_impurity_decrease",
+                                           p.get("min_impurity_decrease", 0.0), 0.0),
+        max_leaf_nodes=max_leaf_nodes, features_per_node=features_per_node,
+        tree_features=tree_features, bootstrap_features=bootstrap_features,
+        sample_mode=mode, sample_lam=lam, class_weight=cw,
+        ccp_alpha=_float_param("ccp_alpha", p.get("ccp_alpha", 0.0), 0.0),
+        seed=resolve_seed(p.get("random_state")), oob_score=bool(oob_score and ensemble),
+        n_jobs=n_jobs,
+        trees_per_pass=int_param("trees_per_pass", p.get("trees_per_pass"), 1,
+                                  allow_none=True),
+        leaves_per_pass=leaves_per_pass,
+        prefetch=int_param("prefetch", p.get("prefetch"), 0, allow_none=True),
+        memory_limit=p.get("memory_limit"), verbose=int(p.get("verbose", 0) or 0),
+        keep_node_stats=learner == "decision_tree")
+
+
+def _feature_sampling(learner, p, n_features, classification):
+    """``(tree_features, features_per_node)``: columns drawn per tree (bagging's
+    ``max_features``) and per node (None: all)."""
+    if learner in ("random_forest", "extra_trees"):
+        default_mf = "sqrt" if classification else 1.0
+    else:
+        default_mf = None
+    if learner != "bagging":
+        return None, resolve_max_features(p.get("max_features", default_mf), n_features)
+    # Bagging's max_features is per estimator (a subset of columns per tree); the tree
+    # template's own max_features (per node) is ``tree_max_features``.
+    tree_features = resolve_max_features(p.get("max_features", 1.0), n_features)
+    features_per_node = resolve_max_features(p.get("tree_max_features"), n_features,
+                                             "estimator.max_features")
+    if tree_features is not None and features_per_node is not None:
+        features_per_node = min(features_per_node, tree_features)
+    return tree_features, features_per_node
+
+
+def _row_sampling(learner, p, n_rows):
+    """``(sample_mode, sample_lam, oob_score)`` from bootstrap, max_samples, oob_score."""
+    bootstrap = p.get("bootstrap", learner in ("random_forest", "bagging"))
+    if learner == "decision_tree":
+        bootstrap = False
+    max_samples = p.get("max_samples")
+    if learner == "bagging" and max_samples is None:
+        max_samples = 1.0
+    mode, lam = _sampling(bootstrap, max_samples, n_rows, learner)
+    oob_score = p.get("oob_score", False)
+    if not isinstance(oob_score, (bool, np.bool_)):
+        raise ParameterError(f"oob_score must be True or False, got {oob_score!r}")
+    if oob_score and mode != kc.MODE_POISSON and mode != kc.MODE_BERNOULLI:
+        raise ParameterError("oob_score=True needs bootstrap=True (out-of-bag rows are the "
+                             "rows a tree did not draw)")
+    return mode, lam, oob_score
+
+
+def _n_jobs(n_jobs):
+    """scikit-learn's ``n_jobs`` as a thread count, None for all cores."""
+    if n_jobs is None:
+        return None
+    n_jobs = int_param("n_jobs", n_jobs, -(10 ** 6))
+    if n_jobs == 0:
+        raise ParameterError("n_jobs must be a positive int, -1 (all cores) or None")
+    return None if n_jobs < 0 else n_jobs
