@@ -13,6 +13,8 @@ import numpy as np
 import pytest
 
 from oocboost.kernels import split as S
+from oocboost.kernels import split_cart as SC
+from oocboost.kernels import split_gradient as SG
 from oocboost.engine.policies import full_columns
 
 INF = float("inf")
@@ -86,7 +88,7 @@ def run_gradient(hist, node_sums, slots, mask, nvb, isc, lam=1.0, alpha=0.0, mds
                  mcw=1.0, onehot=4, mct=64):
     n_eval = len(slots)
     out = alloc_outputs(n_eval, 2, hist.shape[2])
-    S.find_splits_gradient(hist, node_sums, np.asarray(slots, np.int32), mask, nvb, isc,
+    SG.find_splits_gradient(hist, node_sums, np.asarray(slots, np.int32), mask, nvb, isc,
                            hist.shape[2] - 1, lam, alpha, mds, mcw, onehot, mct, *out.values())
     return out
 
@@ -102,7 +104,7 @@ def run_cart(hist, node_sums, slots, mask, nvb, isc, crit, n_classes, msl=1.0, m
     if total_weight is None:
         total_weight = float(node_sums[0, 0] if crit == 2 else node_sums[0, :n_classes].sum())
     rb = np.zeros((0, 0), np.int32) if random_bin is None else random_bin
-    S.find_splits_cart(hist, node_sums, np.asarray(slots, np.int32), column_feature, mask,
+    SC.find_splits_cart(hist, node_sums, np.asarray(slots, np.int32), column_feature, mask,
                        nvb, isc, hist.shape[2] - 1, crit, n_classes, msl, mwl, total_weight, rb,
                        *out.values(), zero_after)
     return out
@@ -571,7 +573,7 @@ def test_leaf_values_gradient():
     rng = np.random.default_rng(4)
     sums = np.column_stack([rng.normal(size=20) * 5, rng.uniform(0, 4, 20), np.ones(20)])
     for lam, alpha, mds, mcw in [(1, 0, 0, 0), (0.5, 2, 0, 1), (1, 1, 0.3, 2)]:
-        w = S.leaf_values_gradient(sums, lam, alpha, mds, mcw, np.empty(20))
+        w = SG.leaf_values_gradient(sums, lam, alpha, mds, mcw, np.empty(20))
         for (G, H, _), wi in zip(sums, w):
             t = np.sign(G) * max(abs(G) - alpha, 0)
             exp = 0.0 if H < mcw or H <= 0 else -t / (H + lam)
@@ -654,7 +656,7 @@ def test_gradient_matches_xgboost_stump(case, kind):
     np.testing.assert_array_equal(ours, xgb_left)
     if miss.any():
         assert bool(out["default_left"][0]) == bool(t["default_left"][0])
-    leaves = S.leaf_values_gradient(np.vstack([out["left_sums"], out["right_sums"]]),
+    leaves = SG.leaf_values_gradient(np.vstack([out["left_sums"], out["right_sums"]]),
                                     params["reg_lambda"], params.get("reg_alpha", 0.0),
                                     params.get("max_delta_step", 0.0),
                                     params["min_child_weight"], np.empty(2))
@@ -688,7 +690,7 @@ def test_cart_matches_twin(seed, crit, K):
     random_bin = None
     if seed >= 4:
         random_bin = np.full((3, n_features), -1, np.int32)
-        S.draw_random_bins(hist, np.array(slots, np.int32), full_columns(3, n_features),
+        SC.draw_random_bins(hist, np.array(slots, np.int32), full_columns(3, n_features),
                            nvb, isc, hist.shape[3] - 1, rng.random((3, n_features)),
                            random_bin)
     out = run_cart(hist, node_sums, slots, mask, nvb, isc, crit, K, msl, mwl, tw, random_bin)
@@ -739,7 +741,7 @@ def test_draw_random_bins_stays_inside_the_node_range():
     isc[0] = True
     rb = np.empty((1, 8), np.int32)
     for u in (0.0, 0.5, 0.999999):
-        S.draw_random_bins(hist, np.zeros(1, np.int32), full_columns(1, 8), nvb, isc, 2,
+        SC.draw_random_bins(hist, np.zeros(1, np.int32), full_columns(1, 8), nvb, isc, 2,
                            np.full((1, 8), u), rb)
         assert rb[0, 0] == -1
         for f in range(1, 8):
@@ -780,9 +782,9 @@ def test_cart_on_sampled_columns_equals_full_histogram_with_mask(seed, crit, K):
         u_full[np.arange(3)[:, None], picked] = u
         rb_full = np.empty((3, n_features), np.int32)
         rb_compact = np.empty((3, k), np.int32)
-        S.draw_random_bins(full, slots, full_columns(3, n_features), nvb, isc,
+        SC.draw_random_bins(full, slots, full_columns(3, n_features), nvb, isc,
                            full.shape[3] - 1, u_full, rb_full)
-        S.draw_random_bins(compact, slots, picked, nvb, isc, compact.shape[3] - 1, u,
+        SC.draw_random_bins(compact, slots, picked, nvb, isc, compact.shape[3] - 1, u,
                            rb_compact)
         np.testing.assert_array_equal(rb_full[np.arange(3)[:, None], picked], rb_compact)
     tw = float(rng.uniform(50, 100))
@@ -824,12 +826,12 @@ def test_cart_edge_cases():
 
 def test_node_impurity_matches_formulas():
     v = np.array([[3.0, 1.0, 0.0, 4.0], [0.0, 0.0, 0.0, 0.0], [1.0, 1.0, 2.0, 4.0]])
-    out = S.node_impurity(v, 0, 3, np.empty(3))
+    out = SC.node_impurity(v, 0, 3, np.empty(3))
     np.testing.assert_allclose(out, [1 - (9 + 1) / 16, 0.0, 1 - 6 / 16])
-    out = S.node_impurity(v, 1, 3, np.empty(3))
+    out = SC.node_impurity(v, 1, 3, np.empty(3))
     np.testing.assert_allclose(out, [-(0.75 * np.log2(0.75) + 0.25 * np.log2(0.25)), 0.0, 1.5])
     r = np.array([[2.0, 4.0, 10.0, 2.0]])
-    np.testing.assert_allclose(S.node_impurity(r, 2, 0, np.empty(1)), [10 / 2 - 4.0])
+    np.testing.assert_allclose(SC.node_impurity(r, 2, 0, np.empty(1)), [10 / 2 - 4.0])
 
 
 def _subset_best_proxy(codes_f, stats, crit, K):
@@ -900,7 +902,7 @@ def test_cart_matches_sklearn_stump(seed, criterion):
         assert t.threshold[0] == pytest.approx((out["bin_idx"][0] + right_vals.min()) / 2)
     else:
         assert t.threshold[0] == INF
-    imp = S.node_impurity(np.vstack([ns, out["left_sums"], out["right_sums"]]), crit, K,
+    imp = SC.node_impurity(np.vstack([ns, out["left_sums"], out["right_sums"]]), crit, K,
                           np.empty(3))
     np.testing.assert_allclose(imp, t.impurity[[0, 1, 2]], rtol=1e-9, atol=1e-12)
     wn = t.weighted_n_node_samples

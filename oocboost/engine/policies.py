@@ -22,6 +22,8 @@ import numpy as np
 
 from ..common import HIST_DTYPE
 from ..kernels import split as ks
+from ..kernels import split_cart as kcart
+from ..kernels import split_gradient as kgrad
 
 #: XGBoost's kRtEps: a split must gain more than this to be taken.
 MIN_GAIN_EPS = 1e-6
@@ -82,7 +84,7 @@ class GradientPolicy:
 
     def find_splits(self, hist, sums, slots, feature_mask, trees=None, node_ids=None):
         out = _outputs(len(slots), hist.shape[1], hist.shape[2], self.n_stats)
-        ks.find_splits_gradient(
+        kgrad.find_splits_gradient(
             hist, _slot_sums(hist, sums, slots), np.ascontiguousarray(slots, np.int32),
             feature_mask, self.n_value_bins, self.is_categorical, self.missing_bin,
             self.reg_lambda, self.reg_alpha, self.max_delta_step, self.min_child_weight,
@@ -103,7 +105,7 @@ class GradientPolicy:
 
     def leaf_values(self, sums):
         values = np.empty(len(sums))
-        ks.leaf_values_gradient(np.ascontiguousarray(sums), self.reg_lambda, self.reg_alpha,
+        kgrad.leaf_values_gradient(np.ascontiguousarray(sums), self.reg_lambda, self.reg_alpha,
                                 self.max_delta_step, self.min_child_weight, values)
         return values[:, None]
 
@@ -188,7 +190,7 @@ class CartPolicy:
     def impurity(self, sums):
         """Node impurity, (n,)."""
         out = np.empty(len(sums))
-        ks.node_impurity(np.ascontiguousarray(sums, dtype=np.float64), self.criterion_code,
+        kcart.node_impurity(np.ascontiguousarray(sums, dtype=np.float64), self.criterion_code,
                          self.n_classes, out)
         return out
 
@@ -205,14 +207,14 @@ class CartPolicy:
             else np.ascontiguousarray(column_feature, np.int32)
         if self.splitter == "random":
             random_bin = np.empty((n_eval, hist.shape[1]), np.int32)
-            ks.draw_random_bins(hist, slots, column_feature, self.n_value_bins,
+            kcart.draw_random_bins(hist, slots, column_feature, self.n_value_bins,
                                 self.is_categorical, self.count_stat,
                                 self.rng.random((n_eval, hist.shape[1])), random_bin)
         elif random_bin is None:
             random_bin = np.empty((0, 0), np.int32)
         out = _outputs(n_eval, hist.shape[1], hist.shape[2], self.n_stats)
         improvement = np.empty(n_eval)
-        ks.find_splits_cart(
+        kcart.find_splits_cart(
             hist, node_sums, slots, column_feature, np.ascontiguousarray(feature_mask),
             self.n_value_bins, self.is_categorical,
             self.missing_bin, self.criterion_code, self.n_classes, self.min_samples_leaf,

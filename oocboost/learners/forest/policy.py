@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from ...kernels import split as ks
+from ...kernels import split_cart as kcart
 from ...engine.policies import CartPolicy, full_columns
 
 
@@ -45,7 +45,7 @@ class ForestCartPolicy(CartPolicy):
                 sel = trees == t
                 uniforms[sel] = self.threshold_rngs[t].random((int(sel.sum()), n_columns))
             random_bin = np.empty((n_eval, n_columns), np.int32)
-            ks.draw_random_bins(hist, slots, column_feature, self.n_value_bins,
+            kcart.draw_random_bins(hist, slots, column_feature, self.n_value_bins,
                                 self.is_categorical, self.count_stat, uniforms, random_bin)
         # One search per tree, with that tree's own root weight: the gains are then
         # computed exactly as for a lone tree, whatever the other trees of the pass.

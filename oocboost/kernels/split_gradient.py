@@ -1,0 +1,346 @@
+"""Split search for boosting: XGBoost's second-order gain (Chen and Guestrin 2016,
+Eq. 7) with ``lambda``, ``alpha``, ``max_delta_step`` and ``min_child_weight``, a learned
+direction for missing values, one-vs-rest and partition splits of categorical features,
+and the leaf values of the same formulas. Layout and outputs: :mod:`.split`."""
+import numpy as np
+from numba import njit, prange
+
+from .split import categorical_index, set_bit, write_result
+
+
+# --------------------------------------------------------------------------------------
+# XGBoost scalar formulas
+# --------------------------------------------------------------------------------------
+@njit(cache=True)
+def threshold_l1(g, alpha):
+    """XGBoost's ``ThresholdL1``: ``sign(g) * max(|g| - alpha, 0)`` (soft threshold)."""
+    if g > alpha:
+        return g - alpha
+    if g < -alpha:
+        return g + alpha
+    return 0.0
+
+
+@njit(cache=True)
+def leaf_weight(sum_grad, sum_hess, reg_lambda, reg_alpha, max_delta_step,
+                min_child_weight):
+    """Optimal leaf weight, XGBoost's ``CalcWeight`` (Chen & Guestrin 2016, Eq. 5).
+
+    ``w = -T(G) / (H + lambda)`` clipped to ``[-max_delta_step, max_delta_step]`` when
+    ``max_delta_step > 0``; 0 when ``H < min_child_weight`` or ``H <= 0``.
+    """
+    if sum_hess < min_child_weight or sum_hess <= 0.0:
+        return 0.0
+    w = -threshold_l1(sum_grad, reg_alpha) / (sum_hess + reg_lambda)
+    if max_delta_step > 0.0:
+        if w > max_delta_step:
+            w = max_delta_step
+        elif w < -max_delta_step:
+            w = -max_delta_step
+    return w
+
+
+@njit(cache=True)
+def node_score(sum_grad, sum_hess, reg_lambda, reg_alpha, max_delta_step,
+               min_child_weight):
+    """Structure score of one node (twice the loss reduction of Eq. 6, Chen & Guestrin 2016).
+
+    ``T(G)^2 / (H + lambda)`` when ``max_delta_step == 0``, else XGBoost's
+    ``CalcGainGivenWeight`` ``-(2 G w + (H + lambda) w^2)`` at the clipped weight; 0 when
+    ``H <= 0``.
+    """
+    if sum_hess <= 0.0:
+        return 0.0
+    if max_delta_step <= 0.0:
+        t = threshold_l1(sum_grad, reg_alpha)
+        return t * t / (sum_hess + reg_lambda)
+    w = leaf_weight(sum_grad, sum_hess, reg_lambda, reg_alpha, max_delta_step,
+                    min_child_weight)
+    return -(2.0 * sum_grad * w + (sum_hess + reg_lambda) * w * w)
+
+
+@njit(cache=True)
+def leaf_values_gradient(node_sums, reg_lambda, reg_alpha, max_delta_step,
+                         min_child_weight, out):
+    """Leaf weights of nodes from their (G, H) sums (XGBoost ``CalcWeight``, no learning rate).
+
+    Parameters
+    ----------
+    node_sums : ndarray (n_nodes, n_stats >= 2) float64, columns (G, H, ...)   # IN
+    reg_lambda, reg_alpha, max_delta_step, min_child_weight : float
+    out : ndarray (n_nodes,) float64                                          # OUT
+
+    Returns
+    -------
+    out : the same array.
+    """
+    for i in range(node_sums.shape[0]):
+        out[i] = leaf_weight(node_sums[i, 0], node_sums[i, 1], reg_lambda, reg_alpha,
+                             max_delta_step, min_child_weight)
+    return out
+
+
+# --------------------------------------------------------------------------------------
+# boosting
+# --------------------------------------------------------------------------------------
+@njit(cache=True)
+def _grad_gain(gl, hl, g, h, parent_score, reg_lambda, reg_alpha, max_delta_step,
+               min_child_weight):
+    """Gain of the split (left = (gl, hl), right = parent - left); -inf if invalid."""
+    gr = g - gl
+    hr = h - hl
+    if hl <= 0.0 or hr <= 0.0:
+        return -np.inf
+    if hl < min_child_weight or hr < min_child_weight:
+        return -np.inf
+    sl = node_score(gl, hl, reg_lambda, reg_alpha, max_delta_step, min_child_weight)
+    sr = node_score(gr, hr, reg_lambda, reg_alpha, max_delta_step, min_child_weight)
+    gain = (sl + sr) - parent_score
+    if not np.isfinite(gain):
+        return -np.inf
+    return gain
+
+
+@njit(cache=True)
+def _grad_numeric(h, node_sum, n_value_bins, missing_bin, parent_score, reg_lambda,
+                  reg_alpha, max_delta_step, min_child_weight, left_out):
+    """Best split of one numeric feature of one node. Returns (gain, bin, default_left)."""
+    g = node_sum[0]
+    hs = node_sum[1]
+    best = -np.inf
+    best_bin = -1
+    best_dl = False
+    # forward scan: missing rows go right
+    gl = 0.0
+    hl = 0.0
+    for b in range(n_value_bins):
+        gl += h[b, 0]
+        hl += h[b, 1]
+        if (h[b, 0] == 0.0 and h[b, 1] == 0.0):
+            continue
+        gain = _grad_gain(gl, hl, g, hs, parent_score, reg_lambda, reg_alpha,
+                          max_delta_step, min_child_weight)
+        if gain > best:
+            best = gain
+            best_bin = b
+            best_dl = False
+            left_out[0] = gl
+            left_out[1] = hl
+    if (h[missing_bin, 0] != 0.0 or h[missing_bin, 1] != 0.0):
+        # backward scan: missing rows go left; right = bins i .. nvb-1
+        gr = 0.0
+        hr = 0.0
+        for i in range(n_value_bins - 1, 0, -1):
+            gr += h[i, 0]
+            hr += h[i, 1]
+            if (h[i, 0] == 0.0 and h[i, 1] == 0.0):
+                continue
+            gl = g - gr
+            hl = hs - hr
+            gain = _grad_gain(gl, hl, g, hs, parent_score, reg_lambda, reg_alpha,
+                              max_delta_step, min_child_weight)
+            if gain > best:
+                best = gain
+                best_bin = i - 1
+                best_dl = True
+                left_out[0] = gl
+                left_out[1] = hl
+    return best, best_bin, best_dl
+
+
+@njit(cache=True)
+def _grad_onehot(h, node_sum, nvb, missing_bin, parent_score, reg_lambda, reg_alpha,
+                 max_delta_step, min_child_weight, left_out, bits_out):
+    """One-vs-rest split of a categorical feature with few categories: one category goes
+    right (with or without the missing values), the rest left. Returns (gain,
+    default_left); ``bits_out`` must be zeroed."""
+    g = node_sum[0]
+    hs = node_sum[1]
+    mg = h[missing_bin, 0]
+    mh = h[missing_bin, 1]
+    best = -np.inf
+    best_dl = False
+    best_c = -1
+    for c in range(nvb):
+        # (1) c right, missing left
+        gl = g - h[c, 0]
+        hl = hs - h[c, 1]
+        gain = _grad_gain(gl, hl, g, hs, parent_score, reg_lambda, reg_alpha,
+                          max_delta_step, min_child_weight)
+        if gain > best:
+            best = gain
+            best_c = c
+            best_dl = True
+            left_out[0] = gl
+            left_out[1] = hl
+        # (2) c and missing right
+        gl = g - (h[c, 0] + mg)
+        hl = hs - (h[c, 1] + mh)
+        gain = _grad_gain(gl, hl, g, hs, parent_score, reg_lambda, reg_alpha,
+                          max_delta_step, min_child_weight)
+        if gain > best:
+            best = gain
+            best_c = c
+            best_dl = False
+            left_out[0] = gl
+            left_out[1] = hl
+    if best_c >= 0:
+        for c in range(nvb):
+            if c != best_c:
+                set_bit(bits_out, c)
+    return best, best_dl
+
+
+@njit(cache=True)
+def _grad_categorical(h, node_sum, n_value_bins, missing_bin, parent_score, reg_lambda,
+                      reg_alpha, max_delta_step, min_child_weight, max_cat_to_onehot,
+                      max_cat_threshold, left_out, bits_out):
+    """Best split of one categorical feature of one node. Returns (gain, default_left).
+
+    Writes the left sums into ``left_out`` and the left set into ``bits_out`` (zeroed).
+    """
+    g = node_sum[0]
+    hs = node_sum[1]
+    nvb = n_value_bins
+    bits_out[:] = 0
+    if nvb < max_cat_to_onehot:
+        return _grad_onehot(h, node_sum, nvb, missing_bin, parent_score, reg_lambda,
+                            reg_alpha, max_delta_step, min_child_weight, left_out, bits_out)
+    best = -np.inf
+    best_dl = False
+
+    keys = np.empty(nvb)
+    for c in range(nvb):
+        if (h[c, 0] == 0.0 and h[c, 1] == 0.0):
+            keys[c] = 0.0
+        else:
+            keys[c] = leaf_weight(h[c, 0], h[c, 1], reg_lambda, reg_alpha,
+                                  max_delta_step, min_child_weight)
+    order = np.argsort(keys, kind="mergesort")
+    k_max = min(max_cat_threshold, nvb) - 1
+    best_k = 0
+    # forward: right = order[:k], missing left
+    gr = 0.0
+    hr = 0.0
+    for j in range(k_max):
+        c = order[j]
+        gr += h[c, 0]
+        hr += h[c, 1]
+        if (h[c, 0] == 0.0 and h[c, 1] == 0.0):
+            continue
+        gl = g - gr
+        hl = hs - hr
+        gain = _grad_gain(gl, hl, g, hs, parent_score, reg_lambda, reg_alpha,
+                          max_delta_step, min_child_weight)
+        if gain > best:
+            best = gain
+            best_k = j + 1
+            best_dl = True
+            left_out[0] = gl
+            left_out[1] = hl
+    # backward: left = order[nvb-k:], missing right
+    gl = 0.0
+    hl = 0.0
+    for j in range(k_max):
+        c = order[nvb - 1 - j]
+        gl += h[c, 0]
+        hl += h[c, 1]
+        if (h[c, 0] == 0.0 and h[c, 1] == 0.0):
+            continue
+        gain = _grad_gain(gl, hl, g, hs, parent_score, reg_lambda, reg_alpha,
+                          max_delta_step, min_child_weight)
+        if gain > best:
+            best = gain
+            best_k = nvb - 1 - j      # left = order[best_k:]
+            best_dl = False
+            left_out[0] = gl
+            left_out[1] = hl
+    if best > -np.inf:
+        for j in range(best_k, nvb):
+            set_bit(bits_out, order[j])
+    return best, best_dl
+
+
+@njit(parallel=True, cache=True)
+def find_splits_gradient(hist, node_sums, slots, feature_mask, n_value_bins,
+                         is_categorical, missing_bin, reg_lambda, reg_alpha,
+                         max_delta_step, min_child_weight, max_cat_to_onehot,
+                         max_cat_threshold, gain, feature, bin_idx, default_left, is_cat,
+                         cat_bitset, left_sums, right_sums):
+    """Best XGBoost split of each evaluated node (see the module docstring for the rules).
+
+    Parameters
+    ----------
+    hist : ndarray (n_slots, n_features, max_bin, width >= 2) float64, (G, H)        # IN
+    node_sums : ndarray (n_slots, 2) float64, node totals incl. missing rows       # IN
+    slots : ndarray (n_eval,) int32, slots to evaluate                           # IN
+    feature_mask : ndarray (n_eval, n_features) bool, features allowed per node  # IN
+    n_value_bins : ndarray (n_features,) int32                                   # IN
+    is_categorical : ndarray (n_features,) bool                                  # IN
+    missing_bin : int, ``max_bin - 1``
+    reg_lambda, reg_alpha, max_delta_step, min_child_weight : float
+        XGBoost's ``lambda``, ``alpha``, ``max_delta_step`` (0 = off), ``min_child_weight``.
+    max_cat_to_onehot : int
+        One-vs-rest when ``n_value_bins[f] < max_cat_to_onehot`` (XGBoost default 4).
+    max_cat_threshold : int
+        Longest prefix tried by the partition search (XGBoost default 64).
+    gain : ndarray (n_eval,) float64                       # OUT, XGBoost loss_chg; -inf
+    feature : ndarray (n_eval,) int32                      # OUT, -1 = no valid split
+    bin_idx : ndarray (n_eval,) int32                      # OUT, -1 for categorical
+    default_left : ndarray (n_eval,) bool                  # OUT
+    is_cat : ndarray (n_eval,) bool                        # OUT
+    cat_bitset : ndarray (n_eval, n_words) uint32          # OUT, left set
+    left_sums, right_sums : ndarray (n_eval, 2) float64    # OUT
+
+    Parallel over (node, feature) pairs; the per-node reduction is serial and in feature
+    order, so results do not depend on the thread count.
+    """
+    n_eval = slots.shape[0]
+    n_features = hist.shape[1]
+    n_stats = left_sums.shape[1]   # hist may carry padding lanes past n_stats
+    n_words = cat_bitset.shape[1]
+    cat_index, n_cat = categorical_index(is_categorical)
+    n_pairs = n_eval * n_features
+    p_gain = np.empty(n_pairs)
+    p_bin = np.empty(n_pairs, np.int32)
+    p_dl = np.zeros(n_pairs, np.bool_)
+    p_left = np.zeros((n_pairs, n_stats))
+    p_bits = np.zeros((n_eval, max(n_cat, 1), n_words), np.uint32)
+    parent_score = np.empty(n_eval)
+    for e in range(n_eval):
+        s = slots[e]
+        parent_score[e] = node_score(node_sums[s, 0], node_sums[s, 1], reg_lambda,
+                                     reg_alpha, max_delta_step, min_child_weight)
+    for p in prange(n_pairs):
+        e = p // n_features
+        f = p - e * n_features
+        p_gain[p] = -np.inf
+        p_bin[p] = -1
+        if not feature_mask[e, f]:
+            continue
+        s = slots[e]
+        if is_categorical[f]:
+            g, dl = _grad_categorical(hist[s, f], node_sums[s], n_value_bins[f],
+                                      missing_bin, parent_score[e], reg_lambda,
+                                      reg_alpha, max_delta_step, min_child_weight,
+                                      max_cat_to_onehot, max_cat_threshold, p_left[p],
+                                      p_bits[e, cat_index[f]])
+            p_gain[p] = g
+            p_dl[p] = dl
+        else:
+            g, b, dl = _grad_numeric(hist[s, f], node_sums[s], n_value_bins[f],
+                                     missing_bin, parent_score[e], reg_lambda, reg_alpha,
+                                     max_delta_step, min_child_weight, p_left[p])
+            p_gain[p] = g
+            p_bin[p] = b
+            p_dl[p] = dl
+    for e in range(n_eval):
+        best = -np.inf
+        best_f = -1
+        for f in range(n_features):
+            if p_gain[e * n_features + f] > best:
+                best = p_gain[e * n_features + f]
+                best_f = f
+        write_result(e, best_f, e * n_features + best_f, p_gain, p_bin, p_dl, p_left,
+                      p_bits, cat_index, node_sums[slots[e]], gain, feature, bin_idx,
+                      default_left, is_cat, cat_bitset, left_sums, right_sums)
