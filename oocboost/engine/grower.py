@@ -31,85 +31,24 @@ expanded each pass, up to ``max_leaves`` leaves (LightGBM's best-first order, ba
 that a pass grows several leaves).
 """
 import time
-from dataclasses import dataclass
 
 import numba
 import numpy as np
 
-from ..common import HIST_DTYPE, NODE_DTYPE, aligned_zeros, binned_dtype, hist_width
+from ..common import HIST_DTYPE, aligned_zeros, binned_dtype, hist_width
 from ..kernels.histogram import (build_histograms_all, build_histograms_columns,
-                                 build_histograms_selected, record_words,
-                                 records_to_histograms, node_sums_from_histograms,
-                                 subtract_histograms, zero_slots)
+                                 build_histograms_selected, node_sums_from_histograms,
+                                 subtract_histograms)
 from ..kernels.partition import ROUTE_FLAGS, partition_select_rows, route_flags
-from ..kernels.sampling import node_feature_subsets
 
 
-@dataclass
-class GrowthParams:
-    """Structure-level growth settings shared by every learner.
-
-    Parameters
-    ----------
-    max_depth : int or None
-        Depth limit (root has depth 0); None for no limit.
-    max_leaves : int or None
-        Leaf limit per tree; None for no limit.
-    grow_policy : {"depthwise", "lossguide"}
-    leaves_per_pass : int
-        Leaves expanded per data pass with ``lossguide``.
-    colsample_bytree, colsample_bylevel, colsample_bynode : float in (0, 1]
-        XGBoost's nested feature sampling: by node from the level's set, by level from the
-        tree's set.
-    features_per_node : int or None
-        scikit-learn's ``max_features`` as a count; overrides ``colsample_bynode``.
-    max_hist_slots : int or None
-        Histograms held at once (each ``n_features * max_bin * n_stats * 8`` bytes), from
-        the memory plan. Under pressure a frontier node drops its histogram (its children
-        are then both built instead of one built and one subtracted), and expansions that
-        still do not fit wait for the next pass: the tree is the same, the passes more.
-    """
-
-    max_depth: object = 6
-    max_leaves: object = None
-    grow_policy: str = "depthwise"
-    leaves_per_pass: int = 8
-    colsample_bytree: float = 1.0
-    colsample_bylevel: float = 1.0
-    colsample_bynode: float = 1.0
-    features_per_node: object = None
-    max_hist_slots: object = None
-
-
-@dataclass
-class GrowerTelemetry:
-    """Where a grower's time went (seconds) and how much it read."""
-
-    histogram_s: float = 0.0
-    partition_s: float = 0.0
-    split_s: float = 0.0
-    passes: int = 0
-    record_nodes: int = 0
-    rows_streamed: int = 0
-    code_bytes_streamed: int = 0
-
-    def add(self, other):
-        for name in self.__dataclass_fields__:
-            setattr(self, name, getattr(self, name) + getattr(other, name))
-        return self
-
-    def as_dict(self):
-        return {name: getattr(self, name) for name in self.__dataclass_fields__}
+from .hist_slots import HistogramSlots
+from .nodes import (GrowerTelemetry, NodeArrays, concat_frontier, rank_within, sample_count,
+                    sampled_columns, take_frontier)
 
 
 #: Rows per chunk of the partition sweep at least (a chunk is one task of the parallel loop).
 MIN_CHUNK_ROWS = 16384
-
-#: Let small per-node histograms be built from row records (``_use_records``). Measured on
-#: 16 depth-12 forest trees, 1M x 28, 2 threads: below a few thousand rows a node's
-#: histogram updates missed the cache at 20-35 ns each (3 ns at the root); models are
-#: bit-identical either way (``tests/test_forest.py``, ``tests/test_histogram.py``).
-RECORD_SMALL_NODES = True
 
 
 def _chunk_starts(n_rows):
@@ -119,121 +58,7 @@ def _chunk_starts(n_rows):
     return (np.arange(n_chunks, dtype=np.int64) * n_rows) // n_chunks
 
 
-def sampled_columns(params, n_features, tree_features=None):
-    """Histogram columns per node when nodes hold only their sampled features, else None.
-
-    With ``features_per_node = k`` smaller than every tree's feature set (a forest's
-    ``max_features``, and no colsample_* fractions), a node's histogram is built for its
-    ``k`` features alone, drawn when the node is created, with no subtraction (see
-    ``kernels.histogram.build_histograms_columns``).
-    """
-    k = params.features_per_node
-    if k is None or min(params.colsample_bytree, params.colsample_bylevel,
-                        params.colsample_bynode) < 1.0:
-        return None
-    sizes = [n_features] if tree_features is None else [len(f) for f in tree_features]
-    return int(k) if int(k) < min(sizes) else None
-
-
-def node_index_dtype(max_depth, max_leaves):
-    """Smallest dtype for a row's node index in trees grown with these limits.
-
-    A per-row node index is part of the state every pass reads and writes; for depth-6
-    trees (127 nodes) one byte holds it instead of four, which cuts the spilled state's
-    I/O per pass from 20 to 14 bytes a row. Unbounded trees keep int32.
-
-    >>> node_index_dtype(6, None), node_index_dtype(None, 1000), node_index_dtype(None, None)
-    (<class 'numpy.uint8'>, <class 'numpy.uint16'>, <class 'numpy.int32'>)
-    """
-    leaves = []
-    if max_depth is not None and max_depth <= 30:     # both policies stop at max_depth
-        leaves.append(2 ** int(max_depth))
-    if max_leaves:
-        leaves.append(int(max_leaves))
-    if not leaves:
-        return NODE_DTYPE
-    n_nodes = 2 * min(leaves) - 1
-    if n_nodes <= 256:
-        return np.uint8
-    if n_nodes <= 65536:
-        return np.uint16
-    return NODE_DTYPE
-
-
-def _sample_count(n_available, fraction):
-    return max(1, int(n_available * fraction))
-
-
-class _NodeArrays:
-    """Growable per-tree node arrays, laid out for the partition kernel (tree, node)."""
-
-    def __init__(self, n_trees, capacity, n_words, n_outputs, n_stats):
-        self.n_trees = n_trees
-        self.n_words = n_words
-        self.n_outputs = n_outputs
-        self.n_stats = n_stats
-        self.capacity = 0
-        self.n_nodes = np.ones(n_trees, dtype=np.int64)
-        self._alloc(capacity)
-
-    def _alloc(self, capacity):
-        old = self.__dict__.copy() if self.capacity else None
-        t = self.n_trees
-        self.left = np.full((t, capacity), -1, NODE_DTYPE)
-        self.right = np.full((t, capacity), -1, NODE_DTYPE)
-        self.feature = np.full((t, capacity), -1, NODE_DTYPE)
-        self.bin_threshold = np.zeros((t, capacity), np.int32)
-        self.default_left = np.zeros((t, capacity), np.uint8)
-        self.is_categorical = np.zeros((t, capacity), np.uint8)
-        self.cat_bitset = np.zeros((t, capacity, max(self.n_words, 1)), np.uint32)
-        # the partition's copy of the splits (kernels/partition.py): left, feature,
-        # bin_threshold, flags
-        self.route = np.zeros((t, capacity, 4), np.int32)
-        self.route[:, :, 0] = -1
-        self.slot_of_node = np.full((t, capacity), -1, np.int32)
-        # every histogram still held, built this pass or kept for subtraction; -1 = none
-        self.held_slot = np.full((t, capacity), -1, np.int64)
-        self.value = np.zeros((t, capacity, self.n_outputs), np.float64)
-        self.sums = np.zeros((t, capacity, self.n_stats), np.float64)
-        self.gain = np.zeros((t, capacity), np.float64)
-        self.depth = np.zeros((t, capacity), np.int32)
-        if old is not None:
-            n = self.capacity
-            for name in ("left", "right", "feature", "bin_threshold", "default_left",
-                         "is_categorical", "cat_bitset", "route", "slot_of_node", "held_slot",
-                         "value", "sums",
-                         "gain", "depth"):
-                getattr(self, name)[:, :n] = old[name]
-        self.capacity = capacity
-
-    def reserve(self, capacity):
-        if capacity > self.capacity:
-            self._alloc(max(capacity, 2 * self.capacity))
-
-
-def _take(frontier, index):
-    """The frontier entries at ``index``. The frontier (nodes with an accepted split,
-    waiting to be expanded) is a dict of arrays, one entry per node: a Python object per
-    node and per-node bookkeeping cost about 20 us a node, 7 of 50 s for a 100-tree,
-    depth-12 forest."""
-    return {k: v[index] for k, v in frontier.items()}
-
-
-def _concat(first, second):
-    return {k: np.concatenate([first[k], second[k]]) for k in first}
-
-
-def _rank_within(trees, n_trees):
-    """For each entry, how many earlier entries belong to the same tree."""
-    order = np.argsort(trees, kind="stable")
-    counts = np.bincount(trees, minlength=n_trees)
-    group_start = np.concatenate([[0], np.cumsum(counts)[:-1]])
-    rank = np.empty(len(trees), np.int64)
-    rank[order] = np.arange(len(trees)) - group_start[trees[order]]
-    return rank
-
-
-class TreeGrower:
+class TreeGrower(HistogramSlots):
     """Grow ``n_trees`` trees from streamed histograms with one split policy.
 
     Parameters
@@ -311,7 +136,7 @@ class TreeGrower:
     def start(self):
         """Reset for a new set of trees; every root is to be built in the next pass."""
         pol = self.policy
-        self.nodes = _NodeArrays(self.n_trees, self._initial_capacity(), self.n_words,
+        self.nodes = NodeArrays(self.n_trees, self._initial_capacity(), self.n_words,
                                  pol.n_outputs, pol.n_stats)
         self._n_slots = 0
         self._free_slots = []
@@ -353,7 +178,7 @@ class TreeGrower:
         self._n_held = 0
         self._pending_subtractions = []   # (k, 3) arrays: parent, built, sibling slot
         self._to_evaluate = []            # (trees, nodes) arrays completing this pass
-        self._frontier = None             # dict of arrays (see _take), or None when empty
+        self._frontier = None             # dict of arrays (see take_frontier), or None when empty
         self._n_leaves = np.ones(self.n_trees, dtype=np.int64)
         self._pass_has_work = True
         self._order = 0
@@ -374,150 +199,8 @@ class TreeGrower:
     def _draw(self, features, fraction, tree):
         if fraction >= 1.0:
             return features
-        n = _sample_count(len(features), fraction)
+        n = sample_count(len(features), fraction)
         return np.sort(self._rng(tree).choice(features, size=n, replace=False))
-
-    def _take_slots(self, count, zero, return_clean=False):
-        """``count`` free histogram slots (int64 array); zeroed in :meth:`_zero_new_slots`
-        (unless known to be zero already) when ``zero`` is True; siblings filled by
-        subtraction pass False, as the subtraction overwrites all of the slot, and so do
-        record slots, which :func:`records_to_histograms` fills. ``return_clean``: also
-        return which of them were known to be zero."""
-        reused = min(count, len(self._free_slots))
-        slots = np.empty(count, np.int64)
-        if reused:
-            slots[:reused] = self._free_slots[len(self._free_slots) - reused:]
-            del self._free_slots[len(self._free_slots) - reused:]
-        if count > reused:
-            first = self._n_slots
-            self._n_slots += count - reused
-            slots[reused:] = np.arange(first, self._n_slots)
-            if self._n_slots > self.hist.shape[0]:
-                self._grow_pool(self._n_slots)
-        was_clean = self._clean[slots]
-        if zero:
-            self._slots_to_zero.append(slots[~was_clean])
-        # taken slots receive rows or a subtraction next: none stays known to be zero
-        self._clean[slots] = False
-        return (slots, was_clean) if return_clean else slots
-
-    def _grow_pool(self, needed):
-        """Grow the histogram pool to at least ``needed`` slots, doubling under the cap."""
-        size = self.hist.shape[0]
-        cap = self.params.max_hist_slots
-        while size < needed:
-            grown = max(2 * size, 4)
-            if cap is not None:
-                # Past 64 slots, straight to the planned pool: doubling a pool of hundreds
-                # of MiB holds the old and the new copy at once (200 MiB over the plan,
-                # measured). Slots never used are never touched, so the unused part of
-                # the pool costs no RSS.
-                grown = cap if grown > 64 else min(grown, cap)
-            size = grown if grown > size else needed
-        pool = aligned_zeros((size,) + self.hist.shape[1:], self._hist_dtype)
-        pool[: self.hist.shape[0]] = self.hist
-        clean = np.ones(size, bool)  # the new slots are fresh zeros
-        clean[: self.hist.shape[0]] = self._clean
-        self.hist = pool
-        self._clean = clean
-        for name in ("_record_capacity", "_record_fill"):
-            grown_array = np.zeros(size, np.int64)
-            old = getattr(self, name)
-            grown_array[: len(old)] = old
-            setattr(self, name, grown_array)
-        columns = np.zeros((size, self._slot_columns.shape[1]), np.int32)
-        columns[: len(self._slot_columns)] = self._slot_columns
-        self._slot_columns = columns
-
-    def _hold(self, trees, nodes, slots, rows_added):
-        """Record that nodes hold histogram slots; ``rows_added``: rows are added into
-        them in the next pass (else they are filled by subtraction)."""
-        nd = self.nodes
-        nd.held_slot[trees, nodes] = slots
-        self._n_held += len(slots)
-        if rows_added:
-            nd.slot_of_node[trees, nodes] = slots
-            self._pending_columns.append(np.stack([slots, trees, nodes], axis=1))
-
-    def _use_records(self):
-        """Whether small nodes may take record slots (``kernels.histogram``,
-        ``build_histograms_columns``): per-node sampled-feature histograms, statistics
-        whose last column counts rows (the CART statistics), and at least as many trees
-        in the pass as threads (records are appended one tree per thread)."""
-        return (RECORD_SMALL_NODES and bool(self._columns)
-                and getattr(self.policy, "count_marks_rows", False)
-                and self.n_trees >= numba.get_num_threads())
-
-    def _record_nodes(self, counts):
-        """Per new node with ``counts`` rows of non-zero count (from its parent's split):
-        True when its rows are to be recorded, i.e. their records fit in its slot."""
-        if not self._records:
-            return np.zeros(len(counts), bool)
-        n_stats, (n_columns, max_bin, width) = self.policy.n_stats, self.hist.shape[1:]
-        words = record_words(n_stats, n_columns, np.dtype(self._codes_dtype).itemsize,
-                             self.hist.itemsize)
-        return (counts > 0) & (counts * words <= n_columns * max_bin * width)
-
-    def _sum_records(self):
-        """Sum this pass's record slots into their histograms (before they are read)."""
-        slots = np.concatenate([s for s, _ in self._pass_records])
-        was_clean = np.concatenate([c for _, c in self._pass_records])
-        self._pass_records = []
-        filled = self._record_fill[slots]
-        if not np.array_equal(filled, self._record_capacity[slots]):
-            raise RuntimeError("record slots received other row counts than their nodes "
-                               "hold: the partition and the split disagree")
-        t0 = time.perf_counter()
-        words = self.hist.reshape(self.hist.shape[0], -1)
-        records_to_histograms(self.hist, words, words.view(self._codes_dtype), slots,
-                              filled, was_clean, self.policy.n_stats)
-        self.telemetry.histogram_s += time.perf_counter() - t0
-        self.telemetry.record_nodes += len(slots)
-        self._record_capacity[slots] = 0
-        self._record_fill[slots] = 0
-
-    def _zero_new_slots(self):
-        """Zero the slots taken since the last call that were not known to be zero, in one
-        parallel kernel call (one ``hist[slot] = 0`` per node cost 0.65 of 9.5 s for 16
-        forest trees)."""
-        if self._slots_to_zero:
-            dirty = np.concatenate(self._slots_to_zero)
-            if len(dirty):
-                zero_slots(self.hist, dirty)
-            self._slots_to_zero = []
-
-    def _draw_pending_columns(self):
-        """Draw the features of every slot created since the last call (sampled mode)."""
-        if not self._columns:
-            self._pending_columns = []
-            return
-        if not self._pending_columns:
-            return
-        pending = np.concatenate(self._pending_columns)
-        self._pending_columns = []
-        for t in np.unique(pending[:, 1]):
-            of_tree = pending[pending[:, 1] == t]
-            out = np.empty((len(of_tree), self._columns), np.int32)
-            node_feature_subsets(self._tree_keys[t], np.ascontiguousarray(of_tree[:, 2]),
-                                 np.asarray(self._tree_features[t], np.int64),
-                                 self._columns, out)
-            self._slot_columns[of_tree[:, 0]] = out
-
-    def _release_slots(self, trees, nodes, at_most=None):
-        """Free the histograms held by these nodes (the first ``at_most`` that hold one)."""
-        held = self.nodes.held_slot[trees, nodes]
-        which = np.flatnonzero(held >= 0)
-        if at_most is not None:
-            which = which[:max(0, at_most)]
-        if len(which):
-            self._free_slots.extend(held[which].tolist())
-            self.nodes.held_slot[trees[which], nodes[which]] = -1
-            self._n_held -= len(which)
-
-    @property
-    def n_hist_slots(self):
-        """Histogram slots allocated so far (each ``n_features * max_bin * n_stats * 8`` bytes)."""
-        return self.hist.shape[0]
 
     # ------------------------------------------------------------------ passes
     def needs_pass(self):
@@ -714,7 +397,8 @@ class TreeGrower:
                 importance_gain=np.asarray(importance, np.float64)[accepted],
                 order=self._order + 1 + np.arange(len(i), dtype=np.int64))
             self._order += len(i)
-            self._frontier = batch if self._frontier is None else _concat(self._frontier, batch)
+            self._frontier = (batch if self._frontier is None
+                              else concat_frontier(self._frontier, batch))
         # Sampled-feature histograms serve no subtraction: every one is freed once read.
         done = np.arange(len(trees)) if self._columns else np.flatnonzero(~taken)
         self._release_slots(trees[done], node_ids[done])
@@ -727,9 +411,9 @@ class TreeGrower:
         self._frontier = None
         if fr is not None and len(fr["tree"]):
             if p.grow_policy == "lossguide":
-                fr = _take(fr, np.lexsort((fr["order"], -fr["gain"])))
+                fr = take_frontier(fr, np.lexsort((fr["order"], -fr["gain"])))
             else:
-                fr = _take(fr, np.argsort(fr["order"], kind="stable"))
+                fr = take_frontier(fr, np.argsort(fr["order"], kind="stable"))
             t = fr["tree"]
             # the first `limit` candidates of each tree, in this order, are expanded
             limit = np.bincount(t, minlength=self.n_trees)
@@ -737,7 +421,7 @@ class TreeGrower:
                 limit = np.minimum(limit, p.leaves_per_pass)
             if p.max_leaves is not None:
                 limit = np.minimum(limit, np.maximum(p.max_leaves - self._n_leaves, 0))
-            chosen = _rank_within(t, self.n_trees) < limit[t]
+            chosen = rank_within(t, self.n_trees) < limit[t]
             self._n_leaves += limit
             room = (np.ones(len(t), bool) if p.max_leaves is None
                     else self._n_leaves[t] < p.max_leaves)
@@ -745,12 +429,12 @@ class TreeGrower:
             drop = ~chosen & ~wait
             self._release_slots(t[drop], fr["node"][drop])
             if wait.any():
-                self._frontier = _take(fr, wait)
-            expand, deferred = self._fit_pool(_take(fr, chosen))
+                self._frontier = take_frontier(fr, wait)
+            expand, deferred = self._fit_pool(take_frontier(fr, chosen))
             if len(deferred["tree"]):
                 np.subtract.at(self._n_leaves, deferred["tree"], 1)
                 self._frontier = (deferred if self._frontier is None
-                                  else _concat(deferred, self._frontier))
+                                  else concat_frontier(deferred, self._frontier))
             if len(expand["tree"]):
                 self._split_nodes(expand)
         self._draw_pending_columns()
@@ -769,11 +453,11 @@ class TreeGrower:
         cap = self.params.max_hist_slots
         n = len(chosen["tree"])
         if cap is None or n == 0:
-            return chosen, _take(chosen, slice(0, 0))
+            return chosen, take_frontier(chosen, slice(0, 0))
         needs = np.where(self._children_terminal(chosen["tree"], chosen["node"]), 0, 2)
         need_total = int(needs.sum())
         if self._n_held + need_total <= cap:
-            return chosen, _take(chosen, slice(0, 0))
+            return chosen, take_frontier(chosen, slice(0, 0))
         # 1. histograms of waiting nodes, lowest priority first
         waiting = self._frontier
         if waiting is not None:
@@ -787,7 +471,7 @@ class TreeGrower:
                                 at_most=self._n_held + need_total - cap)
         # 3. expansions that still do not fit wait for the next pass
         kept = max(1, int(np.count_nonzero(self._n_held + np.cumsum(needs) <= cap)))
-        return _take(chosen, slice(0, kept)), _take(chosen, slice(kept, n))
+        return take_frontier(chosen, slice(0, kept)), take_frontier(chosen, slice(kept, n))
 
     def _children_terminal(self, trees, nodes):
         """Per node: its children can never split, so they need no histogram (their sums
@@ -808,7 +492,7 @@ class TreeGrower:
         terminal = self._children_terminal(t, n)
         per_tree = np.bincount(t, minlength=self.n_trees)
         nd.reserve(int((nd.n_nodes + 2 * per_tree).max()))
-        left_id = nd.n_nodes[t] + 2 * _rank_within(t, self.n_trees)
+        left_id = nd.n_nodes[t] + 2 * rank_within(t, self.n_trees)
         right_id = left_id + 1
         nd.n_nodes += 2 * per_tree
         nd.left[t, n] = left_id

@@ -166,7 +166,7 @@ class CartPolicy:
         self.size_stat = self.count_stat
         # the count statistic is 1 for a row of positive weight and every statistic of
         # any other row is 0 (kernels/cart_stats.py), so a node's row records can skip
-        # the count and rows of zero weight (grower.RECORD_SMALL_NODES)
+        # the count and rows of zero weight (hist_slots.RECORD_SMALL_NODES)
         self.count_marks_rows = True
         self.n_value_bins = np.ascontiguousarray(n_value_bins, dtype=np.int32)
         self.is_categorical = np.ascontiguousarray(is_categorical, dtype=np.bool_)

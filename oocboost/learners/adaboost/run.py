@@ -5,7 +5,8 @@ import time
 import numpy as np
 
 from ...errors import ParameterError
-from ...engine.grower import GrowerTelemetry, GrowthParams, TreeGrower
+from ...engine.nodes import GrowerTelemetry, GrowthParams
+from ...engine.grower import TreeGrower
 from ...kernels import adaboost_kernels as ak
 from ...engine.rowstate import make_row_state, spill_dir_for
 from ...engine.blocks import timed_blocks

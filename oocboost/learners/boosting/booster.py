@@ -16,7 +16,8 @@ import time
 import numpy as np
 
 from ...common import G_H_DTYPE
-from ...engine.grower import GrowthParams, GrowerTelemetry, TreeGrower, node_index_dtype
+from ...engine.nodes import GrowthParams, GrowerTelemetry, node_index_dtype
+from ...engine.grower import TreeGrower
 from ...kernels.partition import add_node_values
 from ...kernels.sampling import uniform_per_row
 from ...engine.policies import GradientPolicy

@@ -32,7 +32,7 @@ import warnings
 
 
 from ...errors import ParameterError
-from ...engine.grower import GrowerTelemetry
+from ...engine.nodes import GrowerTelemetry
 from .config import CLASSIFICATION_CRITERIA, MAX_AUTO_CLASSES, int_param, resolve_config
 from .passes import (cache_classes, choose_trees_per_pass, empty_model, grow_trees,
                      integer_stats, label_summary, new_counters, oob_pass)

@@ -8,7 +8,8 @@ import numpy as np
 
 from ...common import HIST_DTYPE, INT_HIST_DTYPE, INT_HIST_MAX
 from ...errors import InputError, MemoryLimitError
-from ...engine.grower import GrowthParams, GrowerTelemetry, TreeGrower, sampled_columns
+from ...engine.nodes import GrowthParams, GrowerTelemetry, sampled_columns
+from ...engine.grower import TreeGrower
 from ...kernels.histogram import ClassCounts
 from ...kernels import cart_stats as kc
 from ...engine.rowstate import RowStateSpec, make_row_state, spill_dir_for
