@@ -14,10 +14,10 @@ from .errors import (CacheError, InputError, MemoryLimitError, ModelError,  # no
                      OocboostError, ParameterError, SchemaError)
 
 
-_TREE_ESTIMATORS = ("DecisionTreeClassifier", "DecisionTreeRegressor",
-                    "RandomForestClassifier", "RandomForestRegressor", "ExtraTreesClassifier",
-                    "ExtraTreesRegressor", "BaggingClassifier", "BaggingRegressor",
-                    "export_text", "permutation_importance")
+_TREES = ("DecisionTreeClassifier", "DecisionTreeRegressor")
+_FORESTS = ("RandomForestClassifier", "RandomForestRegressor", "ExtraTreesClassifier",
+            "ExtraTreesRegressor", "BaggingClassifier", "BaggingRegressor")
+_TREE_ESTIMATORS = (*_TREES, *_FORESTS, "export_text", "permutation_importance")
 
 
 def __getattr__(name):
@@ -39,14 +39,23 @@ def __getattr__(name):
         from .learners.boosting import callback
         return getattr(callback, name)
     if name in ("GradientBoostingClassifier", "GradientBoostingRegressor"):
-        from .sklearn import boosting as estimators
-        return getattr(estimators, name)
-    if name in _TREE_ESTIMATORS:
-        from .sklearn import trees as tree_estimators
-        return getattr(tree_estimators, name)
+        from .sklearn import boosting
+        return getattr(boosting, name)
+    if name in _TREES:
+        from .sklearn import trees
+        return getattr(trees, name)
+    if name in _FORESTS:
+        from .sklearn import forests
+        return getattr(forests, name)
+    if name == "export_text":
+        from .inspection.tree_text import export_text
+        return export_text
+    if name == "permutation_importance":
+        from .inspection.permutation import permutation_importance
+        return permutation_importance
     if name in ("AdaBoostClassifier", "AdaBoostRegressor"):
-        from .sklearn import adaboost as adaboost_estimators
-        return getattr(adaboost_estimators, name)
+        from .sklearn import adaboost
+        return getattr(adaboost, name)
     raise AttributeError(f"module 'oocboost' has no attribute {name!r}")
 
 

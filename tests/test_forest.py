@@ -17,11 +17,11 @@ from oocboost.kernels.cart_stats import (MODE_BERNOULLI, MODE_POISSON, cart_stat
                                          draw_dtype, row_draws)
 from oocboost.kernels.sampling import poisson1_per_row
 from oocboost.learners.forest.forest import train_forest_from_params
-from oocboost.sklearn.trees import (BaggingClassifier, BaggingRegressor,
-                                    DecisionTreeClassifier, DecisionTreeRegressor,
-                                    ExtraTreesClassifier, ExtraTreesRegressor,
-                                    RandomForestClassifier, RandomForestRegressor,
-                                    permutation_importance)
+from oocboost.sklearn.forests import (BaggingClassifier, BaggingRegressor,
+                                      ExtraTreesClassifier, ExtraTreesRegressor,
+                                      RandomForestClassifier, RandomForestRegressor)
+from oocboost.sklearn.trees import DecisionTreeClassifier, DecisionTreeRegressor
+from oocboost.inspection.permutation import permutation_importance
 
 TOL = 0.04
 

@@ -20,7 +20,8 @@ LAYERS = {
     "model": 5,
     "learners": 6,
     "sklearn": 7,
-    "datasets": 8, "demo": 8, "cli": 8, "__init__": 9,
+    "inspection": 8,
+    "datasets": 9, "demo": 9, "cli": 9, "__init__": 10,
 }
 #: What kernels may import of ours: only dtype constants.
 KERNEL_IMPORTS = {"common", "kernels"}

@@ -46,12 +46,11 @@ from ..learners.forest import forest as _forest
 from ..learners.forest import passes as _passes
 
 
-
 def _to_py(values):
     return [v.item() if hasattr(v, "item") else v for v in values]
 
 
-class _TreeEnsembleBase(ParamsMixin):
+class TreeEnsembleBase(ParamsMixin):
     """Shared fit/predict; subclasses set ``_learner`` and ``_task``."""
 
     _learner = None
@@ -248,7 +247,7 @@ def _ancestor_matrix(tree):
     return sp.csr_matrix((np.ones(len(r), np.int8), (r, c)), shape=(n, n))
 
 
-class _ClassifierMixin:
+class TreeClassifierMixin:
     _task = "classification"
 
     def predict_proba(self, X):
@@ -272,7 +271,7 @@ class _ClassifierMixin:
         return float(np.average(hit, weights=sample_weight))
 
 
-class _RegressorMixin:
+class TreeRegressorMixin:
     _task = "regression"
 
     def predict(self, X):
@@ -288,7 +287,7 @@ class _RegressorMixin:
 
 
 # ---------------------------------------------------------------------- decision trees
-class _DecisionTree(_TreeEnsembleBase):
+class DecisionTreeBase(TreeEnsembleBase):
     _learner = "decision_tree"
 
     def __init__(self, *, criterion=None, splitter="best", max_depth=None,
@@ -369,7 +368,7 @@ class _DecisionTree(_TreeEnsembleBase):
         return Bunch(ccp_alphas=alphas, impurities=impurities)
 
 
-class DecisionTreeClassifier(_ClassifierMixin, _DecisionTree):
+class DecisionTreeClassifier(TreeClassifierMixin, DecisionTreeBase):
     """A CART classification tree (scikit-learn's ``DecisionTreeClassifier``), grown out
     of core: one data pass per level (or per ``leaves_per_pass`` leaves with
     ``max_leaf_nodes``).
@@ -382,422 +381,6 @@ class DecisionTreeClassifier(_ClassifierMixin, _DecisionTree):
     """
 
 
-class DecisionTreeRegressor(_RegressorMixin, _DecisionTree):
+class DecisionTreeRegressor(TreeRegressorMixin, DecisionTreeBase):
     """A CART regression tree (``criterion="squared_error"``), scikit-learn's
     ``DecisionTreeRegressor`` grown out of core. See :class:`DecisionTreeClassifier`."""
-
-
-# ---------------------------------------------------------------------- forests
-class _Forest(_TreeEnsembleBase):
-    def __init__(self, n_estimators=100, *, criterion=None, max_depth=None,
-                 min_samples_split=2, min_samples_leaf=1, min_weight_fraction_leaf=0.0,
-                 max_features="default", max_leaf_nodes=None, min_impurity_decrease=0.0,
-                 bootstrap="default", oob_score=False, n_jobs=None, random_state=None,
-                 verbose=0, warm_start=False, class_weight=None, ccp_alpha=0.0,
-                 max_samples=None, trees_per_pass=None, leaves_per_pass=None,
-                 memory_limit=None, cache_dir=None, max_bin=256, prefetch=None):
-        self.n_estimators = n_estimators
-        self.criterion = criterion
-        self.max_depth = max_depth
-        self.min_samples_split = min_samples_split
-        self.min_samples_leaf = min_samples_leaf
-        self.min_weight_fraction_leaf = min_weight_fraction_leaf
-        self.max_features = max_features
-        self.max_leaf_nodes = max_leaf_nodes
-        self.min_impurity_decrease = min_impurity_decrease
-        self.bootstrap = bootstrap
-        self.oob_score = oob_score
-        self.n_jobs = n_jobs
-        self.random_state = random_state
-        self.verbose = verbose
-        self.warm_start = warm_start
-        self.class_weight = class_weight
-        self.ccp_alpha = ccp_alpha
-        self.max_samples = max_samples
-        self.trees_per_pass = trees_per_pass
-        self.leaves_per_pass = leaves_per_pass
-        self.memory_limit = memory_limit
-        self.cache_dir = cache_dir
-        self.max_bin = max_bin
-        self.prefetch = prefetch
-
-    def _learner_params(self):
-        p = self.get_params()
-        if p["criterion"] is None:
-            p.pop("criterion")
-        for name in ("max_features", "bootstrap"):
-            if isinstance(p[name], str) and p[name] == "default":
-                p.pop(name)  # the learner's scikit-learn default
-        p.pop("warm_start")
-        p.pop("n_estimators")
-        return p
-
-
-class RandomForestClassifier(_ClassifierMixin, _Forest):
-    """Breiman's random forest for classification (scikit-learn's
-    ``RandomForestClassifier``: ``n_estimators=100``, ``max_features="sqrt"``,
-    ``bootstrap=True``), trained out of core; predictions average the trees' class
-    proportions.
-
-    ``max_features``: "sqrt", "log2", int, float fraction or None; Breiman's classic
-    ``log2(p) + 1`` is ``max_features=int(np.log2(p)) + 1``. ``max_samples`` (int or
-    fraction of rows, with ``bootstrap=True``): each row gets Poisson(max_samples / n)
-    copies. ``oob_score=True`` adds ``oob_score_`` (accuracy) and
-    ``oob_decision_function_`` (one more data pass). ``warm_start=True`` adds trees
-    (identical to growing them all at once). ``n_jobs``: numba threads.
-    """
-
-    _learner = "random_forest"
-
-
-class RandomForestRegressor(_RegressorMixin, _Forest):
-    """Random forest for regression (``max_features=1.0``, ``bootstrap=True``); the
-    prediction is the mean of the trees'. ``oob_score=True`` adds ``oob_score_`` (R^2) and
-    ``oob_prediction_``. See :class:`RandomForestClassifier`."""
-
-    _learner = "random_forest"
-
-
-class ExtraTreesClassifier(_ClassifierMixin, _Forest):
-    """Extremely randomised trees (Geurts et al. 2006; scikit-learn's
-    ``ExtraTreesClassifier``: ``bootstrap=False``, ``max_features="sqrt"``): one random
-    threshold per candidate feature and node, the best of those is taken."""
-
-    _learner = "extra_trees"
-
-
-class ExtraTreesRegressor(_RegressorMixin, _Forest):
-    """Extremely randomised trees for regression (``max_features=1.0``,
-    ``bootstrap=False``). See :class:`ExtraTreesClassifier`."""
-
-    _learner = "extra_trees"
-
-
-# ---------------------------------------------------------------------- bagging
-_TREE_PARAMS = ("criterion", "splitter", "max_depth", "min_samples_split",
-                "min_samples_leaf", "min_weight_fraction_leaf", "max_leaf_nodes",
-                "min_impurity_decrease", "class_weight", "ccp_alpha", "leaves_per_pass")
-
-
-class _Bagging(_TreeEnsembleBase):
-    _learner = "bagging"
-    _tree_class = None
-
-    def __init__(self, estimator=None, n_estimators=10, *, max_samples=1.0,
-                 max_features=1.0, bootstrap=True, bootstrap_features=False,
-                 oob_score=False, warm_start=False, n_jobs=None, random_state=None,
-                 verbose=0, trees_per_pass=None, memory_limit=None, cache_dir=None,
-                 max_bin=256, prefetch=None):
-        self.estimator = estimator
-        self.n_estimators = n_estimators
-        self.max_samples = max_samples
-        self.max_features = max_features
-        self.bootstrap = bootstrap
-        self.bootstrap_features = bootstrap_features
-        self.oob_score = oob_score
-        self.warm_start = warm_start
-        self.n_jobs = n_jobs
-        self.random_state = random_state
-        self.verbose = verbose
-        self.trees_per_pass = trees_per_pass
-        self.memory_limit = memory_limit
-        self.cache_dir = cache_dir
-        self.max_bin = max_bin
-        self.prefetch = prefetch
-
-    def _learner_params(self):
-        est = self.estimator if self.estimator is not None else self._tree_class()
-        if not isinstance(est, _DecisionTree):
-            raise ParameterError(f"estimator must be an oocboost DecisionTreeClassifier / "
-                                 f"DecisionTreeRegressor (bagging grows our trees on the "
-                                 f"shared engine), got {type(est).__name__}")
-        if est._task != self._task:
-            raise ParameterError(f"estimator must be a {self._tree_class.__name__}, got "
-                                 f"{type(est).__name__}")
-        tp = est._learner_params()
-        p = {k: tp[k] for k in _TREE_PARAMS if k in tp}
-        p["tree_max_features"] = tp.get("max_features")
-        p.update(max_samples=self.max_samples, max_features=self.max_features,
-                 bootstrap=self.bootstrap, bootstrap_features=self.bootstrap_features,
-                 oob_score=self.oob_score, n_jobs=self.n_jobs,
-                 random_state=self.random_state, verbose=self.verbose,
-                 trees_per_pass=self.trees_per_pass, memory_limit=self.memory_limit,
-                 prefetch=self.prefetch)
-        return p
-
-
-class BaggingClassifier(_ClassifierMixin, _Bagging):
-    """Bagging of decision trees (scikit-learn's ``BaggingClassifier`` over our
-    :class:`DecisionTreeClassifier`): each tree sees a bootstrap of the rows
-    (Poisson(max_samples) copies per row; without ``bootstrap``, each row with
-    probability ``max_samples``) and ``max_features`` columns (drawn with replacement
-    when ``bootstrap_features``); predictions average the trees' class proportions
-    (soft vote, as scikit-learn does for estimators with ``predict_proba``)."""
-
-    _tree_class = DecisionTreeClassifier
-
-
-class BaggingRegressor(_RegressorMixin, _Bagging):
-    """Bagging of :class:`DecisionTreeRegressor` trees; the prediction is their mean.
-    See :class:`BaggingClassifier`."""
-
-    _tree_class = DecisionTreeRegressor
-
-
-# ---------------------------------------------------------------------- functions
-def export_text(decision_tree, feature_names=None, *, max_depth=10, spacing=3, decimals=2,
-                show_weights=False, tree_index=0, show_missing=False):
-    """A readable dump of a fitted tree in scikit-learn's ``export_text`` layout.
-
-    Parameters
-    ----------
-    decision_tree : fitted estimator of this module, or oocboost Model
-    feature_names : list of str or None
-        Default: the model's feature names.
-    max_depth : int
-        Deeper nodes are shown as ``truncated branch``.
-    spacing, decimals : int
-    show_weights : bool
-        Classification: the weighted class counts at each leaf.
-    tree_index : int
-        Tree of an ensemble to show.
-    show_missing : bool
-        Mark the side missing values go to with ``(missing)``.
-
-    Returns
-    -------
-    str
-
-    Examples
-    --------
-    >>> print(export_text(DecisionTreeClassifier(max_depth=1).fit(X, y)))  # doctest: +SKIP
-    |--- petal_width <= 0.80
-    |   |--- class: 0
-    |--- petal_width >  0.80
-    |   |--- class: 1
-    """
-    model = getattr(decision_tree, "model_", decision_tree)
-    tree = model.trees[tree_index]
-    names = list(feature_names) if feature_names is not None else list(model.feature_names)
-    if len(names) != model.n_features:
-        raise ParameterError(f"feature_names has {len(names)} names, the model "
-                             f"{model.n_features} features")
-    classes = getattr(decision_tree, "classes_", None)
-    if classes is None and model.classes is not None:
-        classes = np.asarray(model.classes)
-    classification = model.objective == "multi:proba"
-    cats = None
-    if model.bin_mapper:
-        from ..cache.binning import BinMapper
-
-        cats = BinMapper.from_dict(model.bin_mapper).categories
-    lines = []
-    pad = " " * spacing
-
-    def leaf_text(node, depth):
-        indent = ("|" + pad) * depth + "|" + "-" * spacing
-        v = tree.value[node]
-        if classification:
-            k = int(np.argmax(v))
-            label = classes[k] if classes is not None else k
-            text = f"{indent} class: {label}"
-            if show_weights:
-                w = np.round(v * tree.cover[node], decimals)
-                text = f"{indent} weights: {list(w)} class: {label}"
-        else:
-            text = f"{indent} value: [{np.round(v[0], decimals)}]"
-        lines.append(text)
-
-    def walk(node, depth):
-        indent = ("|" + pad) * depth + "|" + "-" * spacing
-        if tree.left[node] < 0:
-            leaf_text(node, depth)
-            return
-        if depth >= max_depth:
-            lines.append(f"{indent} truncated branch of depth "
-                         f"{_subtree_depth(tree, node)}")
-            return
-        f = int(tree.feature[node])
-        miss = miss_r = ""
-        if show_missing:
-            miss, miss_r = ((" (missing)", "") if tree.default_left[node]
-                            else ("", " (missing)"))
-        if tree.is_categorical[node]:
-            codes = [c for c in range(tree.cat_bitset.shape[1] * 32)
-                     if (tree.cat_bitset[node, c >> 5] >> (c & 31)) & 1]
-            names_f = cats[f] if cats and cats[f] else None
-            shown = [names_f[c] if names_f and c < len(names_f) else str(c) for c in codes]
-            lines.append(f"{indent} {names[f]} in {{{', '.join(map(str, shown))}}}{miss}")
-            walk(int(tree.left[node]), depth + 1)
-            lines.append(f"{indent} {names[f]} not in {{{', '.join(map(str, shown))}}}"
-                         f"{miss_r}")
-            walk(int(tree.right[node]), depth + 1)
-            return
-        thr = f"{tree.threshold[node]:.{decimals}f}"
-        lines.append(f"{indent} {names[f]} <= {thr}{miss}")
-        walk(int(tree.left[node]), depth + 1)
-        lines.append(f"{indent} {names[f]} >  {thr}{miss_r}")
-        walk(int(tree.right[node]), depth + 1)
-
-    walk(0, 0)
-    return "\n".join(lines) + "\n"
-
-
-def _subtree_depth(tree, node):
-    depth, frontier = 0, [node]
-    while True:
-        children = [c for n in frontier if tree.left[n] >= 0
-                    for c in (int(tree.left[n]), int(tree.right[n]))]
-        if not children:
-            return depth
-        depth += 1
-        frontier = children
-
-
-def _scorer(estimator, scoring):
-    """(name, kind): accuracy for classifiers, r2 for regressors by default."""
-    classification = getattr(estimator, "_task", None) == "classification"
-    if scoring is None:
-        scoring = "accuracy" if classification else "r2"
-    if scoring not in ("accuracy", "r2", "neg_mean_squared_error"):
-        raise ParameterError(f"scoring must be None, 'accuracy', 'r2' or "
-                             f"'neg_mean_squared_error'; got {scoring!r}")
-    if scoring == "accuracy" and not classification:
-        raise ParameterError("scoring='accuracy' needs a classifier")
-    return scoring
-
-
-class _ScoreSums:
-    """Block-decomposable sums for accuracy, R^2 and MSE (weighted)."""
-
-    def __init__(self):
-        self.w = self.hits = self.sse = self.sy = self.syy = 0.0
-
-    def add(self, y, pred, w, classification):
-        w = np.ones(len(y)) if w is None else np.asarray(w, np.float64)
-        y = np.asarray(y, np.float64)
-        self.w += w.sum()
-        if classification:
-            self.hits += float(np.sum(w * (np.argmax(pred, axis=1) == y)))
-        else:
-            p = np.asarray(pred, np.float64).reshape(len(y), -1)[:, 0]
-            self.sse += float(np.sum(w * (y - p) ** 2))
-            self.sy += float(np.sum(w * y))
-            self.syy += float(np.sum(w * y * y))
-
-    def score(self, scoring):
-        if scoring == "accuracy":
-            return self.hits / self.w
-        if scoring == "neg_mean_squared_error":
-            return -self.sse / self.w
-        sst = self.syy - self.sy * self.sy / self.w
-        return 1.0 - self.sse / sst if sst > 0 else 0.0
-
-
-def permutation_importance(estimator, X, y=None, *, n_repeats=5, random_state=None,
-                           scoring=None, sample_weight=None):
-    """Permutation importance (Breiman 2001), computed out of core.
-
-    The drop in score when one feature's values are shuffled, ``n_repeats`` times per
-    feature.
-
-    * ``X`` a Cache (binned with the model's edges: the training cache or one built with
-      ``reference=``): one streaming pass; in each block, each feature's *codes* are
-      permuted within the block (a block-local shuffle; the same as a global shuffle when
-      rows are in random order) and the block is predicted ``n_features * n_repeats``
-      times. Scores are block-decomposable (accuracy, R^2, MSE), so memory stays one
-      block. ``y`` must be None (the cache's labels are used; classifier labels are
-      class indices).
-    * ``X`` an array/DataFrame: held in memory anyway; each column is shuffled globally
-      (scikit-learn's procedure).
-
-    Parameters
-    ----------
-    estimator : fitted estimator of this module
-    X : Cache or array-like (n_rows, n_features)
-    y : array-like (n_rows,) or None
-    n_repeats : int
-    random_state : int or None
-    scoring : {None, "accuracy", "r2", "neg_mean_squared_error"}
-        None: accuracy for classifiers, R^2 for regressors.
-    sample_weight : array-like or None (arrays only; a cache brings its weights)
-
-    Returns
-    -------
-    sklearn.utils.Bunch
-        ``importances_mean`` (n_features,), ``importances_std`` (n_features,),
-        ``importances`` (n_features, n_repeats): baseline score minus permuted score.
-    """
-    from sklearn.utils import Bunch
-
-    from ..kernels.cart_stats import permute_in_place
-    from ..cache.store import Cache
-
-    estimator._check_fitted()
-    scoring = _scorer(estimator, scoring)
-    n_repeats = _config.int_param("n_repeats", n_repeats, 1)
-    seed = _config.resolve_seed(random_state)
-    model = estimator.model_
-    classification = estimator._task == "classification"
-    n_features = model.n_features
-    if isinstance(X, Cache):
-        if y is not None or sample_weight is not None:
-            raise ParameterError("with a Cache, labels and weights come from the cache: "
-                                 "pass y=None and sample_weight=None")
-        if X.manifest.get("bin_mapper") != model.bin_mapper:
-            raise ParameterError(f"cache {X.path} was binned with other edges than the "
-                                 f"model's training data; build it with reference=")
-        base = _ScoreSums()
-        perm_sums = [[_ScoreSums() for _ in range(n_repeats)] for _ in range(n_features)]
-        missing_bin = X.max_bin - 1
-        for block in X.iter_blocks(prefetch=1):
-            codes = np.array(block.codes)  # a writable copy of one block
-            pred = model.predict_margin_binned(codes, missing_bin)
-            base.add(block.label, pred, block.weight, classification)
-            scratch = np.empty(block.n_rows, codes.dtype)
-            for f in range(n_features):
-                saved = codes[f].copy()
-                for r in range(n_repeats):
-                    rng = np.random.default_rng([seed, block.index, f, r])
-                    perm = rng.permutation(block.n_rows)
-                    codes[f] = saved
-                    permute_in_place(codes[f], perm, scratch)
-                    pred = model.predict_margin_binned(codes, missing_bin)
-                    perm_sums[f][r].add(block.label, pred, block.weight, classification)
-                codes[f] = saved
-        baseline = base.score(scoring)
-        scores = np.array([[s.score(scoring) for s in row] for row in perm_sums])
-    else:
-        if y is None:
-            raise ParameterError("y is required when X is not a Cache")
-        y = np.asarray(y)
-        rng = np.random.default_rng(seed)
-
-        def score_of(Xp):
-            s = _ScoreSums()
-            if classification:
-                proba = estimator.predict_proba(Xp)
-                pos = np.searchsorted(estimator.classes_, y)
-                pos = np.clip(pos, 0, len(estimator.classes_) - 1)
-                codes_y = np.where(estimator.classes_[pos] == y, pos, -1)
-                s.add(codes_y, proba, sample_weight, True)
-            else:
-                s.add(y, estimator.predict(Xp), sample_weight, False)
-            return s.score(scoring)
-
-        baseline = score_of(X)
-        scores = np.empty((n_features, n_repeats))
-        is_frame = hasattr(X, "iloc")
-        for f in range(n_features):
-            for r in range(n_repeats):
-                perm = rng.permutation(len(y))
-                if is_frame:
-                    Xp = X.copy()
-                    Xp.iloc[:, f] = X.iloc[perm, f].to_numpy()
-                else:
-                    Xp = np.array(X, copy=True)
-                    Xp[:, f] = Xp[perm, f]
-                scores[f, r] = score_of(Xp)
-    importances = baseline - scores
-    return Bunch(importances_mean=importances.mean(axis=1),
-                 importances_std=importances.std(axis=1), importances=importances)

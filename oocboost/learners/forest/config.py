@@ -206,7 +206,7 @@ def resolve_config(learner, params, *, task, n_rows, n_features, classes=None,
     ----------
     learner : {"random_forest", "extra_trees", "decision_tree", "bagging"}
     params : dict
-        Estimator parameters (scikit-learn names; see ``tree_estimators.py``). Missing
+        Estimator parameters (scikit-learn names; see ``oocboost/sklearn/trees.py``). Missing
         ones take the learner's scikit-learn default.
     task : {"classification", "regression"}
     n_rows, n_features : int

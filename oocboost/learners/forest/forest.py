@@ -21,7 +21,7 @@ and row draws from (seed, tree, row), so a tree depends only on the seed and its
 not on the block size, the prefetch depth, the thread count, ``trees_per_pass`` or on
 being added later by ``warm_start``.
 
-scikit-learn semantics (where they differ, the docstrings of ``tree_estimators.py`` say
+scikit-learn semantics (where they differ, the docstrings of ``oocboost/sklearn/trees.py`` say
 so): splits and leaf values of a single tree equal scikit-learn's when the cache has a
 bin per distinct value; ``max_samples`` (bootstrap of ``m`` rows) is drawn as
 Poisson(m / n) copies per row; ``max_features`` subsets are drawn per node without

@@ -1,0 +1,113 @@
+"""A fitted tree as text, as scikit-learn's ``export_text``."""
+import numpy as np
+
+from ..errors import ParameterError
+
+
+def export_text(decision_tree, feature_names=None, *, max_depth=10, spacing=3, decimals=2,
+                show_weights=False, tree_index=0, show_missing=False):
+    """A readable dump of a fitted tree in scikit-learn's ``export_text`` layout.
+
+    Parameters
+    ----------
+    decision_tree : fitted estimator of this module, or oocboost Model
+    feature_names : list of str or None
+        Default: the model's feature names.
+    max_depth : int
+        Deeper nodes are shown as ``truncated branch``.
+    spacing, decimals : int
+    show_weights : bool
+        Classification: the weighted class counts at each leaf.
+    tree_index : int
+        Tree of an ensemble to show.
+    show_missing : bool
+        Mark the side missing values go to with ``(missing)``.
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> print(export_text(DecisionTreeClassifier(max_depth=1).fit(X, y)))  # doctest: +SKIP
+    |--- petal_width <= 0.80
+    |   |--- class: 0
+    |--- petal_width >  0.80
+    |   |--- class: 1
+    """
+    model = getattr(decision_tree, "model_", decision_tree)
+    tree = model.trees[tree_index]
+    names = list(feature_names) if feature_names is not None else list(model.feature_names)
+    if len(names) != model.n_features:
+        raise ParameterError(f"feature_names has {len(names)} names, the model "
+                             f"{model.n_features} features")
+    classes = getattr(decision_tree, "classes_", None)
+    if classes is None and model.classes is not None:
+        classes = np.asarray(model.classes)
+    classification = model.objective == "multi:proba"
+    cats = None
+    if model.bin_mapper:
+        from ..cache.binning import BinMapper
+
+        cats = BinMapper.from_dict(model.bin_mapper).categories
+    lines = []
+    pad = " " * spacing
+
+    def leaf_text(node, depth):
+        indent = ("|" + pad) * depth + "|" + "-" * spacing
+        v = tree.value[node]
+        if classification:
+            k = int(np.argmax(v))
+            label = classes[k] if classes is not None else k
+            text = f"{indent} class: {label}"
+            if show_weights:
+                w = np.round(v * tree.cover[node], decimals)
+                text = f"{indent} weights: {list(w)} class: {label}"
+        else:
+            text = f"{indent} value: [{np.round(v[0], decimals)}]"
+        lines.append(text)
+
+    def walk(node, depth):
+        indent = ("|" + pad) * depth + "|" + "-" * spacing
+        if tree.left[node] < 0:
+            leaf_text(node, depth)
+            return
+        if depth >= max_depth:
+            lines.append(f"{indent} truncated branch of depth "
+                         f"{_subtree_depth(tree, node)}")
+            return
+        f = int(tree.feature[node])
+        miss = miss_r = ""
+        if show_missing:
+            miss, miss_r = ((" (missing)", "") if tree.default_left[node]
+                            else ("", " (missing)"))
+        if tree.is_categorical[node]:
+            codes = [c for c in range(tree.cat_bitset.shape[1] * 32)
+                     if (tree.cat_bitset[node, c >> 5] >> (c & 31)) & 1]
+            names_f = cats[f] if cats and cats[f] else None
+            shown = [names_f[c] if names_f and c < len(names_f) else str(c) for c in codes]
+            lines.append(f"{indent} {names[f]} in {{{', '.join(map(str, shown))}}}{miss}")
+            walk(int(tree.left[node]), depth + 1)
+            lines.append(f"{indent} {names[f]} not in {{{', '.join(map(str, shown))}}}"
+                         f"{miss_r}")
+            walk(int(tree.right[node]), depth + 1)
+            return
+        thr = f"{tree.threshold[node]:.{decimals}f}"
+        lines.append(f"{indent} {names[f]} <= {thr}{miss}")
+        walk(int(tree.left[node]), depth + 1)
+        lines.append(f"{indent} {names[f]} >  {thr}{miss_r}")
+        walk(int(tree.right[node]), depth + 1)
+
+    walk(0, 0)
+    return "\n".join(lines) + "\n"
+
+
+def _subtree_depth(tree, node):
+    depth, frontier = 0, [node]
+    while True:
+        children = [c for n in frontier if tree.left[n] >= 0
+                    for c in (int(tree.left[n]), int(tree.right[n]))]
+        if not children:
+            return depth
+        depth += 1
+        frontier = children

@@ -1,0 +1,173 @@
+"""scikit-learn style random forests, extra trees and bagging (out of core), on the
+shared tree estimator base of :mod:`oocboost.sklearn.trees` (whose docstring lists the
+differences from scikit-learn).
+
+Example
+-------
+>>> from oocboost import RandomForestClassifier                           # doctest: +SKIP
+>>> rf = RandomForestClassifier(n_estimators=200, oob_score=True, random_state=0,
+...                             memory_limit="2GB").fit(cache)         # doctest: +SKIP
+>>> rf.oob_score_, rf.predict_proba(X_test)[:, 1]                      # doctest: +SKIP
+"""
+
+from ..errors import ParameterError
+
+
+from .trees import (DecisionTreeClassifier, DecisionTreeRegressor, TreeClassifierMixin,
+                    TreeEnsembleBase, TreeRegressorMixin, DecisionTreeBase)
+
+
+class _Forest(TreeEnsembleBase):
+    def __init__(self, n_estimators=100, *, criterion=None, max_depth=None,
+                 min_samples_split=2, min_samples_leaf=1, min_weight_fraction_leaf=0.0,
+                 max_features="default", max_leaf_nodes=None, min_impurity_decrease=0.0,
+                 bootstrap="default", oob_score=False, n_jobs=None, random_state=None,
+                 verbose=0, warm_start=False, class_weight=None, ccp_alpha=0.0,
+                 max_samples=None, trees_per_pass=None, leaves_per_pass=None,
+                 memory_limit=None, cache_dir=None, max_bin=256, prefetch=None):
+        self.n_estimators = n_estimators
+        self.criterion = criterion
+        self.max_depth = max_depth
+        self.min_samples_split = min_samples_split
+        self.min_samples_leaf = min_samples_leaf
+        self.min_weight_fraction_leaf = min_weight_fraction_leaf
+        self.max_features = max_features
+        self.max_leaf_nodes = max_leaf_nodes
+        self.min_impurity_decrease = min_impurity_decrease
+        self.bootstrap = bootstrap
+        self.oob_score = oob_score
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+        self.verbose = verbose
+        self.warm_start = warm_start
+        self.class_weight = class_weight
+        self.ccp_alpha = ccp_alpha
+        self.max_samples = max_samples
+        self.trees_per_pass = trees_per_pass
+        self.leaves_per_pass = leaves_per_pass
+        self.memory_limit = memory_limit
+        self.cache_dir = cache_dir
+        self.max_bin = max_bin
+        self.prefetch = prefetch
+
+    def _learner_params(self):
+        p = self.get_params()
+        if p["criterion"] is None:
+            p.pop("criterion")
+        for name in ("max_features", "bootstrap"):
+            if isinstance(p[name], str) and p[name] == "default":
+                p.pop(name)  # the learner's scikit-learn default
+        p.pop("warm_start")
+        p.pop("n_estimators")
+        return p
+
+
+class RandomForestClassifier(TreeClassifierMixin, _Forest):
+    """Breiman's random forest for classification (scikit-learn's
+    ``RandomForestClassifier``: ``n_estimators=100``, ``max_features="sqrt"``,
+    ``bootstrap=True``), trained out of core; predictions average the trees' class
+    proportions.
+
+    ``max_features``: "sqrt", "log2", int, float fraction or None; Breiman's classic
+    ``log2(p) + 1`` is ``max_features=int(np.log2(p)) + 1``. ``max_samples`` (int or
+    fraction of rows, with ``bootstrap=True``): each row gets Poisson(max_samples / n)
+    copies. ``oob_score=True`` adds ``oob_score_`` (accuracy) and
+    ``oob_decision_function_`` (one more data pass). ``warm_start=True`` adds trees
+    (identical to growing them all at once). ``n_jobs``: numba threads.
+    """
+
+    _learner = "random_forest"
+
+
+class RandomForestRegressor(TreeRegressorMixin, _Forest):
+    """Random forest for regression (``max_features=1.0``, ``bootstrap=True``); the
+    prediction is the mean of the trees'. ``oob_score=True`` adds ``oob_score_`` (R^2) and
+    ``oob_prediction_``. See :class:`RandomForestClassifier`."""
+
+    _learner = "random_forest"
+
+
+class ExtraTreesClassifier(TreeClassifierMixin, _Forest):
+    """Extremely randomised trees (Geurts et al. 2006; scikit-learn's
+    ``ExtraTreesClassifier``: ``bootstrap=False``, ``max_features="sqrt"``): one random
+    threshold per candidate feature and node, the best of those is taken."""
+
+    _learner = "extra_trees"
+
+
+class ExtraTreesRegressor(TreeRegressorMixin, _Forest):
+    """Extremely randomised trees for regression (``max_features=1.0``,
+    ``bootstrap=False``). See :class:`ExtraTreesClassifier`."""
+
+    _learner = "extra_trees"
+
+
+# ---------------------------------------------------------------------- bagging
+_TREE_PARAMS = ("criterion", "splitter", "max_depth", "min_samples_split",
+                "min_samples_leaf", "min_weight_fraction_leaf", "max_leaf_nodes",
+                "min_impurity_decrease", "class_weight", "ccp_alpha", "leaves_per_pass")
+
+
+class _Bagging(TreeEnsembleBase):
+    _learner = "bagging"
+    _tree_class = None
+
+    def __init__(self, estimator=None, n_estimators=10, *, max_samples=1.0,
+                 max_features=1.0, bootstrap=True, bootstrap_features=False,
+                 oob_score=False, warm_start=False, n_jobs=None, random_state=None,
+                 verbose=0, trees_per_pass=None, memory_limit=None, cache_dir=None,
+                 max_bin=256, prefetch=None):
+        self.estimator = estimator
+        self.n_estimators = n_estimators
+        self.max_samples = max_samples
+        self.max_features = max_features
+        self.bootstrap = bootstrap
+        self.bootstrap_features = bootstrap_features
+        self.oob_score = oob_score
+        self.warm_start = warm_start
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+        self.verbose = verbose
+        self.trees_per_pass = trees_per_pass
+        self.memory_limit = memory_limit
+        self.cache_dir = cache_dir
+        self.max_bin = max_bin
+        self.prefetch = prefetch
+
+    def _learner_params(self):
+        est = self.estimator if self.estimator is not None else self._tree_class()
+        if not isinstance(est, DecisionTreeBase):
+            raise ParameterError(f"estimator must be an oocboost DecisionTreeClassifier / "
+                                 f"DecisionTreeRegressor (bagging grows our trees on the "
+                                 f"shared engine), got {type(est).__name__}")
+        if est._task != self._task:
+            raise ParameterError(f"estimator must be a {self._tree_class.__name__}, got "
+                                 f"{type(est).__name__}")
+        tp = est._learner_params()
+        p = {k: tp[k] for k in _TREE_PARAMS if k in tp}
+        p["tree_max_features"] = tp.get("max_features")
+        p.update(max_samples=self.max_samples, max_features=self.max_features,
+                 bootstrap=self.bootstrap, bootstrap_features=self.bootstrap_features,
+                 oob_score=self.oob_score, n_jobs=self.n_jobs,
+                 random_state=self.random_state, verbose=self.verbose,
+                 trees_per_pass=self.trees_per_pass, memory_limit=self.memory_limit,
+                 prefetch=self.prefetch)
+        return p
+
+
+class BaggingClassifier(TreeClassifierMixin, _Bagging):
+    """Bagging of decision trees (scikit-learn's ``BaggingClassifier`` over our
+    :class:`DecisionTreeClassifier`): each tree sees a bootstrap of the rows
+    (Poisson(max_samples) copies per row; without ``bootstrap``, each row with
+    probability ``max_samples``) and ``max_features`` columns (drawn with replacement
+    when ``bootstrap_features``); predictions average the trees' class proportions
+    (soft vote, as scikit-learn does for estimators with ``predict_proba``)."""
+
+    _tree_class = DecisionTreeClassifier
+
+
+class BaggingRegressor(TreeRegressorMixin, _Bagging):
+    """Bagging of :class:`DecisionTreeRegressor` trees; the prediction is their mean.
+    See :class:`BaggingClassifier`."""
+
+    _tree_class = DecisionTreeRegressor
