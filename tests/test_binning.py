@@ -17,7 +17,8 @@ from oocboost.kernels.binning import (
     map_to_bins,
     map_to_bins_naive,
 )
-from oocboost.cache.sketch import CategoryCounter, QuantileSketch
+from oocboost.cache.categories import CategoryCounter
+from oocboost.cache.sketch import QuantileSketch
 
 FMAX = np.finfo(np.float64).max
 

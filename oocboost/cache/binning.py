@@ -26,7 +26,7 @@ from ..errors import InputError, ModelError, ParameterError, SchemaError
 from ..kernels.binning import (GROUPED_MAX_EDGES, grouped_edges, map_categories,
                                map_features_to_bins, map_features_to_bins_grouped,
                                map_float_codes, map_to_bins)
-from .sketch import as_category_array
+from .categories import as_category_array
 
 NUMERIC = "numeric"
 CATEGORICAL = "categorical"

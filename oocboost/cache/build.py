@@ -42,7 +42,8 @@ from ..utils.sizes import format_size
 from .label_stats import LabelStats
 from ..utils import interrupt
 from ..utils.progress import ProgressBar
-from .sketch import DEFAULT_MAX_EXACT, CategoryCounter, QuantileSketch
+from .sketch import DEFAULT_MAX_EXACT, QuantileSketch
+from .categories import CategoryCounter
 
 #: Build parameters that change the cache's content (part of its fingerprint).
 _CONTENT_PARAMS = ("label", "weight", "categorical", "drop", "max_bin", "max_categories",

@@ -1,4 +1,5 @@
-"""Pass-1 summaries of each column: weighted quantile sketches and category counters.
+"""Pass-1 summaries of each numeric column: weighted quantile sketches (category counts
+are in :mod:`.categories`).
 
 Quantile sketch
 ---------------
@@ -42,20 +43,11 @@ quarter of a bin at 256 bins) gives ``m = 14336``: 459 kB per level. A summary i
 only when it has more than ``m + 2`` entries, so a feature with at most ``max_exact``
 (indeed up to ``m + 2``) distinct values is never pruned and stays exact.
 
-Category counter
-----------------
-Weighted Misra-Gries counts (mergeable, Agarwal et al. 2012) over at most ``capacity``
-strings: when more are held, the ``(capacity + 1)``-th largest count is subtracted from all
-and non-positive ones are dropped. Each reported count is within ``[c - undercount, c]``
-of the true count ``c``, with ``undercount <= W / (capacity + 1)``; a category heavier
-than ``undercount`` is never lost.
 """
 import math
 import numbers
 
 import numpy as np
-import pyarrow as pa
-import pyarrow.compute as pc
 
 from ..errors import InputError, ParameterError
 
@@ -63,10 +55,6 @@ from ..errors import InputError, ParameterError
 DESIGN_LEVELS = 14
 DEFAULT_EPS = 1.0 / 1024.0
 DEFAULT_MAX_EXACT = 255
-#: Category counter capacity when no ``max_categories`` is given.
-DEFAULT_CATEGORY_CAPACITY = 1 << 16
-#: Capacity per kept category: rare categories heavier than W / (64 max_categories) survive.
-CATEGORY_CAPACITY_FACTOR = 64
 
 _SUMMARY_FIELDS = ("values", "rmin", "rmax", "w")
 
@@ -198,7 +186,7 @@ def _decode_floats(values):
     return np.array(values, dtype=np.float64)
 
 
-def _check_weights(weights, n, what):
+def check_weights(weights, n, what):
     """Weights as float64 (n,), or InputError naming the first bad row."""
     weights = np.asarray(weights, dtype=np.float64).ravel()
     if weights.shape[0] != n:
@@ -221,7 +209,7 @@ def _clean_weighted(values, weights, what):
     if weights is None:
         keep = ~np.isnan(values)
         return values[keep] + 0.0, np.ones(int(keep.sum()))
-    weights = _check_weights(weights, values.shape[0], what)
+    weights = check_weights(weights, values.shape[0], what)
     keep = ~np.isnan(values) & (weights > 0)
     return values[keep] + 0.0, weights[keep]
 
@@ -546,170 +534,3 @@ class QuantileSketch:
                 raise ParameterError(
                     f"malformed QuantileSketch state: level {level} is not a sorted summary")
         return sketch
-
-
-# --------------------------------------------------------------------------------------
-# Categories
-# --------------------------------------------------------------------------------------
-def as_category_array(values, what):
-    """Categories as one flat pyarrow string array (null = missing).
-
-    Parameters
-    ----------
-    values : pyarrow Array / ChunkedArray (string, dictionary or castable) or array_like
-        Raw categories; None / NaN in object arrays become null.
-    what : str
-        Names the column or caller in the InputError raised for non-string values.
-
-    Returns
-    -------
-    pyarrow.StringArray, shape (n,)
-    """
-    if isinstance(values, pa.ChunkedArray):
-        values = values.combine_chunks()
-    if not isinstance(values, pa.Array):
-        try:
-            values = pa.array(np.asarray(values, dtype=object), from_pandas=True)
-        except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
-            raise InputError(f"{what}: cannot read the values as categories: {exc}") from exc
-    if pa.types.is_dictionary(values.type):
-        values = values.dictionary_decode()
-    if not pa.types.is_string(values.type):
-        try:
-            values = values.cast(pa.string())
-        except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
-            raise InputError(
-                f"{what}: expected strings, got values of type {values.type}"
-            ) from exc
-    return values
-
-
-class CategoryCounter:
-    """Bounded, mergeable weighted counts of the string categories of one column.
-
-    Parameters
-    ----------
-    max_categories : int, optional
-        Categories the bin mapper will keep; sets the default capacity to
-        ``CATEGORY_CAPACITY_FACTOR * max_categories`` (else ``DEFAULT_CATEGORY_CAPACITY``).
-    capacity : int, optional
-        Most strings held at once (Misra-Gries counters, see module docstring).
-
-    Notes
-    -----
-    Nulls are missing and not counted. Counts are weighted sums (row counts without
-    weights). While :attr:`truncated` is False every count is exact.
-    """
-
-    def __init__(self, max_categories=None, capacity=None):
-        if max_categories is not None and (
-            not isinstance(max_categories, (int, np.integer)) or max_categories < 1
-        ):
-            raise ParameterError(
-                f"max_categories must be a positive integer, got {max_categories!r}"
-            )
-        if capacity is None:
-            capacity = (DEFAULT_CATEGORY_CAPACITY if max_categories is None
-                        else CATEGORY_CAPACITY_FACTOR * int(max_categories))
-        if not isinstance(capacity, (int, np.integer)) or capacity < 1:
-            raise ParameterError(f"capacity must be a positive integer, got {capacity!r}")
-        self.max_categories = None if max_categories is None else int(max_categories)
-        self.capacity = int(capacity)
-        self._keys = pa.array([], type=pa.string())
-        self._counts = np.empty(0)
-        #: Upper bound on how much any reported count is below the true count.
-        self.undercount = 0.0
-        #: At least this many distinct categories were seen.
-        self.n_distinct_lower_bound = 0
-
-    @property
-    def truncated(self):
-        """True once counts have been decremented to stay within ``capacity``."""
-        return self.undercount > 0.0
-
-    def update(self, values, weights=None):
-        """Count one batch.
-
-        Parameters
-        ----------
-        values : pyarrow.Array of strings or numpy object array, shape (n,)
-            Categories; null / None is missing.
-        weights : array_like of float64, shape (n,), optional
-            Non-negative finite sample weights (default 1).
-        """
-        values = as_category_array(values, "CategoryCounter.update")
-        encoded = pc.dictionary_encode(values)
-        indices = encoded.indices.to_numpy(zero_copy_only=False)
-        valid = np.asarray(encoded.indices.is_valid())
-        w = None
-        if weights is not None:
-            w = _check_weights(weights, len(values), "CategoryCounter.update")[valid]
-        counts = np.bincount(indices[valid].astype(np.int64), weights=w,
-                             minlength=len(encoded.dictionary)).astype(np.float64)
-        self._absorb(encoded.dictionary, counts, 0.0, 0)
-        return self
-
-    def merge(self, other):
-        """Add ``other``'s counts (``other`` is unchanged); undercount bounds add."""
-        if not isinstance(other, CategoryCounter):
-            raise ParameterError(f"can only merge a CategoryCounter, got {type(other).__name__}")
-        self._absorb(other._keys, other._counts, other.undercount, other.n_distinct_lower_bound)
-        return self
-
-    def _absorb(self, keys, counts, undercount, n_distinct):
-        keys = pa.concat_arrays([self._keys, keys.cast(pa.string())])
-        counts = np.concatenate([self._counts, counts])
-        encoded = pc.dictionary_encode(keys)
-        summed = np.bincount(encoded.indices.to_numpy().astype(np.int64), weights=counts,
-                             minlength=len(encoded.dictionary))
-        positive = summed > 0
-        keys = encoded.dictionary.filter(pa.array(positive))
-        summed = summed[positive]
-        self.n_distinct_lower_bound = max(self.n_distinct_lower_bound, n_distinct, len(keys))
-        self.undercount += undercount
-        if summed.shape[0] > self.capacity:
-            # Misra-Gries: subtract the (capacity+1)-th largest count from all.
-            delta = np.partition(summed, summed.shape[0] - self.capacity - 1)[
-                summed.shape[0] - self.capacity - 1]
-            summed = summed - delta
-            positive = summed > 0
-            keys = keys.filter(pa.array(positive))
-            summed = summed[positive]
-            self.undercount += float(delta)
-        self._keys = keys
-        self._counts = summed
-
-    def counts(self):
-        """Counts of the categories held: ``dict[str, float]`` (integral when unweighted)."""
-        return dict(zip(self._keys.to_pylist(), self._counts.tolist()))
-
-    def most_common(self):
-        """``[(category, count), ...]`` by decreasing count, ties by category string."""
-        table = pa.table({"key": self._keys, "count": self._counts})
-        order = pc.sort_indices(table, sort_keys=[("count", "descending"), ("key", "ascending")])
-        table = table.take(order)
-        return list(zip(table["key"].to_pylist(), table["count"].to_pylist()))
-
-    def to_dict(self):
-        """JSON-safe state."""
-        return {
-            "kind": "CategoryCounter", "max_categories": self.max_categories,
-            "capacity": self.capacity, "keys": self._keys.to_pylist(),
-            "counts": self._counts.tolist(), "undercount": self.undercount,
-            "n_distinct_lower_bound": self.n_distinct_lower_bound,
-        }
-
-    @classmethod
-    def from_dict(cls, state):
-        """Inverse of :meth:`to_dict`."""
-        try:
-            counter = cls(max_categories=state["max_categories"], capacity=state["capacity"])
-            counter._keys = pa.array(state["keys"], type=pa.string())
-            counter._counts = np.asarray(state["counts"], dtype=np.float64)
-            counter.undercount = float(state["undercount"])
-            counter.n_distinct_lower_bound = int(state["n_distinct_lower_bound"])
-        except (KeyError, TypeError, ValueError, pa.ArrowInvalid) as exc:
-            raise ParameterError(f"malformed CategoryCounter state: {exc!r}") from exc
-        if len(counter._keys) != counter._counts.shape[0]:
-            raise ParameterError("malformed CategoryCounter state: keys and counts differ")
-        return counter
