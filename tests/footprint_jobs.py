@@ -1,6 +1,6 @@
 """Jobs measured by ``tests/test_memory_footprint.py`` (one per fresh subprocess).
 
-Each job is called as ``"footprint_jobs:<name>"`` by :func:`oocboost.memory.measure_peak_rss`
+Each job is called as ``"footprint_jobs:<name>"`` by :func:`oocboost.utils.measure.measure_peak_rss`
 in an interpreter that has already imported ``numpy, pyarrow, numba, h5py, oocboost`` (the
 same imports as the idle baseline), so the measured increase is the job's own. Arguments
 and return values are JSON-able.

@@ -25,6 +25,8 @@ LAYERS = {
 }
 #: What kernels may import of ours: only dtype constants.
 KERNEL_IMPORTS = {"common", "kernels"}
+#: What the process-wide helpers may import of ours.
+UTILS_IMPORTS = {"errors", "common", "utils"}
 MAX_MODULE_LINES = 700
 MAX_FUNCTION_LINES = 80
 
@@ -95,6 +97,8 @@ def test_layers_import_only_layers_below():
             other = layer_of(imported)
             if layer == "kernels" and other not in KERNEL_IMPORTS:
                 wrong.append(f"{module} -> {imported} (kernels import only common)")
+            elif layer == "utils" and other not in UTILS_IMPORTS:
+                wrong.append(f"{module} -> {imported} (utils import only errors, common)")
             elif LAYERS[other] > LAYERS[layer]:
                 wrong.append(f"{module} ({layer}) -> {imported} ({other})")
     assert wrong == []
@@ -161,3 +165,14 @@ def test_module_and_function_sizes(module):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
             and _body_lines(node) > MAX_FUNCTION_LINES]
     assert long == []
+
+
+def test_import_parser_sees_relative_lazy_and_submodule_imports():
+    # relative at the top (from .binning), lazy inside a function (from .store import
+    # Cache in build_cache), a submodule imported by name (from ..utils import interrupt)
+    assert {"oocboost.cache.binning", "oocboost.cache.store",
+            "oocboost.utils.interrupt"} <= imports_of("oocboost.cache.build")
+    # every lazy import of the public API
+    assert {"oocboost.cache.build", "oocboost.sklearn.forests",
+            "oocboost.inspection.permutation"} <= imports_of("oocboost")
+    assert layer_of("oocboost.engine.grower") == "engine" and layer_of("oocboost") == "__init__"

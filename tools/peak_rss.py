@@ -6,7 +6,7 @@ Usage::
 
 The peak is the larger of a psutil poll of the whole process tree every 10 ms (sum of the
 RSS of the command and its descendants) and the kernel's ``ru_maxrss`` of the child (see
-:func:`oocboost.memory.measure_peak_rss`). The command's own output passes through; the
+:func:`oocboost.utils.measure.measure_peak_rss`). The command's own output passes through; the
 report goes to stderr as text, or as one JSON line with ``--json``. The exit code is the
 command's (128 + signal number when it was killed by a signal).
 

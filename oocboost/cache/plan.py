@@ -67,7 +67,7 @@ MIN_CSV_BLOCK_BYTES = 256 * KiB
 DEFAULT_SKETCH_BYTES = 2 * MiB
 MIN_SKETCH_BYTES = 64 * KiB
 #: Rows per batch from a non-CSV source (Parquet, Arrow, in-memory arrays and frames:
-#: the ``batch_rows`` default of ``oocboost.ingest``).
+#: the ``batch_rows`` default of ``oocboost.cache.ingest``).
 SOURCE_BATCH_ROWS = 65536
 #: Copies of a block alive in pass 2: the block being assembled from binned batches, its
 #: lz4 serialisation, and the raw one written instead when lz4 saves too little.

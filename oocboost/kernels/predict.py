@@ -37,7 +37,7 @@ Layout of :class:`FlatTrees` (``N`` = total nodes, ``T`` = trees)::
     value          float64 (V,)      leaf values times the tree weight, rows by flat node
     node_id        int32   (N,)      the node's id in its own tree (for leaf indices)
 
-Decision rules (the same in the naive twins in ``tests/test_predict.py``):
+Decision rules (the same in the naive twins in ``tests/model/test_predict.py``):
 
 * numeric, raw: ``x`` NaN -> default direction, else ``x <= threshold`` -> left;
 * numeric, binned: ``code == missing_bin`` -> default direction, else ``code <=

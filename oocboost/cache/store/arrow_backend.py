@@ -31,7 +31,7 @@ pass, and the copy of ``f.read()`` (150 us per MB, against 48 us to map) compete
 kernels for the cores: 16M rows at a 512 MB limit re-read 28 GB per round of 6 passes.
 The mapping lives as long as the block's arrays. As with any mapped file, truncating a
 block file while a reader holds it mapped would end the process (SIGBUS); a cache's files
-are never modified in place (a rebuild writes new files and renames, see ``writer.py``),
+are never modified in place (a rebuild writes new files and renames, see ``cache/store/writer.py``),
 and a file whose size differs from the manifest is refused before it is mapped.
 """
 import mmap

@@ -17,7 +17,7 @@ algorithm       criterion    per-row state                   update after tree `
 ==============  ===========  ==============================  ==========================
 
 Per-row state lives in RAM while it fits ``memory_limit`` and is otherwise spilled per
-block beside the cache (``rowstate.py``), exactly like boosting margins.
+block beside the cache (``engine/rowstate.py``), exactly like boosting margins.
 
 Passes over the data per round
 ------------------------------

@@ -9,7 +9,7 @@ The data is read ``max_depth`` times per round for depth-wise trees::
 
 so the last level of a tree costs no pass of its own: it is applied in the next round's
 first pass. Per-row state (margins, gradient/hessian, node of each row) lives in RAM
-or is spilled per block (see ``rowstate.py``), as the memory plan decides.
+or is spilled per block (see ``engine/rowstate.py``), as the memory plan decides.
 """
 import time
 

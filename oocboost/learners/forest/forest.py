@@ -12,7 +12,7 @@ hands them, with a :class:`~oocboost.engine.policies.CartPolicy`, to the same
     (oob_score) one more pass: every tree's value for the rows it did not see
 
 Nothing per row is kept across passes but the node of each row in each tree of the
-group (``int32``, in RAM or spilled per block, see ``rowstate.py``): bootstrap draws are
+group (``int32``, in RAM or spilled per block, see ``engine/rowstate.py``): bootstrap draws are
 recomputed from a counter-based hash of (seed, tree, row) in every pass.
 
 Randomness is per tree: feature subsets (``max_features``), extra-trees thresholds and

@@ -18,7 +18,7 @@ from oocboost.cache.store import Block, Cache, CacheWriter
 BACKENDS = ["arrow", "hdf5"]
 COMPRESSIONS = {"arrow": ["lz4", "zstd", "none"], "hdf5": ["lzf", "gzip", "none"]}
 N_ROWS, N_FEATURES = 130, 5
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def _data(dtype=np.uint8, n_rows=N_ROWS, seed=0):
