@@ -33,7 +33,6 @@ import time
 
 import psutil
 
-
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SUITES = ("build", "boost", "forest", "adaboost", "predict", "scale", "limit")
 RESULT_PREFIX = "BENCH_RESULT "

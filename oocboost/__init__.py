@@ -10,9 +10,15 @@ Build a binned, compressed cache once, then train from it block by block::
 """
 __version__ = "0.1.0"
 
-from .errors import (CacheError, InputError, MemoryLimitError, ModelError,  # noqa: F401
-                     OocboostError, ParameterError, SchemaError)
-
+from .errors import (  # noqa: F401
+    CacheError,
+    InputError,
+    MemoryLimitError,
+    ModelError,
+    OocboostError,
+    ParameterError,
+    SchemaError,
+)
 
 _TREES = ("DecisionTreeClassifier", "DecisionTreeRegressor")
 _FORESTS = ("RandomForestClassifier", "RandomForestRegressor", "ExtraTreesClassifier",

@@ -70,8 +70,8 @@ def cmd_build_cache(args):
 
 def describe_cache(path):
     """Text of ``oocboost info``: rows, features, bins, missing share, blocks, sizes."""
-    from .utils.sizes import format_size
     from .cache.store import Cache
+    from .utils.sizes import format_size
 
     cache = Cache(path)
     m = cache.manifest

@@ -149,9 +149,9 @@ def smallest_train_limit(cache_path):
     """The smallest ``memory_limit`` the training planner accepts for this cache, here and now."""
     import numpy as np
 
-    from oocboost.errors import MemoryLimitError
-    from oocboost.engine.plan import plan_train
     from oocboost.cache.store import Cache
+    from oocboost.engine.plan import plan_train
+    from oocboost.errors import MemoryLimitError
 
     cache = Cache(cache_path)
     try:

@@ -12,8 +12,8 @@ import time
 import numpy as np
 import pytest
 
-from oocboost.errors import CacheError
 from oocboost.cache.store import Cache
+from oocboost.errors import CacheError
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

@@ -31,8 +31,8 @@ import sys
 
 import pytest
 
-from oocboost.utils.sizes import MiB, format_size
 from oocboost.utils.measure import measure_peak_rss
+from oocboost.utils.sizes import MiB, format_size
 
 TESTS_DIR = os.path.dirname(os.path.abspath(__file__))
 if TESTS_DIR not in sys.path:

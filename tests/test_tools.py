@@ -10,7 +10,8 @@ import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 import pytest
 
-from tools.gen_data import generate, generate_arrays, main as gen_main
+from tools.gen_data import generate, generate_arrays
+from tools.gen_data import main as gen_main
 from tools.peak_rss import cgroup_v2_dir
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -5,8 +5,15 @@ works from an installed package; see its docstring for the columns and determini
 """
 import sys
 
-from oocboost.datasets import (FORMATS, TASKS, GeneratedData, generate,  # noqa: F401
-                               generate_arrays, iter_chunks, main)
+from oocboost.datasets import (  # noqa: F401
+    FORMATS,
+    TASKS,
+    GeneratedData,
+    generate,
+    generate_arrays,
+    iter_chunks,
+    main,
+)
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -35,8 +35,8 @@ import signal
 import sys
 
 from oocboost.errors import OocboostError
-from oocboost.utils.sizes import format_size, parse_size
 from oocboost.utils.measure import measure_peak_rss
+from oocboost.utils.sizes import format_size, parse_size
 
 __all__ = ["main", "run", "cgroup_v2_dir", "CAP_METHODS"]
 

@@ -23,9 +23,15 @@ import pyarrow.compute as pc
 
 from ..common import binned_dtype, check_max_bin, missing_bin
 from ..errors import InputError, ModelError, ParameterError, SchemaError
-from ..kernels.binning import (GROUPED_MAX_EDGES, grouped_edges, map_categories,
-                               map_features_to_bins, map_features_to_bins_grouped,
-                               map_float_codes, map_to_bins)
+from ..kernels.binning import (
+    GROUPED_MAX_EDGES,
+    grouped_edges,
+    map_categories,
+    map_features_to_bins,
+    map_features_to_bins_grouped,
+    map_float_codes,
+    map_to_bins,
+)
 from .categories import as_category_array
 
 NUMERIC = "numeric"

@@ -21,9 +21,9 @@ import dataclasses
 import hashlib
 import json
 import os
+import queue
 import re
 import shutil
-import queue
 import tempfile
 import threading
 import time
@@ -32,18 +32,18 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.ipc as ipc
 
-from .binning import BinMapper
 from ..common import DEFAULT_MAX_BIN, Y_DTYPE, binned_dtype, check_max_bin
 from ..errors import CacheError, MemoryLimitError, ParameterError, SchemaError
-from .ingest import open_source
-from .ingest.source import Batch
-from .plan import MIN_CSV_BLOCK_BYTES, plan_build
-from ..utils.sizes import format_size
-from .label_stats import LabelStats
 from ..utils import interrupt
 from ..utils.progress import ProgressBar
-from .sketch import DEFAULT_MAX_EXACT, QuantileSketch
+from ..utils.sizes import format_size
+from .binning import BinMapper
 from .categories import CategoryCounter
+from .ingest import open_source
+from .ingest.source import Batch
+from .label_stats import LabelStats
+from .plan import MIN_CSV_BLOCK_BYTES, plan_build
+from .sketch import DEFAULT_MAX_EXACT, QuantileSketch
 
 #: Build parameters that change the cache's content (part of its fingerprint).
 _CONTENT_PARAMS = ("label", "weight", "categorical", "drop", "max_bin", "max_categories",

@@ -36,9 +36,8 @@ Building a cache (:func:`plan_build`)::
   per-row state and resident blocks), and the build fits. An explicit ``block_rows`` is
   honoured and checked.
 
-Refusal: when even the minimum configuration does not fit, :class:`MemoryLimitError`
-says so and gives the smallest limit (a whole number of MiB) for which the same formulas
-plan successfully.
+A limit below the minimum configuration is refused with the smallest one that works
+(:mod:`oocboost.utils.budget`).
 """
 from __future__ import annotations
 
@@ -47,8 +46,16 @@ from dataclasses import dataclass
 
 from ..common import binned_dtype, check_max_bin
 from ..errors import MemoryLimitError
-from ..utils.budget import (DEFAULT_PREFETCH, check_int, check_limit, plan_line, process_baseline,
-                            safety_margin, smallest_limit, usable_bytes)
+from ..utils.budget import (
+    DEFAULT_PREFETCH,
+    check_int,
+    check_limit,
+    plan_line,
+    process_baseline,
+    safety_margin,
+    smallest_limit,
+    usable_bytes,
+)
 from ..utils.sizes import KiB, MiB, format_size
 
 MIN_BLOCK_ROWS = 4096

@@ -36,16 +36,24 @@ import numba
 import numpy as np
 
 from ..common import HIST_DTYPE, aligned_zeros, binned_dtype, hist_width
-from ..kernels.histogram import (build_histograms_all, build_histograms_columns,
-                                 build_histograms_selected, node_sums_from_histograms,
-                                 subtract_histograms)
+from ..kernels.histogram import (
+    build_histograms_all,
+    build_histograms_columns,
+    build_histograms_selected,
+    node_sums_from_histograms,
+    subtract_histograms,
+)
 from ..kernels.partition import ROUTE_FLAGS, partition_select_rows, route_flags
-
-
 from .hist_slots import HistogramSlots
-from .nodes import (GrowerTelemetry, NodeArrays, concat_frontier, rank_within, sample_count,
-                    sampled_columns, take_frontier)
-
+from .nodes import (
+    GrowerTelemetry,
+    NodeArrays,
+    concat_frontier,
+    rank_within,
+    sample_count,
+    sampled_columns,
+    take_frontier,
+)
 
 #: Rows per chunk of the partition sweep at least (a chunk is one task of the parallel loop).
 MIN_CHUNK_ROWS = 16384

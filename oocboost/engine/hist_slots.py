@@ -10,7 +10,6 @@ from ..common import aligned_zeros
 from ..kernels.histogram import record_words, records_to_histograms, zero_slots
 from ..kernels.sampling import node_feature_subsets
 
-
 #: Let small per-node histograms be built from row records (``_use_records``). Measured on
 #: 16 depth-12 forest trees, 1M x 28, 2 threads: below a few thousand rows a node's
 #: histogram updates missed the cache at 20-35 ns each (3 ns at the root); models are

@@ -42,9 +42,8 @@ streamed, nothing resident) and grows it greedily in this order: prefetch depth 
 default, 1 or 0 when tight), nodes in flight (up to ``max_nodes_in_flight``), state in
 RAM, resident blocks. Explicit values (``prefetch=``) are fixed, not grown.
 
-Refusal: when even the minimum configuration does not fit, :class:`MemoryLimitError`
-says so and gives the smallest limit (a whole number of MiB) for which the same formulas
-plan successfully.
+A limit below the minimum configuration is refused with the smallest one that works
+(:mod:`oocboost.utils.budget`).
 """
 from __future__ import annotations
 
@@ -53,8 +52,16 @@ from dataclasses import dataclass
 
 from ..common import check_max_bin, hist_width
 from ..errors import MemoryLimitError
-from ..utils.budget import (DEFAULT_PREFETCH, check_int, check_limit, plan_line, process_baseline,
-                            safety_margin, smallest_limit, usable_bytes)
+from ..utils.budget import (
+    DEFAULT_PREFETCH,
+    check_int,
+    check_limit,
+    plan_line,
+    process_baseline,
+    safety_margin,
+    smallest_limit,
+    usable_bytes,
+)
 from ..utils.sizes import MiB, format_size
 
 HIST_ITEMSIZE = 8

@@ -83,8 +83,8 @@ def permutation_importance(estimator, X, y=None, *, n_repeats=5, random_state=No
     """
     from sklearn.utils import Bunch
 
-    from ..kernels.cart_stats import permute_in_place
     from ..cache.store import Cache
+    from ..kernels.cart_stats import permute_in_place
 
     estimator._check_fitted()
     scoring = _scorer(estimator, scoring)

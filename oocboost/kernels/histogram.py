@@ -31,7 +31,6 @@ from ..common import HIST_LANES
 from .partition import partition_select_rows
 from .simd import add2, add4
 
-
 #: Features a thread updates per row visit, at most. The row's statistics are loaded once
 #: and added into this many feature histograms, whose independent read-modify-writes
 #: overlap; one feature at a time re-loads the statistics for every (row, feature) and

@@ -15,7 +15,6 @@ from llvmlite import ir
 from numba import types
 from numba.extending import intrinsic
 
-
 #: numba element type -> (LLVM lane type, bytes) of the arrays ``add4`` updates.
 _ELEMENT = {types.float64: (ir.DoubleType(), 8), types.int32: (ir.IntType(32), 4)}
 

@@ -7,8 +7,13 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from .split import (CRITERION_GINI, CRITERION_SQUARED_ERROR, categorical_index, set_bit,
-                    write_result)
+from .split import (
+    CRITERION_GINI,
+    CRITERION_SQUARED_ERROR,
+    categorical_index,
+    set_bit,
+    write_result,
+)
 
 _LN2 = math.log(2.0)
 

@@ -50,6 +50,7 @@ import math
 import numbers
 
 import numpy as np
+
 from ..errors import InputError, ParameterError
 from ..kernels.objective_kernels import poisson_nloglik_rows
 

@@ -42,8 +42,15 @@ import numpy as np
 
 from ..common import X_DTYPE
 from ..errors import ModelError
-from .fields import (INT32_MAX, finite_float, jsonable, read_array, read_int, read_typed,
-                     reject_constant)
+from .fields import (
+    INT32_MAX,
+    finite_float,
+    jsonable,
+    read_array,
+    read_int,
+    read_typed,
+    reject_constant,
+)
 from .prediction import ModelPrediction
 from .tree import MAX_BITSET_CELLS, MAX_OUTPUTS, Tree, coerce
 

@@ -47,9 +47,9 @@ import numbers
 
 import numpy as np
 
+from ..cache.label_stats import as_label
 from ..common import G_H_DTYPE
 from ..errors import InputError, ParameterError
-from ..cache.label_stats import as_label
 from ..kernels import objective_kernels as _k
 
 __all__ = ["Objective", "get_objective", "OBJECTIVE_NAMES"]

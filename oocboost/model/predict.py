@@ -16,8 +16,8 @@ import pyarrow.csv as pacsv
 from ..cache.binning import BinMapper
 from ..common import X_DTYPE
 from ..errors import ParameterError, SchemaError
-from .metrics import get_metric
 from .aggregate import is_weighted_median, round_weights, sum_view, weighted_median
+from .metrics import get_metric
 from .objectives import get_objective
 
 

@@ -33,13 +33,21 @@ Differences from scikit-learn
 import numpy as np
 
 from ..errors import ParameterError
-from .boosting import ParamsMixin, TrainingData
-from ..model.adaboost import (REGRESSOR_ALGORITHM, margins_to_decision, predict_adaboost,
-                              staged_margins, tree_predictions)
+from ..learners.adaboost.adaboost import (
+    CLASSIFIER_ALGORITHMS,
+    canonical_algorithm,
+    check_boost_params,
+    train_adaboost,
+)
+from ..model.adaboost import (
+    REGRESSOR_ALGORITHM,
+    margins_to_decision,
+    predict_adaboost,
+    staged_margins,
+    tree_predictions,
+)
 from ..model.aggregate import round_weights, weighted_median
-from ..learners.adaboost.adaboost import (CLASSIFIER_ALGORITHMS, canonical_algorithm,
-                                          check_boost_params, train_adaboost)
-
+from .boosting import ParamsMixin, TrainingData
 
 # --------------------------------------------------------------------------- estimators
 

@@ -11,10 +11,14 @@ Example
 """
 
 from ..errors import ParameterError
-
-
-from .trees import (DecisionTreeClassifier, DecisionTreeRegressor, TreeClassifierMixin,
-                    TreeEnsembleBase, TreeRegressorMixin, DecisionTreeBase)
+from .trees import (
+    DecisionTreeBase,
+    DecisionTreeClassifier,
+    DecisionTreeRegressor,
+    TreeClassifierMixin,
+    TreeEnsembleBase,
+    TreeRegressorMixin,
+)
 
 
 class _Forest(TreeEnsembleBase):

@@ -40,10 +40,10 @@ Example
 import numpy as np
 
 from ..errors import ParameterError
-from .boosting import ParamsMixin, TrainingData
 from ..learners.forest import config as _config
 from ..learners.forest import forest as _forest
 from ..learners.forest import passes as _passes
+from .boosting import ParamsMixin, TrainingData
 
 
 def _to_py(values):

@@ -6,10 +6,11 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from oocboost.kernels import binning as kb
-
 from oocboost.cache.binning import BinMapper, midpoint_edges
+from oocboost.cache.categories import CategoryCounter
+from oocboost.cache.sketch import QuantileSketch
 from oocboost.errors import InputError, ModelError, ParameterError, SchemaError
+from oocboost.kernels import binning as kb
 from oocboost.kernels.binning import (
     map_categories,
     map_categories_naive,
@@ -17,8 +18,6 @@ from oocboost.kernels.binning import (
     map_to_bins,
     map_to_bins_naive,
 )
-from oocboost.cache.categories import CategoryCounter
-from oocboost.cache.sketch import QuantileSketch
 
 FMAX = np.finfo(np.float64).max
 

@@ -12,8 +12,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from oocboost.cache.build import build_cache
-from oocboost.errors import CacheError, InputError, MemoryLimitError, SchemaError
 from oocboost.cache.store import Cache
+from oocboost.errors import CacheError, InputError, MemoryLimitError, SchemaError
 
 N = 1500
 

@@ -3,9 +3,9 @@ import re
 
 import pytest
 
+from oocboost.cache.plan import CSV_READER_FIXED_BYTES, plan_build
 from oocboost.errors import MemoryLimitError
 from oocboost.utils.budget import BASELINE_SLACK_BYTES
-from oocboost.cache.plan import CSV_READER_FIXED_BYTES, plan_build
 from oocboost.utils.sizes import MiB, parse_size
 
 GiB = 1024**3

@@ -9,10 +9,9 @@ import pyarrow.feather as feather
 import pyarrow.parquet as pq
 import pytest
 
-from oocboost.errors import InputError, ParameterError
 from oocboost.cache.ingest import open_source
 from oocboost.cache.ingest.csv import parse_numbers, scan_records
-
+from oocboost.errors import InputError, ParameterError
 
 # ----------------------------------------------------------------------------- helpers
 

@@ -4,8 +4,8 @@ import time
 
 import pytest
 
-from oocboost.errors import CacheError, ParameterError
 from oocboost.cache.prefetch import prefetch
+from oocboost.errors import CacheError, ParameterError
 
 DEPTHS = [0, 1, 2, 3, 5]
 

@@ -6,10 +6,18 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from oocboost.errors import InputError, ParameterError
-from oocboost.cache.sketch import (DESIGN_LEVELS, QuantileSketch, _combine, _exact_summary,
-                                   _max_gap, _prune, _size, _total_weight)
 from oocboost.cache.categories import CategoryCounter
+from oocboost.cache.sketch import (
+    DESIGN_LEVELS,
+    QuantileSketch,
+    _combine,
+    _exact_summary,
+    _max_gap,
+    _prune,
+    _size,
+    _total_weight,
+)
+from oocboost.errors import InputError, ParameterError
 
 QS = np.linspace(0.0, 1.0, 257)
 TOL = 1e-9  # relative slack for float sums taken in different orders

@@ -12,8 +12,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from oocboost.errors import CacheError, ParameterError
 from oocboost.cache.store import Block, Cache, CacheWriter
+from oocboost.errors import CacheError, ParameterError
 
 BACKENDS = ["arrow", "hdf5"]
 COMPRESSIONS = {"arrow": ["lz4", "zstd", "none"], "hdf5": ["lzf", "gzip", "none"]}

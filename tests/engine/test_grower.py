@@ -8,8 +8,8 @@ block size, and lossguide with enough leaves must find the same tree as depthwis
 import numpy as np
 import pytest
 
-from oocboost.engine.nodes import GrowthParams
 from oocboost.engine.grower import TreeGrower
+from oocboost.engine.nodes import GrowthParams
 from oocboost.engine.policies import MIN_GAIN_EPS, GradientPolicy
 
 LAMBDA = 1.0

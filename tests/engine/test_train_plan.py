@@ -4,13 +4,12 @@ import re
 
 import pytest
 
+from oocboost.cache.plan import plan_build
 from oocboost.common import hist_width
+from oocboost.engine.plan import plan_train
 from oocboost.errors import MemoryLimitError, ParameterError
 from oocboost.utils.budget import BASELINE_SLACK_BYTES
-from oocboost.cache.plan import plan_build
 from oocboost.utils.sizes import MiB, parse_size
-from oocboost.engine.plan import plan_train
-
 
 TRAIN = dict(n_rows=1_000_000, n_features=28, max_bin=256, block_rows=65536, n_blocks=16,
              codes_itemsize=1, baseline_bytes=150 * MiB)

@@ -1,8 +1,7 @@
 """Histogram kernels vs a naive numpy twin; block-size and feature-chunk invariance."""
+import numba
 import numpy as np
 import pytest
-
-import numba
 
 from oocboost.common import aligned_zeros, hist_width
 from oocboost.kernels import histogram as kh

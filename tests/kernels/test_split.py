@@ -12,10 +12,10 @@ import math
 import numpy as np
 import pytest
 
+from oocboost.engine.policies import full_columns
 from oocboost.kernels import split as S
 from oocboost.kernels import split_cart as SC
 from oocboost.kernels import split_gradient as SG
-from oocboost.engine.policies import full_columns
 
 INF = float("inf")
 

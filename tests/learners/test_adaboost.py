@@ -17,10 +17,10 @@ from sklearn.ensemble import AdaBoostRegressor as SkAdaBoostRegressor
 from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
 import oocboost
-from oocboost.sklearn.adaboost import AdaBoostClassifier, AdaBoostRegressor
-from oocboost.model.adaboost import predict_adaboost
 from oocboost.errors import ParameterError
 from oocboost.learners.adaboost.adaboost import train_adaboost
+from oocboost.model.adaboost import predict_adaboost
+from oocboost.sklearn.adaboost import AdaBoostClassifier, AdaBoostRegressor
 
 EPS = np.finfo(np.float64).eps
 

@@ -13,15 +13,25 @@ import sklearn.ensemble as ske
 from sklearn.datasets import make_classification, make_regression
 
 import oocboost
-from oocboost.kernels.cart_stats import (MODE_BERNOULLI, MODE_POISSON, cart_stats,
-                                         draw_dtype, row_draws)
+from oocboost.inspection.permutation import permutation_importance
+from oocboost.kernels.cart_stats import (
+    MODE_BERNOULLI,
+    MODE_POISSON,
+    cart_stats,
+    draw_dtype,
+    row_draws,
+)
 from oocboost.kernels.sampling import poisson1_per_row
 from oocboost.learners.forest.forest import train_forest_from_params
-from oocboost.sklearn.forests import (BaggingClassifier, BaggingRegressor,
-                                      ExtraTreesClassifier, ExtraTreesRegressor,
-                                      RandomForestClassifier, RandomForestRegressor)
+from oocboost.sklearn.forests import (
+    BaggingClassifier,
+    BaggingRegressor,
+    ExtraTreesClassifier,
+    ExtraTreesRegressor,
+    RandomForestClassifier,
+    RandomForestRegressor,
+)
 from oocboost.sklearn.trees import DecisionTreeClassifier, DecisionTreeRegressor
-from oocboost.inspection.permutation import permutation_importance
 
 TOL = 0.04
 
@@ -251,10 +261,10 @@ def test_cli_learner_path_and_saved_model(caches, tmp_path):
 def test_trees_per_pass_halves_while_the_group_does_not_fit(caches):
     """A group whose block statistics and node indices do not fit the limit is halved,
     not refused; one tree that does not fit is refused."""
-    from oocboost.errors import MemoryLimitError
-    from oocboost.learners.forest.passes import cache_classes, choose_trees_per_pass
-    from oocboost.learners.forest.config import resolve_config
     from oocboost.engine.plan import plan_train
+    from oocboost.errors import MemoryLimitError
+    from oocboost.learners.forest.config import resolve_config
+    from oocboost.learners.forest.passes import cache_classes, choose_trees_per_pass
 
     by_block, _ = caches
     cache = by_block[300]

@@ -9,9 +9,9 @@ import xgboost as xgb
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from oocboost.cache.label_stats import LabelStats
 from oocboost.errors import InputError, ParameterError
 from oocboost.model.objectives import OBJECTIVE_NAMES, get_objective
-from oocboost.cache.label_stats import LabelStats
 
 RNG_SEED = 1234
 

@@ -15,8 +15,8 @@ import pytest
 from sklearn import tree as sktree
 
 import oocboost
-from oocboost.sklearn.trees import DecisionTreeClassifier, DecisionTreeRegressor
 from oocboost.inspection.tree_text import export_text
+from oocboost.sklearn.trees import DecisionTreeClassifier, DecisionTreeRegressor
 
 N = 160
 

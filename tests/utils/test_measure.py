@@ -4,8 +4,8 @@ import sys
 import pytest
 
 from oocboost.errors import ParameterError
-from oocboost.utils.sizes import MiB, format_size
 from oocboost.utils.measure import MeasurementError, measure_peak_rss
+from oocboost.utils.sizes import MiB, format_size
 
 
 def allocate(n_mib):

@@ -2,8 +2,8 @@
 import pytest
 
 from oocboost.errors import ParameterError
-from oocboost.utils.sizes import MiB, format_size, parse_size
 from oocboost.utils.rss import current_rss, peak_rss
+from oocboost.utils.sizes import MiB, format_size, parse_size
 
 GiB = 1024**3
 

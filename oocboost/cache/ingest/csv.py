@@ -37,8 +37,17 @@ import pyarrow.compute as pc
 import pyarrow.csv as pa_csv
 
 from ...errors import InputError, ParameterError
-from .source import (CATEGORICAL, DEFAULT_NA_VALUES, NUMERIC, Batch, Source, arrow_kind,
-                     file_fingerprint, resolve_columns, to_float64)
+from .source import (
+    CATEGORICAL,
+    DEFAULT_NA_VALUES,
+    NUMERIC,
+    Batch,
+    Source,
+    arrow_kind,
+    file_fingerprint,
+    resolve_columns,
+    to_float64,
+)
 
 _RAGGED_RE = re.compile(r"Expected (\d+) columns, got (\d+)")
 _CONVERSION_RE = re.compile(r"In CSV column #(\d+): CSV conversion error to (\w+): "

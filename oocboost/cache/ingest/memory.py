@@ -9,9 +9,21 @@ import numpy as np
 import pyarrow as pa
 
 from ...errors import InputError, ParameterError
-from .source import (CATEGORICAL, NUMERIC, ArrowBatchSource, Batch, Source, check_no_missing,
-                     hash_arrow_array, hash_ndarray, new_hash, resolve_columns, slice_batches,
-                     to_float64, to_string_array)
+from .source import (
+    CATEGORICAL,
+    NUMERIC,
+    ArrowBatchSource,
+    Batch,
+    Source,
+    check_no_missing,
+    hash_arrow_array,
+    hash_ndarray,
+    new_hash,
+    resolve_columns,
+    slice_batches,
+    to_float64,
+    to_string_array,
+)
 
 _ARRAY_LABEL = "<label>"
 _ARRAY_WEIGHT = "<weight>"

@@ -160,7 +160,9 @@ class Cache:
             d = self.manifest.get("bin_mapper")
             if d is None:
                 raise CacheError(f"cache {self.path}: the manifest has no bin_mapper")
-            from ..binning import BinMapper  # binning imports nothing from store; keep load light
+            from ..binning import (
+                BinMapper,  # binning imports nothing from store; keep load light
+            )
 
             self._bin_mapper = BinMapper.from_dict(d)
         return self._bin_mapper

@@ -79,13 +79,12 @@ import time
 
 import numpy as np
 
+from ...engine.rowstate import RowStateSpec
 from ...errors import ParameterError
 from ...kernels import adaboost_kernels as ak
-from ...engine.rowstate import RowStateSpec
+from ...model.adaboost import REGRESSOR_ALGORITHM
 from .families import AdditiveLogistic, GiniBoost, R2Boost
 from .run import STOP_CHANCE, BoostRun
-from ...model.adaboost import REGRESSOR_ALGORITHM
-
 
 CLASSIFIER_ALGORITHMS = ("SAMME", "SAMME.R", "gentle", "logitboost", "arc-x4")
 _ALIASES = {"samme": "SAMME", "discrete": "SAMME", "samme.r": "SAMME.R", "real": "SAMME.R",

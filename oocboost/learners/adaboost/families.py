@@ -8,16 +8,21 @@ import math
 import numpy as np
 
 from ...common import G_H_DTYPE, NODE_DTYPE
+from ...engine.policies import CartPolicy
 from ...kernels import adaboost_kernels as ak
 from ...kernels.partition import add_node_values
-from ...engine.policies import CartPolicy
-from .run import (STOP_CHANCE, STOP_PERFECT, RoundResult, class_labels, sample_weight,
-                  weighted_error)
+from .run import (
+    STOP_CHANCE,
+    STOP_PERFECT,
+    RoundResult,
+    class_labels,
+    sample_weight,
+    weighted_error,
+)
 
 #: LogitBoost's working-response clip (FHT 2000 recommend a value between 2 and 4).
 LOGITBOOST_Z_MAX = 4.0
 from ...model.adaboost import REGRESSOR_ALGORITHM
-
 
 # --------------------------------------------------------------------------- SAMME family
 

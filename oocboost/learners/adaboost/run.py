@@ -4,12 +4,12 @@ import time
 
 import numpy as np
 
-from ...errors import ParameterError
-from ...engine.nodes import GrowerTelemetry, GrowthParams
-from ...engine.grower import TreeGrower
-from ...kernels import adaboost_kernels as ak
-from ...engine.rowstate import make_row_state, spill_dir_for
 from ...engine.blocks import timed_blocks
+from ...engine.grower import TreeGrower
+from ...engine.nodes import GrowerTelemetry, GrowthParams
+from ...engine.rowstate import make_row_state, spill_dir_for
+from ...errors import ParameterError
+from ...kernels import adaboost_kernels as ak
 
 #: Why boosting stopped before ``n_estimators`` (``stop_reason`` in the model's attributes).
 STOP_PERFECT = "perfect"

@@ -16,13 +16,13 @@ import time
 import numpy as np
 
 from ...common import G_H_DTYPE
-from ...engine.nodes import GrowthParams, GrowerTelemetry, node_index_dtype
+from ...engine.blocks import timed_blocks
 from ...engine.grower import TreeGrower
-from ...kernels.partition import add_node_values
-from ...kernels.sampling import uniform_per_row
+from ...engine.nodes import GrowerTelemetry, GrowthParams, node_index_dtype
 from ...engine.policies import GradientPolicy
 from ...engine.rowstate import RowStateSpec, make_row_state, spill_dir_for
-from ...engine.blocks import timed_blocks
+from ...kernels.partition import add_node_values
+from ...kernels.sampling import uniform_per_row
 
 
 def state_spec(n_outputs, params):

@@ -14,17 +14,17 @@ import time
 
 import numpy as np
 
-from . import callback as cb
-from ...errors import ParameterError, SchemaError
-from . import booster as boosting
-from ...utils.rss import current_rss, peak_rss
-from ...engine.plan import plan_train
-from ...model.metrics import get_metric
 from ...cache.label_stats import LabelStats
+from ...engine.plan import plan_train
+from ...errors import ParameterError, SchemaError
+from ...model.metrics import get_metric
 from ...model.objectives import get_objective
-from .params import objective_params, resolve_params
 from ...utils.progress import ProgressBar
+from ...utils.rss import current_rss, peak_rss
 from ...utils.threads import thread_limit
+from . import booster as boosting
+from . import callback as cb
+from .params import objective_params, resolve_params
 
 
 def open_cache(data, what="training data"):

@@ -10,7 +10,6 @@ import numpy as np
 from ...errors import ParameterError
 from ...kernels import cart_stats as kc
 
-
 #: Model ``learner`` names.
 LEARNERS = ("random_forest", "extra_trees", "decision_tree", "bagging")
 #: Integer labels with at most this many classes make the CLI choose classification.

@@ -30,12 +30,19 @@ scikit-learn's "skip constant features and draw again" rule.
 import time
 import warnings
 
-
-from ...errors import ParameterError
 from ...engine.nodes import GrowerTelemetry
+from ...errors import ParameterError
 from .config import CLASSIFICATION_CRITERIA, MAX_AUTO_CLASSES, int_param, resolve_config
-from .passes import (cache_classes, choose_trees_per_pass, empty_model, grow_trees,
-                     integer_stats, label_summary, new_counters, oob_pass)
+from .passes import (
+    cache_classes,
+    choose_trees_per_pass,
+    empty_model,
+    grow_trees,
+    integer_stats,
+    label_summary,
+    new_counters,
+    oob_pass,
+)
 
 
 def train_forest(cache, config, n_estimators, *, model=None, classes=None):
@@ -61,9 +68,9 @@ def train_forest(cache, config, n_estimators, *, model=None, classes=None):
         Per new tree ``{"impurity", "weighted_n"}`` (decision trees) or None.
     oob_decision : ndarray (n_rows, n_outputs) or None
     """
-    from ...utils.rss import current_rss, peak_rss
     from ...engine.plan import plan_train
     from ...model.tree import Tree
+    from ...utils.rss import current_rss, peak_rss
     from ...utils.threads import thread_limit
 
     n_estimators = int_param("n_estimators", n_estimators, 1)

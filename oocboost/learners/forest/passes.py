@@ -7,15 +7,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...common import HIST_DTYPE, INT_HIST_DTYPE, INT_HIST_MAX
-from ...errors import InputError, MemoryLimitError
-from ...engine.nodes import GrowthParams, GrowerTelemetry, sampled_columns
-from ...engine.grower import TreeGrower
-from ...kernels.histogram import ClassCounts
-from ...kernels import cart_stats as kc
-from ...engine.rowstate import RowStateSpec, make_row_state, spill_dir_for
 from ...engine.blocks import timed_blocks
+from ...engine.grower import TreeGrower
+from ...engine.nodes import GrowerTelemetry, GrowthParams, sampled_columns
+from ...engine.rowstate import RowStateSpec, make_row_state, spill_dir_for
+from ...errors import InputError, MemoryLimitError
+from ...kernels import cart_stats as kc
+from ...kernels.histogram import ClassCounts
 from .policy import ForestCartPolicy
-
 
 #: Most trees grown in the same passes when ``trees_per_pass`` is not given.
 MAX_TREES_PER_PASS = 16

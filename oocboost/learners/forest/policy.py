@@ -3,8 +3,8 @@
 
 import numpy as np
 
-from ...kernels import split_cart as kcart
 from ...engine.policies import CartPolicy, full_columns
+from ...kernels import split_cart as kcart
 
 
 class ForestCartPolicy(CartPolicy):
