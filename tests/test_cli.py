@@ -381,6 +381,14 @@ sys.exit(cli.main(sys.argv[1:]))
 """
 
 
+def _sigint_as_on_a_terminal():
+    """``preexec_fn`` of a CLI run a test interrupts: SIGINT at its default disposition, as
+    a command typed at a terminal has it. A test run started as a background job of a
+    non-interactive shell (``pytest &``) ignores SIGINT, and every process it starts
+    inherits that: the builds then rightly ignored the test's Ctrl-C and completed."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _start_and_signal(big_csv, out, sig, phase="pass2"):
     """Start a build (paced, see _SLOW_BUILD), wait until it is in ``phase`` (pass1:
     spooling parsed rows; pass2: writing blocks), send ``sig``; returns the process."""
@@ -389,7 +397,8 @@ def _start_and_signal(big_csv, out, sig, phase="pass2"):
     p = subprocess.Popen([sys.executable, "-c", _SLOW_BUILD, "build-cache", str(big_csv),
                           "-o", str(out), "--label", "label", "--block-rows", "2048"],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                         cwd=REPO, env=env)
+                         cwd=REPO, env=env,
+                         preexec_fn=_sigint_as_on_a_terminal)
     parent = os.path.dirname(out)
 
     def started():
@@ -423,9 +432,13 @@ def _assert_no_valid_cache(out):
 @pytest.mark.parametrize("phase", ["pass1", "pass2"])
 def test_sigint_leaves_nothing(tmp_path, big_csv, phase):
     out = tmp_path / "c.oocb"
+    t0 = time.monotonic()
     p = _start_and_signal(big_csv, out, signal.SIGINT, phase)
+    t_signal = time.monotonic() - t0
     stdout, stderr = p.communicate(timeout=120)
-    assert p.returncode == 130, stderr
+    assert p.returncode == 130, (f"signal at {t_signal:.2f} s, exit at "
+                                 f"{time.monotonic() - t0:.2f} s; stdout {stdout[-300:]!r}; "
+                                 f"stderr {stderr[-600:]!r}")
     assert "interrupted" in stderr and "Traceback" not in stderr
     assert len(stderr.strip().splitlines()) == 1
     assert not os.path.exists(out)
@@ -481,7 +494,7 @@ def test_swallowed_sigint_still_stops_the_build(tmp_path, where):
     r = subprocess.run([sys.executable, "-c", _SWALLOWED_SIGINT, where, "build-cache",
                         str(src), "-o", str(out), "--label", "label", "--block-rows", "500",
                         "--quiet"], capture_output=True, text=True, timeout=120, cwd=REPO,
-                       env=env)
+                       env=env, preexec_fn=_sigint_as_on_a_terminal)
     assert "Exception ignored" in r.stderr  # the interrupt was swallowed where it landed
     assert r.returncode == 130, r.stderr
     assert r.stderr.strip().splitlines()[-1].startswith("oocboost build-cache: interrupted")

@@ -8,6 +8,16 @@ import pytest
 from oocboost.utils import interrupt
 
 
+@pytest.fixture(autouse=True)
+def default_sigint():
+    """Python's own SIGINT handler for the test, whatever this process inherited: a test
+    run started as a background job of a non-interactive shell ignores SIGINT (and the
+    guard rightly leaves an ignored SIGINT alone)."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
+
+
 def test_guard_records_a_sigint_and_restores_the_handler():
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
     with interrupt.guard():
@@ -65,3 +75,12 @@ def test_guard_outside_the_main_thread_installs_nothing():
     t.start()
     t.join()
     assert result == [signal.default_int_handler]
+
+
+def test_guard_leaves_an_ignored_sigint_ignored():
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    with interrupt.guard():
+        assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+        signal.raise_signal(signal.SIGINT)
+        interrupt.check()  # ignored, as the parent asked
+    assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
