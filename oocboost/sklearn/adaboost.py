@@ -47,7 +47,7 @@ from ..model.adaboost import (
     tree_predictions,
 )
 from ..model.aggregate import round_weights, weighted_median
-from .boosting import ParamsMixin, TrainingData
+from .base import ParamsMixin, TrainingData
 
 # --------------------------------------------------------------------------- estimators
 

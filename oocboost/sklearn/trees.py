@@ -43,7 +43,7 @@ from ..errors import ParameterError
 from ..learners.forest import config as _config
 from ..learners.forest import forest as _forest
 from ..learners.forest import passes as _passes
-from .boosting import ParamsMixin, TrainingData
+from .base import ParamsMixin, TrainingData
 
 
 def _to_py(values):
