@@ -6,6 +6,18 @@ import numpy as np
 from ..errors import ParameterError
 from ..learners.forest import config as _config
 
+try:
+    from sklearn.utils import Bunch
+except ImportError:  # scikit-learn is optional: the same dict with attribute access
+    class Bunch(dict):
+        """A dict whose keys are also attributes, as ``sklearn.utils.Bunch``."""
+
+        def __getattr__(self, key):
+            try:
+                return self[key]
+            except KeyError:
+                raise AttributeError(key) from None
+
 
 def _scorer(estimator, scoring):
     """(name, kind): accuracy for classifiers, r2 for regressors by default."""
@@ -77,12 +89,11 @@ def permutation_importance(estimator, X, y=None, *, n_repeats=5, random_state=No
 
     Returns
     -------
-    sklearn.utils.Bunch
+    Bunch
+        A dict whose keys are also attributes (scikit-learn's ``Bunch`` when installed):
         ``importances_mean`` (n_features,), ``importances_std`` (n_features,),
         ``importances`` (n_features, n_repeats): baseline score minus permuted score.
     """
-    from sklearn.utils import Bunch
-
     from ..cache.store import Cache
     from ..kernels.cart_stats import permute_in_place
 
@@ -154,3 +165,4 @@ def permutation_importance(estimator, X, y=None, *, n_repeats=5, random_state=No
     importances = baseline - scores
     return Bunch(importances_mean=importances.mean(axis=1),
                  importances_std=importances.std(axis=1), importances=importances)
+

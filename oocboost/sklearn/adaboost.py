@@ -47,7 +47,13 @@ from ..model.adaboost import (
     tree_predictions,
 )
 from ..model.aggregate import round_weights, weighted_median
-from .base import ParamsMixin, TrainingData
+from .base import (
+    ClassifierMixin,
+    ParamsMixin,
+    RegressorMixin,
+    TrainingData,
+    set_feature_attributes,
+)
 
 # --------------------------------------------------------------------------- estimators
 
@@ -78,8 +84,7 @@ class _AdaBoostBase(ParamsMixin):
         self.estimator_weights_ = np.asarray(info["estimator_weights"], dtype=np.float64)
         self.estimator_errors_ = np.asarray(info["estimator_errors"], dtype=np.float64)
         self.stop_reason_ = info["stop_reason"]
-        self.n_features_in_ = self.model_.n_features
-        self.feature_names_in_ = np.array(self.model_.feature_names, dtype=object)
+        set_feature_attributes(self, X)
         return self
 
     @property
@@ -114,7 +119,7 @@ class _AdaBoostBase(ParamsMixin):
             yield self._score(np.asarray(y), pred, sample_weight)
 
 
-class AdaBoostClassifier(_AdaBoostBase):
+class AdaBoostClassifier(ClassifierMixin, _AdaBoostBase):
     """AdaBoost classifiers trained out of core: SAMME (discrete AdaBoost for two
     classes), SAMME.R (Real AdaBoost), Gentle AdaBoost, LogitBoost and arc-x4.
 
@@ -263,7 +268,7 @@ class AdaBoostClassifier(_AdaBoostBase):
         return self._score(np.asarray(y), self.predict(X), sample_weight)
 
 
-class AdaBoostRegressor(_AdaBoostBase):
+class AdaBoostRegressor(RegressorMixin, _AdaBoostBase):
     """AdaBoost.R2 (Drucker 1997) trained out of core.
 
     Parameters

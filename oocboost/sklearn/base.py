@@ -1,6 +1,15 @@
 """The base every scikit-learn style estimator shares: parameters as constructor
-arguments (``get_params`` / ``set_params``) and the temporary cache that ``fit`` builds
-from arrays or DataFrames."""
+arguments, scikit-learn's estimator protocol, and the temporary cache that ``fit`` builds
+from arrays or DataFrames.
+
+With scikit-learn installed (the ``sklearn`` extra, or any scikit-learn >= 1.4) the
+estimators derive from its ``BaseEstimator``, ``ClassifierMixin`` and ``RegressorMixin``,
+as XGBoost's and LightGBM's do: ``clone``, nested ``set_params``, tags, the HTML repr and
+every model-selection tool then work. scikit-learn stays optional: training, prediction
+and the command line never need it, and it brings SciPy (about 100 MB) into every
+container or Dask worker. Without it the estimators keep ``get_params`` / ``set_params``
+from the ``__init__`` signature and a plain repr.
+"""
 import inspect
 import shutil
 import tempfile
@@ -9,36 +18,107 @@ import numpy as np
 
 from ..errors import ParameterError
 
+try:
+    from sklearn.base import BaseEstimator as _Base
+    from sklearn.base import ClassifierMixin as _ClassifierMixin
+    from sklearn.base import RegressorMixin as _RegressorMixin
+    HAVE_SKLEARN = True
+except ImportError:  # the estimators work without scikit-learn, as plain classes
+    HAVE_SKLEARN = False
 
-class ParamsMixin:
-    """``get_params`` / ``set_params`` from the ``__init__`` signature (scikit-learn's
-    contract, so ``sklearn.base.clone`` and grid searches work without importing sklearn)."""
+    class _Base:
+        """``get_params`` / ``set_params`` from the ``__init__`` signature, as
+        scikit-learn's ``BaseEstimator`` has them (no nested parameters)."""
 
-    @classmethod
-    def _param_names(cls):
-        sig = inspect.signature(cls.__init__)
-        return sorted(p.name for p in sig.parameters.values()
-                      if p.name != "self" and p.kind != p.VAR_KEYWORD)
+        @classmethod
+        def _get_param_names(cls):
+            sig = inspect.signature(cls.__init__)
+            return sorted(p.name for p in sig.parameters.values()
+                          if p.name != "self" and p.kind != p.VAR_KEYWORD)
 
-    def get_params(self, deep=True):
-        return {name: getattr(self, name) for name in self._param_names()}
+        def get_params(self, deep=True):
+            return {name: getattr(self, name) for name in self._get_param_names()}
+
+        def set_params(self, **params):
+            valid = self._get_param_names()
+            for key, value in params.items():
+                if key not in valid:
+                    raise ValueError(f"Invalid parameter {key!r}")
+                setattr(self, key, value)
+            return self
+
+        def __repr__(self):
+            defaults = {p.name: p.default for p in
+                        inspect.signature(type(self).__init__).parameters.values()}
+            changed = [f"{k}={v!r}" for k, v in self.get_params().items()
+                       if defaults.get(k, inspect.Parameter.empty) is not v
+                       and defaults.get(k) != v]
+            return f"{type(self).__name__}({', '.join(changed)})"
+
+    class _ClassifierMixin:
+        _estimator_type = "classifier"
+
+    class _RegressorMixin:
+        _estimator_type = "regressor"
+
+
+class ParamsMixin(_Base):
+    """The base of every oocboost estimator: scikit-learn's ``BaseEstimator`` (when
+    installed) with oocboost's tags and errors.
+
+    Tags: NaN is a value like any other (missing values go the learned way), and ``fit``
+    also takes a :class:`~oocboost.cache.store.Cache`, whose labels come from the cache.
+    """
 
     def set_params(self, **params):
-        valid = self._param_names()
-        for key, value in params.items():
-            if key not in valid:
-                raise ParameterError(f"invalid parameter {key!r} for {type(self).__name__}; "
-                                     f"valid: {valid}")
-            setattr(self, key, value)
-        return self
+        """Set parameters (``estimator__max_depth`` for a nested estimator); an unknown
+        name raises :class:`~oocboost.errors.ParameterError` listing the valid ones."""
+        try:
+            return super().set_params(**params)
+        except ValueError as exc:
+            if isinstance(exc, ParameterError):
+                raise
+            raise ParameterError(f"invalid parameter for {type(self).__name__}: {exc}; "
+                                 f"valid: {sorted(self.get_params(deep=False))}") from None
 
-    def __repr__(self):
-        defaults = {p.name: p.default for p in
-                    inspect.signature(type(self).__init__).parameters.values()}
-        changed = [f"{k}={v!r}" for k, v in self.get_params().items()
-                   if defaults.get(k, inspect.Parameter.empty) is not v
-                   and defaults.get(k) != v]
-        return f"{type(self).__name__}({', '.join(changed)})"
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = True
+        return tags
+
+    def _more_tags(self):
+        # scikit-learn < 1.6 reads tags from here
+        return {"allow_nan": True}
+
+
+def set_feature_attributes(estimator, X):
+    """``n_features_in_`` and, as scikit-learn sets it, ``feature_names_in_`` only when
+    the training data named its columns (a DataFrame, a pyarrow or Polars table, or a
+    Cache); a NumPy array leaves it unset, and any earlier fit's is removed."""
+    estimator.n_features_in_ = estimator.model_.n_features
+    if _has_column_names(X):
+        estimator.feature_names_in_ = np.array(estimator.model_.feature_names, dtype=object)
+    elif hasattr(estimator, "feature_names_in_"):
+        del estimator.feature_names_in_
+
+
+def _has_column_names(X):
+    from ..cache.store import Cache
+
+    if isinstance(X, Cache):
+        return True
+    columns = getattr(X, "columns", None)  # pandas, Polars
+    if columns is None:
+        columns = getattr(X, "column_names", None)  # pyarrow
+    return columns is not None and all(isinstance(c, str) for c in columns)
+
+
+class ClassifierMixin(_ClassifierMixin):
+    """scikit-learn's ``ClassifierMixin`` (``is_classifier``, the classifier tags)."""
+
+
+class RegressorMixin(_RegressorMixin):
+    """scikit-learn's ``RegressorMixin`` (``is_regressor``, the regressor tags)."""
 
 
 class TrainingData:

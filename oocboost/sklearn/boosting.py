@@ -18,7 +18,13 @@ Example
 import numpy as np
 
 from ..errors import ParameterError
-from .base import ParamsMixin, TrainingData
+from .base import (
+    ClassifierMixin,
+    ParamsMixin,
+    RegressorMixin,
+    TrainingData,
+    set_feature_attributes,
+)
 
 _BOOSTER_ARGS = ("learning_rate", "max_depth", "max_leaves", "min_child_weight", "gamma",
                  "reg_lambda", "reg_alpha", "max_delta_step", "subsample",
@@ -101,8 +107,7 @@ class _GradientBoosting(ParamsMixin):
                                 memory_limit=self.memory_limit)
         finally:
             data.close()
-        self.n_features_in_ = self.model_.n_features
-        self.feature_names_in_ = np.array(self.model_.feature_names, dtype=object)
+        set_feature_attributes(self, X)
         return self
 
     # ------------------------------------------------------------------ fitted
@@ -148,7 +153,7 @@ class _GradientBoosting(ParamsMixin):
         return predict(self.model_, X, pred_leaf=True)
 
 
-class GradientBoostingRegressor(_GradientBoosting):
+class GradientBoostingRegressor(RegressorMixin, _GradientBoosting):
     """Gradient-boosted trees for regression (default objective ``reg:squarederror``).
 
     See :func:`oocboost.train` for the parameters; names and defaults follow XGBoost's
@@ -183,7 +188,7 @@ class GradientBoostingRegressor(_GradientBoosting):
         return get_metric("r2")(np.asarray(y, np.float64), self.predict(X), sample_weight)
 
 
-class GradientBoostingClassifier(_GradientBoosting):
+class GradientBoostingClassifier(ClassifierMixin, _GradientBoosting):
     """Gradient-boosted trees for classification: ``binary:logistic`` for two classes,
     ``multi:softprob`` (one tree per class per round) for more.
 

@@ -43,7 +43,13 @@ from ..errors import ParameterError
 from ..learners.forest import config as _config
 from ..learners.forest import forest as _forest
 from ..learners.forest import passes as _passes
-from .base import ParamsMixin, TrainingData
+from .base import (
+    ClassifierMixin,
+    ParamsMixin,
+    RegressorMixin,
+    TrainingData,
+    set_feature_attributes,
+)
 
 
 def _to_py(values):
@@ -140,8 +146,7 @@ class TreeEnsembleBase(ParamsMixin):
         if classification:
             self.classes_ = classes_
             self.n_classes_ = len(classes_)
-        self.n_features_in_ = self.model_.n_features
-        self.feature_names_in_ = np.array(self.model_.feature_names, dtype=object)
+        set_feature_attributes(self, X)
         self.n_outputs_ = 1
         self._node_stats = node_stats
         self.config_ = config
@@ -247,7 +252,7 @@ def _ancestor_matrix(tree):
     return sp.csr_matrix((np.ones(len(r), np.int8), (r, c)), shape=(n, n))
 
 
-class TreeClassifierMixin:
+class TreeClassifierMixin(ClassifierMixin):
     _task = "classification"
 
     def predict_proba(self, X):
@@ -271,7 +276,7 @@ class TreeClassifierMixin:
         return float(np.average(hit, weights=sample_weight))
 
 
-class TreeRegressorMixin:
+class TreeRegressorMixin(RegressorMixin):
     _task = "regression"
 
     def predict(self, X):
