@@ -15,10 +15,8 @@ def is_weighted_median(model):
 def sum_view(model, per_tree=False):
     """The same trees aggregated by "sum" (weighted leaf values), optionally with one
     output per tree (``per_tree``: margin column ``t`` is tree ``t``'s prediction)."""
-    from .model import Model
-
     n = model.n_trees
-    return Model(model.trees,
+    return type(model)(model.trees,
                  tree_group=np.arange(n, dtype=np.int32) if per_tree else model.tree_group,
                  tree_weight=np.ones(n) if per_tree else model.tree_weight,
                  n_outputs=n if per_tree else model.n_outputs, objective=model.objective,

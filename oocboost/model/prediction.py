@@ -90,6 +90,45 @@ class ModelPrediction:
                 out += self.base_margin
         return out
 
+    def predict(self, data, output_margin=False, iteration_range=None, pred_leaf=False):
+        """What the objective predicts, as ``xgboost.Booster.predict`` gives it.
+
+        Parameters
+        ----------
+        data : ndarray, pandas or Polars DataFrame, pyarrow Table, Cache, cache folder,
+            or a CSV / Parquet / Arrow file path
+            Files and caches are streamed block by block; categorical columns are raw
+            strings (DataFrames, files) or codes (caches).
+        output_margin : bool
+            Raw margins, before the link function.
+        iteration_range : (int, int) or None
+            Rounds ``[start, end)``; ``end == 0`` means up to the last round (XGBoost's
+            ``(0, 0)``). None: all.
+        pred_leaf : bool
+            The leaf each row reaches in each tree (int32, (n_rows, n_trees)).
+
+        Returns
+        -------
+        ndarray
+            Single-output objectives: (n_rows,) predictions or margins (probabilities for
+            ``binary:logistic``, expected counts for ``count:poisson``); ``multi:softprob``
+            and forests' class probabilities: (n_rows, K); ``multi:softmax``: class
+            indices; AdaBoost.R2: the weighted median of the trees.
+
+        Examples
+        --------
+        >>> model = oocboost.load_model("model.json")                    # doctest: +SKIP
+        >>> model.predict("test.parquet")[:3]                           # doctest: +SKIP
+        array([0.12, 0.87, 0.45])
+        """
+        from .predict import predict
+
+        out = predict(self, data, output_margin=output_margin,
+                      iteration_range=iteration_range, pred_leaf=pred_leaf)
+        if output_margin and out.ndim == 2 and out.shape[1] == 1:
+            return out[:, 0]
+        return out
+
     def predict_margin(self, X, iteration_range=None, n_threads=None, include_base=True):
         """Raw margins (before any link function) for raw feature values.
 
