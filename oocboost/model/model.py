@@ -51,6 +51,7 @@ from .fields import (
     read_typed,
     reject_constant,
 )
+from .checks import check_model_fields, check_no_unknown_fields
 from .prediction import ModelPrediction
 from .tree import MAX_BITSET_CELLS, MAX_OUTPUTS, Tree, coerce
 
@@ -438,6 +439,7 @@ class Model(ModelPrediction):
             raise ModelError(f"{where}: written by a newer oocboost (format version "
                              f"{version}); this oocboost reads format version "
                              f"{FORMAT_VERSION}: upgrade oocboost to load it")
+        check_no_unknown_fields(doc, where)
         n_outputs = read_int(doc, "n_outputs", where, 1, MAX_OUTPUTS)
         trees_per_round = read_int(doc, "trees_per_round", where, 1, INT32_MAX)
         raw_trees = read_typed(doc, "trees", (list,), where)
@@ -476,6 +478,7 @@ class Model(ModelPrediction):
             attributes=read_typed(doc, "attributes", (dict,), where),
         )
         model.validate()
+        check_model_fields(model)
         return model
 
     def save_model(self, path):
@@ -490,6 +493,7 @@ class Model(ModelPrediction):
         path : str or os.PathLike
         """
         self.validate()
+        check_model_fields(self)  # never write what load_model would refuse
         text = json.dumps(self.to_json_dict(), allow_nan=False, separators=(",", ":"))
         path = os.fspath(path)
         folder = os.path.dirname(os.path.abspath(path))

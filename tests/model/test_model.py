@@ -6,6 +6,7 @@ import re
 import numpy as np
 import pytest
 
+from oocboost.cache.binning import BinMapper
 from oocboost.errors import ModelError, ParameterError
 from oocboost.model.model import FORMAT_VERSION, Model, load_model
 from oocboost.model.tree import Tree
@@ -40,7 +41,9 @@ def full_model():
         n_outputs=2, objective="multi:softmax", objective_params={"num_class": 2},
         learner="gbtree", aggregation="sum", trees_per_round=2,
         feature_names=["a", "b", "c"], feature_types=["numeric", "categorical", "numeric"],
-        bin_mapper={"max_bin": 16, "edges": [[0.5, 1.5]], "categories": [None, ["x", "y"]]},
+        bin_mapper=BinMapper(["a", "b", "c"], ["numeric", "categorical", "numeric"], 16,
+                             [np.array([0.5, 1.5]), np.array([]), np.array([0.5, 2.5])],
+                             [None, ["x", "y"], None], [False, False, False]).to_dict(),
         params={"eta": 0.3, "max_depth": 6, "tuple": (1, 2)}, best_iteration=1,
         n_classes=2, classes=["no", "yes"],
         attributes={"evals_result": {"valid": {"mlogloss": [np.float32(0.5), 0.25]}},
@@ -359,7 +362,8 @@ def tree_dict(v_left, v_right):
 
 def test_add_round_extend_slice_and_include_base(tmp_path):
     m = Model([], n_outputs=2, trees_per_round=2, feature_names=["a", "b", "c"],
-              base_margin=[1.0, 2.0], objective="multi:softprob")
+              base_margin=[1.0, 2.0], objective="multi:softprob",
+              objective_params={"num_class": 2})
     for r in range(3):
         m.add_round([tree_dict(r, 0.0), tree_dict(10.0 * r, 0.0)])  # dicts, as growers give
     np.testing.assert_array_equal(m.tree_group, [0, 1, 0, 1, 0, 1])

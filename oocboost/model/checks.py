@@ -1,0 +1,126 @@
+"""What :func:`~oocboost.model.model.load_model` checks beyond types and shapes, so that
+every top-level field of a model file is either checked or refused:
+
+==================  =================================================================
+field               checked
+==================  =================================================================
+format, version     :meth:`Model._from_json_dict` (this format, not newer)
+n_outputs, trees,   ``fields.read_*`` (type, range, length) and :meth:`Model.validate`
+tree_group, ...     (groups, weights, base margin, best iteration, classes, trees)
+learner             one of :data:`LEARNERS`
+objective,          a known objective whose parameters it accepts, with ``n_outputs``
+objective_params    outputs ("" : raw margins, no link function)
+feature_types       each "numeric" or "categorical"
+bin_mapper          a valid ``BinMapper`` description over the model's features, or null
+attributes          ``label`` (str or null), ``seed`` (int), ``adaboost`` (see
+                    :func:`_check_adaboost`); other keys are free JSON, never read
+params              free JSON (the training parameters, for the record; never read)
+anything else       refused: an unknown field
+==================  =================================================================
+"""
+import math
+
+from ..errors import ModelError, OocboostError
+
+#: Every top-level field of format version 1.
+FIELDS = ("format", "format_version", "learner", "objective", "objective_params",
+          "aggregation", "n_outputs", "trees_per_round", "base_margin", "tree_group",
+          "tree_weight", "best_iteration", "n_classes", "classes", "feature_names",
+          "feature_types", "bin_mapper", "params", "attributes", "trees")
+LEARNERS = ("gbtree", "random_forest", "extra_trees", "decision_tree", "bagging",
+            "adaboost")
+FEATURE_TYPES = ("numeric", "categorical")
+ADABOOST_PREDICTIONS = ("margin", "weighted_median")
+
+
+def check_no_unknown_fields(doc, where):
+    """Refuse a field this format does not have (a typo, or a newer writer's)."""
+    unknown = sorted(k for k in doc if k not in FIELDS)
+    if unknown:
+        raise ModelError(f"{where}: unknown field {unknown[0]!r} (format version 1 has "
+                         f"{', '.join(FIELDS)})")
+
+
+def check_model_fields(model):
+    """The checks of the module docstring on a built model; raises ModelError naming the
+    field."""
+    if model.learner not in LEARNERS:
+        raise ModelError(f"learner must be one of {LEARNERS}, got {model.learner!r}")
+    _check_objective(model)
+    bad = [t for t in model.feature_types if t not in FEATURE_TYPES]
+    if bad:
+        raise ModelError(f"feature_types must each be one of {FEATURE_TYPES}, got {bad[0]!r}")
+    if model.bin_mapper is not None:
+        _check_bin_mapper(model)
+    _check_attributes(model)
+
+
+def _check_objective(model):
+    if model.objective == "":
+        return
+    from .objectives import get_objective
+
+    try:
+        objective = get_objective(model.objective, dict(model.objective_params))
+    except OocboostError as exc:
+        raise ModelError(f"objective {model.objective!r} with objective_params "
+                         f"{model.objective_params}: {exc}") from None
+    if objective.n_outputs != model.n_outputs:
+        raise ModelError(f"objective {model.objective!r} has {objective.n_outputs} "
+                         f"outputs but n_outputs = {model.n_outputs}")
+
+
+def _check_bin_mapper(model):
+    from ..cache.binning import BinMapper
+
+    try:
+        mapper = BinMapper.from_dict(model.bin_mapper)
+    except ModelError as exc:
+        raise ModelError(f"bin_mapper: {exc}") from None
+    if list(mapper.feature_names) != list(model.feature_names):
+        raise ModelError(f"bin_mapper: features {list(mapper.feature_names)[:5]} differ "
+                         f"from feature_names {list(model.feature_names)[:5]}")
+    if list(mapper.feature_types) != list(model.feature_types):
+        raise ModelError("bin_mapper: feature types differ from feature_types")
+
+
+def _check_attributes(model):
+    attributes = model.attributes
+    label = attributes.get("label")
+    if label is not None and not isinstance(label, str):
+        raise ModelError(f"attributes.label must be a column name or null, got {label!r}")
+    seed = attributes.get("seed")
+    if seed is not None and (not isinstance(seed, int) or isinstance(seed, bool)):
+        raise ModelError(f"attributes.seed must be an integer, got {seed!r}")
+    if model.learner == "adaboost" or "adaboost" in attributes:
+        _check_adaboost(model, attributes.get("adaboost"))
+
+
+def _check_adaboost(model, info):
+    """``attributes.adaboost``: what AdaBoost's prediction reads."""
+    from .adaboost import REGRESSOR_ALGORITHM
+
+    def fail(msg):
+        raise ModelError(f"attributes.adaboost: {msg}")
+
+    if model.learner != "adaboost":
+        fail(f"present in a model of learner {model.learner!r}")
+    if not isinstance(info, dict):
+        fail("missing or not an object (an AdaBoost model needs it to predict)")
+    algorithm = info.get("algorithm")
+    if algorithm not in ("SAMME", "SAMME.R", "gentle", "logitboost", "arc-x4",
+                         REGRESSOR_ALGORITHM):
+        fail(f"unknown algorithm {algorithm!r}")
+    prediction = info.get("prediction")
+    expected = "weighted_median" if algorithm == REGRESSOR_ALGORITHM else "margin"
+    if prediction != expected:
+        fail(f"prediction must be {expected!r} for {algorithm}, got {prediction!r}")
+    n_classes = info.get("n_classes")
+    if not isinstance(n_classes, int) or isinstance(n_classes, bool) or n_classes < 0:
+        fail(f"n_classes must be a non-negative integer, got {n_classes!r}")
+    for key in ("estimator_weights", "estimator_errors"):
+        values = info.get(key)
+        if not isinstance(values, list) or len(values) < model.n_rounds or not all(
+                isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+                for v in values):
+            fail(f"{key} must be a list of at least {model.n_rounds} finite numbers")

@@ -1,0 +1,141 @@
+"""load_model checks every top-level field of a model file or refuses it: one hostile
+variant of a real model file per field, each refused with a ModelError that names the
+file and the field; and the table covers every field the writer writes."""
+import json
+import re
+
+import numpy as np
+import pytest
+
+import oocboost
+from oocboost.errors import ModelError
+from oocboost.model.checks import FIELDS
+from oocboost.model.model import load_model
+
+
+@pytest.fixture(scope="module")
+def docs(tmp_path_factory):
+    """The JSON of a boosting model with a categorical feature and of an AdaBoost.R2 model."""
+    folder = tmp_path_factory.mktemp("checks")
+    rng = np.random.default_rng(0)
+    n = 400
+    x = rng.normal(size=n)
+    city = rng.choice(["paris", "rome", "oslo"], size=n)
+    y = ((x > 0) ^ (city == "rome")).astype(float)
+    import pyarrow as pa
+
+    table = pa.table({"x": x, "city": city, "label": y})
+    cache = oocboost.build_cache(table, folder / "c.oocb", label="label", quiet=True)
+    boost = oocboost.train({"objective": "binary:logistic", "max_depth": 3}, cache, 4)
+    ada = oocboost.AdaBoostRegressor(n_estimators=3).fit(np.c_[x, x ** 2], x)
+    return boost.to_json_dict(), ada.model_.to_json_dict()
+
+
+def _mutate(doc, fn):
+    doc = json.loads(json.dumps(doc))
+    fn(doc)
+    return doc
+
+
+def _set(key, value):
+    return lambda d: d.__setitem__(key, value)
+
+
+def _attr(key, value):
+    return lambda d: d["attributes"].__setitem__(key, value)
+
+
+def _ada(key, value):
+    return lambda d: d["attributes"]["adaboost"].__setitem__(key, value)
+
+
+def _rename_first_feature(d):
+    d["bin_mapper"]["features"][0]["name"] = "renamed"
+
+
+def _reverse_first_edges(d):
+    edges = d["bin_mapper"]["features"][0]["edges"]
+    edges.reverse()
+
+
+#: (field, mutation, pattern the error must match), on the boosting model.
+BOOSTING = [
+    ("format", _set("format", "xgboost"), "not an oocboost model"),
+    ("format_version", _set("format_version", 99), "newer oocboost"),
+    ("learner", _set("learner", "gblinear"), "learner must be one of"),
+    ("objective", _set("objective", "binary:logit"), "objective 'binary:logit'"),
+    ("objective_params", _set("objective_params", {"scale_pos_weight": -1.0}),
+     "objective_params"),
+    ("aggregation", _set("aggregation", "median"), "aggregation"),
+    ("n_outputs", _set("n_outputs", "1"), "'n_outputs' must be an integer"),
+    ("trees_per_round", _set("trees_per_round", 0), "'trees_per_round' = 0 is outside"),
+    ("base_margin", _set("base_margin", ["x"]), "'base_margin' must be a list"),
+    ("tree_group", lambda d: d["tree_group"].__setitem__(0, 7), "group 7 is outside"),
+    ("tree_weight", lambda d: d["tree_weight"].pop(), "'tree_weight' has 3 items"),
+    ("best_iteration", _set("best_iteration", 10 ** 6), "best_iteration 1000000"),
+    ("n_classes", _set("n_classes", -1), "'n_classes' = -1 is outside"),
+    ("classes", _set("classes", [[1], [2]]), "classes must be a list of strings or numbers"),
+    ("feature_names", _set("feature_names", ["x", "x"]), "feature_names has duplicates"),
+    ("feature_types", _set("feature_types", ["numeric", "text"]),
+     "feature_types must each be one of"),
+    ("bin_mapper", _set("bin_mapper", {"format": "something else"}),
+     "bin_mapper: expected a oocboost.BinMapper"),
+    ("bin_mapper", _rename_first_feature, "bin_mapper: features"),
+    ("bin_mapper", _reverse_first_edges, "bin_mapper: .*strictly increasing"),
+    ("params", _set("params", []), "'params' must be dict"),
+    ("attributes", _set("attributes", []), "'attributes' must be dict"),
+    ("attributes", _attr("label", 3), "attributes.label"),
+    ("attributes", _attr("seed", "x"), "attributes.seed"),
+    ("attributes", _attr("adaboost", {"algorithm": "SAMME"}), "attributes.adaboost: present"),
+    ("trees", _set("trees", {}), "'trees' must be list"),
+    ("unknown", _set("colour", "blue"), "unknown field 'colour'"),
+]
+
+#: The same for what AdaBoost's prediction reads.
+ADABOOST = [
+    ("attributes", lambda d: d["attributes"].pop("adaboost"), "attributes.adaboost: missing"),
+    ("attributes", _ada("algorithm", "AdaBoost.M7"), "unknown algorithm"),
+    ("attributes", _ada("prediction", "margin"), "prediction must be 'weighted_median'"),
+    ("attributes", _ada("n_classes", "0"), "n_classes must be"),
+    ("attributes", _ada("estimator_weights", [1.0]), "estimator_weights must be a list"),
+    ("attributes", _ada("estimator_errors", [None, 0.1, 0.1]), "estimator_errors must be"),
+]
+
+
+def _refused(tmp_path, doc, pattern):
+    path = tmp_path / "hostile.json"
+    path.write_text(json.dumps(doc))
+    with pytest.raises(ModelError) as info:
+        load_model(path)
+    message = str(info.value)
+    assert "hostile.json" in message and re.search(pattern, message), message
+
+
+@pytest.mark.parametrize("field, mutation, pattern", BOOSTING,
+                         ids=[f"{f}-{p[:24]}" for f, _, p in BOOSTING])
+def test_each_field_of_a_boosting_model_is_checked(docs, tmp_path, field, mutation, pattern):
+    _refused(tmp_path, _mutate(docs[0], mutation), pattern)
+
+
+@pytest.mark.parametrize("field, mutation, pattern", ADABOOST,
+                         ids=[p[:30] for _, _, p in ADABOOST])
+def test_adaboost_attributes_are_checked(docs, tmp_path, field, mutation, pattern):
+    _refused(tmp_path, _mutate(docs[1], mutation), pattern)
+
+
+def test_every_written_field_has_a_check(docs):
+    written = set(docs[0]) | set(docs[1])
+    assert written == set(FIELDS)
+    assert written <= {field for field, _, _ in BOOSTING}
+
+
+def test_the_real_files_load_and_save_refuses_what_load_refuses(docs, tmp_path):
+    for doc in docs:
+        path = tmp_path / "good.json"
+        path.write_text(json.dumps(doc))
+        load_model(path)
+    model = load_model(path)
+    model.learner = "gblinear"
+    with pytest.raises(ModelError, match="learner must be one of"):
+        model.save_model(tmp_path / "never.json")
+    assert not (tmp_path / "never.json").exists()
