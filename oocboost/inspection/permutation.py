@@ -19,9 +19,13 @@ except ImportError:  # scikit-learn is optional: the same dict with attribute ac
                 raise AttributeError(key) from None
 
 
+def _is_classifier(estimator):
+    return getattr(estimator, "_estimator_type", None) == "classifier"
+
+
 def _scorer(estimator, scoring):
-    """(name, kind): accuracy for classifiers, r2 for regressors by default."""
-    classification = getattr(estimator, "_task", None) == "classification"
+    """The scoring's name: accuracy for classifiers, r2 for regressors by default."""
+    classification = _is_classifier(estimator)
     if scoring is None:
         scoring = "accuracy" if classification else "r2"
     if scoring not in ("accuracy", "r2", "neg_mean_squared_error"):
@@ -39,11 +43,12 @@ class _ScoreSums:
         self.w = self.hits = self.sse = self.sy = self.syy = 0.0
 
     def add(self, y, pred, w, classification):
+        """``pred``: predicted class codes (classification) or values, one per row."""
         w = np.ones(len(y)) if w is None else np.asarray(w, np.float64)
         y = np.asarray(y, np.float64)
         self.w += w.sum()
         if classification:
-            self.hits += float(np.sum(w * (np.argmax(pred, axis=1) == y)))
+            self.hits += float(np.sum(w * (np.asarray(pred) == y)))
         else:
             p = np.asarray(pred, np.float64).reshape(len(y), -1)[:, 0]
             self.sse += float(np.sum(w * (y - p) ** 2))
@@ -57,6 +62,28 @@ class _ScoreSums:
             return -self.sse / self.w
         sst = self.syy - self.sy * self.sy / self.w
         return 1.0 - self.sse / sst if sst > 0 else 0.0
+
+
+def _binned_predictions(model, classification):
+    """``codes -> per-row predictions`` of a model on bin codes: class codes (what the
+    estimators' ``predict`` picks, before mapping to labels) or the predicted values
+    (through the link function; AdaBoost.R2's weighted median)."""
+    from ..model.adaboost import margins_to_decision
+    from ..model.predict import output_plan
+
+    margin_model, transform = output_plan(model)
+    info = (model.attributes or {}).get("adaboost")
+
+    def predict(codes, missing_bin):
+        margin = margin_model.predict_margin_binned(codes, missing_bin)
+        if not classification:
+            return np.asarray(transform(margin), np.float64).reshape(len(margin), -1)[:, 0]
+        if info is not None:
+            margin = margins_to_decision(info, margin)
+        if margin.ndim == 1 or margin.shape[1] == 1:  # one output: positive class above 0
+            return (margin.reshape(-1) > 0).astype(np.int64)
+        return np.argmax(margin, axis=1)
+    return predict
 
 
 def permutation_importance(estimator, X, y=None, *, n_repeats=5, random_state=None,
@@ -78,7 +105,7 @@ def permutation_importance(estimator, X, y=None, *, n_repeats=5, random_state=No
 
     Parameters
     ----------
-    estimator : fitted estimator of this module
+    estimator : any fitted oocboost estimator
     X : Cache or array-like (n_rows, n_features)
     y : array-like (n_rows,) or None
     n_repeats : int
@@ -102,7 +129,7 @@ def permutation_importance(estimator, X, y=None, *, n_repeats=5, random_state=No
     n_repeats = _config.int_param("n_repeats", n_repeats, 1)
     seed = _config.resolve_seed(random_state)
     model = estimator.model_
-    classification = estimator._task == "classification"
+    classification = _is_classifier(estimator)
     n_features = model.n_features
     if isinstance(X, Cache):
         if y is not None or sample_weight is not None:
@@ -114,9 +141,10 @@ def permutation_importance(estimator, X, y=None, *, n_repeats=5, random_state=No
         base = _ScoreSums()
         perm_sums = [[_ScoreSums() for _ in range(n_repeats)] for _ in range(n_features)]
         missing_bin = X.max_bin - 1
+        predict = _binned_predictions(model, classification)
         for block in X.iter_blocks(prefetch=1):
             codes = np.array(block.codes)  # a writable copy of one block
-            pred = model.predict_margin_binned(codes, missing_bin)
+            pred = predict(codes, missing_bin)
             base.add(block.label, pred, block.weight, classification)
             scratch = np.empty(block.n_rows, codes.dtype)
             for f in range(n_features):
@@ -126,7 +154,7 @@ def permutation_importance(estimator, X, y=None, *, n_repeats=5, random_state=No
                     perm = rng.permutation(block.n_rows)
                     codes[f] = saved
                     permute_in_place(codes[f], perm, scratch)
-                    pred = model.predict_margin_binned(codes, missing_bin)
+                    pred = predict(codes, missing_bin)
                     perm_sums[f][r].add(block.label, pred, block.weight, classification)
                 codes[f] = saved
         baseline = base.score(scoring)
@@ -140,11 +168,9 @@ def permutation_importance(estimator, X, y=None, *, n_repeats=5, random_state=No
         def score_of(Xp):
             s = _ScoreSums()
             if classification:
-                proba = estimator.predict_proba(Xp)
-                pos = np.searchsorted(estimator.classes_, y)
-                pos = np.clip(pos, 0, len(estimator.classes_) - 1)
-                codes_y = np.where(estimator.classes_[pos] == y, pos, -1)
-                s.add(codes_y, proba, sample_weight, True)
+                # labels may be strings: score the hits as codes (1 == 1 for a hit)
+                hits = np.asarray(estimator.predict(Xp)) == y
+                s.add(np.ones(len(y)), hits, sample_weight, True)
             else:
                 s.add(y, estimator.predict(Xp), sample_weight, False)
             return s.score(scoring)

@@ -116,9 +116,14 @@ def _has_column_names(X):
 class ClassifierMixin(_ClassifierMixin):
     """scikit-learn's ``ClassifierMixin`` (``is_classifier``, the classifier tags)."""
 
+    # what oocboost reads (scikit-learn >= 1.6 keeps it in the tags only)
+    _estimator_type = "classifier"
+
 
 class RegressorMixin(_RegressorMixin):
     """scikit-learn's ``RegressorMixin`` (``is_regressor``, the regressor tags)."""
+
+    _estimator_type = "regressor"
 
 
 class TrainingData:
