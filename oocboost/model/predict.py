@@ -99,8 +99,11 @@ def _open_for_model(model, data, label=None):
     return open_source(data, label=label, drop=drop, categorical=cats or None)
 
 
-def iter_margins(model, data, *, iteration_range=None, label=None, pred_leaf=False):
-    """Yield ``(margins or leaves, labels, weights)`` per block of ``data``.
+def iter_margins(model, data, *, iteration_range=None, label=None, pred_leaf=False,
+                 pred_contribs=False):
+    """Yield ``(margins, labels, weights)`` per block of ``data``; leaf indices instead of
+    margins with ``pred_leaf``, SHAP values (:meth:`Model.predict_contributions`) with
+    ``pred_contribs``.
 
     Parameters
     ----------
@@ -117,9 +120,10 @@ def iter_margins(model, data, *, iteration_range=None, label=None, pred_leaf=Fal
                               f"model's training data; predict from the raw file instead, "
                               f"or rebuild the cache with --reference")
         for block in cache.iter_blocks(prefetch=1):
-            if pred_leaf:
-                raise ParameterError("leaf indices are computed from raw data: pass the "
-                                     "source file instead of the cache")
+            if pred_leaf or pred_contribs:
+                raise ParameterError(f"{'leaf indices' if pred_leaf else 'contributions'} "
+                                     f"are computed from raw data: pass the source file "
+                                     f"instead of the cache")
             yield (model.predict_margin_binned(block.codes, cache.max_bin - 1,
                                                iteration_range=iteration_range),
                    block.label, block.weight)
@@ -129,41 +133,49 @@ def iter_margins(model, data, *, iteration_range=None, label=None, pred_leaf=Fal
         # layer (it halved throughput), one chunk of rows at a time.
         for start in range(0, data.shape[0], MATRIX_CHUNK_ROWS):
             X = np.asarray(data[start:start + MATRIX_CHUNK_ROWS], dtype=X_DTYPE)
-            if pred_leaf:
-                yield model.predict_leaf(X, iteration_range=iteration_range), None, None
-            else:
-                yield (model.predict_margin(X, iteration_range=iteration_range), None,
-                       None)
+            yield _raw_output(model, X, iteration_range, pred_leaf, pred_contribs), None, None
         return
     mapper = _mapper(model)
     source = _open_for_model(model, data, label=label)
     for batch in source.batches():
         X = raw_matrix(model, batch, mapper)
-        if pred_leaf:
-            out = model.predict_leaf(X, iteration_range=iteration_range)
-        else:
-            out = model.predict_margin(X, iteration_range=iteration_range)
-        yield out, batch.label, batch.weight
+        yield (_raw_output(model, X, iteration_range, pred_leaf, pred_contribs), batch.label,
+               batch.weight)
 
 
-def predict(model, data, *, output_margin=False, iteration_range=None, pred_leaf=False):
+def _raw_output(model, X, iteration_range, pred_leaf, pred_contribs):
+    if pred_leaf:
+        return model.predict_leaf(X, iteration_range=iteration_range)
+    if pred_contribs:
+        # (rows, n_outputs, n_features + 1) whatever the outputs, for concatenation
+        return model.predict_contributions(X, iteration_range=iteration_range).reshape(
+            len(X), int(model.n_outputs), model.n_features + 1)
+    return model.predict_margin(X, iteration_range=iteration_range)
+
+
+def predict(model, data, *, output_margin=False, iteration_range=None, pred_leaf=False,
+            pred_contribs=False):
     """Predictions for in-memory data, a cache or a file, concatenated in memory.
 
     Returns
     -------
     ndarray
         (n_rows,) for single-output objectives, (n_rows, K) probabilities for
-        ``multi:softprob``, margins when ``output_margin``, int32 leaves when ``pred_leaf``.
+        ``multi:softprob``, margins when ``output_margin``, int32 leaves when ``pred_leaf``,
+        SHAP values of the margin when ``pred_contribs`` ((n_rows, n_features + 1), or
+        (n_rows, n_outputs, n_features + 1) for several outputs).
     """
-    if pred_leaf or output_margin:
+    if pred_leaf or output_margin or pred_contribs:
         margin_model, transform = model, None
     else:
         margin_model, transform = output_plan(model)
     parts = [m for m, _, _ in iter_margins(margin_model, data,
                                            iteration_range=iteration_range,
-                                           pred_leaf=pred_leaf)]
+                                           pred_leaf=pred_leaf, pred_contribs=pred_contribs)]
     out = (np.concatenate(parts, axis=0) if parts
            else np.empty((0, margin_model.n_outputs)))
+    if pred_contribs and out.ndim == 3 and out.shape[1] == 1:
+        return out[:, 0, :]
     return out if transform is None else transform(out)
 
 

@@ -90,7 +90,8 @@ class ModelPrediction:
                 out += self.base_margin
         return out
 
-    def predict(self, data, output_margin=False, iteration_range=None, pred_leaf=False):
+    def predict(self, data, output_margin=False, iteration_range=None, pred_leaf=False,
+                pred_contribs=False):
         """What the objective predicts, as ``xgboost.Booster.predict`` gives it.
 
         Parameters
@@ -106,6 +107,8 @@ class ModelPrediction:
             ``(0, 0)``). None: all.
         pred_leaf : bool
             The leaf each row reaches in each tree (int32, (n_rows, n_trees)).
+        pred_contribs : bool
+            SHAP values of the margin (:meth:`predict_contributions`), from raw data.
 
         Returns
         -------
@@ -124,7 +127,8 @@ class ModelPrediction:
         from .predict import predict
 
         out = predict(self, data, output_margin=output_margin,
-                      iteration_range=iteration_range, pred_leaf=pred_leaf)
+                      iteration_range=iteration_range, pred_leaf=pred_leaf,
+                      pred_contribs=pred_contribs)
         if output_margin and out.ndim == 2 and out.shape[1] == 1:
             return out[:, 0]
         return out

@@ -81,6 +81,21 @@ class ParamsMixin(_Base):
             raise ParameterError(f"invalid parameter for {type(self).__name__}: {exc}; "
                                  f"valid: {sorted(self.get_params(deep=False))}") from None
 
+    def predict_contributions(self, X, iteration_range=None):
+        """SHAP values of the margin (exact path-dependent Tree SHAP), bias last; rows sum
+        to the margin. ``X``: an array, a DataFrame (categories as strings) or a file.
+
+        Returns
+        -------
+        ndarray (n_rows, n_features + 1), or (n_rows, n_outputs, n_features + 1)
+        """
+        from ..model.predict import predict
+
+        self._check_fitted()
+        if hasattr(self, "_iteration_range"):  # boosting: the best iteration by default
+            iteration_range = self._iteration_range(iteration_range)
+        return predict(self.model_, X, pred_contribs=True, iteration_range=iteration_range)
+
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.allow_nan = True

@@ -133,3 +133,26 @@ def test_adaboost_r2_is_refused(data):
     model = oocboost.AdaBoostRegressor(n_estimators=2).fit(np.nan_to_num(X), y).model_
     with pytest.raises(ModelError, match="weighted median"):
         model.predict_contributions(np.nan_to_num(X))
+
+
+def test_dataframes_files_and_estimators(tmp_path):
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(4)
+    frame = pd.DataFrame({"x": rng.normal(size=300),
+                          "city": rng.choice(["oslo", "rome", "lima"], size=300)})
+    y = frame["x"].to_numpy() + (frame["city"] == "rome").to_numpy()
+    est = oocboost.GradientBoostingRegressor(n_estimators=5, max_depth=3).fit(frame, y)
+    phi = est.predict_contributions(frame)
+    assert phi.shape == (300, 3)
+    np.testing.assert_allclose(phi.sum(axis=1), est.predict(frame), rtol=1e-9, atol=1e-12)
+    path = tmp_path / "x.csv"
+    frame.to_csv(path, index=False)
+    np.testing.assert_array_equal(est.model_.predict(str(path), pred_contribs=True), phi)
+    cache = oocboost.build_cache(frame.assign(y=y), tmp_path / "c.oocb", label="y",
+                                 quiet=True)
+    with pytest.raises(oocboost.ParameterError, match="from raw data"):
+        est.model_.predict(cache, pred_contribs=True)
+    clf = oocboost.GradientBoostingClassifier(n_estimators=3).fit(frame, y > 0.5)
+    margin = clf.model_.predict(frame, output_margin=True)
+    np.testing.assert_allclose(clf.predict_contributions(frame).sum(axis=1), margin,
+                               rtol=1e-9, atol=1e-12)
