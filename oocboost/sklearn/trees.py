@@ -1,4 +1,4 @@
-"""scikit-learn style decision trees, random forests, extra trees and bagging (out of core).
+"""scikit-learn style decision trees and the base of every tree estimator (out of core).
 
 Parameter names and defaults are scikit-learn's (1.9). ``fit`` takes arrays/DataFrames
 (a temporary cache is built and removed) or a :class:`~oocboost.cache.store.Cache` (the
@@ -32,10 +32,9 @@ Differences from scikit-learn, all consequences of training on binned data:
 
 Example
 -------
->>> from oocboost.sklearn.trees import RandomForestClassifier       # doctest: +SKIP
->>> rf = RandomForestClassifier(n_estimators=200, oob_score=True, random_state=0,
-...                             memory_limit="2GB").fit(cache)         # doctest: +SKIP
->>> rf.oob_score_, rf.predict_proba(X_test)[:, 1]                      # doctest: +SKIP
+>>> from oocboost import DecisionTreeClassifier, export_text             # doctest: +SKIP
+>>> tree = DecisionTreeClassifier(max_depth=4, ccp_alpha=1e-4).fit(cache)  # doctest: +SKIP
+>>> print(export_text(tree, feature_names=cache.feature_names))          # doctest: +SKIP
 """
 import numpy as np
 
