@@ -54,14 +54,12 @@ from .base import (
     TrainingData,
     set_feature_attributes,
 )
+from .validation import fit_input, predict_input
 
 # --------------------------------------------------------------------------- estimators
 
 
 class _AdaBoostBase(ParamsMixin):
-    def _check_fitted(self):
-        if not hasattr(self, "model_"):
-            raise ParameterError(f"this {type(self).__name__} is not fitted yet: call fit")
 
     def _train(self, X, y, sample_weight, algorithm, n_classes=None):
         check_boost_params(self.n_estimators, self.learning_rate, self.max_depth,
@@ -189,6 +187,7 @@ class AdaBoostClassifier(ClassifierMixin, _AdaBoostBase):
         from ..cache.label_stats import LabelStats
         from ..cache.store import Cache
 
+        X, y, sample_weight = fit_input(self, X, y, sample_weight, classifier=True)
         algorithm = canonical_algorithm(self.algorithm)
         if algorithm not in CLASSIFIER_ALGORITHMS:
             raise ParameterError(f"AdaBoostClassifier algorithm must be one of "
@@ -206,7 +205,7 @@ class AdaBoostClassifier(ClassifierMixin, _AdaBoostBase):
             self.classes_, y_enc = np.unique(np.asarray(y), return_inverse=True)
         self.n_classes_ = len(self.classes_)
         if self.n_classes_ < 2:
-            raise ParameterError(f"y has a single class ({self.classes_.tolist()}); "
+            raise ParameterError(f"y has a single class (1 class: {self.classes_.tolist()}); "
                                  f"classification needs at least two")
         self._train(X, y_enc, sample_weight, algorithm, self.n_classes_)
         self.model_.classes = self.classes_.tolist()
@@ -220,14 +219,14 @@ class AdaBoostClassifier(ClassifierMixin, _AdaBoostBase):
         """scikit-learn's decision function: (n_rows,) for two classes (positive means
         ``classes_[1]``), else (n_rows, K). SAMME / SAMME.R: the estimator-weighted mean
         of the class codes / ``h``; Gentle / LogitBoost: ``F``; arc-x4: vote fractions."""
-        self._check_fitted()
+        X = predict_input(self, X)
         return predict_adaboost(self.model_, X, output="decision")
 
     def predict_proba(self, X):
         """Class probabilities (n_rows, K): ``softmax(decision / (K-1))`` for SAMME and
         SAMME.R (scikit-learn's), ``softmax(F)`` for Gentle / LogitBoost (two classes:
         ``e^F / (e^F + e^-F)``), vote fractions for arc-x4."""
-        self._check_fitted()
+        X = predict_input(self, X)
         return predict_adaboost(self.model_, X, output="proba")
 
     def predict(self, X):
@@ -249,7 +248,7 @@ class AdaBoostClassifier(ClassifierMixin, _AdaBoostBase):
         """Yield class probabilities after each round."""
         from ..model.predict import model_objective
 
-        self._check_fitted()
+        X = predict_input(self, X)
         objective = model_objective(self.model_)
         for margin in staged_margins(self.model_, X):
             yield objective.transform_proba(margin)
@@ -312,16 +311,17 @@ class AdaBoostRegressor(RegressorMixin, _AdaBoostBase):
 
     def fit(self, X, y=None, sample_weight=None):
         """Train on arrays/DataFrames (a temporary cache is built) or on a ``Cache``."""
+        X, y, sample_weight = fit_input(self, X, y, sample_weight, classifier=False)
         return self._train(X, y, sample_weight, REGRESSOR_ALGORITHM)
 
     def predict(self, X):
         """Weighted median of the trees' predictions, (n_rows,)."""
-        self._check_fitted()
+        X = predict_input(self, X)
         return predict_adaboost(self.model_, X)
 
     def staged_predict(self, X):
         """Yield the weighted median of the first 1, 2, ... trees."""
-        self._check_fitted()
+        X = predict_input(self, X)
         preds = tree_predictions(self.model_, X)
         weights = round_weights(self.model_)
         for limit in range(1, preds.shape[1] + 1):

@@ -17,6 +17,7 @@ import tempfile
 import numpy as np
 
 from ..errors import ParameterError
+from .validation import NotFittedError, predict_input
 
 try:
     from sklearn.base import BaseEstimator as _Base
@@ -81,6 +82,11 @@ class ParamsMixin(_Base):
             raise ParameterError(f"invalid parameter for {type(self).__name__}: {exc}; "
                                  f"valid: {sorted(self.get_params(deep=False))}") from None
 
+    def _check_fitted(self):
+        if not hasattr(self, "model_"):
+            raise NotFittedError(f"this {type(self).__name__} is not fitted yet: call fit "
+                                 f"before using this estimator")
+
     def predict_contributions(self, X, iteration_range=None):
         """SHAP values of the margin (exact path-dependent Tree SHAP), bias last; rows sum
         to the margin. ``X``: an array, a DataFrame (categories as strings) or a file.
@@ -91,7 +97,7 @@ class ParamsMixin(_Base):
         """
         from ..model.predict import predict
 
-        self._check_fitted()
+        X = predict_input(self, X)
         if hasattr(self, "_iteration_range"):  # boosting: the best iteration by default
             iteration_range = self._iteration_range(iteration_range)
         return predict(self.model_, X, pred_contribs=True, iteration_range=iteration_range)

@@ -25,6 +25,7 @@ from .base import (
     TrainingData,
     set_feature_attributes,
 )
+from .validation import fit_input, predict_input
 
 _BOOSTER_ARGS = ("learning_rate", "max_depth", "max_leaves", "min_child_weight", "gamma",
                  "reg_lambda", "reg_alpha", "max_delta_step", "subsample",
@@ -111,9 +112,6 @@ class _GradientBoosting(ParamsMixin):
         return self
 
     # ------------------------------------------------------------------ fitted
-    def _check_fitted(self):
-        if not hasattr(self, "model_"):
-            raise ParameterError(f"this {type(self).__name__} is not fitted yet: call fit")
 
     @property
     def best_iteration_(self):
@@ -136,7 +134,7 @@ class _GradientBoosting(ParamsMixin):
     def _margin(self, X, iteration_range=None):
         from ..model.predict import predict
 
-        self._check_fitted()
+        X = predict_input(self, X)
         return predict(self.model_, X, output_margin=True,
                        iteration_range=self._iteration_range(iteration_range))
 
@@ -149,7 +147,7 @@ class _GradientBoosting(ParamsMixin):
         """Leaf index of each row in each tree, (n_rows, n_trees) int32."""
         from ..model.predict import predict
 
-        self._check_fitted()
+        X = predict_input(self, X)
         return predict(self.model_, X, pred_leaf=True)
 
 
@@ -163,6 +161,7 @@ class GradientBoostingRegressor(RegressorMixin, _GradientBoosting):
 
     def fit(self, X, y=None, sample_weight=None, eval_set=None, sample_weight_eval_set=None):
         """Train on arrays/DataFrames (a temporary cache is built) or on a ``Cache``."""
+        X, y, sample_weight = fit_input(self, X, y, sample_weight, classifier=False)
         return self._fit(X, y, sample_weight, eval_set, sample_weight_eval_set,
                          self.objective or "reg:squarederror")
 
@@ -199,6 +198,7 @@ class GradientBoostingClassifier(ClassifierMixin, _GradientBoosting):
         """Train on arrays/DataFrames (a temporary cache is built) or on a ``Cache``."""
         from ..cache.store import Cache
 
+        X, y, sample_weight = fit_input(self, X, y, sample_weight, classifier=True)
         if isinstance(X, Cache):
             if y is not None:
                 raise ParameterError("when X is a Cache its labels come from the cache: "
@@ -228,7 +228,7 @@ class GradientBoostingClassifier(ClassifierMixin, _GradientBoosting):
                 evals.append((Xe, pos))
         self.n_classes_ = len(self.classes_)
         if self.n_classes_ < 2:
-            raise ParameterError(f"y has a single class ({self.classes_.tolist()}); "
+            raise ParameterError(f"y has a single class (1 class: {self.classes_.tolist()}); "
                                  f"classification needs at least two")
         if self.n_classes_ == 2:
             objective, extra = self.objective or "binary:logistic", None

@@ -49,6 +49,7 @@ from .base import (
     TrainingData,
     set_feature_attributes,
 )
+from .validation import fit_input, predict_input
 
 
 def _to_py(values):
@@ -88,6 +89,7 @@ class TreeEnsembleBase(ParamsMixin):
 
         params = self._learner_params()
         classification = self._task == "classification"
+        X, y, sample_weight = fit_input(self, X, y, sample_weight, classifier=classification)
         data = TrainingData(self.cache_dir, self.memory_limit, self.max_bin)
         try:
             if isinstance(X, Cache):
@@ -111,8 +113,9 @@ class TreeEnsembleBase(ParamsMixin):
                         raise ParameterError(f"y must be 1-D, got shape {y_arr.shape}")
                     classes_, y_code = np.unique(y_arr, return_inverse=True)
                     if len(classes_) < 2:
-                        raise ParameterError(f"y has a single class ({_to_py(classes_)}); "
-                                             f"classification needs at least two")
+                        raise ParameterError(f"y has a single class (1 class: "
+                                             f"{_to_py(classes_)}); classification needs "
+                                             f"at least two")
                     if getattr(self, "warm_start", False) and hasattr(self, "classes_") \
                             and not np.array_equal(classes_, self.classes_):
                         raise ParameterError("warm_start: y has other classes than the "
@@ -158,14 +161,11 @@ class TreeEnsembleBase(ParamsMixin):
         return self
 
     # ------------------------------------------------------------------ fitted
-    def _check_fitted(self):
-        if not hasattr(self, "model_"):
-            raise ParameterError(f"this {type(self).__name__} is not fitted yet: call fit")
 
     def _raw(self, X):
         from ..model.predict import predict
 
-        self._check_fitted()
+        X = predict_input(self, X)
         return predict(self.model_, X, output_margin=True)
 
     @property
@@ -195,7 +195,7 @@ class TreeEnsembleBase(ParamsMixin):
         ensemble (node ids of the model's trees)."""
         from ..model.predict import predict
 
-        self._check_fitted()
+        X = predict_input(self, X)
         leaves = predict(self.model_, X, pred_leaf=True)
         return leaves[:, 0] if self._learner == "decision_tree" else leaves
 
@@ -266,7 +266,7 @@ class TreeClassifierMixin(ClassifierMixin):
 
     def predict(self, X):
         """Most probable class label (from ``classes_``)."""
-        self._check_fitted()
+        X = predict_input(self, X)
         return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
 
     def score(self, X, y, sample_weight=None):

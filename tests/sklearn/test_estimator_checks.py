@@ -1,0 +1,42 @@
+"""scikit-learn's own estimator checks on every oocboost estimator. The one check that
+fails is listed with its reason; scikit-learn's own AdaBoost*, Bagging*,
+GradientBoosting*, HistGradientBoosting* and RandomForest* fail it too (its
+PER_ESTIMATOR_XFAIL_CHECKS)."""
+import pytest
+
+pytest.importorskip("sklearn", minversion="1.6")
+from sklearn.utils.estimator_checks import parametrize_with_checks  # noqa: E402
+
+import oocboost  # noqa: E402
+
+ESTIMATORS = [
+    oocboost.GradientBoostingClassifier(n_estimators=5),
+    oocboost.DecisionTreeRegressor(),
+    oocboost.RandomForestClassifier(n_estimators=5, random_state=0),
+    oocboost.AdaBoostRegressor(n_estimators=5),
+    oocboost.GradientBoostingRegressor(n_estimators=5),
+    oocboost.DecisionTreeClassifier(),
+    oocboost.RandomForestRegressor(n_estimators=5, random_state=0),
+    oocboost.ExtraTreesClassifier(n_estimators=5, random_state=0),
+    oocboost.ExtraTreesRegressor(n_estimators=5, random_state=0),
+    oocboost.BaggingClassifier(n_estimators=5, random_state=0),
+    oocboost.BaggingRegressor(n_estimators=5, random_state=0),
+    oocboost.AdaBoostClassifier(n_estimators=5),
+]
+
+_WEIGHTS = {
+    "check_sample_weight_equivalence_on_dense_data": (
+        "split thresholds are the column's bin edges, set by every row of the fit data, "
+        "zero-weight rows included (scikit-learn's lie between the node's values), and "
+        "forests draw Poisson(weight) copies per row, not a resample; scikit-learn's own "
+        "ensembles fail this check too"),
+}
+
+
+def expected_failed_checks(estimator):
+    return dict(_WEIGHTS)
+
+
+@parametrize_with_checks(ESTIMATORS, expected_failed_checks=expected_failed_checks)
+def test_scikit_learn_estimator_checks(estimator, check):
+    check(estimator)
