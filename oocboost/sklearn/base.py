@@ -128,9 +128,9 @@ def _has_column_names(X):
 
     if isinstance(X, Cache):
         return True
-    columns = getattr(X, "columns", None)  # pandas, Polars
+    columns = getattr(X, "column_names", None)  # pyarrow (its .columns are the arrays)
     if columns is None:
-        columns = getattr(X, "column_names", None)  # pyarrow
+        columns = getattr(X, "columns", None)  # pandas, Polars
     return columns is not None and all(isinstance(c, str) for c in columns)
 
 

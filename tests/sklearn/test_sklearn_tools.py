@@ -217,3 +217,25 @@ def test_estimators_work_without_scikit_learn():
     r = subprocess.run([sys.executable, "-c", _WITHOUT_SKLEARN], capture_output=True,
                        text=True, timeout=300, cwd=REPO)
     assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr
+
+
+def test_pandas_category_and_arrow_dictionary_columns_keep_their_names(data):
+    pd = pytest.importorskip("pandas")
+    import pyarrow as pa
+
+    rng = np.random.default_rng(3)
+    frame = pd.DataFrame({"x": rng.normal(size=300),
+                          "shop": pd.Categorical(rng.choice(["a", "b", "c"], size=300))})
+    y = frame["x"].to_numpy() + 2.0 * (frame["shop"] == "b").to_numpy()
+    est = oocboost.GradientBoostingRegressor(n_estimators=10).fit(frame, y)
+    assert list(est.feature_names_in_) == ["x", "shop"]
+    assert est.model_.feature_types == ["numeric", "categorical"]
+    assert est.score(frame, y) > 0.9
+    table = pa.Table.from_pandas(frame, preserve_index=False)  # shop: a dictionary column
+    assert pa.types.is_dictionary(table.schema.field("shop").type)
+    twin = oocboost.GradientBoostingRegressor(n_estimators=10).fit(table, y)
+    assert list(twin.feature_names_in_) == ["x", "shop"]
+    np.testing.assert_array_equal(twin.predict(table), est.predict(frame))
+    # the categories are read by name, whatever their order in the data
+    shuffled = frame.assign(shop=frame["shop"].cat.reorder_categories(["c", "b", "a"]))
+    np.testing.assert_array_equal(est.predict(shuffled), est.predict(frame))
