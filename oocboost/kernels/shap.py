@@ -79,14 +79,56 @@ def _unwound_sum(zf, of, pw, d, depth, path_index):
     return total
 
 
+@njit(cache=True, inline="always")
+def _copy_parent_path(fi, zf, of, pw, level, depth):
+    # one entry more than the depth: a conditioned feature is not extended, so the
+    # parent's last entry is kept as it is
+    for i in range(depth + 1):
+        fi[level, i] = fi[level - 1, i]
+        zf[level, i] = zf[level - 1, i]
+        of[level, i] = of[level - 1, i]
+        pw[level, i] = pw[level - 1, i]
+
+
+@njit(cache=True, inline="always")
+def _add_leaf(fi, zf, of, pw, level, depth, leaf_value, fraction, out_cols, col_scale,
+              out_row):
+    """A leaf's share to each feature on the path (Algorithm 2, line 6)."""
+    for i in range(1, depth + 1):
+        w = _unwound_sum(zf, of, pw, level, depth, i)
+        scale = w * (of[level, i] - zf[level, i]) * fraction
+        f = fi[level, i]
+        for c in range(out_cols.shape[0]):
+            out_row[out_cols[c], f] += scale * leaf_value[c] * col_scale[c]
+
+
+@njit(cache=True, inline="always")
+def _split_condition(fraction, hot_zero, cold_zero, child_depth, split, condition,
+                     condition_feature):
+    """The condition fraction passed to the hot and the cold child, and the children's
+    unique depth: a split on the conditioned feature sends everything the row's way
+    (present) or both ways by cover (absent), and never enters the path."""
+    if condition == 0 or split != condition_feature:
+        return fraction, fraction, child_depth
+    if condition > 0:
+        return fraction, 0.0, child_depth - 1
+    return fraction * hot_zero, fraction * cold_zero, child_depth - 1
+
+
 @njit(cache=True)
 def _row_shap(x, left, right, feature, threshold, default_left, is_categorical, cat_bitset,
-              value, cover, out_cols, col_scale, out_row, fi, zf, of, pw, stack_i, stack_f):
+              value, cover, out_cols, col_scale, out_row, fi, zf, of, pw, stack_i, stack_f,
+              condition, condition_feature):
     """Add one row's contributions of one tree to ``out_row`` (n_outputs, n_features + 1).
 
+    ``condition`` 0 gives the plain values; +1 / -1 fix ``condition_feature`` present /
+    absent (it never enters the path, and each branch's share of the weight is the
+    condition fraction), the two halves of the interaction values.
+
     ``stack_i`` (levels, 7) int64: node, stage, unique depth, hot, cold, split feature,
-    child unique depth; ``stack_f`` (levels, 5) float64: zero, one fractions in, then
-    incoming zero and one fractions and the cold child's zero fraction.
+    child unique depth; ``stack_f`` (levels, 6) float64: zero, one fractions in, the
+    incoming zero fraction, the cold child's condition fraction, the cold child's zero
+    fraction, the condition fraction in.
     """
     stack_i[0, 0] = 0
     stack_i[0, 1] = 0
@@ -94,28 +136,26 @@ def _row_shap(x, left, right, feature, threshold, default_left, is_categorical, 
     stack_i[0, 5] = -1
     stack_f[0, 0] = 1.0
     stack_f[0, 1] = 1.0
+    stack_f[0, 5] = 1.0
     level = 0
     while level >= 0:
         stage = stack_i[level, 1]
         if stage == 0:
+            fraction = stack_f[level, 5]
+            if fraction == 0.0:
+                level -= 1
+                continue
             depth = stack_i[level, 2]
             if level > 0:
-                for i in range(depth):
-                    fi[level, i] = fi[level - 1, i]
-                    zf[level, i] = zf[level - 1, i]
-                    of[level, i] = of[level - 1, i]
-                    pw[level, i] = pw[level - 1, i]
+                _copy_parent_path(fi, zf, of, pw, level, depth)
             incoming_feature = stack_i[level, 5]
-            _extend(fi, zf, of, pw, level, depth, stack_f[level, 0], stack_f[level, 1],
-                    incoming_feature)
+            if condition == 0 or incoming_feature != condition_feature:
+                _extend(fi, zf, of, pw, level, depth, stack_f[level, 0], stack_f[level, 1],
+                        incoming_feature)
             node = stack_i[level, 0]
             if left[node] < 0:
-                for i in range(1, depth + 1):
-                    w = _unwound_sum(zf, of, pw, level, depth, i)
-                    scale = w * (of[level, i] - zf[level, i])
-                    f = fi[level, i]
-                    for c in range(out_cols.shape[0]):
-                        out_row[out_cols[c], f] += scale * value[node, c] * col_scale[c]
+                _add_leaf(fi, zf, of, pw, level, depth, value[node], fraction, out_cols,
+                          col_scale, out_row)
                 level -= 1
                 continue
             split = feature[node]
@@ -137,10 +177,14 @@ def _row_shap(x, left, right, feature, threshold, default_left, is_categorical, 
                     _unwind(fi, zf, of, pw, level, depth, k)
                     child_depth = depth - 1
                     break
+            hot_fraction, cold_fraction, child_depth = _split_condition(
+                fraction, hot_zero, cold_zero, child_depth, split, condition,
+                condition_feature)
             stack_i[level, 1] = 1
             stack_i[level, 4] = cold
             stack_i[level, 6] = child_depth
             stack_f[level, 2] = incoming_zero
+            stack_f[level, 3] = cold_fraction
             stack_f[level, 4] = cold_zero
             # the hot child: the row's own way
             stack_i[level + 1, 0] = hot
@@ -149,6 +193,7 @@ def _row_shap(x, left, right, feature, threshold, default_left, is_categorical, 
             stack_i[level + 1, 5] = split
             stack_f[level + 1, 0] = hot_zero * incoming_zero
             stack_f[level + 1, 1] = incoming_one
+            stack_f[level + 1, 5] = hot_fraction
             level += 1
         elif stage == 1:
             # the cold child: the other way, which the row never takes (one fraction 0)
@@ -159,9 +204,18 @@ def _row_shap(x, left, right, feature, threshold, default_left, is_categorical, 
             stack_i[level + 1, 5] = feature[stack_i[level, 0]]
             stack_f[level + 1, 0] = stack_f[level, 4] * stack_f[level, 2]
             stack_f[level + 1, 1] = 0.0
+            stack_f[level + 1, 5] = stack_f[level, 3]
             level += 1
         else:
             level -= 1
+
+
+@njit(cache=True)
+def _scratch(max_depth):
+    levels = max_depth + 2
+    return (np.empty((levels, levels), np.int64), np.empty((levels, levels)),
+            np.empty((levels, levels)), np.empty((levels, levels)),
+            np.zeros((levels, 7), np.int64), np.zeros((levels, 6)))
 
 
 @njit(parallel=True, cache=True)
@@ -173,7 +227,7 @@ def tree_shap(X, left, right, feature, threshold, default_left, is_categorical, 
     ----------
     X : float64 (n_rows, n_features)             # IN  raw values, NaN missing
     left, right, feature : int32 (n_nodes,)       # IN  the tree (-1 at leaves)
-    threshold : float64 (n_nodes,)                # IN  raw numeric rule
+    threshold : float64 (n_nodes,)                # IN  numeric rule ``x <= threshold``
     default_left, is_categorical : bool (n_nodes,)
     cat_bitset : uint32 (n_nodes, n_words)
     value : float64 (n_nodes, n_cols)             # IN  leaf values
@@ -184,17 +238,59 @@ def tree_shap(X, left, right, feature, threshold, default_left, is_categorical, 
     out : float64 (n_rows, n_outputs, n_features + 1)   # OUT accumulated; the last
                                                         # column (bias) is not touched
     """
-    levels = max_depth + 2
     for r in prange(X.shape[0]):
-        fi = np.empty((levels, levels), np.int64)
-        zf = np.empty((levels, levels))
-        of = np.empty((levels, levels))
-        pw = np.empty((levels, levels))
-        stack_i = np.zeros((levels, 7), np.int64)
-        stack_f = np.zeros((levels, 5))
+        fi, zf, of, pw, stack_i, stack_f = _scratch(max_depth)
         _row_shap(X[r], left, right, feature, threshold, default_left, is_categorical,
                   cat_bitset, value, cover, out_cols, col_scale, out[r], fi, zf, of, pw,
-                  stack_i, stack_f)
+                  stack_i, stack_f, 0, -1)
+
+
+@njit(parallel=True, cache=True)
+def tree_shap_interactions(X, left, right, feature, threshold, default_left, is_categorical,
+                           cat_bitset, value, cover, max_depth, out_cols, col_scale,
+                           used_features, out):
+    """Add one tree's SHAP interaction values (Lundberg et al. 2018, section 4.2) of every
+    row into ``out``: for each feature ``j`` the tree uses, half the difference of the
+    values with ``j`` fixed present and fixed absent is ``j``'s interaction with each
+    other feature; the diagonal keeps what is left of the plain value, so that each row
+    of the matrix sums to the plain SHAP value.
+
+    Parameters
+    ----------
+    used_features : int64 (k,)                          # IN  features split on in the tree
+    out : float64 (n_rows, n_outputs, n_features + 1, n_features + 1)
+                                                        # OUT accumulated; the bias
+                                                        # entry [-1, -1] is not touched
+    other parameters : as :func:`tree_shap`
+    """
+    n_outputs = out.shape[1]
+    n_features = out.shape[2] - 1
+    for r in prange(X.shape[0]):
+        fi, zf, of, pw, stack_i, stack_f = _scratch(max_depth)
+        plain = np.zeros((n_outputs, n_features + 1))
+        on = np.zeros((n_outputs, n_features + 1))
+        off = np.zeros((n_outputs, n_features + 1))
+        _row_shap(X[r], left, right, feature, threshold, default_left, is_categorical,
+                  cat_bitset, value, cover, out_cols, col_scale, plain, fi, zf, of, pw,
+                  stack_i, stack_f, 0, -1)
+        for c in range(n_outputs):
+            for k in range(n_features):
+                out[r, c, k, k] += plain[c, k]
+        for u in range(used_features.shape[0]):
+            j = used_features[u]
+            on[:] = 0.0
+            off[:] = 0.0
+            _row_shap(X[r], left, right, feature, threshold, default_left, is_categorical,
+                      cat_bitset, value, cover, out_cols, col_scale, on, fi, zf, of, pw,
+                      stack_i, stack_f, 1, j)
+            _row_shap(X[r], left, right, feature, threshold, default_left, is_categorical,
+                      cat_bitset, value, cover, out_cols, col_scale, off, fi, zf, of, pw,
+                      stack_i, stack_f, -1, j)
+            for c in range(n_outputs):
+                for k in range(n_features):
+                    half = (on[c, k] - off[c, k]) / 2.0
+                    out[r, c, j, k] += half
+                    out[r, c, j, j] -= half
 
 
 @njit(cache=True)

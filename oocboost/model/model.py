@@ -42,6 +42,8 @@ import numpy as np
 
 from ..common import X_DTYPE
 from ..errors import ModelError
+from .checks import check_model_fields, check_no_unknown_fields
+from .contributions import ModelContributions
 from .fields import (
     INT32_MAX,
     finite_float,
@@ -51,7 +53,6 @@ from .fields import (
     read_typed,
     reject_constant,
 )
-from .checks import check_model_fields, check_no_unknown_fields
 from .prediction import ModelPrediction
 from .tree import MAX_BITSET_CELLS, MAX_OUTPUTS, Tree, coerce
 
@@ -72,7 +73,7 @@ def source_attributes(cache):
     return {"label": manifest.get("label")}
 
 
-class Model(ModelPrediction):
+class Model(ModelPrediction, ModelContributions):
     """A tree ensemble: trees, how they combine, the feature schema and training metadata.
 
     Parameters

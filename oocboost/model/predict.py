@@ -119,11 +119,16 @@ def iter_margins(model, data, *, iteration_range=None, label=None, pred_leaf=Fal
             raise SchemaError(f"cache {cache.path} was binned with other edges than the "
                               f"model's training data; predict from the raw file instead, "
                               f"or rebuild the cache with --reference")
+        if pred_leaf:
+            raise ParameterError("leaf indices are computed from raw data: pass the source "
+                                 "file instead of the cache")
         for block in cache.iter_blocks(prefetch=1):
-            if pred_leaf or pred_contribs:
-                raise ParameterError(f"{'leaf indices' if pred_leaf else 'contributions'} "
-                                     f"are computed from raw data: pass the source file "
-                                     f"instead of the cache")
+            if pred_contribs:
+                out = model.predict_contributions_binned(
+                    block.codes, cache.max_bin - 1, iteration_range=iteration_range,
+                    interactions=pred_contribs == "interactions")
+                yield _contribution_layout(model, out), block.label, block.weight
+                continue
             yield (model.predict_margin_binned(block.codes, cache.max_bin - 1,
                                                iteration_range=iteration_range),
                    block.label, block.weight)
@@ -147,10 +152,16 @@ def _raw_output(model, X, iteration_range, pred_leaf, pred_contribs):
     if pred_leaf:
         return model.predict_leaf(X, iteration_range=iteration_range)
     if pred_contribs:
-        # (rows, n_outputs, n_features + 1) whatever the outputs, for concatenation
-        return model.predict_contributions(X, iteration_range=iteration_range).reshape(
-            len(X), int(model.n_outputs), model.n_features + 1)
+        out = model.predict_contributions(X, iteration_range=iteration_range,
+                                          interactions=pred_contribs == "interactions")
+        return _contribution_layout(model, out)
     return model.predict_margin(X, iteration_range=iteration_range)
+
+
+def _contribution_layout(model, out):
+    """(rows, n_outputs, n_features + 1[, n_features + 1]) whatever the outputs, for
+    concatenation across blocks."""
+    return out[:, None] if int(model.n_outputs) == 1 else out
 
 
 def predict(model, data, *, output_margin=False, iteration_range=None, pred_leaf=False,
@@ -163,7 +174,8 @@ def predict(model, data, *, output_margin=False, iteration_range=None, pred_leaf
         (n_rows,) for single-output objectives, (n_rows, K) probabilities for
         ``multi:softprob``, margins when ``output_margin``, int32 leaves when ``pred_leaf``,
         SHAP values of the margin when ``pred_contribs`` ((n_rows, n_features + 1), or
-        (n_rows, n_outputs, n_features + 1) for several outputs).
+        (n_rows, n_outputs, n_features + 1) for several outputs; ``pred_contribs=
+        "interactions"`` adds a trailing axis of n_features + 1: the interaction values).
     """
     if pred_leaf or output_margin or pred_contribs:
         margin_model, transform = model, None
@@ -174,8 +186,8 @@ def predict(model, data, *, output_margin=False, iteration_range=None, pred_leaf
                                            pred_leaf=pred_leaf, pred_contribs=pred_contribs)]
     out = (np.concatenate(parts, axis=0) if parts
            else np.empty((0, margin_model.n_outputs)))
-    if pred_contribs and out.ndim == 3 and out.shape[1] == 1:
-        return out[:, 0, :]
+    if pred_contribs and out.shape[1] == 1:
+        return out[:, 0]
     return out if transform is None else transform(out)
 
 

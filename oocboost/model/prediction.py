@@ -91,7 +91,7 @@ class ModelPrediction:
         return out
 
     def predict(self, data, output_margin=False, iteration_range=None, pred_leaf=False,
-                pred_contribs=False):
+                pred_contribs=False, pred_interactions=False):
         """What the objective predicts, as ``xgboost.Booster.predict`` gives it.
 
         Parameters
@@ -108,7 +108,11 @@ class ModelPrediction:
         pred_leaf : bool
             The leaf each row reaches in each tree (int32, (n_rows, n_trees)).
         pred_contribs : bool
-            SHAP values of the margin (:meth:`predict_contributions`), from raw data.
+            SHAP values of the margin (:meth:`predict_contributions`); over a cache from
+            its bin codes, block by block.
+        pred_interactions : bool
+            SHAP interaction values (``predict_contributions(interactions=True)``),
+            (n_rows, n_features + 1, n_features + 1) per output.
 
         Returns
         -------
@@ -128,7 +132,7 @@ class ModelPrediction:
 
         out = predict(self, data, output_margin=output_margin,
                       iteration_range=iteration_range, pred_leaf=pred_leaf,
-                      pred_contribs=pred_contribs)
+                      pred_contribs="interactions" if pred_interactions else pred_contribs)
         if output_margin and out.ndim == 2 and out.shape[1] == 1:
             return out[:, 0]
         return out
@@ -161,72 +165,6 @@ class ModelPrediction:
         with _num_threads(n_threads):
             _kp.raw_margins(flat, X, t0, t1, out)
         return self._finish_margin(out, t0, t1, include_base)
-
-    def predict_contributions(self, X, iteration_range=None, n_threads=None):
-        """SHAP values of the margin: exact path-dependent Tree SHAP (Lundberg et al.).
-
-        Each row's values plus its bias (the last column) sum to its margin
-        (:meth:`predict_margin`), as XGBoost's ``pred_contribs``.
-
-        Parameters
-        ----------
-        X : array-like (n_rows, n_features) float64
-            Raw values as :meth:`predict_margin` takes them; NaN = missing.
-        iteration_range : (int, int) or None
-            As :meth:`predict_margin`.
-        n_threads : int or None
-
-        Returns
-        -------
-        ndarray float64
-            (n_rows, n_features + 1) for one output, (n_rows, n_outputs, n_features + 1)
-            for several (XGBoost's layout).
-
-        Raises
-        ------
-        ModelError
-            For AdaBoost.R2, whose weighted median of the trees is not additive.
-        """
-        info = (self.attributes or {}).get("adaboost") or {}
-        if info.get("prediction") == "weighted_median":
-            raise ModelError("an AdaBoost.R2 model predicts the weighted median of its "
-                             "trees, which has no additive contributions")
-        X = self._check_X(X)
-        self.validate()
-        t0, t1 = self._tree_range(iteration_range)
-        n_out, n_features = int(self.n_outputs), self.n_features
-        out = np.zeros((X.shape[0], n_out, n_features + 1))
-        totals = self._mean_totals(t0, t1)
-        with _num_threads(n_threads):
-            for t in range(t0, t1):
-                self._add_tree_contributions(X, t, totals, out)
-        out[:, :, n_features] += self.base_margin  # both aggregations add it after the trees
-        return out[:, 0, :] if n_out == 1 else out
-
-    def _mean_totals(self, t0, t1):
-        """Per output, the weight total a "mean" model divides by (1 for "sum")."""
-        totals = np.ones(int(self.n_outputs))
-        if self.aggregation == "mean":
-            g, w = self.tree_group[t0:t1], self.tree_weight[t0:t1]
-            totals = np.zeros(int(self.n_outputs))
-            np.add.at(totals, g[g >= 0], w[g >= 0])
-            totals += w[g < 0].sum()
-            totals[totals == 0] = 1.0  # nothing to divide, as _finish_margin
-        return totals
-
-    def _add_tree_contributions(self, X, t, totals, out):
-        from ..kernels import shap as _ks
-
-        tree, group = self.trees[t], int(self.tree_group[t])
-        out_cols = (np.array([group], np.int64) if group >= 0
-                    else np.arange(self.n_outputs, dtype=np.int64))
-        scale = self.tree_weight[t] / totals[out_cols]
-        _ks.tree_shap(X, tree.left, tree.right, tree.feature, tree.threshold,
-                      tree.default_left, tree.is_categorical, tree.cat_bitset, tree.value,
-                      tree.cover, tree.depth, out_cols, scale, out)
-        expected = np.empty_like(tree.value)
-        _ks.expected_values(tree.left, tree.right, tree.cover, tree.value, expected)
-        out[:, out_cols, self.n_features] += expected[0] * scale
 
     def predict_margin_binned(self, codes, missing_bin, iteration_range=None, n_threads=None,
                               include_base=True):

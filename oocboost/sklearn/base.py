@@ -87,9 +87,11 @@ class ParamsMixin(_Base):
             raise NotFittedError(f"this {type(self).__name__} is not fitted yet: call fit "
                                  f"before using this estimator")
 
-    def predict_contributions(self, X, iteration_range=None):
+    def predict_contributions(self, X, iteration_range=None, interactions=False):
         """SHAP values of the margin (exact path-dependent Tree SHAP), bias last; rows sum
-        to the margin. ``X``: an array, a DataFrame (categories as strings) or a file.
+        to the margin. ``X``: an array, a DataFrame (categories as strings), a file or a
+        cache binned with the training edges. ``interactions``: SHAP interaction values
+        (one more trailing axis of n_features + 1).
 
         Returns
         -------
@@ -100,7 +102,8 @@ class ParamsMixin(_Base):
         X = predict_input(self, X)
         if hasattr(self, "_iteration_range"):  # boosting: the best iteration by default
             iteration_range = self._iteration_range(iteration_range)
-        return predict(self.model_, X, pred_contribs=True, iteration_range=iteration_range)
+        return predict(self.model_, X, iteration_range=iteration_range,
+                       pred_contribs="interactions" if interactions else True)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

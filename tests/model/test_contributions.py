@@ -151,8 +151,123 @@ def test_dataframes_files_and_estimators(tmp_path):
     cache = oocboost.build_cache(frame.assign(y=y), tmp_path / "c.oocb", label="y",
                                  quiet=True)
     with pytest.raises(oocboost.ParameterError, match="from raw data"):
-        est.model_.predict(cache, pred_contribs=True)
+        est.model_.predict(cache, pred_leaf=True)
     clf = oocboost.GradientBoostingClassifier(n_estimators=3).fit(frame, y > 0.5)
     margin = clf.model_.predict(frame, output_margin=True)
     np.testing.assert_allclose(clf.predict_contributions(frame).sum(axis=1), margin,
                                rtol=1e-9, atol=1e-12)
+
+
+def _brute_force_interactions(tree, x, n_features):
+    """Shapley interaction index of one tree for one row, (F + 1, F + 1, n_cols): half of
+    the index off the diagonal on both sides, the diagonal what is left of the plain
+    value, the bias at [-1, -1] (XGBoost's and shap's layout)."""
+    n_cols = tree.value.shape[1]
+    out = np.zeros((n_features + 1, n_features + 1, n_cols))
+    for i, j in itertools.combinations(range(n_features), 2):
+        rest = [k for k in range(n_features) if k not in (i, j)]
+        total = np.zeros(n_cols)
+        for size in range(len(rest) + 1):
+            weight = (math.factorial(size) * math.factorial(n_features - size - 2)
+                      / (2 * math.factorial(n_features - 1)))
+            for subset in itertools.combinations(rest, size):
+                s = set(subset)
+                total += weight * (_subset_value(tree, x, s | {i, j})
+                                   - _subset_value(tree, x, s | {i})
+                                   - _subset_value(tree, x, s | {j})
+                                   + _subset_value(tree, x, s))
+        out[i, j] = out[j, i] = total
+    phi = _brute_force_shap(tree, x, n_features)
+    for i in range(n_features):
+        out[i, i] = phi[i] - out[i, :n_features].sum(axis=0) + out[i, i]
+    out[n_features, n_features] = phi[n_features]
+    return out
+
+
+def test_interactions_equal_the_brute_force_shapley_interaction_index(data, tmp_path):
+    X, y = data
+    rows = np.ascontiguousarray(X[:6])
+    for model in _models(X, y, tmp_path):
+        ours = model.predict_contributions(rows, interactions=True)
+        expected = np.zeros((len(rows), model.n_outputs, 5, 5))
+        totals = model._mean_totals(0, model.n_trees)
+        for t, tree in enumerate(model.trees):
+            group = int(model.tree_group[t])
+            cols = [group] if group >= 0 else list(range(model.n_outputs))
+            for r, x in enumerate(rows):
+                phi = _brute_force_interactions(tree, x, 4)
+                for c, k in enumerate(cols):
+                    expected[r, k] += phi[:, :, c] * model.tree_weight[t] / totals[k]
+        expected[:, :, 4, 4] += model.base_margin
+        if model.n_outputs == 1:
+            expected = expected[:, 0]
+        np.testing.assert_allclose(ours, expected, rtol=1e-9, atol=1e-12)
+
+
+def test_interaction_rows_sum_to_the_values_and_the_whole_to_the_margin(data, tmp_path):
+    X, y = data
+    for model in _models(X, y, tmp_path)[:2]:
+        inter = model.predict_contributions(X, interactions=True)
+        np.testing.assert_allclose(inter.sum(axis=-1), model.predict_contributions(X),
+                                   rtol=1e-9, atol=1e-9)
+        np.testing.assert_allclose(inter, np.swapaxes(inter, -1, -2), atol=1e-12)
+        margin = model.predict_margin(X)
+        np.testing.assert_allclose(inter.sum(axis=(-1, -2)).reshape(margin.shape), margin,
+                                   rtol=1e-9, atol=1e-9)
+
+
+@pytest.mark.parametrize("block_rows", [64, 1000])
+def test_a_cache_streams_the_same_values_as_its_raw_rows(data, tmp_path, block_rows):
+    """The training cache's codes follow the same paths as the raw rows, so both give
+    the same values, block by block."""
+    X, y = data
+    table = pa.table({"a": X[:, 0], "b": X[:, 1], "c": X[:, 2], "d": X[:, 3], "y": y})
+    cache = oocboost.build_cache(table, tmp_path / "c.oocb", label="y", quiet=True,
+                                 block_rows=block_rows)
+    model = oocboost.train({"objective": "reg:squarederror", "max_depth": 4}, cache, 5)
+    np.testing.assert_allclose(model.predict(cache, pred_contribs=True),
+                               model.predict_contributions(X), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(model.predict(str(cache.path), pred_interactions=True),
+                               model.predict_contributions(X, interactions=True),
+                               rtol=1e-12, atol=1e-12)
+
+
+def _as_shap_dict(model):
+    """An oocboost model of numeric features as shap's dictionary tree format."""
+    trees = []
+    totals = model._mean_totals(0, model.n_trees)
+    for t, tree in enumerate(model.trees):
+        leaf = tree.left < 0
+        trees.append({
+            "children_left": np.where(leaf, -1, tree.left),
+            "children_right": np.where(leaf, -1, tree.right),
+            "children_default": np.where(leaf, -1,
+                                         np.where(tree.default_left, tree.left, tree.right)),
+            "features": np.where(leaf, -2, tree.feature),
+            "thresholds": np.where(leaf, 0.0, tree.threshold),
+            "values": tree.value * model.tree_weight[t] / totals[0],
+            "node_sample_weight": tree.cover.astype(np.float64),
+        })
+    return {"trees": trees, "base_offset": float(model.base_margin[0])}
+
+
+def test_agrees_with_shap_tree_explainer_on_the_same_trees():
+    shap = pytest.importorskip("shap")  # in the test extra; a bench-only install lacks it
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(500, 5))
+    X[rng.random(X.shape) < 0.05] = np.nan
+    y = np.nan_to_num(X[:, 0]) * np.nan_to_num(X[:, 1]) + np.sin(np.nan_to_num(X[:, 2]))
+    models = [oocboost.GradientBoostingRegressor(n_estimators=8, max_depth=4).fit(X, y),
+              oocboost.RandomForestRegressor(n_estimators=4, max_depth=5,
+                                             random_state=1).fit(X, y)]
+    rows = X[:50]
+    for est in models:
+        explainer = shap.TreeExplainer(_as_shap_dict(est.model_))
+        ours = est.predict_contributions(rows)
+        np.testing.assert_allclose(ours[:, :-1], explainer.shap_values(rows), rtol=1e-6,
+                                   atol=1e-8)
+        np.testing.assert_allclose(ours[0, -1], explainer.expected_value, rtol=1e-6)
+        np.testing.assert_allclose(est.predict_contributions(rows, interactions=True)
+                                   [:, :-1, :-1],
+                                   explainer.shap_interaction_values(rows), rtol=1e-6,
+                                   atol=1e-8)

@@ -239,3 +239,29 @@ def test_pandas_category_and_arrow_dictionary_columns_keep_their_names(data):
     # the categories are read by name, whatever their order in the data
     shuffled = frame.assign(shop=frame["shop"].cat.reorder_categories(["c", "b", "a"]))
     np.testing.assert_array_equal(est.predict(shuffled), est.predict(frame))
+
+
+@pytest.mark.parametrize("est", ALL, ids=IDS)
+def test_polars_frames_give_the_models_of_the_same_pandas_frames(est, data):
+    """A Polars DataFrame (Categorical, Enum and string columns) trains and predicts as
+    the pandas frame of the same values, with its column names kept."""
+    pd = pytest.importorskip("pandas")
+    pl = pytest.importorskip("polars")
+    X, _, _ = data
+    rng = np.random.default_rng(5)
+    shops = rng.choice(["a", "b", "c"], size=len(X))
+    towns = rng.choice(["x", "y"], size=len(X))
+    y = _y(est, data)
+    frame = pd.DataFrame({"u": X[:, 0], "v": X[:, 1], "shop": pd.Categorical(shops),
+                          "town": towns})
+    polars_frame = pl.DataFrame({"u": X[:, 0], "v": X[:, 1],
+                                 "shop": pl.Series(shops).cast(pl.Categorical),
+                                 "town": pl.Series(towns).cast(pl.Enum(["x", "y"]))},
+                                nan_to_null=True)
+    ours = clone(est).fit(polars_frame, y)
+    twin = clone(est).fit(frame, y)
+    assert list(ours.feature_names_in_) == ["u", "v", "shop", "town"]
+    assert ours.model_.feature_types == ["numeric", "numeric", "categorical", "categorical"]
+    np.testing.assert_array_equal(ours.predict(polars_frame), twin.predict(frame))
+    with pytest.raises(oocboost.SchemaError, match="shop"):
+        ours.predict(polars_frame.drop("shop"))

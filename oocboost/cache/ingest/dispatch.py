@@ -81,6 +81,12 @@ def _is_arrow_table(data):
     return isinstance(data, (pa.Table, pa.RecordBatch))
 
 
+def _is_arrow_exportable(data):
+    """Polars DataFrames and any other table that exports the Arrow C stream interface
+    (``__arrow_c_stream__``, e.g. DuckDB relations); pandas is read by its own source."""
+    return hasattr(data, "__arrow_c_stream__") and not isinstance(data, pa.ChunkedArray)
+
+
 def _is_batch_iterable(data):
     return (not isinstance(data, (str, bytes, dict))) and hasattr(data, "__iter__")
 
@@ -100,6 +106,31 @@ def _from_arrow_table(data, **kw):
     return ArrowTableSource(data, **_only(kw, ArrowTableSource))
 
 
+def _from_arrow_exportable(data, **kw):
+    from .memory import ArrowTableSource
+    source = ArrowTableSource(_arrow_table_of(data), **_only(kw, ArrowTableSource))
+    source.name = f"<{type(data).__module__.split('.')[0]} {type(data).__name__}>"
+    return source
+
+
+def _arrow_table_of(data):
+    """The table behind an Arrow-exporting object, with Polars' ``string_view`` columns
+    (and dictionaries of them) as ``large_string``, which every pyarrow kernel reads."""
+    table = data.to_arrow() if hasattr(data, "to_arrow") else pa.table(data)
+    if isinstance(table, pa.RecordBatch):
+        table = pa.Table.from_batches([table])
+    fields = []
+    for field in table.schema:
+        t = field.type
+        if pa.types.is_string_view(t):
+            t = pa.large_string()
+        elif pa.types.is_dictionary(t) and pa.types.is_string_view(t.value_type):
+            t = pa.dictionary(t.index_type, pa.large_string())
+        fields.append(field.with_type(t))
+    schema = pa.schema(fields)
+    return table if schema.equals(table.schema) else table.cast(schema)
+
+
 def _from_batch_iterable(data, **kw):
     from .memory import BatchIterableSource
     return BatchIterableSource(data, **_only(kw, BatchIterableSource))
@@ -111,6 +142,7 @@ _DISPATCH = [
     (_is_numpy, _from_numpy),
     (_is_pandas, _from_pandas),
     (_is_arrow_table, _from_arrow_table),
+    (_is_arrow_exportable, _from_arrow_exportable),
     (_is_batch_iterable, _from_batch_iterable),
 ]
 
@@ -123,7 +155,8 @@ def open_source(data, *, label=None, weight=None, drop=(), categorical="auto",
     Parameters
     ----------
     data : str, os.PathLike, numpy.ndarray, pandas.DataFrame, pyarrow.Table,
-           pyarrow.RecordBatch or iterable of pyarrow.RecordBatch
+           pyarrow.RecordBatch, polars.DataFrame (or any table with
+           ``__arrow_c_stream__``) or iterable of pyarrow.RecordBatch
         A path to a CSV file (optionally gzip-compressed), a Parquet file, or an Arrow IPC
         file or stream (Feather v2); formats are recognised by magic bytes, then by
         extension. A 2-D NumPy array of numbers (features ``f0 .. f{n-1}`` unless
@@ -183,5 +216,5 @@ def open_source(data, *, label=None, weight=None, drop=(), categorical="auto",
             return constructor(data, **kw)
     raise TypeError(
         f"cannot read data of type {type(data).__module__}.{type(data).__qualname__}; "
-        f"expected a file path, a 2-D numpy array, a pandas DataFrame, a pyarrow Table or "
-        f"RecordBatch, or an iterable of pyarrow RecordBatches")
+        f"expected a file path, a 2-D numpy array, a pandas or Polars DataFrame, a "
+        f"pyarrow Table or RecordBatch, or an iterable of pyarrow RecordBatches")

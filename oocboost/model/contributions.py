@@ -1,0 +1,130 @@
+"""SHAP values of a model's margin (exact path-dependent Tree SHAP, ``kernels/shap.py``),
+and their interaction values, over raw values or over a cache's bin codes."""
+import numpy as np
+
+from ..errors import ModelError
+from ..kernels import shap as _ks
+from .prediction import _num_threads
+
+
+def codes_as_values(codes, missing_bin):
+    """A cache block's codes (n_features, n_rows) as the float matrix the SHAP kernels
+    read, with the binned rule ``code <= bin_threshold``: the codes themselves, NaN for
+    the missing code (categorical codes are the raw category codes already)."""
+    X = np.ascontiguousarray(np.asarray(codes).T, dtype=np.float64)
+    X[X == missing_bin] = np.nan
+    return X
+
+
+class ModelContributions:
+    """Contributions of a :class:`~oocboost.model.model.Model` (a base class, like
+    :class:`~oocboost.model.prediction.ModelPrediction`)."""
+
+    def predict_contributions(self, X, iteration_range=None, n_threads=None,
+                              interactions=False):
+        """SHAP values of the margin: exact path-dependent Tree SHAP (Lundberg et al.).
+
+        Each row's values plus its bias (the last column) sum to its margin
+        (:meth:`predict_margin`), as XGBoost's ``pred_contribs``.
+
+        Parameters
+        ----------
+        X : array-like (n_rows, n_features) float64
+            Raw values as :meth:`predict_margin` takes them; NaN = missing. For files,
+            DataFrames and caches use :meth:`predict` with ``pred_contribs=True``.
+        iteration_range : (int, int) or None
+            As :meth:`predict_margin`.
+        n_threads : int or None
+        interactions : bool
+            SHAP interaction values instead (XGBoost's ``pred_interactions``): a
+            (n_features + 1) x (n_features + 1) matrix per row and output whose row ``i``
+            sums to feature ``i``'s SHAP value, the bias at ``[-1, -1]``. They cost about
+            ``2 * features used per tree`` times the plain values.
+
+        Returns
+        -------
+        ndarray float64
+            (n_rows, n_features + 1) for one output, (n_rows, n_outputs, n_features + 1)
+            for several (XGBoost's layout); with ``interactions`` one more trailing axis
+            of n_features + 1.
+
+        Raises
+        ------
+        ModelError
+            For AdaBoost.R2, whose weighted median of the trees is not additive.
+
+        Examples
+        --------
+        >>> phi = model.predict_contributions(X)                         # doctest: +SKIP
+        >>> np.allclose(phi.sum(axis=1), model.predict(X, output_margin=True))
+        True
+        """
+        return self._contributions(self._check_X(X), iteration_range, n_threads,
+                                   interactions, binned=False)
+
+    def predict_contributions_binned(self, codes, missing_bin, iteration_range=None,
+                                     n_threads=None, interactions=False):
+        """:meth:`predict_contributions` of a cache block's bin codes
+        ((n_features, n_rows) from the model's own bin mapper), with the binned rule
+        that :meth:`predict_margin_binned` uses."""
+        X = codes_as_values(codes, missing_bin)
+        if X.shape[1] != self.n_features:
+            raise ModelError(f"codes have {X.shape[1]} features; the model has "
+                             f"{self.n_features}")
+        return self._contributions(X, iteration_range, n_threads, interactions,
+                                   binned=True)
+
+    def _contributions(self, X, iteration_range, n_threads, interactions, binned):
+        info = (self.attributes or {}).get("adaboost") or {}
+        if info.get("prediction") == "weighted_median":
+            raise ModelError("an AdaBoost.R2 model predicts the weighted median of its "
+                             "trees, which has no additive contributions")
+        self.validate()
+        t0, t1 = self._tree_range(iteration_range)
+        n_out, n_features = int(self.n_outputs), self.n_features
+        shape = (X.shape[0], n_out, n_features + 1) + ((n_features + 1,) if interactions
+                                                       else ())
+        out = np.zeros(shape)
+        totals = self._mean_totals(t0, t1)
+        with _num_threads(n_threads):
+            for t in range(t0, t1):
+                self._add_tree_contributions(X, t, totals, out, binned)
+        # both aggregations add the base margin after the trees
+        if interactions:
+            out[:, :, n_features, n_features] += self.base_margin
+        else:
+            out[:, :, n_features] += self.base_margin
+        return out[:, 0] if n_out == 1 else out
+
+    def _mean_totals(self, t0, t1):
+        """Per output, the weight total a "mean" model divides by (1 for "sum")."""
+        totals = np.ones(int(self.n_outputs))
+        if self.aggregation == "mean":
+            g, w = self.tree_group[t0:t1], self.tree_weight[t0:t1]
+            totals = np.zeros(int(self.n_outputs))
+            np.add.at(totals, g[g >= 0], w[g >= 0])
+            totals += w[g < 0].sum()
+            totals[totals == 0] = 1.0  # nothing to divide, as _finish_margin
+        return totals
+
+    def _add_tree_contributions(self, X, t, totals, out, binned):
+        tree, group = self.trees[t], int(self.tree_group[t])
+        out_cols = (np.array([group], np.int64) if group >= 0
+                    else np.arange(self.n_outputs, dtype=np.int64))
+        scale = self.tree_weight[t] / totals[out_cols]
+        threshold = (tree.bin_threshold.astype(np.float64) if binned else tree.threshold)
+        args = (X, tree.left, tree.right, tree.feature, threshold, tree.default_left,
+                tree.is_categorical, tree.cat_bitset, tree.value, tree.cover, tree.depth,
+                out_cols, scale)
+        n_features = self.n_features
+        if out.ndim == 4:
+            used = np.unique(tree.feature[tree.left >= 0]).astype(np.int64)
+            _ks.tree_shap_interactions(*args, used, out)
+        else:
+            _ks.tree_shap(*args, out)
+        expected = np.empty_like(tree.value)
+        _ks.expected_values(tree.left, tree.right, tree.cover, tree.value, expected)
+        if out.ndim == 4:
+            out[:, out_cols, n_features, n_features] += expected[0] * scale
+        else:
+            out[:, out_cols, n_features] += expected[0] * scale
