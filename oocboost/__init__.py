@@ -37,6 +37,12 @@ def __getattr__(name):
     if name == "train":
         from .learners.boosting.training import train
         return train
+    if name == "cv":
+        from .learners.boosting.cv import cv
+        return cv
+    if name in ("StackingClassifier", "StackingRegressor"):
+        from .sklearn import stacking
+        return getattr(stacking, name)
     if name in ("load_model", "Model"):
         from .model import model
         return getattr(model, name)
@@ -65,9 +71,10 @@ def __getattr__(name):
     raise AttributeError(f"module 'oocboost' has no attribute {name!r}")
 
 
-__all__ = ["build_cache", "Cache", "train", "load_model", "Model", "TrainingCallback",
+__all__ = ["build_cache", "Cache", "train", "cv", "load_model", "Model", "TrainingCallback",
            "EarlyStopping", "EvaluationMonitor", "TrainingCheckPoint",
            "LearningRateScheduler", "GradientBoostingClassifier", "GradientBoostingRegressor",
            *_TREE_ESTIMATORS, "AdaBoostClassifier", "AdaBoostRegressor",
+           "StackingClassifier", "StackingRegressor",
            "OocboostError", "InputError", "SchemaError", "CacheError", "ModelError",
            "ParameterError", "MemoryLimitError"]

@@ -39,12 +39,18 @@ def state_spec(n_outputs, params):
 class BoostingState:
     """Everything that lives across rounds of one training run."""
 
-    def __init__(self, cache, objective, params, plan, base_margin, init_model=None):
+    def __init__(self, cache, objective, params, plan, base_margin, init_model=None,
+                 folds=None):
         self.cache = cache
         self.objective = objective
         self.params = params
         self.plan = plan
-        self.n_outputs = objective.n_outputs
+        # Cross-validation grows every fold's trees in the same passes: ``folds`` is
+        # ``(fold ids, fold of each row)`` and fold ``j``'s outputs are margin columns
+        # ``j * K .. (j + 1) * K``; its held-out rows get zero gradient and hessian.
+        self.folds = folds
+        n_folds = 1 if folds is None else len(folds[0])
+        self.n_outputs = objective.n_outputs * n_folds
         k = self.n_outputs
         spec = state_spec(k, params)
         self.spec = spec
@@ -79,16 +85,37 @@ def _blocks(state):
 def _gradients_for_block(state, block, views, round_index):
     """Gradients and hessians of a block, written straight into its stats rows."""
     p = state.params
-    stats = views["stats"]                         # (n_outputs, n_rows, 3)
-    by_row = np.moveaxis(stats, 0, 1)              # (n_rows, n_outputs, 3) view
-    state.objective.gradients(block.label, views["margin"], block.weight,
-                              by_row[:, :, 0], by_row[:, :, 1])
+    stats = views["stats"]                         # (n_outputs, n_rows, 2)
+    by_row = np.moveaxis(stats, 0, 1)              # (n_rows, n_outputs, 2) view
+    if state.folds is None:
+        state.objective.gradients(block.label, views["margin"], block.weight,
+                                  by_row[:, :, 0], by_row[:, :, 1])
+    else:
+        _fold_gradients(state, block, views["margin"], by_row)
     if p["subsample"] < 1.0:
         u = np.empty(block.n_rows, np.float64)
         uniform_per_row(p["seed"], round_index, block.row_start, u)
         keep = (u < p["subsample"]).astype(G_H_DTYPE)
         stats[:, :, 0] *= keep
         stats[:, :, 1] *= keep
+
+
+def _fold_gradients(state, block, margin, by_row):
+    """Each fold's gradients from its own margins, with its held-out rows weighted 0."""
+    k = state.objective.n_outputs
+    fold_ids, fold_of_row = state.folds
+    held = fold_of_row[block.row_start:block.row_start + block.n_rows]
+    grad = np.empty((block.n_rows, k), G_H_DTYPE)
+    hess = np.empty((block.n_rows, k), G_H_DTYPE)
+    for j, fold in enumerate(fold_ids):
+        weight = (held != fold).astype(np.float64)
+        if block.weight is not None:
+            weight *= block.weight
+        cols = slice(j * k, (j + 1) * k)
+        state.objective.gradients(block.label, np.ascontiguousarray(margin[:, cols]),
+                                  weight, grad, hess)
+        by_row[:, cols, 0] = grad
+        by_row[:, cols, 1] = hess
 
 
 def initial_margins(state, init_model):
