@@ -25,7 +25,6 @@ from ...cache.label_stats import LabelStats
 from ...engine.plan import plan_train
 from ...errors import MemoryLimitError, ParameterError
 from ...kernels.sampling import uniform_per_row
-from ...model.metrics import get_metric
 from ...utils.threads import thread_limit
 from . import booster as boosting
 from .params import resolve_params
