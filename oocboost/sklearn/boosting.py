@@ -27,6 +27,21 @@ from .base import (
 )
 from .validation import fit_input, predict_input
 
+
+def cache_classes(cache):
+    """The classes of a cache's labels, which must be 0..K-1 (sorted array)."""
+    from ..cache.label_stats import LabelStats
+
+    stats = cache.manifest.get("label_stats") or {}
+    classes = LabelStats.from_dict(stats).class_weights if stats else None
+    if not classes:
+        raise ParameterError(f"cache {cache.path}: labels are not integer classes")
+    classes = np.array(sorted(classes))
+    if not np.array_equal(classes, np.arange(len(classes))):
+        raise ParameterError(f"cache {cache.path}: class labels must be 0..K-1, got "
+                             f"{classes.tolist()}")
+    return classes
+
 _BOOSTER_ARGS = ("learning_rate", "max_depth", "max_leaves", "min_child_weight", "gamma",
                  "reg_lambda", "reg_alpha", "max_delta_step", "subsample",
                  "colsample_bytree", "colsample_bylevel", "colsample_bynode",
@@ -85,6 +100,21 @@ class _GradientBoosting(ParamsMixin):
 
     def _encode_labels(self, y):
         return y, None
+
+    def _cross_val_predictions(self, cache, fold_of_row):
+        """Out-of-fold predictions of these parameters on a cache, as ``predict`` /
+        ``predict_proba`` lay them out, every fold grown in the same passes
+        (:func:`oocboost.cv`; early stopping is not used: it would look at the held-out
+        rows)."""
+        from ..learners.boosting.cv import cv
+
+        objective, extra = self._cache_objective(cache)
+        _, oof = cv(self._booster_params(objective, extra), cache, self.n_estimators,
+                    folds=fold_of_row, return_oof=True, as_pandas=False,
+                    memory_limit=self.memory_limit)
+        if extra is None and getattr(self, "_estimator_type", "") == "classifier":
+            return np.column_stack([1.0 - oof, oof])
+        return oof
 
     def _fit(self, X, y, sample_weight, eval_set, sample_weight_eval_set, objective,
              extra=None):
@@ -163,7 +193,10 @@ class GradientBoostingRegressor(RegressorMixin, _GradientBoosting):
         """Train on arrays/DataFrames (a temporary cache is built) or on a ``Cache``."""
         X, y, sample_weight = fit_input(self, X, y, sample_weight, classifier=False)
         return self._fit(X, y, sample_weight, eval_set, sample_weight_eval_set,
-                         self.objective or "reg:squarederror")
+                         *self._cache_objective(None))
+
+    def _cache_objective(self, cache):
+        return self.objective or "reg:squarederror", None
 
     def predict(self, X, iteration_range=None):
         """Predictions (n_rows,) using the best iteration when early stopping ran."""
@@ -203,16 +236,7 @@ class GradientBoostingClassifier(ClassifierMixin, _GradientBoosting):
             if y is not None:
                 raise ParameterError("when X is a Cache its labels come from the cache: "
                                      "pass y=None")
-            stats = X.manifest.get("label_stats") or {}
-            from ..cache.label_stats import LabelStats
-
-            classes = LabelStats.from_dict(stats).class_weights if stats else None
-            if not classes:
-                raise ParameterError(f"cache {X.path}: labels are not integer classes")
-            self.classes_ = np.array(sorted(classes))
-            if not np.array_equal(self.classes_, np.arange(len(self.classes_))):
-                raise ParameterError(f"cache {X.path}: class labels must be 0..K-1, got "
-                                     f"{self.classes_.tolist()}")
+            self.classes_ = cache_classes(X)
             y_enc, evals = None, eval_set
         else:
             if y is None:
@@ -227,18 +251,22 @@ class GradientBoostingClassifier(ClassifierMixin, _GradientBoosting):
                     raise ParameterError("eval_set has labels not seen in y")
                 evals.append((Xe, pos))
         self.n_classes_ = len(self.classes_)
-        if self.n_classes_ < 2:
-            raise ParameterError(f"y has a single class (1 class: {self.classes_.tolist()}); "
-                                 f"classification needs at least two")
-        if self.n_classes_ == 2:
-            objective, extra = self.objective or "binary:logistic", None
-        else:
-            objective = self.objective or "multi:softprob"
-            extra = {"num_class": self.n_classes_}
+        objective, extra = self._objective_for(self.classes_)
         self._fit(X, y_enc, sample_weight, evals, sample_weight_eval_set, objective, extra)
         self.model_.classes = self.classes_.tolist()
         self.model_.n_classes = self.n_classes_
         return self
+
+    def _objective_for(self, classes):
+        if len(classes) < 2:
+            raise ParameterError(f"y has a single class (1 class: {list(classes)}); "
+                                 f"classification needs at least two")
+        if len(classes) == 2:
+            return self.objective or "binary:logistic", None
+        return self.objective or "multi:softprob", {"num_class": len(classes)}
+
+    def _cache_objective(self, cache):
+        return self._objective_for(cache_classes(cache))
 
     def predict_proba(self, X, iteration_range=None):
         """Class probabilities (n_rows, n_classes)."""
