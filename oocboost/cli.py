@@ -202,6 +202,67 @@ def cmd_demo(args):
                     memory_limit=args.memory_limit, quiet=args.quiet)
 
 
+def _matplotlib():
+    try:
+        import matplotlib
+    except ImportError:
+        raise ParameterError("plots need matplotlib: pip install 'oocboost[plot]'") from None
+    matplotlib.use("Agg")  # files only: no window, whatever the environment offers
+
+
+def _need_data(args, what):
+    if not args.data:
+        raise ParameterError(f"plot {what} reads rows: pass --cache CACHE (binned with the "
+                             f"model's edges) or --data FILE")
+    return args.data
+
+
+def cmd_plot(args):
+    from .model.model import load_model
+
+    _matplotlib()
+    from . import plotting
+    from .plotting.report import save_figure
+
+    model = load_model(args.model)
+    if args.kind == "importance":
+        ax = plotting.plot_importance(model, importance_type=args.importance_type,
+                                      max_num_features=args.max_features,
+                                      data=args.data if args.importance_type == "shap"
+                                      else None)
+    elif args.kind == "metric":
+        ax = plotting.plot_metric(model, args.metric)
+    elif args.kind == "tree":
+        ax = plotting.plot_tree(model, args.tree_index, max_depth=args.max_depth)
+    elif args.kind == "pdp":
+        if not args.feature or len(args.feature) > 2:
+            raise ParameterError("plot pdp needs one or two --feature NAME")
+        features = args.feature if len(args.feature) == 2 else args.feature[0]
+        ax = plotting.plot_partial_dependence(model, _need_data(args, "pdp"), features,
+                                              kind=args.pdp_kind)
+    else:
+        ax = plotting.plot_contributions(model, _need_data(args, "contributions"),
+                                         max_rows=args.rows,
+                                         max_display=args.max_features or 20)
+    save_figure(ax, args.output)
+    if not args.quiet:
+        print(f"wrote {args.output}")
+    return 0
+
+
+def cmd_report(args):
+    from .model.model import load_model
+
+    _matplotlib()
+    from .plotting.report import write_report
+
+    write_report(load_model(args.model), args.cache, args.output,
+                 top_features=args.top_features, max_rows=args.rows)
+    if not args.quiet:
+        print(f"wrote {args.output}")
+    return 0
+
+
 # ----------------------------------------------------------------------------- parser
 def build_parser():
     parser = argparse.ArgumentParser(
@@ -213,6 +274,7 @@ def build_parser():
     _add_build_cache_and_info(sub)
     _add_train(sub)
     _add_predict_and_evaluate(sub)
+    _add_plot_and_report(sub)
     return parser
 
 
@@ -319,6 +381,39 @@ def _add_predict_and_evaluate(sub):
                    help="label column of a raw file (default: the training cache's)")
     e.add_argument("--json", action="store_true")
     e.set_defaults(func=cmd_evaluate)
+
+
+def _add_plot_and_report(sub):
+    p = sub.add_parser("plot", help="draw a chart of a model into an image file")
+    p.add_argument("kind", choices=("importance", "metric", "tree", "pdp", "contributions"))
+    p.add_argument("model")
+    p.add_argument("--cache", "--data", dest="data", default=None,
+                   help="rows for pdp, contributions and shap importance: a cache binned "
+                        "with the model's edges, or a CSV/Parquet file")
+    p.add_argument("-o", "--output", required=True, help="image file (.png, .svg, .pdf)")
+    p.add_argument("--importance-type", default="weight",
+                   choices=("weight", "gain", "cover", "total_gain", "total_cover", "shap"))
+    p.add_argument("--max-features", type=int, default=None,
+                   help="importance / contributions: show this many features")
+    p.add_argument("--metric", default=None, help="metric: which one (default: the first)")
+    p.add_argument("--tree-index", type=int, default=0, help="tree: which tree")
+    p.add_argument("--max-depth", type=int, default=None, help="tree: levels drawn")
+    p.add_argument("--feature", action="append", help="pdp: a feature (one or two)")
+    p.add_argument("--pdp-kind", default="average", choices=("average", "individual", "both"))
+    p.add_argument("--rows", type=int, default=5000, help="contributions: rows explained")
+    p.add_argument("--quiet", action="store_true")
+    p.set_defaults(func=cmd_plot)
+
+    r = sub.add_parser("report", help="a self-contained HTML report of a model on a "
+                                      "validation cache")
+    r.add_argument("model")
+    r.add_argument("--cache", required=True, help="validation cache (built with --reference)")
+    r.add_argument("-o", "--output", required=True, help="HTML file")
+    r.add_argument("--top-features", type=int, default=4,
+                   help="partial dependence of this many top features (default 4)")
+    r.add_argument("--rows", type=int, default=2000, help="rows in the SHAP summary")
+    r.add_argument("--quiet", action="store_true")
+    r.set_defaults(func=cmd_report)
 
 
 def main(argv=None):

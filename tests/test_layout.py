@@ -21,7 +21,8 @@ LAYERS = {
     "learners": 6,
     "sklearn": 7,
     "inspection": 8,
-    "datasets": 9, "demo": 9, "cli": 9, "__init__": 10,
+    "plotting": 9,
+    "datasets": 10, "demo": 10, "cli": 10, "__init__": 11,
 }
 #: What kernels may import of ours: only dtype constants.
 KERNEL_IMPORTS = {"common", "kernels"}

@@ -1,7 +1,7 @@
 """Feature importance of any model or fitted estimator, by name: XGBoost's split
 statistics (``weight``, ``gain``, ``cover``, ``total_gain``, ``total_cover``) from the
 trees alone, or the mean absolute SHAP value over rows of data (``shap``), streamed batch
-by batch over an array, a DataFrame or a file."""
+by batch over an array, a DataFrame, a file or a cache."""
 import numpy as np
 
 from ..errors import ParameterError
@@ -18,7 +18,8 @@ def feature_importance(model, kind="gain", data=None):
     kind : {"weight", "gain", "cover", "total_gain", "total_cover", "shap"}
         XGBoost's split statistics, or ``shap``: the mean |SHAP value| of the margin over
         the rows of ``data`` (summed over the outputs of a multi-output model).
-    data : array, DataFrame or file path, required for ``shap``
+    data : array, DataFrame, file path or cache, required for ``shap`` (a cache must
+        be binned with the model's edges; it is streamed block by block)
 
     Returns
     -------

@@ -76,30 +76,35 @@ def export_text(decision_tree, feature_names=None, *, max_depth=10, spacing=3, d
             lines.append(f"{indent} truncated branch of depth "
                          f"{_subtree_depth(tree, node)}")
             return
-        f = int(tree.feature[node])
         miss = miss_r = ""
         if show_missing:
             miss, miss_r = ((" (missing)", "") if tree.default_left[node]
                             else ("", " (missing)"))
-        if tree.is_categorical[node]:
-            codes = [c for c in range(tree.cat_bitset.shape[1] * 32)
-                     if (tree.cat_bitset[node, c >> 5] >> (c & 31)) & 1]
-            names_f = cats[f] if cats and cats[f] else None
-            shown = [names_f[c] if names_f and c < len(names_f) else str(c) for c in codes]
-            lines.append(f"{indent} {names[f]} in {{{', '.join(map(str, shown))}}}{miss}")
-            walk(int(tree.left[node]), depth + 1)
-            lines.append(f"{indent} {names[f]} not in {{{', '.join(map(str, shown))}}}"
-                         f"{miss_r}")
-            walk(int(tree.right[node]), depth + 1)
-            return
-        thr = f"{tree.threshold[node]:.{decimals}f}"
-        lines.append(f"{indent} {names[f]} <= {thr}{miss}")
+        left_rule, right_rule = split_rules(tree, node, names, cats, decimals)
+        lines.append(f"{indent} {left_rule}{miss}")
         walk(int(tree.left[node]), depth + 1)
-        lines.append(f"{indent} {names[f]} >  {thr}{miss_r}")
+        lines.append(f"{indent} {right_rule}{miss_r}")
         walk(int(tree.right[node]), depth + 1)
 
     walk(0, 0)
     return "\n".join(lines) + "\n"
+
+
+def split_rules(tree, node, names, categories, decimals=2):
+    """The rules of a split's left and right branch in raw units, e.g. ``("age <= 41.50",
+    "age >  41.50")`` or ``("city in {oslo, rome}", "city not in {oslo, rome}")``.
+
+    ``categories``: the bin mapper's category names per feature (None for none)."""
+    f = int(tree.feature[node])
+    if tree.is_categorical[node]:
+        codes = [c for c in range(tree.cat_bitset.shape[1] * 32)
+                 if (tree.cat_bitset[node, c >> 5] >> (c & 31)) & 1]
+        names_f = categories[f] if categories and categories[f] else None
+        shown = ", ".join(str(names_f[c]) if names_f and c < len(names_f) else str(c)
+                          for c in codes)
+        return f"{names[f]} in {{{shown}}}", f"{names[f]} not in {{{shown}}}"
+    thr = f"{tree.threshold[node]:.{decimals}f}"
+    return f"{names[f]} <= {thr}", f"{names[f]} >  {thr}"
 
 
 def _subtree_depth(tree, node):
