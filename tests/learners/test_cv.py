@@ -8,6 +8,7 @@ import pytest
 
 import oocboost
 from oocboost.learners.boosting import cv as cv_module
+from oocboost.learners.boosting.params import resolve_params
 from oocboost.model.metrics import get_metric
 from oocboost.model.objectives import get_objective
 
@@ -108,7 +109,7 @@ def test_folds_grown_in_groups_give_the_same_result(binary, monkeypatch):
 
     monkeypatch.setattr(cv_module, "_plan", short_plan)
     objective = get_objective("binary:logistic", {})
-    assert [f for f, _ in cv_module.fold_groups(cv_module.resolve_params(PARAMS), binary,
+    assert [f for f, _ in cv_module.fold_groups(resolve_params(PARAMS), binary,
                                                 objective, 4)] == [[0], [1], [2], [3]]
     alone = oocboost.cv(PARAMS, binary, 4, nfold=4, as_pandas=False)
     assert alone.keys() == together.keys()

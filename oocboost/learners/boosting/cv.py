@@ -27,8 +27,7 @@ from ...errors import MemoryLimitError, ParameterError
 from ...kernels.sampling import uniform_per_row
 from ...utils.threads import thread_limit
 from . import booster as boosting
-from .params import resolve_params
-from .training import _objective_and_metrics, open_cache
+from .training import start_run
 
 #: Stream of the counter-based generator that draws the folds (other streams draw
 #: subsamples and bootstraps; this one is only used here).
@@ -232,16 +231,11 @@ def cv(params, dtrain, num_boost_round=10, nfold=5, stratified=True, folds=None,
     """
     from ...model.model import Model
 
-    user_params = dict(params or {})
+    params = dict(params or {})
     if metrics:
-        user_params["eval_metric"] = [metrics] if isinstance(metrics, str) else list(metrics)
-    p = resolve_params(user_params)
-    if memory_limit is not None:
-        p["memory_limit"] = memory_limit
-    if int(num_boost_round) < 1:
-        raise ParameterError(f"num_boost_round must be >= 1, got {num_boost_round}")
-    cache = open_cache(dtrain)
-    objective, metric_objs = _objective_and_metrics(p, user_params, cache)
+        params["eval_metric"] = [metrics] if isinstance(metrics, str) else list(metrics)
+    p, cache, objective, metric_objs = start_run(params, dtrain, num_boost_round,
+                                                 memory_limit, min_rounds=1)
     labels, weights = cache.read_labels()
     objective.check_labels(labels, f"training cache {cache.path}")
     if folds is not None:

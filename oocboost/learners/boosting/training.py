@@ -109,14 +109,7 @@ def train(params, dtrain, num_boost_round=10, *, evals=(), early_stopping_rounds
     """
     from ...model.model import Model, load_model
 
-    user_params = dict(params or {})
-    p = resolve_params(user_params)
-    if memory_limit is not None:
-        p["memory_limit"] = memory_limit
-    if int(num_boost_round) < 0:
-        raise ParameterError(f"num_boost_round must be >= 0, got {num_boost_round}")
-    cache = open_cache(dtrain)
-    objective, metrics = _objective_and_metrics(p, user_params, cache)
+    p, cache, objective, metrics = start_run(params, dtrain, num_boost_round, memory_limit)
     if init_model is not None and not isinstance(init_model, Model):
         init_model = load_model(init_model)
     base = _base_margin(objective, p, cache, init_model)
@@ -162,6 +155,20 @@ def train(params, dtrain, num_boost_round=10, *, evals=(), early_stopping_rounds
     if p["verbosity"] >= 2:
         print(format_training_log(model.training_log))
     return model
+
+
+def start_run(params, dtrain, num_boost_round, memory_limit, min_rounds=0):
+    """``(resolved params, cache, objective, metrics)`` of a boosting run, checked."""
+    user_params = dict(params or {})
+    p = resolve_params(user_params)
+    if memory_limit is not None:
+        p["memory_limit"] = memory_limit
+    if int(num_boost_round) < min_rounds:
+        raise ParameterError(f"num_boost_round must be >= {min_rounds}, got "
+                             f"{num_boost_round}")
+    cache = open_cache(dtrain)
+    objective, metrics = _objective_and_metrics(p, user_params, cache)
+    return p, cache, objective, metrics
 
 
 def _objective_and_metrics(p, user_params, cache):
