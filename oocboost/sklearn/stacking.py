@@ -164,6 +164,17 @@ class _Stacking(ParamsMixin):
         raw = np.asarray(X, dtype=np.float64)
         return np.column_stack([features, raw])
 
+    def _final(self):
+        if self.final_estimator is not None:
+            return self.final_estimator
+        try:
+            from sklearn import linear_model
+        except ImportError:
+            raise ParameterError(f"final_estimator=None means scikit-learn's "
+                                 f"{self._DEFAULT_FINAL}: install scikit-learn or pass an "
+                                 f"estimator") from None
+        return getattr(linear_model, self._DEFAULT_FINAL)()
+
     # ------------------------------------------------------------------ prediction
     def transform(self, X):
         """The base learners' predictions as the final estimator sees them."""
@@ -210,16 +221,7 @@ class StackingClassifier(ClassifierMixin, TransformerMixin, _Stacking):
             return np.argmax(proba, axis=1)[:, None].astype(np.float64)
         return proba[:, 1:] if proba.shape[1] == 2 else proba
 
-    def _final(self):
-        if self.final_estimator is not None:
-            return self.final_estimator
-        try:
-            from sklearn.linear_model import LogisticRegression
-        except ImportError:
-            raise ParameterError("final_estimator=None means scikit-learn's "
-                                 "LogisticRegression: install scikit-learn or pass an "
-                                 "estimator") from None
-        return LogisticRegression()
+    _DEFAULT_FINAL = "LogisticRegression"
 
     def _final_target(self, labels):
         return labels.astype(np.int64)
@@ -261,15 +263,7 @@ class StackingRegressor(RegressorMixin, TransformerMixin, _Stacking):
     def _features(self, prediction, method):
         return np.asarray(prediction, dtype=np.float64).reshape(len(prediction), -1)
 
-    def _final(self):
-        if self.final_estimator is not None:
-            return self.final_estimator
-        try:
-            from sklearn.linear_model import RidgeCV
-        except ImportError:
-            raise ParameterError("final_estimator=None means scikit-learn's RidgeCV: "
-                                 "install scikit-learn or pass an estimator") from None
-        return RidgeCV()
+    _DEFAULT_FINAL = "RidgeCV"
 
     def _final_target(self, labels):
         return labels.astype(np.float64)
