@@ -154,6 +154,49 @@ def poisson_gradients(label, margin, weight, has_weight, max_delta_step, out_gra
 
 
 @njit(cache=True, parallel=True)
+def gamma_gradients(label, margin, weight, has_weight, out_grad, out_hess):
+    """Gamma regression with log link (``reg:gamma``): ``l = y exp(-m) + m``,
+    ``g = w (1 - y exp(-m))``, ``h = w y exp(-m)`` (XGBoost's ``GammaRegression``)."""
+    for i in prange(label.shape[0]):
+        w = weight[i] if has_weight else 1.0
+        ratio = label[i] * math.exp(-margin[i, 0])
+        out_grad[i, 0] = w * (1.0 - ratio)
+        out_hess[i, 0] = w * ratio
+
+
+@njit(cache=True, parallel=True)
+def tweedie_gradients(label, margin, weight, has_weight, rho, out_grad, out_hess):
+    """Tweedie regression with log link and variance power ``rho`` in (1, 2)
+    (``reg:tweedie``): ``g = w (-y exp((1 - rho) m) + exp((2 - rho) m))``,
+    ``h = w (-y (1 - rho) exp((1 - rho) m) + (2 - rho) exp((2 - rho) m))``
+    (XGBoost's ``TweedieRegression``)."""
+    for i in prange(label.shape[0]):
+        w = weight[i] if has_weight else 1.0
+        m = margin[i, 0]
+        a = math.exp((1.0 - rho) * m)
+        b = math.exp((2.0 - rho) * m)
+        out_grad[i, 0] = w * (-label[i] * a + b)
+        out_hess[i, 0] = w * (-label[i] * (1.0 - rho) * a + (2.0 - rho) * b)
+
+
+@njit(cache=True, parallel=True)
+def hinge_gradients(label, margin, weight, has_weight, out_grad, out_hess):
+    """Hinge loss for labels in {0, 1} (``binary:hinge``), ``s = 2 y - 1``: inside the
+    margin (``m s < 1``) ``g = -w s``, ``h = w``; outside ``g = 0`` and ``h`` the smallest
+    positive float32 (XGBoost's ``HingeObj``: the row adds no weight to a split)."""
+    tiny = np.float32(1.1754944e-38)
+    for i in prange(label.shape[0]):
+        w = weight[i] if has_weight else 1.0
+        sign = 2.0 * label[i] - 1.0
+        if margin[i, 0] * sign < 1.0:
+            out_grad[i, 0] = -w * sign
+            out_hess[i, 0] = w
+        else:
+            out_grad[i, 0] = 0.0
+            out_hess[i, 0] = tiny
+
+
+@njit(cache=True, parallel=True)
 def sigmoid(margin, out):
     """``out[i] = 1 / (1 + exp(-margin[i, 0]))``; margin ``(n, 1)`` float64, out ``(n,)``."""
     for i in prange(margin.shape[0]):

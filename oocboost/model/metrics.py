@@ -241,6 +241,40 @@ class _Quantile(_MeanMetric):
         return np.where(diff >= 0, a * diff, (a - 1.0) * diff)
 
 
+#: XGBoost's ``kRtEps``, added to the label and prediction of gamma-deviance.
+GAMMA_EPS = 1e-6
+
+
+class _GammaDeviance(_MeanMetric):
+    """``2 mean(log(p / y) + y / p - 1)`` with ``1e-6`` added to both (XGBoost's)."""
+
+    def _row_loss(self, y, p):
+        y, p = y + GAMMA_EPS, p + GAMMA_EPS
+        return np.log(p / y) + y / p - 1.0
+
+    def _final(self, mean):
+        return 2.0 * mean
+
+
+class _GammaNLogLik(_MeanMetric):
+    """Negative log-likelihood of a gamma with mean ``p`` and shape 1 (XGBoost's psi=1):
+    ``y / p + log p``."""
+
+    def _row_loss(self, y, p):
+        return y / p + np.log(p)
+
+
+class _TweedieNLogLik(_MeanMetric):
+    """``-y p^(1-rho) / (1-rho) + p^(2-rho) / (2-rho)`` (XGBoost's, up to the terms that
+    do not depend on ``p``)."""
+
+    def _row_loss(self, y, p):
+        rho = self.params["rho"]
+        log_p = np.log(p)
+        return (-y * np.exp((1.0 - rho) * log_p) / (1.0 - rho)
+                + np.exp((2.0 - rho) * log_p) / (2.0 - rho))
+
+
 class _Accuracy(_MeanMetric):
     higher_is_better = True
 
@@ -333,11 +367,26 @@ def _real(value, key, name, low, high):
 _SIMPLE = {
     "rmse": _Rmse, "mae": _Mae, "logloss": _LogLoss, "auc": _Auc, "mlogloss": _MLogLoss,
     "merror": _MError, "poisson-nloglik": _PoissonNLogLik, "r2": _R2,
-    "accuracy": _Accuracy,
+    "accuracy": _Accuracy, "gamma-deviance": _GammaDeviance, "gamma-nloglik": _GammaNLogLik,
 }
 #: Every metric name :func:`get_metric` knows (``error@t`` for any threshold ``t``).
 METRIC_NAMES = ("rmse", "mae", "logloss", "error", "error@t", "auc", "mlogloss", "merror",
-                "poisson-nloglik", "mphe", "quantile", "r2", "accuracy")
+                "poisson-nloglik", "gamma-deviance", "gamma-nloglik", "tweedie-nloglik@rho",
+                "mphe", "quantile", "r2", "accuracy")
+
+
+def _tweedie_metric(name):
+    """``tweedie-nloglik@rho`` (rho in (1, 2); XGBoost's default metric of
+    ``reg:tweedie`` names its ``tweedie_variance_power``, e.g. ``tweedie-nloglik@1.5``)."""
+    text = name[len("tweedie-nloglik"):]
+    try:
+        rho = float(text[1:]) if text.startswith("@") else math.nan
+    except ValueError:
+        rho = math.nan
+    if not 1.0 < rho < 2.0:
+        raise ParameterError(f"metric {name}: expected tweedie-nloglik@rho with rho in "
+                             f"(1, 2), e.g. tweedie-nloglik@1.5")
+    return _TweedieNLogLik(name, {"rho": rho})
 
 
 def get_metric(name, **params):
@@ -347,7 +396,8 @@ def get_metric(name, **params):
     ----------
     name : str
         One of :data:`METRIC_NAMES`; ``"error@t"`` with a number ``t`` in (0, 1) sets the
-        classification threshold of ``error``.
+        classification threshold of ``error``; ``"tweedie-nloglik@1.5"`` the variance
+        power of the Tweedie likelihood.
     **params
         ``alpha`` for ``quantile`` (in (0, 1), default 0.5), ``huber_slope`` for ``mphe``
         (> 0, default 1.0). ``None`` values count as absent.
@@ -379,6 +429,8 @@ def get_metric(name, **params):
                                      f"e.g. error@0.7") from None
             _real(threshold, "threshold", name, -math.inf, math.inf)
         return _Error(name, {"threshold": threshold})
+    if name.startswith("tweedie-nloglik"):
+        return _tweedie_metric(name)
     if name == "quantile":
         return _Quantile(name, {"alpha": _real(params.get("alpha", 0.5), "alpha", name,
                                                0.0, 1.0)})

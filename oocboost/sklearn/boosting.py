@@ -46,7 +46,7 @@ _BOOSTER_ARGS = ("learning_rate", "max_depth", "max_leaves", "min_child_weight",
                  "reg_lambda", "reg_alpha", "max_delta_step", "subsample",
                  "colsample_bytree", "colsample_bylevel", "colsample_bynode",
                  "scale_pos_weight", "base_score", "grow_policy", "max_cat_to_onehot",
-                 "eval_metric", "huber_slope", "quantile_alpha")
+                 "eval_metric", "huber_slope", "quantile_alpha", "tweedie_variance_power")
 
 
 class _GradientBoosting(ParamsMixin):
@@ -58,7 +58,8 @@ class _GradientBoosting(ParamsMixin):
                  colsample_bylevel=1.0, colsample_bynode=1.0, scale_pos_weight=1.0,
                  base_score=None, grow_policy="depthwise", max_cat_to_onehot=4,
                  max_bin=256, eval_metric=None, early_stopping_rounds=None,
-                 huber_slope=1.0, quantile_alpha=0.5, random_state=0, n_jobs=None,
+                 huber_slope=1.0, quantile_alpha=0.5, tweedie_variance_power=1.5,
+                 random_state=0, n_jobs=None,
                  memory_limit=None, cache_dir=None, verbosity=0):
         self.n_estimators = n_estimators
         self.objective = objective
@@ -83,6 +84,7 @@ class _GradientBoosting(ParamsMixin):
         self.early_stopping_rounds = early_stopping_rounds
         self.huber_slope = huber_slope
         self.quantile_alpha = quantile_alpha
+        self.tweedie_variance_power = tweedie_variance_power
         self.random_state = random_state
         self.n_jobs = n_jobs
         self.memory_limit = memory_limit

@@ -167,6 +167,12 @@ def xgb_eval(objective_params, metric, label, margin, weight):
     ("multi:softprob", {"num_class": 3}, "mlogloss", {}),
     ("multi:softmax", {"num_class": 3}, "merror", {}),
     ("count:poisson", {}, "poisson-nloglik", {}),
+    ("reg:gamma", {}, "gamma-deviance", {}),
+    ("reg:gamma", {}, "gamma-nloglik", {}),
+    ("reg:tweedie", {"tweedie_variance_power": 1.5}, "tweedie-nloglik@1.5", {}),
+    ("reg:tweedie", {"tweedie_variance_power": 1.2}, "tweedie-nloglik@1.2", {}),
+    ("reg:logistic", {}, "rmse", {}),
+    ("binary:hinge", {}, "error", {}),
 ])
 @pytest.mark.parametrize("weighted", [False, True])
 def test_agrees_with_xgboost_evaluation(obj_name, obj_params, metric, metric_kw, weighted):
@@ -176,9 +182,15 @@ def test_agrees_with_xgboost_evaluation(obj_name, obj_params, metric, metric_kw,
     if obj.is_classification:
         label = rng.integers(0, max(K, 2), n).astype(np.float64)
         margin = rng.normal(0, 1.5, (n, K)) + (label[:, None] - 0.5 if K == 1 else 0)
-    elif obj_name == "count:poisson":
+    elif obj_name in ("count:poisson", "reg:tweedie"):
         label = rng.poisson(2.0, n).astype(np.float64)
         margin = rng.normal(0.7, 0.5, (n, 1))
+    elif obj_name == "reg:gamma":
+        label = rng.gamma(2.0, 1.5, n)
+        margin = rng.normal(1.0, 0.5, (n, 1))
+    elif obj_name == "reg:logistic":
+        label = rng.random(n)
+        margin = rng.normal(0, 1.5, (n, 1))
     else:
         label = rng.normal(0, 2, n)
         margin = label[:, None] + rng.normal(0, 1.5, (n, 1))
@@ -190,7 +202,8 @@ def test_agrees_with_xgboost_evaluation(obj_name, obj_params, metric, metric_kw,
 
 def test_objective_default_metrics_build():
     for name in ("reg:squarederror", "reg:absoluteerror", "reg:pseudohubererror",
-                 "reg:quantileerror", "binary:logistic", "count:poisson"):
+                 "reg:quantileerror", "binary:logistic", "count:poisson", "reg:logistic",
+                 "binary:logitraw", "binary:hinge", "reg:gamma", "reg:tweedie"):
         obj = get_objective(name)
         m = get_metric(obj.default_metric, **obj.default_metric_params)
         assert m.name == obj.default_metric
@@ -215,7 +228,8 @@ def test_partial_sums_add_across_blocks(weight):
 
 def test_higher_is_better():
     for name in METRIC_NAMES:
-        name = "error@0.2" if name == "error@t" else name
+        name = {"error@t": "error@0.2", "tweedie-nloglik@rho": "tweedie-nloglik@1.3"}.get(
+            name, name)
         assert get_metric(name).higher_is_better == (name in ("auc", "r2", "accuracy"))
 
 
@@ -242,3 +256,10 @@ def test_bad_names_parameters_and_inputs():
     with pytest.raises(InputError, match="NaN"):
         get_metric("auc")(np.zeros(2), np.array([0.1, np.nan]))
     assert math.isnan(get_metric("rmse")(np.ones(2), np.ones(2), np.zeros(2)))
+
+
+@pytest.mark.parametrize("name", ["tweedie-nloglik", "tweedie-nloglik@2.5",
+                                  "tweedie-nloglik@x", "tweedie-nloglik@1"])
+def test_tweedie_metric_names_its_power(name):
+    with pytest.raises(ParameterError, match=r"rho in \(1, 2\)"):
+        get_metric(name)

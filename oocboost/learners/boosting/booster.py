@@ -23,6 +23,7 @@ from ...engine.policies import GradientPolicy
 from ...engine.rowstate import RowStateSpec, make_row_state, spill_dir_for
 from ...kernels.partition import add_node_values
 from ...kernels.sampling import uniform_per_row
+from .leaf_refresh import refresh_leaves
 
 
 def state_spec(n_outputs, params):
@@ -185,6 +186,10 @@ def grow_round(state, round_index, learning_rate):
         arrays["value"] = arrays["value"] * learning_rate
         values.append(np.ascontiguousarray(arrays["value"][:, 0]))
         trees.append(arrays)
+    if state.objective.leaf_refresh_quantile is not None:
+        refresh_leaves(state, grower, trees, values, round_index, learning_rate,
+                       lambda: _blocks(state))
+        grower.telemetry.passes += 1
     state.prev_grower, state.prev_values = grower, values
     state.hist_pool = grower.hist
     state.telemetry.add(grower.telemetry)

@@ -38,6 +38,7 @@ BOOSTER_DEFAULTS = {
     "eval_metric": None,
     "huber_slope": 1.0,
     "quantile_alpha": 0.5,
+    "tweedie_variance_power": 1.5,
     "max_bin": None,
     "memory_limit": None,
     "prefetch": None,
@@ -157,7 +158,7 @@ def resolve_params(params):
 def objective_params(params):
     """The subset of resolved parameters an objective takes."""
     keys = ("num_class", "scale_pos_weight", "huber_slope", "quantile_alpha",
-            "max_delta_step")
+            "max_delta_step", "tweedie_variance_power")
     out = {k: params[k] for k in keys if params.get(k) is not None}
     if params["objective"] != "count:poisson":
         out.pop("max_delta_step", None)
