@@ -418,15 +418,6 @@ class QuantileSketch:
         self._flush()
         return not self._lossy
 
-    def distinct_values(self):
-        """``(values, weights)``: every distinct value seen, sorted, with its total
-        weight, while :attr:`is_exact`; None once the sketch has pruned entries."""
-        self._flush()
-        if self._lossy:
-            return None
-        s = self._summary()
-        return s[0].copy(), s[3].copy()
-
     @property
     def n_entries(self):
         """Entries held in all levels (memory is 32 bytes per entry)."""

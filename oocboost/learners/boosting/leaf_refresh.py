@@ -81,10 +81,9 @@ def leaf_quantile(sketch, alpha, unit_weights):
     ``alpha (n + 1)``-th order statistic (``common::Quantile``), else the first value
     whose cumulative weight reaches ``alpha`` of the total (``WeightedQuantile``). Exact
     while the sketch is; beyond, the sketch's value at that rank."""
-    exact = sketch.distinct_values()
-    if exact is None:
+    if not sketch.is_exact:
         return float(sketch.quantiles(np.array([alpha]))[0])
-    values, weights = exact
+    values, weights = sketch.distinct_values()
     cumulative = np.cumsum(weights)
     if not unit_weights:
         at = np.searchsorted(cumulative, alpha * cumulative[-1], side="left")
