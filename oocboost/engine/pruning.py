@@ -113,9 +113,9 @@ def prune_tree(arrays, weighted_n, impurity, ccp_alpha, extra=None):
     right = np.asarray(arrays["right"])
     n = left.shape[0]
     if ccp_alpha > 0.0:
-        leaves, kept, _, _ = _run(left, right, weighted_n, impurity, ccp_alpha, False)
+        leaves = _run(left, right, weighted_n, impurity, ccp_alpha, False)[0]
     else:
-        leaves, kept = left < 0, np.ones(n, dtype=bool)
+        leaves = left < 0
     # Depth-first preorder, left child first (scikit-learn's ``_build_pruned_tree``).
     order = []
     stack = [0]
