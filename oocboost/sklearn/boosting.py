@@ -92,8 +92,29 @@ class _GradientBoosting(ParamsMixin):
         self.verbosity = verbosity
 
     # ------------------------------------------------------------------ fitting
+    def _named_objective(self, default):
+        """The objective name: ``default`` when ``objective`` is a callable, whose
+        gradients then replace the default's (XGBoost's scikit-learn API)."""
+        return default if callable(self.objective) else (self.objective or default)
+
+    def _custom_callables(self):
+        """``(obj, custom_metric)`` for ``train`` from callable ``objective`` /
+        ``eval_metric``, which take ``(y_true, y_pred)`` as in XGBoost's scikit-learn API
+        (``train`` takes ``(predt, labels)``)."""
+        obj = metric = None
+        if callable(self.objective):
+            fn = self.objective
+            obj = lambda predt, labels: fn(labels, predt)  # noqa: E731
+        if callable(self.eval_metric):
+            fn_m = self.eval_metric
+            name = getattr(fn_m, "__name__", "custom")
+            metric = lambda predt, labels: (name, fn_m(labels, predt))  # noqa: E731
+        return obj, metric
+
     def _booster_params(self, objective, extra=None):
         params = {name: getattr(self, name) for name in _BOOSTER_ARGS}
+        if callable(params["eval_metric"]):
+            params["eval_metric"] = None
         params.update(objective=objective, seed=self.random_state or 0,
                       n_threads=self.n_jobs if self.n_jobs and self.n_jobs > 0 else None,
                       verbosity=self.verbosity)
@@ -132,12 +153,14 @@ class _GradientBoosting(ParamsMixin):
                 evals.append((data.cache(Xe, ye, we, f"valid_{i}", reference=train_cache),
                               f"validation_{i}"))
             self.evals_result_ = {}
+            obj, custom_metric = self._custom_callables()
             self.model_ = train(self._booster_params(objective, extra), train_cache,
                                 self.n_estimators, evals=evals,
                                 early_stopping_rounds=self.early_stopping_rounds,
                                 verbose_eval=self.verbosity > 0,
                                 evals_result=self.evals_result_,
-                                memory_limit=self.memory_limit)
+                                memory_limit=self.memory_limit, obj=obj,
+                                custom_metric=custom_metric)
         finally:
             data.close()
         set_feature_attributes(self, X)
@@ -198,7 +221,7 @@ class GradientBoostingRegressor(RegressorMixin, _GradientBoosting):
                          *self._cache_objective(None))
 
     def _cache_objective(self, cache):
-        return self.objective or "reg:squarederror", None
+        return self._named_objective("reg:squarederror"), None
 
     def predict(self, X, iteration_range=None):
         """Predictions (n_rows,) using the best iteration when early stopping ran."""
@@ -264,8 +287,8 @@ class GradientBoostingClassifier(ClassifierMixin, _GradientBoosting):
             raise ParameterError(f"y has a single class (1 class: {list(classes)}); "
                                  f"classification needs at least two")
         if len(classes) == 2:
-            return self.objective or "binary:logistic", None
-        return self.objective or "multi:softprob", {"num_class": len(classes)}
+            return self._named_objective("binary:logistic"), None
+        return self._named_objective("multi:softprob"), {"num_class": len(classes)}
 
     def _cache_objective(self, cache):
         return self._objective_for(cache_classes(cache))

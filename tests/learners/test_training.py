@@ -13,6 +13,7 @@ import pytest
 
 import oocboost
 from oocboost.learners.boosting.training import train
+from tests.learners.test_leaf_refresh import xgboost_quantile
 
 LAMBDA, MCW, ETA, DEPTH = 1.0, 1.0, 0.5, 2
 
@@ -47,8 +48,10 @@ def leaf_weight(G, H):
     return 0.0 if H < MCW or H <= 0 else -G / (H + LAMBDA)
 
 
-def ref_tree(codes, g, h, missing_code, n_bins):
-    """Rows' leaf path and leaf value (times ETA) of a brute-force depth-DEPTH tree."""
+def ref_tree(codes, g, h, missing_code, n_bins, residual=None, alpha=None):
+    """Rows' leaf path and leaf value (times ETA) of a brute-force depth-DEPTH tree; with
+    ``alpha``, each leaf is then the ``alpha``-quantile of its rows' ``residual``
+    (XGBoost's leaf refresh of absolute and quantile error)."""
     out_path = np.empty(len(g), dtype=object)
     out_value = np.empty(len(g))
 
@@ -74,7 +77,9 @@ def ref_tree(codes, g, h, missing_code, n_bins):
                             best_gain, best = gain, left
         if best is None:
             out_path[rows] = path
-            out_value[rows] = ETA * leaf_weight(G, H)
+            out_value[rows] = ETA * (leaf_weight(G, H) if alpha is None else
+                                     xgboost_quantile(residual[rows], np.ones(len(rows)),
+                                                      alpha))
             return
         build(rows[best], depth + 1, path + "L")
         build(rows[~best], depth + 1, path + "R")
@@ -139,10 +144,12 @@ def test_rounds_equal_brute_force_reference(objective, tmp_path):
     assert np.array_equal(codes[~np.isnan(X)], X[~np.isnan(X)])  # one bin per value
     k = model.n_outputs
     margin = np.tile(model.base_margin, (len(y), 1))
+    alpha = {"reg:absoluteerror": 0.5, "reg:quantileerror": 0.5}.get(objective)
     for r in range(3):
         g, h = ref_gradients(objective, y, margin)
         for c in range(k):
-            ref_path, ref_value = ref_tree(codes, g[:, c], h[:, c], missing, 10)
+            ref_path, ref_value = ref_tree(codes, g[:, c], h[:, c], missing, 10,
+                                           y - margin[:, c], alpha)
             got_path, got_value = model_tree_leaves(model.trees[r * k + c], codes, missing)
             assert list(got_path) == list(ref_path), f"round {r} class {c}: other splits"
             np.testing.assert_allclose(got_value, ref_value, rtol=1e-5, atol=1e-9)

@@ -117,7 +117,10 @@ class EarlyStopping(TrainingCallback):
                                                       self.metric_name)
         maximize = self.maximize
         if maximize is None:
-            maximize = get_metric(metric_name).higher_is_better
+            try:
+                maximize = get_metric(metric_name).higher_is_better
+            except ParameterError:  # a custom metric's name: minimised, as XGBoost does
+                maximize = False
         score = values[-1]
         improved = (self.best_score is None or
                     (score > self.best_score + self.min_delta if maximize

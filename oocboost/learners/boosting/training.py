@@ -24,6 +24,7 @@ from ...utils.rss import current_rss, peak_rss
 from ...utils.threads import thread_limit
 from . import booster as boosting
 from . import callback as cb
+from .custom import CustomGradients, CustomMetric
 from .params import objective_params, resolve_params
 
 
@@ -68,13 +69,17 @@ def _evaluate(model, objective, eval_sets, metrics, round_trees):
                 block.codes, cache.max_bin - 1, iteration_range=round_trees,
                 include_base=False)
         prediction = objective.eval_transform(margins)
-        results[name] = {m.name: float(m(labels, prediction, weights)) for m in metrics}
+        scores = {}
+        for m in metrics:
+            value = float(m(labels, prediction, weights))
+            scores[m.name] = value  # a custom metric names itself when called
+        results[name] = scores
     return results
 
 
 def train(params, dtrain, num_boost_round=10, *, evals=(), early_stopping_rounds=None,
           callbacks=None, init_model=None, verbose_eval=True, evals_result=None,
-          memory_limit=None):
+          memory_limit=None, obj=None, custom_metric=None):
     """Train a gradient-boosted tree ensemble from a cache.
 
     Parameters
@@ -100,6 +105,12 @@ def train(params, dtrain, num_boost_round=10, *, evals=(), early_stopping_rounds
         Filled with the evaluation log (``{data: {metric: [values]}}``).
     memory_limit : int or str or None
         Peak resident memory of this process, e.g. ``"1GB"``; overrides the parameter.
+    obj : callable (predt, labels) -> (grad, hess) or None
+        Your own gradients, per block (``learners/boosting/custom.py``); the named
+        ``objective`` still gives the transform, label checks and default metric, and
+        the intercept is ``base_score`` (default 0.5 through its link), as XGBoost.
+    custom_metric : callable (predt, labels) -> (name, value) or None
+        Evaluated on every evaluation set after each round, after the built-in metrics.
 
     Returns
     -------
@@ -110,6 +121,12 @@ def train(params, dtrain, num_boost_round=10, *, evals=(), early_stopping_rounds
     from ...model.model import Model, load_model
 
     p, cache, objective, metrics = start_run(params, dtrain, num_boost_round, memory_limit)
+    if obj is not None:
+        objective = CustomGradients(objective, obj)
+        if p["base_score"] is None:
+            p["base_score"] = 0.5  # XGBoost's with a custom objective: no estimate
+    if custom_metric is not None:
+        metrics = metrics + [CustomMetric(custom_metric)]
     if init_model is not None and not isinstance(init_model, Model):
         init_model = load_model(init_model)
     base = _base_margin(objective, p, cache, init_model)
@@ -134,6 +151,8 @@ def train(params, dtrain, num_boost_round=10, *, evals=(), early_stopping_rounds
     eval_sets = _eval_sets(evals, cache, objective, base)
     model = Model.empty_boosted(objective, base, cache, p,
                                 trees_per_round=objective.n_outputs)
+    if obj is not None:
+        model.attributes["custom_objective"] = getattr(obj, "__name__", "custom")
     if init_model is not None:
         model.extend_from(init_model)
         _add_init_margins(init_model, eval_sets)
