@@ -67,16 +67,18 @@ def pseudo_huber_gradients(label, margin, weight, has_weight, slope, out_grad, o
 
 
 @njit(cache=True, parallel=True)
-def quantile_gradients(label, margin, weight, has_weight, alpha, out_grad, out_hess):
-    """Pinball loss at level ``alpha``: ``g = w (1 - alpha)`` if ``m >= y`` else ``-w alpha``;
-    ``h = w``. Loss ``alpha (y - m)`` if ``y >= m`` else ``(1 - alpha)(m - y)``."""
+def quantile_gradients(label, margin, weight, has_weight, alphas, out_grad, out_hess):
+    """Pinball loss at level ``alphas[k]`` for output ``k`` (``alphas`` float64 (K,)):
+    ``g = w (1 - alpha)`` if ``m >= y`` else ``-w alpha``; ``h = w``. Loss
+    ``alpha (y - m)`` if ``y >= m`` else ``(1 - alpha)(m - y)``."""
     for i in prange(label.shape[0]):
         w = weight[i] if has_weight else 1.0
-        if margin[i, 0] - label[i] >= 0.0:
-            out_grad[i, 0] = w * (1.0 - alpha)
-        else:
-            out_grad[i, 0] = -w * alpha
-        out_hess[i, 0] = w
+        for k in range(alphas.shape[0]):
+            if margin[i, k] - label[i] >= 0.0:
+                out_grad[i, k] = w * (1.0 - alphas[k])
+            else:
+                out_grad[i, k] = -w * alphas[k]
+            out_hess[i, k] = w
 
 
 #: Rows per vectorized stretch of :func:`logistic_gradients`.

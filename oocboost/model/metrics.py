@@ -235,10 +235,29 @@ class _Mphe(_MeanMetric):
 
 
 class _Quantile(_MeanMetric):
+    """Pinball loss at ``alpha``; with several levels, predictions are (n, levels) and
+    the loss is the mean over the levels (XGBoost's)."""
+
+    def _expects_proba_matrix(self, prediction):
+        return False
+
+    def _inputs(self, label, prediction, weight):
+        alphas = np.atleast_1d(self.params["alpha"])
+        prediction = np.asarray(prediction, dtype=np.float64)
+        if len(alphas) > 1:
+            n = np.shape(label)[0]
+            if prediction.shape != (n, len(alphas)):
+                raise InputError(f"{self.name} at {len(alphas)} levels expects predictions "
+                                 f"of shape ({n}, {len(alphas)}), got {prediction.shape}")
+            label, _, weight = super()._inputs(label, prediction[:, 0], weight)
+            return label, prediction, weight
+        return super()._inputs(label, prediction, weight)
+
     def _row_loss(self, y, p):
-        a = self.params["alpha"]
-        diff = y - p
-        return np.where(diff >= 0, a * diff, (a - 1.0) * diff)
+        a = np.asarray(self.params["alpha"], dtype=np.float64)
+        diff = (y[:, None] - p) if p.ndim == 2 else (y - p)
+        loss = np.where(diff >= 0, a * diff, (a - 1.0) * diff)
+        return loss.mean(axis=1) if loss.ndim == 2 else loss
 
 
 #: XGBoost's ``kRtEps``, added to the label and prediction of gamma-deviance.
@@ -432,8 +451,13 @@ def get_metric(name, **params):
     if name.startswith("tweedie-nloglik"):
         return _tweedie_metric(name)
     if name == "quantile":
-        return _Quantile(name, {"alpha": _real(params.get("alpha", 0.5), "alpha", name,
-                                               0.0, 1.0)})
+        alpha = params.get("alpha", 0.5)
+        if isinstance(alpha, (list, tuple, np.ndarray)):
+            alpha = [_real(a, "alpha", name, 0.0, 1.0) for a in np.ravel(alpha)]
+            alpha = alpha[0] if len(alpha) == 1 else alpha
+        else:
+            alpha = _real(alpha, "alpha", name, 0.0, 1.0)
+        return _Quantile(name, {"alpha": alpha})
     if name == "mphe":
         return _Mphe(name, {"huber_slope": _real(params.get("huber_slope", 1.0),
                                                  "huber_slope", name, 0.0, math.inf)})

@@ -7,6 +7,7 @@ import pyarrow as pa
 import pytest
 
 import oocboost
+import oocboost.model.predict
 
 
 def xgboost_quantile(values, weights, alpha):
@@ -92,3 +93,50 @@ def test_cross_validation_refreshes_each_fold_from_its_own_rows(tmp_path):
                                verbose_eval=False)
         for ours, theirs in zip(model.trees, alone.trees):
             np.testing.assert_allclose(ours.value, theirs.value, rtol=1e-12)
+
+
+def test_several_levels_in_one_model_each_refreshed_to_its_own(tmp_path):
+    X, y, _ = _data(n=1200, seed=7)
+    cache = oocboost.build_cache(X, tmp_path / "c.oocb", label=y, quiet=True,
+                                 block_rows=300)
+    levels = [0.1, 0.5, 0.9]
+    model = oocboost.train({"objective": "reg:quantileerror", "quantile_alpha": levels,
+                            "eta": 0.5, "max_depth": 2}, cache, 3, verbose_eval=False)
+    assert model.n_outputs == 3 and model.trees_per_round == 3
+    prediction = model.predict(X)
+    assert prediction.shape == (1200, 3)
+    leaves = model.predict_leaf(X)
+    label = y.astype(np.float32).astype(np.float64)
+    for r in range(3):
+        margin = model.predict(X, output_margin=True, iteration_range=(0, r)) if r else \
+            np.tile(model.base_margin, (len(y), 1))
+        for k, alpha in enumerate(levels):
+            tree_index = r * 3 + k
+            for leaf in np.unique(leaves[:, tree_index]):
+                rows = leaves[:, tree_index] == leaf
+                expected = 0.5 * xgboost_quantile(label[rows] - margin[rows, k],
+                                                  np.ones(rows.sum()), alpha)
+                assert model.trees[tree_index].value[leaf, 0] == pytest.approx(expected)
+    evaluated = oocboost.model.predict.evaluate(model, cache)
+    pinball = np.mean([np.mean(np.where(label - prediction[:, k] >= 0,
+                                        a * (label - prediction[:, k]),
+                                        (a - 1) * (label - prediction[:, k])))
+                       for k, a in enumerate(levels)])
+    assert evaluated["quantile"] == pytest.approx(pinball, rel=1e-9)
+
+
+def test_several_levels_agree_with_xgboost(tmp_path):
+    xgb = pytest.importorskip("xgboost")
+    rng = np.random.default_rng(4)
+    X = rng.integers(0, 6, size=(3000, 2)).astype(float)
+    y = X[:, 0] * 1.5 + rng.gamma(2.0, 1.0, 3000)
+    params = {"objective": "reg:quantileerror", "quantile_alpha": [0.2, 0.5, 0.8],
+              "max_depth": 2, "eta": 0.3}
+    theirs = xgb.train({**params, "tree_method": "hist", "nthread": 1},
+                       xgb.DMatrix(X, label=y), 6).predict(xgb.DMatrix(X))
+    cache = oocboost.build_cache(X, tmp_path / "c.oocb", label=y, quiet=True)
+    ours = oocboost.train(params, cache, 6, verbose_eval=False).predict(X)
+    np.testing.assert_allclose(ours, theirs, rtol=3e-3, atol=1e-3)
+    for k in range(3):  # six rounds are not converged: the same coverage as XGBoost's
+        assert np.mean(y <= ours[:, k]) == pytest.approx(np.mean(y <= theirs[:, k]),
+                                                         abs=0.01)

@@ -34,9 +34,10 @@ def loss_huber(y, m, p):
 
 
 def loss_quantile(y, m, p):
-    a = p.get("quantile_alpha", 0.5)
-    r = y - m[:, 0]
-    return np.where(r >= 0, a * r, (a - 1.0) * r)
+    """Summed over the levels (one margin column each)."""
+    a = np.atleast_1d(p.get("quantile_alpha", 0.5))
+    r = y[:, None] - m
+    return np.where(r >= 0, a * r, (a - 1.0) * r).sum(axis=1)
 
 
 def loss_logistic(y, m, p):
@@ -69,6 +70,7 @@ CASES = [
     ("reg:absoluteerror", {}, loss_absolute, "real", None),
     ("reg:pseudohubererror", {"huber_slope": 1.7}, loss_huber, "real", 1.0),
     ("reg:quantileerror", {"quantile_alpha": 0.3}, loss_quantile, "real", None),
+    ("reg:quantileerror", {"quantile_alpha": [0.2, 0.7]}, loss_quantile, "real", None),
     ("binary:logistic", {}, loss_logistic, "binary", 1.0),
     ("multi:softprob", {"num_class": 4}, loss_softmax, "multi", 2.0),
     ("multi:softmax", {"num_class": 3}, loss_softmax, "multi", 2.0),
@@ -145,8 +147,9 @@ def naive_gradients(name, params, y, m, w):
         s = np.sqrt(1 + z * z / d**2)
         return w * z / s, w * d * d / ((d * d + z * z) * s)
     if name == "reg:quantileerror":
-        a = params["quantile_alpha"]
-        return w * np.where(m0 >= y, 1 - a, -a), w
+        a = np.atleast_1d(params["quantile_alpha"])
+        g = np.where(m >= y[:, None], 1 - a, -a) * w[:, None]
+        return g, np.repeat(w[:, None], len(a), axis=1)
     if name in ("binary:logistic", "reg:logistic", "binary:logitraw"):
         w = np.where(y == 1, w * params["scale_pos_weight"], w)
         p = 1 / (1 + np.exp(-m0))
@@ -330,7 +333,9 @@ def test_unknown_objective_lists_known_names():
     ("multi:softmax", {"num_class": 2.5}, "num_class"),
     ("reg:pseudohubererror", {"huber_slope": 0.0}, "huber_slope"),
     ("reg:quantileerror", {"quantile_alpha": 1.0}, "quantile_alpha"),
-    ("reg:quantileerror", {"quantile_alpha": [0.1, 0.9]}, "single"),
+    ("reg:quantileerror", {"quantile_alpha": [0.1, 1.5]}, "quantile_alpha"),
+    ("reg:quantileerror", {"quantile_alpha": [0.1, 0.1]}, "twice"),
+    ("reg:quantileerror", {"quantile_alpha": []}, "empty"),
     ("binary:logistic", {"scale_pos_weight": -1}, "scale_pos_weight"),
     ("count:poisson", {"max_delta_step": float("nan")}, "max_delta_step"),
     ("count:poisson", {"max_delta_step": True}, "max_delta_step"),
@@ -370,6 +375,9 @@ def test_attributes_and_roundtrip():
     assert get_objective("count:poisson").params == {"max_delta_step": 0.7}
     q = get_objective("reg:quantileerror", {"quantile_alpha": [0.9]})
     assert q.default_metric_params == {"alpha": 0.9} and q.leaf_refresh_quantile == 0.9
+    three = get_objective("reg:quantileerror", {"quantile_alpha": [0.1, 0.5, 0.9]})
+    assert three.n_outputs == 3 and three.params == {"quantile_alpha": [0.1, 0.5, 0.9]}
+    assert get_objective(**json.loads(json.dumps(three.to_dict()))) == three
     assert get_objective("reg:absoluteerror").leaf_refresh_quantile == 0.5
 
 

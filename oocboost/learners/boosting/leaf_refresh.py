@@ -32,7 +32,7 @@ def _row_weights(state, block, round_index, column):
     if state.folds is not None:
         fold_ids, fold_of_row = state.folds
         held = fold_of_row[block.row_start:block.row_start + block.n_rows]
-        weight *= held != fold_ids[column]
+        weight *= held != fold_ids[column // state.objective.n_outputs]
     return weight
 
 
@@ -45,7 +45,8 @@ def refresh_leaves(state, grower, trees, values, round_index, learning_rate, blo
     blocks : callable () -> iterator of Block
         One pass over the training cache.
     """
-    alpha = state.objective.leaf_refresh_quantile
+    # one level per output (several for a multi-quantile model), repeated per fold
+    levels = np.atleast_1d(np.asarray(state.objective.leaf_refresh_quantile, np.float64))
     sketches = [{} for _ in trees]
     for block in blocks():
         views = state.rows.load(block.index, ("margin", "node"))
@@ -63,6 +64,7 @@ def refresh_leaves(state, grower, trees, values, round_index, learning_rate, blo
                 sketch.update(residual[rows], weight[rows])
     unit = _unit_weights(state)
     for c, tree in enumerate(trees):
+        alpha = float(levels[c % len(levels)])
         for leaf, sketch in sketches[c].items():
             if sketch.total_weight > 0:
                 value = learning_rate * leaf_quantile(sketch, alpha, unit)

@@ -47,6 +47,8 @@ Known differences from XGBoost
 - Arithmetic is float64 (XGBoost: float32); results are rounded to float32 once.
 """
 
+import numpy as np
+
 from ...errors import ParameterError
 from .base import Objective, _num_class_param, _real_param
 from .classification import (
@@ -78,6 +80,16 @@ def _make_huber(p):
 
 def _make_quantile(p):
     n = "reg:quantileerror"
+    value = p.get("quantile_alpha", 0.5)
+    if isinstance(value, (list, tuple, np.ndarray)):
+        levels = [_real_param({"quantile_alpha": v}, "quantile_alpha", 0.5, n, low=0.0,
+                              high=1.0) for v in np.ravel(np.asarray(value, dtype=object))]
+        if not levels:
+            raise ParameterError(f"{n}: quantile_alpha is an empty list; give one level "
+                                 f"or more in (0, 1)")
+        if len(set(levels)) != len(levels):
+            raise ParameterError(f"{n}: quantile_alpha lists a level twice: {value!r}")
+        return QuantileError({"quantile_alpha": levels[0] if len(levels) == 1 else levels})
     return QuantileError({"quantile_alpha": _real_param(p, "quantile_alpha", 0.5, n,
                                                         low=0.0, high=1.0)})
 
@@ -136,7 +148,7 @@ def get_objective(name, params=None):
     params : dict or None
         May hold any training parameters; only the objective's own are read:
         ``huber_slope`` (> 0, default 1.0), ``quantile_alpha`` (in (0, 1), default 0.5,
-        a single value), ``scale_pos_weight`` (> 0, default 1.0), ``num_class``
+        or a list of levels: one output each), ``scale_pos_weight`` (> 0, default 1.0), ``num_class``
         (integer >= 2, required by ``multi:*``), ``max_delta_step`` (>= 0, default 0.7,
         ``count:poisson``), ``tweedie_variance_power`` (in (1, 2), default 1.5,
         ``reg:tweedie``). ``None`` values count as absent.

@@ -22,14 +22,6 @@ _NO_WEIGHT = np.empty(0, dtype=np.float32)
 def _real_param(params, key, default, objective, *, low=None, high=None, low_open=True,
                 high_open=True):
     value = params.get(key, default)
-    if isinstance(value, (list, tuple, np.ndarray)) and key == "quantile_alpha":
-        values = list(np.ravel(value))
-        if len(values) != 1:
-            raise ParameterError(
-                f"{objective}: quantile_alpha must be a single number in (0, 1); oocboost "
-                f"fits one quantile per model, got {value!r}"
-            )
-        value = values[0]
     if isinstance(value, bool) or not isinstance(value, numbers.Real) or \
             not math.isfinite(float(value)):
         raise ParameterError(f"{objective}: {key} must be a finite number, got {value!r}")

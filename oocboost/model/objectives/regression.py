@@ -1,5 +1,7 @@
 """Regression objectives with the identity link: squared, absolute, pseudo-Huber and
 quantile error."""
+import numpy as np
+
 from ...kernels import objective_kernels as _k
 from .base import Objective
 
@@ -61,10 +63,18 @@ class QuantileError(Objective):
     ``g = w (1 - a)`` if ``m >= y`` else ``-w a``, and ``h = w`` (the true second
     derivative is 0; XGBoost uses the weight so leaves are weighted means of ``-g``).
     Intercept: weighted ``a``-quantile. Each new tree's leaves are then reset to the
-    ``a``-quantile of their rows' residuals, as XGBoost's (``leaf_refresh_quantile``)."""
+    ``a``-quantile of their rows' residuals, as XGBoost's (``leaf_refresh_quantile``).
+
+    A list of levels (``quantile_alpha=[0.1, 0.5, 0.9]``) makes one output per level,
+    one tree per level a round, as XGBoost's; predictions are then (n, levels)."""
 
     name = "reg:quantileerror"
     default_metric = "quantile"
+
+    def __init__(self, params):
+        super().__init__(params)
+        self.alphas = np.atleast_1d(np.asarray(params["quantile_alpha"], dtype=np.float64))
+        self.n_outputs = len(self.alphas)
 
     @property
     def leaf_refresh_quantile(self):
@@ -75,8 +85,15 @@ class QuantileError(Objective):
         return {"alpha": self.params["quantile_alpha"]}
 
     def _gradients(self, label, margin, weight, has_weight, out_grad, out_hess):
-        _k.quantile_gradients(label, margin, weight, has_weight,
-                              self.params["quantile_alpha"], out_grad, out_hess)
+        _k.quantile_gradients(label, margin, weight, has_weight, self.alphas, out_grad,
+                              out_hess)
+
+    def base_margin(self, label_stats):
+        first = super().base_margin(label_stats)  # checks the weight, level 0
+        return np.array([first[0]] + [label_stats.quantile(a) for a in self.alphas[1:]])
 
     def _base_margin(self, stats):
-        return stats.quantile(self.params["quantile_alpha"])
+        return stats.quantile(float(self.alphas[0]))
+
+    def _transform(self, margin):
+        return margin[:, 0].copy() if self.n_outputs == 1 else margin.copy()
