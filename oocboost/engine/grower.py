@@ -45,6 +45,7 @@ from ..kernels.histogram import (
 )
 from ..kernels.partition import ROUTE_FLAGS, partition_select_rows, route_flags
 from .hist_slots import HistogramSlots
+from .interactions import InteractionConstraints
 from .nodes import (
     GrowerTelemetry,
     NodeArrays,
@@ -181,6 +182,10 @@ class TreeGrower(HistogramSlots):
                                               self.params.colsample_bytree, t)
                                    for t in range(self.n_trees)]
         self._level_features = {}
+        self._interactions = (None if self.params.interaction_constraints is None else
+                              InteractionConstraints(self.params.interaction_constraints,
+                                                     self.n_features))
+        self._paths = {}  # (tree, node) -> features split on above it (interactions)
         # nodes.slot_of_node holds only the slots rows are added into during the next pass;
         # nodes.held_slot every histogram still held (for subtraction), _n_held of them.
         self._n_held = 0
@@ -354,6 +359,10 @@ class TreeGrower(HistogramSlots):
                 continue
             for r in rows:
                 self._allow(mask, r, allowed, None, t)
+        if self._interactions is not None:
+            for r, (t, node) in enumerate(zip(trees.tolist(), np.asarray(node_ids).tolist())):
+                mask[r] &= self._interactions.allowed(self._paths.get((t, node),
+                                                                      frozenset()))
         return mask
 
     def _allow(self, mask, row, allowed, k, tree):
@@ -492,6 +501,15 @@ class TreeGrower(HistogramSlots):
             terminal |= self._n_leaves[trees] >= p.max_leaves
         return terminal
 
+    def _record_paths(self, t, n, feature, left_id, right_id):
+        """Children's path features, for the interaction constraints (splits, not rows)."""
+        if self._interactions is None:
+            return
+        for tree, node, f, lo, hi in zip(t.tolist(), n.tolist(), feature.tolist(),
+                                         left_id.tolist(), right_id.tolist()):
+            path = self._paths.get((tree, node), frozenset()) | {f}
+            self._paths[(tree, lo)] = self._paths[(tree, hi)] = path
+
     def _split_nodes(self, c):
         """Split the chosen nodes ``c`` (frontier arrays): children get consecutive ids per
         tree in ``c``'s order, and histogram slots unless they are terminal."""
@@ -516,6 +534,7 @@ class TreeGrower(HistogramSlots):
         nd.route[t, n, ROUTE_FLAGS] = route_flags(c["default_left"], c["is_categorical"])
         nd.gain[t, n] = c["importance_gain"]
         nd.depth[t, left_id] = nd.depth[t, right_id] = nd.depth[t, n] + 1
+        self._record_paths(t, n, c["feature"], left_id, right_id)
 
         # terminal children: sums from the split, leaf values in one call
         k = np.flatnonzero(terminal)

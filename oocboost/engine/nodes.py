@@ -31,6 +31,9 @@ class GrowthParams:
         the memory plan. Under pressure a frontier node drops its histogram (its children
         are then both built instead of one built and one subtracted), and expansions that
         still do not fit wait for the next pass: the tree is the same, the passes more.
+    interaction_constraints : tuple of frozenset or None
+        Sets of feature indices that may interact (``engine/interactions.py``); the
+        features a node may split on are masked by its path's.
     """
 
     max_depth: object = 6
@@ -42,6 +45,7 @@ class GrowthParams:
     colsample_bynode: float = 1.0
     features_per_node: object = None
     max_hist_slots: object = None
+    interaction_constraints: object = None
 
 
 @dataclass

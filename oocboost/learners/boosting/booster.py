@@ -18,6 +18,7 @@ import numpy as np
 from ...common import G_H_DTYPE
 from ...engine.blocks import timed_blocks
 from ...engine.grower import TreeGrower
+from ...engine.interactions import parse_interaction_constraints
 from ...engine.nodes import GrowerTelemetry, GrowthParams, node_index_dtype
 from ...engine.policies import GradientPolicy
 from ...engine.rowstate import RowStateSpec, make_row_state, spill_dir_for
@@ -68,6 +69,8 @@ class BoostingState:
         self.gradient_s = 0.0
         self.bytes_read = 0
         self._init_model = init_model
+        self.interaction_sets = parse_interaction_constraints(
+            params.get("interaction_constraints"), list(cache.feature_names or []))
 
     def close(self):
         self.rows.close()
@@ -142,7 +145,8 @@ def grow_round(state, round_index, learning_rate):
         grow_policy=p["grow_policy"], leaves_per_pass=p["leaves_per_pass"],
         colsample_bytree=p["colsample_bytree"],
         max_hist_slots=2 * int(state.plan.hist_nodes),
-        colsample_bylevel=p["colsample_bylevel"], colsample_bynode=p["colsample_bynode"])
+        colsample_bylevel=p["colsample_bylevel"], colsample_bynode=p["colsample_bynode"],
+        interaction_constraints=state.interaction_sets)
     policy = GradientPolicy(reg_lambda=p["reg_lambda"], reg_alpha=p["reg_alpha"],
                             max_delta_step=p["max_delta_step"],
                             min_child_weight=p["min_child_weight"],

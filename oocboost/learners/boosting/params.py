@@ -39,6 +39,7 @@ BOOSTER_DEFAULTS = {
     "huber_slope": 1.0,
     "quantile_alpha": 0.5,
     "tweedie_variance_power": 1.5,
+    "interaction_constraints": None,
     "max_bin": None,
     "memory_limit": None,
     "prefetch": None,
