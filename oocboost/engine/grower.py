@@ -326,7 +326,7 @@ class TreeGrower(HistogramSlots):
             sums = np.empty((len(trees), self.policy.n_stats), np.float64)
             node_sums_from_histograms(self.hist, slots, sums)
             nd.sums[trees, node_ids] = sums
-            nd.value[trees, node_ids] = self.policy.leaf_values(sums)
+            nd.value[trees, node_ids] = self.policy.leaf_values(sums, trees, node_ids)
             self._evaluate(trees, node_ids, slots, sums)
         self._expand()
         self.telemetry.split_s += time.perf_counter() - t0
@@ -501,11 +501,16 @@ class TreeGrower(HistogramSlots):
             terminal |= self._n_leaves[trees] >= p.max_leaves
         return terminal
 
-    def _record_paths(self, t, n, feature, left_id, right_id):
-        """Children's path features, for the interaction constraints (splits, not rows)."""
+    def _record_paths(self, t, n, c, left_id, right_id):
+        """What children inherit from their split (splits, not rows): the monotone
+        bounds of a policy that keeps them, and the path features of the interaction
+        constraints."""
+        on_split = getattr(self.policy, "on_split", None)
+        if on_split is not None:
+            on_split(t, n, c["feature"], left_id, right_id, c["left_sums"], c["right_sums"])
         if self._interactions is None:
             return
-        for tree, node, f, lo, hi in zip(t.tolist(), n.tolist(), feature.tolist(),
+        for tree, node, f, lo, hi in zip(t.tolist(), n.tolist(), c["feature"].tolist(),
                                          left_id.tolist(), right_id.tolist()):
             path = self._paths.get((tree, node), frozenset()) | {f}
             self._paths[(tree, lo)] = self._paths[(tree, hi)] = path
@@ -534,7 +539,7 @@ class TreeGrower(HistogramSlots):
         nd.route[t, n, ROUTE_FLAGS] = route_flags(c["default_left"], c["is_categorical"])
         nd.gain[t, n] = c["importance_gain"]
         nd.depth[t, left_id] = nd.depth[t, right_id] = nd.depth[t, n] + 1
-        self._record_paths(t, n, c["feature"], left_id, right_id)
+        self._record_paths(t, n, c, left_id, right_id)
 
         # terminal children: sums from the split, leaf values in one call
         k = np.flatnonzero(terminal)
@@ -544,7 +549,7 @@ class TreeGrower(HistogramSlots):
             sums = np.stack([c["left_sums"][k], c["right_sums"][k]], axis=1)
             sums = sums.reshape(-1, sums.shape[2])
             nd.sums[tt, children] = sums
-            nd.value[tt, children] = self.policy.leaf_values(sums)
+            nd.value[tt, children] = self.policy.leaf_values(sums, tt, children)
             self._release_slots(t[k], n[k])
 
         k = np.flatnonzero(~terminal)

@@ -1,5 +1,8 @@
-"""Interaction constraints (XGBoost's ``interaction_constraints``): which features a node
-may split on, given the features split on along its path from the root.
+"""Feature constraints of boosting, parsed against the cache's features: interaction
+constraints (XGBoost's ``interaction_constraints``: which features a node may split on,
+given the features split on along its path from the root) and monotone constraints
+(``monotone_constraints``, enforced by the split search and leaf bounds of
+``GradientPolicy``).
 
 With sets ``S_1 .. S_k`` of feature indices and ``P`` the path's features, a node may use
 ``P`` itself and every feature of each set that contains all of ``P``; the root may use
@@ -76,3 +79,43 @@ class InteractionConstraints:
                         mask[list(group)] = True
             self._allowed[path] = mask
         return mask
+
+
+def parse_monotone_constraints(value, feature_names, is_categorical):
+    """``value`` (a sequence of -1/0/+1 per feature, shorter ones padded with 0, XGBoost's
+    string ``"(1,0,-1)"``, or a dict by feature name or index) as an int8 array
+    (n_features,); None when every entry is 0 or ``value`` is None.
+
+    Examples
+    --------
+    >>> parse_monotone_constraints({"age": 1}, ["age", "income"], [False, False])
+    array([1, 0], dtype=int8)
+    """
+    if value is None or (isinstance(value, (str, list, tuple, dict)) and not value):
+        return None
+    names = list(feature_names or [])
+    n = len(names)
+    out = np.zeros(n, np.int8)
+    if isinstance(value, str):
+        text = value.strip().strip("()[]")
+        try:
+            value = [int(v) for v in text.split(",") if v.strip()]
+        except ValueError:
+            raise ParameterError(f"monotone_constraints: expected e.g. '(1,0,-1)', got "
+                                 f"{value!r}") from None
+    items = value.items() if isinstance(value, dict) else enumerate(value)
+    index = {name: i for i, name in enumerate(names)}
+    for key, direction in items:
+        i = index.get(key) if isinstance(key, str) else key
+        if i is None or isinstance(i, bool) or not isinstance(i, (int, np.integer)) \
+                or not 0 <= i < n:
+            raise ParameterError(f"monotone_constraints: {key!r} is not a feature of the "
+                                 f"cache ({n} features: {names[:8]}...)")
+        if direction not in (-1, 0, 1) or isinstance(direction, bool):
+            raise ParameterError(f"monotone_constraints: the direction of {names[i]!r} must "
+                                 f"be -1, 0 or 1, got {direction!r}")
+        if direction and is_categorical[i]:
+            raise ParameterError(f"monotone_constraints: {names[i]!r} is categorical; a "
+                                 f"monotone direction needs an ordered (numeric) feature")
+        out[i] = direction
+    return out if out.any() else None

@@ -70,7 +70,13 @@ class GradientPolicy:
 
     def __init__(self, *, reg_lambda, reg_alpha, max_delta_step, min_child_weight,
                  max_cat_to_onehot, n_value_bins, is_categorical, missing_bin, gamma=0.0,
-                 max_cat_threshold=ks.DEFAULT_MAX_CAT_THRESHOLD):
+                 max_cat_threshold=ks.DEFAULT_MAX_CAT_THRESHOLD, monotone=None):
+        # monotone: int8 (n_features,) of -1/0/+1, or None. With it, each node has weight
+        # bounds, children of a constrained split are bounded by their mean weight, and
+        # every leaf is clipped to its bounds (XGBoost's TreeEvaluator).
+        self.monotone = (np.zeros(0, np.int8) if monotone is None
+                         else np.ascontiguousarray(monotone, dtype=np.int8))
+        self.bounds = {}  # (tree, node) -> (lower, upper), the root unbounded
         self.gamma = float(gamma)
         self.reg_lambda = float(reg_lambda)
         self.reg_alpha = float(reg_alpha)
@@ -82,16 +88,53 @@ class GradientPolicy:
         self.is_categorical = np.ascontiguousarray(is_categorical, dtype=np.bool_)
         self.missing_bin = int(missing_bin)
 
+    def _node_bounds(self, trees, node_ids, n):
+        lower, upper = np.full(n, -np.inf), np.full(n, np.inf)
+        if len(self.monotone) and trees is not None:
+            for i, key in enumerate(zip(np.asarray(trees).tolist(),
+                                        np.asarray(node_ids).tolist())):
+                lower[i], upper[i] = self.bounds.get(key, (-np.inf, np.inf))
+        return lower, upper
+
     def find_splits(self, hist, sums, slots, feature_mask, trees=None, node_ids=None):
         out = _outputs(len(slots), hist.shape[1], hist.shape[2], self.n_stats)
+        lower, upper = self._node_bounds(trees, node_ids, len(slots))
         kgrad.find_splits_gradient(
             hist, _slot_sums(hist, sums, slots), np.ascontiguousarray(slots, np.int32),
             feature_mask, self.n_value_bins, self.is_categorical, self.missing_bin,
             self.reg_lambda, self.reg_alpha, self.max_delta_step, self.min_child_weight,
-            self.max_cat_to_onehot, self.max_cat_threshold, out["gain"], out["feature"],
-            out["bin"], out["default_left"], out["is_categorical"], out["cat_bitset"],
-            out["left_sums"], out["right_sums"])
+            self.max_cat_to_onehot, self.max_cat_threshold, self.monotone, lower, upper,
+            out["gain"], out["feature"], out["bin"], out["default_left"],
+            out["is_categorical"], out["cat_bitset"], out["left_sums"], out["right_sums"])
         return out
+
+    def _weights(self, sums, lower, upper):
+        w = np.empty(len(sums))
+        kgrad.leaf_values_gradient(np.ascontiguousarray(sums), self.reg_lambda,
+                                   self.reg_alpha, self.max_delta_step,
+                                   self.min_child_weight, w)
+        return np.clip(w, lower, upper)
+
+    def on_split(self, trees, nodes, features, left_ids, right_ids, left_sums, right_sums):
+        """Children's weight bounds: the parent's, and for a split on a constrained
+        feature the mean of the two (bounded) child weights between them."""
+        if not len(self.monotone):
+            return
+        lower, upper = self._node_bounds(trees, nodes, len(trees))
+        wl = self._weights(left_sums, lower, upper)
+        wr = self._weights(right_sums, lower, upper)
+        for i, (t, f, lo, hi) in enumerate(zip(np.asarray(trees).tolist(),
+                                               np.asarray(features).tolist(),
+                                               np.asarray(left_ids).tolist(),
+                                               np.asarray(right_ids).tolist())):
+            left_b, right_b = [lower[i], upper[i]], [lower[i], upper[i]]
+            mid = (wl[i] + wr[i]) / 2.0
+            if self.monotone[f] > 0:
+                left_b[1], right_b[0] = mid, mid
+            elif self.monotone[f] < 0:
+                left_b[0], right_b[1] = mid, mid
+            self.bounds[(t, lo)] = tuple(left_b)
+            self.bounds[(t, hi)] = tuple(right_b)
 
     def cover(self, sums):
         """XGBoost's cover: the sum of hessians, (n,)."""
@@ -103,11 +146,9 @@ class GradientPolicy:
         return (result["feature"] >= 0) & np.isfinite(gain) & (gain > max(self.gamma,
                                                                            MIN_GAIN_EPS))
 
-    def leaf_values(self, sums):
-        values = np.empty(len(sums))
-        kgrad.leaf_values_gradient(np.ascontiguousarray(sums), self.reg_lambda, self.reg_alpha,
-                                self.max_delta_step, self.min_child_weight, values)
-        return values[:, None]
+    def leaf_values(self, sums, trees=None, node_ids=None):
+        lower, upper = self._node_bounds(trees, node_ids, len(sums))
+        return self._weights(sums, lower, upper)[:, None]
 
 
 #: scikit-learn's EPSILON in its tree builder: a node with impurity at most this is pure.
@@ -231,7 +272,7 @@ class CartPolicy:
                 & (self.impurity(sums) > CART_EPSILON)
                 & (decrease + CART_EPSILON >= self.min_impurity_decrease))
 
-    def leaf_values(self, sums):
+    def leaf_values(self, sums, trees=None, node_ids=None):
         sums = np.asarray(sums, dtype=np.float64)
         if self.n_classes:
             counts = sums[:, : self.n_classes]

@@ -84,17 +84,49 @@ def leaf_values_gradient(node_sums, reg_lambda, reg_alpha, max_delta_step,
 # boosting
 # --------------------------------------------------------------------------------------
 @njit(cache=True)
-def _grad_gain(gl, hl, g, h, parent_score, reg_lambda, reg_alpha, max_delta_step,
+def gain_given_weight(sum_grad, sum_hess, w, reg_lambda):
+    """XGBoost's ``CalcGainGivenWeight``: ``-(2 G w + (H + lambda) w^2)``; 0 if H <= 0."""
+    if sum_hess <= 0.0:
+        return 0.0
+    return -(2.0 * sum_grad * w + (sum_hess + reg_lambda) * w * w)
+
+
+@njit(cache=True)
+def bounded_weight(sum_grad, sum_hess, lower, upper, reg_lambda, reg_alpha, max_delta_step,
+                   min_child_weight):
+    """The leaf weight clipped to a node's monotone bounds ``[lower, upper]``."""
+    w = leaf_weight(sum_grad, sum_hess, reg_lambda, reg_alpha, max_delta_step,
+                    min_child_weight)
+    return min(max(w, lower), upper)
+
+
+@njit(cache=True)
+def _grad_gain(gl, hl, g, h, parent_score, cons, reg_lambda, reg_alpha, max_delta_step,
                min_child_weight):
-    """Gain of the split (left = (gl, hl), right = parent - left); -inf if invalid."""
+    """Gain of the split (left = (gl, hl), right = parent - left); -inf if invalid.
+
+    ``cons`` = (direction, lower, upper, on): with monotone constraints on (``on`` 1),
+    both children's weights are clipped to the node's bounds, the gain is computed at
+    those weights (XGBoost's ``TreeEvaluator``), and a split whose weights go against
+    the feature's direction (+1 increasing, -1 decreasing) is invalid."""
     gr = g - gl
     hr = h - hl
     if hl <= 0.0 or hr <= 0.0:
         return -np.inf
     if hl < min_child_weight or hr < min_child_weight:
         return -np.inf
-    sl = node_score(gl, hl, reg_lambda, reg_alpha, max_delta_step, min_child_weight)
-    sr = node_score(gr, hr, reg_lambda, reg_alpha, max_delta_step, min_child_weight)
+    if cons[3] != 0.0:
+        wl = bounded_weight(gl, hl, cons[1], cons[2], reg_lambda, reg_alpha,
+                            max_delta_step, min_child_weight)
+        wr = bounded_weight(gr, hr, cons[1], cons[2], reg_lambda, reg_alpha,
+                            max_delta_step, min_child_weight)
+        if (cons[0] > 0.0 and wl > wr) or (cons[0] < 0.0 and wl < wr):
+            return -np.inf
+        sl = gain_given_weight(gl, hl, wl, reg_lambda)
+        sr = gain_given_weight(gr, hr, wr, reg_lambda)
+    else:
+        sl = node_score(gl, hl, reg_lambda, reg_alpha, max_delta_step, min_child_weight)
+        sr = node_score(gr, hr, reg_lambda, reg_alpha, max_delta_step, min_child_weight)
     gain = (sl + sr) - parent_score
     if not np.isfinite(gain):
         return -np.inf
@@ -102,7 +134,7 @@ def _grad_gain(gl, hl, g, h, parent_score, reg_lambda, reg_alpha, max_delta_step
 
 
 @njit(cache=True)
-def _grad_numeric(h, node_sum, n_value_bins, missing_bin, parent_score, reg_lambda,
+def _grad_numeric(h, node_sum, n_value_bins, missing_bin, parent_score, cons, reg_lambda,
                   reg_alpha, max_delta_step, min_child_weight, left_out):
     """Best split of one numeric feature of one node. Returns (gain, bin, default_left)."""
     g = node_sum[0]
@@ -118,7 +150,7 @@ def _grad_numeric(h, node_sum, n_value_bins, missing_bin, parent_score, reg_lamb
         hl += h[b, 1]
         if (h[b, 0] == 0.0 and h[b, 1] == 0.0):
             continue
-        gain = _grad_gain(gl, hl, g, hs, parent_score, reg_lambda, reg_alpha,
+        gain = _grad_gain(gl, hl, g, hs, parent_score, cons, reg_lambda, reg_alpha,
                           max_delta_step, min_child_weight)
         if gain > best:
             best = gain
@@ -137,7 +169,7 @@ def _grad_numeric(h, node_sum, n_value_bins, missing_bin, parent_score, reg_lamb
                 continue
             gl = g - gr
             hl = hs - hr
-            gain = _grad_gain(gl, hl, g, hs, parent_score, reg_lambda, reg_alpha,
+            gain = _grad_gain(gl, hl, g, hs, parent_score, cons, reg_lambda, reg_alpha,
                               max_delta_step, min_child_weight)
             if gain > best:
                 best = gain
@@ -149,7 +181,7 @@ def _grad_numeric(h, node_sum, n_value_bins, missing_bin, parent_score, reg_lamb
 
 
 @njit(cache=True)
-def _grad_onehot(h, node_sum, nvb, missing_bin, parent_score, reg_lambda, reg_alpha,
+def _grad_onehot(h, node_sum, nvb, missing_bin, parent_score, cons, reg_lambda, reg_alpha,
                  max_delta_step, min_child_weight, left_out, bits_out):
     """One-vs-rest split of a categorical feature with few categories: one category goes
     right (with or without the missing values), the rest left. Returns (gain,
@@ -165,7 +197,7 @@ def _grad_onehot(h, node_sum, nvb, missing_bin, parent_score, reg_lambda, reg_al
         # (1) c right, missing left
         gl = g - h[c, 0]
         hl = hs - h[c, 1]
-        gain = _grad_gain(gl, hl, g, hs, parent_score, reg_lambda, reg_alpha,
+        gain = _grad_gain(gl, hl, g, hs, parent_score, cons, reg_lambda, reg_alpha,
                           max_delta_step, min_child_weight)
         if gain > best:
             best = gain
@@ -176,7 +208,7 @@ def _grad_onehot(h, node_sum, nvb, missing_bin, parent_score, reg_lambda, reg_al
         # (2) c and missing right
         gl = g - (h[c, 0] + mg)
         hl = hs - (h[c, 1] + mh)
-        gain = _grad_gain(gl, hl, g, hs, parent_score, reg_lambda, reg_alpha,
+        gain = _grad_gain(gl, hl, g, hs, parent_score, cons, reg_lambda, reg_alpha,
                           max_delta_step, min_child_weight)
         if gain > best:
             best = gain
@@ -192,8 +224,9 @@ def _grad_onehot(h, node_sum, nvb, missing_bin, parent_score, reg_lambda, reg_al
 
 
 @njit(cache=True)
-def _grad_categorical(h, node_sum, n_value_bins, missing_bin, parent_score, reg_lambda,
-                      reg_alpha, max_delta_step, min_child_weight, max_cat_to_onehot,
+def _grad_categorical(h, node_sum, n_value_bins, missing_bin, parent_score, cons,
+                      reg_lambda, reg_alpha, max_delta_step, min_child_weight,
+                      max_cat_to_onehot,
                       max_cat_threshold, left_out, bits_out):
     """Best split of one categorical feature of one node. Returns (gain, default_left).
 
@@ -204,7 +237,7 @@ def _grad_categorical(h, node_sum, n_value_bins, missing_bin, parent_score, reg_
     nvb = n_value_bins
     bits_out[:] = 0
     if nvb < max_cat_to_onehot:
-        return _grad_onehot(h, node_sum, nvb, missing_bin, parent_score, reg_lambda,
+        return _grad_onehot(h, node_sum, nvb, missing_bin, parent_score, cons, reg_lambda,
                             reg_alpha, max_delta_step, min_child_weight, left_out, bits_out)
     best = -np.inf
     best_dl = False
@@ -230,7 +263,7 @@ def _grad_categorical(h, node_sum, n_value_bins, missing_bin, parent_score, reg_
             continue
         gl = g - gr
         hl = hs - hr
-        gain = _grad_gain(gl, hl, g, hs, parent_score, reg_lambda, reg_alpha,
+        gain = _grad_gain(gl, hl, g, hs, parent_score, cons, reg_lambda, reg_alpha,
                           max_delta_step, min_child_weight)
         if gain > best:
             best = gain
@@ -247,7 +280,7 @@ def _grad_categorical(h, node_sum, n_value_bins, missing_bin, parent_score, reg_
         hl += h[c, 1]
         if (h[c, 0] == 0.0 and h[c, 1] == 0.0):
             continue
-        gain = _grad_gain(gl, hl, g, hs, parent_score, reg_lambda, reg_alpha,
+        gain = _grad_gain(gl, hl, g, hs, parent_score, cons, reg_lambda, reg_alpha,
                           max_delta_step, min_child_weight)
         if gain > best:
             best = gain
@@ -265,8 +298,8 @@ def _grad_categorical(h, node_sum, n_value_bins, missing_bin, parent_score, reg_
 def find_splits_gradient(hist, node_sums, slots, feature_mask, n_value_bins,
                          is_categorical, missing_bin, reg_lambda, reg_alpha,
                          max_delta_step, min_child_weight, max_cat_to_onehot,
-                         max_cat_threshold, gain, feature, bin_idx, default_left, is_cat,
-                         cat_bitset, left_sums, right_sums):
+                         max_cat_threshold, monotone, lower, upper, gain, feature, bin_idx,
+                         default_left, is_cat, cat_bitset, left_sums, right_sums):
     """Best XGBoost split of each evaluated node (see the module docstring for the rules).
 
     Parameters
@@ -284,6 +317,10 @@ def find_splits_gradient(hist, node_sums, slots, feature_mask, n_value_bins,
         One-vs-rest when ``n_value_bins[f] < max_cat_to_onehot`` (XGBoost default 4).
     max_cat_threshold : int
         Longest prefix tried by the partition search (XGBoost default 64).
+    monotone : ndarray (n_features,) int8, or (0,) for no constraint              # IN
+        +1 / -1: the feature's children weights must not decrease / increase.
+    lower, upper : ndarray (n_eval,) float64, the nodes' weight bounds           # IN
+        (read only with constraints; the root's are -inf, inf)
     gain : ndarray (n_eval,) float64                       # OUT, XGBoost loss_chg; -inf
     feature : ndarray (n_eval,) int32                      # OUT, -1 = no valid split
     bin_idx : ndarray (n_eval,) int32                      # OUT, -1 for categorical
@@ -307,10 +344,17 @@ def find_splits_gradient(hist, node_sums, slots, feature_mask, n_value_bins,
     p_left = np.zeros((n_pairs, n_stats))
     p_bits = np.zeros((n_eval, max(n_cat, 1), n_words), np.uint32)
     parent_score = np.empty(n_eval)
+    constrained = monotone.shape[0] > 0
     for e in range(n_eval):
         s = slots[e]
-        parent_score[e] = node_score(node_sums[s, 0], node_sums[s, 1], reg_lambda,
-                                     reg_alpha, max_delta_step, min_child_weight)
+        if constrained:
+            w = bounded_weight(node_sums[s, 0], node_sums[s, 1], lower[e], upper[e],
+                               reg_lambda, reg_alpha, max_delta_step, min_child_weight)
+            parent_score[e] = gain_given_weight(node_sums[s, 0], node_sums[s, 1], w,
+                                                reg_lambda)
+        else:
+            parent_score[e] = node_score(node_sums[s, 0], node_sums[s, 1], reg_lambda,
+                                         reg_alpha, max_delta_step, min_child_weight)
     for p in prange(n_pairs):
         e = p // n_features
         f = p - e * n_features
@@ -319,9 +363,15 @@ def find_splits_gradient(hist, node_sums, slots, feature_mask, n_value_bins,
         if not feature_mask[e, f]:
             continue
         s = slots[e]
+        cons = np.zeros(4)
+        if constrained:
+            cons[0] = monotone[f]
+            cons[1] = lower[e]
+            cons[2] = upper[e]
+            cons[3] = 1.0
         if is_categorical[f]:
             g, dl = _grad_categorical(hist[s, f], node_sums[s], n_value_bins[f],
-                                      missing_bin, parent_score[e], reg_lambda,
+                                      missing_bin, parent_score[e], cons, reg_lambda,
                                       reg_alpha, max_delta_step, min_child_weight,
                                       max_cat_to_onehot, max_cat_threshold, p_left[p],
                                       p_bits[e, cat_index[f]])
@@ -329,8 +379,9 @@ def find_splits_gradient(hist, node_sums, slots, feature_mask, n_value_bins,
             p_dl[p] = dl
         else:
             g, b, dl = _grad_numeric(hist[s, f], node_sums[s], n_value_bins[f],
-                                     missing_bin, parent_score[e], reg_lambda, reg_alpha,
-                                     max_delta_step, min_child_weight, p_left[p])
+                                     missing_bin, parent_score[e], cons, reg_lambda,
+                                     reg_alpha, max_delta_step, min_child_weight,
+                                     p_left[p])
             p_gain[p] = g
             p_bin[p] = b
             p_dl[p] = dl

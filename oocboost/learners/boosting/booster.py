@@ -18,7 +18,10 @@ import numpy as np
 from ...common import G_H_DTYPE
 from ...engine.blocks import timed_blocks
 from ...engine.grower import TreeGrower
-from ...engine.interactions import parse_interaction_constraints
+from ...engine.interactions import (
+    parse_interaction_constraints,
+    parse_monotone_constraints,
+)
 from ...engine.nodes import GrowerTelemetry, GrowthParams, node_index_dtype
 from ...engine.policies import GradientPolicy
 from ...engine.rowstate import RowStateSpec, make_row_state, spill_dir_for
@@ -69,8 +72,11 @@ class BoostingState:
         self.gradient_s = 0.0
         self.bytes_read = 0
         self._init_model = init_model
+        names = list(cache.feature_names or [])
         self.interaction_sets = parse_interaction_constraints(
-            params.get("interaction_constraints"), list(cache.feature_names or []))
+            params.get("interaction_constraints"), names)
+        self.monotone = parse_monotone_constraints(
+            params.get("monotone_constraints"), names, cache.bin_mapper.is_categorical)
 
     def close(self):
         self.rows.close()
@@ -153,7 +159,7 @@ def grow_round(state, round_index, learning_rate):
                             max_cat_to_onehot=p["max_cat_to_onehot"], gamma=p["gamma"],
                             n_value_bins=mapper.n_value_bins,
                             is_categorical=mapper.is_categorical,
-                            missing_bin=cache.max_bin - 1)
+                            missing_bin=cache.max_bin - 1, monotone=state.monotone)
     rng = np.random.default_rng([p["seed"], round_index])
     grower = TreeGrower(state.n_outputs, cache.n_features, cache.max_bin, mapper.n_value_bins,
                         mapper.is_categorical, mapper.bin_edges, policy, growth, rng,

@@ -40,6 +40,7 @@ BOOSTER_DEFAULTS = {
     "quantile_alpha": 0.5,
     "tweedie_variance_power": 1.5,
     "interaction_constraints": None,
+    "monotone_constraints": None,
     "max_bin": None,
     "memory_limit": None,
     "prefetch": None,
