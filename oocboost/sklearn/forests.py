@@ -138,6 +138,46 @@ class _Bagging(TreeEnsembleBase):
         self.max_bin = max_bin
         self.prefetch = prefetch
 
+    def fit(self, X, y=None, sample_weight=None):
+        """Grow the bagged trees (see the class docstring). With a scikit-learn
+        estimator that is not an oocboost tree, in-memory ``X`` is bagged by
+        scikit-learn's own ``Bagging*`` (kept as ``delegate_``); a cache is refused."""
+        from ..cache.store import Cache
+
+        if self.estimator is None or isinstance(self.estimator, DecisionTreeBase):
+            self.delegate_ = None
+            return super().fit(X, y, sample_weight)
+        if isinstance(X, Cache):
+            raise ParameterError(f"estimator {type(self.estimator).__name__} trains from "
+                                 f"in-memory data; over a cache, bagging grows oocboost's "
+                                 f"own trees: pass estimator=DecisionTree"
+                                 f"{'Classifier' if self._task == 'classification' else 'Regressor'}"
+                                 f"(...) or None")
+        try:
+            from sklearn import ensemble
+        except ImportError:
+            raise ParameterError("a scikit-learn estimator needs scikit-learn installed "
+                                 "(pip install 'oocboost[sklearn]')") from None
+        cls = getattr(ensemble, "BaggingClassifier" if self._task == "classification"
+                      else "BaggingRegressor")
+        self.delegate_ = cls(
+            estimator=self.estimator, n_estimators=self.n_estimators,
+            max_samples=self.max_samples, max_features=self.max_features,
+            bootstrap=self.bootstrap, bootstrap_features=self.bootstrap_features,
+            oob_score=self.oob_score, warm_start=self.warm_start, n_jobs=self.n_jobs,
+            random_state=self.random_state, verbose=self.verbose)
+        fit_kw = {} if sample_weight is None else {"sample_weight": sample_weight}
+        self.delegate_.fit(X, y, **fit_kw)
+        for name in ("classes_", "n_classes_", "estimators_features_", "oob_score_",
+                     "oob_decision_function_", "oob_prediction_", "n_features_in_",
+                     "feature_names_in_"):
+            if hasattr(self.delegate_, name) and not isinstance(
+                    getattr(type(self), name, None), property):
+                setattr(self, name, getattr(self.delegate_, name))
+        if hasattr(self, "model_"):
+            del self.model_
+        return self
+
     def _learner_params(self):
         est = self.estimator if self.estimator is not None else self._tree_class()
         if not isinstance(est, DecisionTreeBase):
@@ -159,18 +199,55 @@ class _Bagging(TreeEnsembleBase):
         return p
 
 
-class BaggingClassifier(TreeClassifierMixin, _Bagging):
+class _Delegated:
+    """Predictions through scikit-learn's bagging when ``fit`` delegated to it."""
+
+    def _delegate(self):
+        return getattr(self, "delegate_", None)
+
+    @property
+    def estimators_(self):
+        """The fitted estimators: oocboost trees, or scikit-learn's when delegated."""
+        d = self._delegate()
+        return d.estimators_ if d is not None else super().estimators_
+
+    def predict(self, X):
+        d = self._delegate()
+        return d.predict(X) if d is not None else super().predict(X)
+
+    def score(self, X, y, sample_weight=None):
+        d = self._delegate()
+        return (float(d.score(X, y, sample_weight)) if d is not None
+                else super().score(X, y, sample_weight))
+
+
+class _DelegatedProba(_Delegated):
+    def predict_proba(self, X):
+        d = self._delegate()
+        return d.predict_proba(X) if d is not None else super().predict_proba(X)
+
+    def predict_log_proba(self, X):
+        d = self._delegate()
+        return d.predict_log_proba(X) if d is not None else super().predict_log_proba(X)
+
+
+class BaggingClassifier(_DelegatedProba, TreeClassifierMixin, _Bagging):
     """Bagging of decision trees (scikit-learn's ``BaggingClassifier`` over our
     :class:`DecisionTreeClassifier`): each tree sees a bootstrap of the rows
     (Poisson(max_samples) copies per row; without ``bootstrap``, each row with
     probability ``max_samples``) and ``max_features`` columns (drawn with replacement
     when ``bootstrap_features``); predictions average the trees' class proportions
-    (soft vote, as scikit-learn does for estimators with ``predict_proba``)."""
+    (soft vote, as scikit-learn does for estimators with ``predict_proba``).
+
+    ``estimator`` may also be any scikit-learn estimator (``KNeighborsClassifier()``,
+    ...) when the data is in memory: ``fit`` then hands it to scikit-learn's own
+    ``BaggingClassifier`` (``delegate_``), as scikit-learn would bag it; such a model has
+    no oocboost model file and cannot train from a cache."""
 
     _tree_class = DecisionTreeClassifier
 
 
-class BaggingRegressor(TreeRegressorMixin, _Bagging):
+class BaggingRegressor(_Delegated, TreeRegressorMixin, _Bagging):
     """Bagging of :class:`DecisionTreeRegressor` trees; the prediction is their mean.
     See :class:`BaggingClassifier`."""
 
