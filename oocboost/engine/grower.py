@@ -45,7 +45,7 @@ from ..kernels.histogram import (
 )
 from ..kernels.partition import ROUTE_FLAGS, partition_select_rows, route_flags
 from .hist_slots import HistogramSlots
-from .interactions import InteractionConstraints
+from .constraints import InteractionConstraints
 from .nodes import (
     GrowerTelemetry,
     NodeArrays,
@@ -213,7 +213,13 @@ class TreeGrower(HistogramSlots):
         if fraction >= 1.0:
             return features
         n = sample_count(len(features), fraction)
-        return np.sort(self._rng(tree).choice(features, size=n, replace=False))
+        weights = self.params.feature_weights
+        if weights is None:
+            return np.sort(self._rng(tree).choice(features, size=n, replace=False))
+        w = weights[features]
+        n = min(n, int(np.count_nonzero(w)))
+        return np.sort(self._rng(tree).choice(features, size=n, replace=False,
+                                              p=w / w.sum()))
 
     # ------------------------------------------------------------------ passes
     def needs_pass(self):

@@ -32,8 +32,11 @@ class GrowthParams:
         are then both built instead of one built and one subtracted), and expansions that
         still do not fit wait for the next pass: the tree is the same, the passes more.
     interaction_constraints : tuple of frozenset or None
-        Sets of feature indices that may interact (``engine/interactions.py``); the
+        Sets of feature indices that may interact (``engine/constraints.py``); the
         features a node may split on are masked by its path's.
+    feature_weights : ndarray (n_features,) float64 or None
+        XGBoost's ``feature_weights``: ``colsample_*`` draws features with these
+        probabilities (weighted sampling without replacement); zero never drawn.
     """
 
     max_depth: object = 6
@@ -46,6 +49,7 @@ class GrowthParams:
     features_per_node: object = None
     max_hist_slots: object = None
     interaction_constraints: object = None
+    feature_weights: object = None
 
 
 @dataclass

@@ -47,7 +47,8 @@ _BOOSTER_ARGS = ("learning_rate", "max_depth", "max_leaves", "min_child_weight",
                  "colsample_bytree", "colsample_bylevel", "colsample_bynode",
                  "scale_pos_weight", "base_score", "grow_policy", "max_cat_to_onehot",
                  "eval_metric", "huber_slope", "quantile_alpha", "tweedie_variance_power",
-                 "interaction_constraints", "monotone_constraints")
+                 "interaction_constraints", "monotone_constraints", "feature_weights",
+                 "max_cat_threshold")
 
 
 class _GradientBoosting(ParamsMixin):
@@ -60,8 +61,8 @@ class _GradientBoosting(ParamsMixin):
                  base_score=None, grow_policy="depthwise", max_cat_to_onehot=4,
                  max_bin=256, eval_metric=None, early_stopping_rounds=None,
                  huber_slope=1.0, quantile_alpha=0.5, tweedie_variance_power=1.5,
-                 interaction_constraints=None, monotone_constraints=None, random_state=0,
-                 n_jobs=None,
+                 interaction_constraints=None, monotone_constraints=None,
+                 feature_weights=None, max_cat_threshold=64, random_state=0, n_jobs=None,
                  memory_limit=None, cache_dir=None, verbosity=0):
         self.n_estimators = n_estimators
         self.objective = objective
@@ -89,6 +90,8 @@ class _GradientBoosting(ParamsMixin):
         self.tweedie_variance_power = tweedie_variance_power
         self.interaction_constraints = interaction_constraints
         self.monotone_constraints = monotone_constraints
+        self.feature_weights = feature_weights
+        self.max_cat_threshold = max_cat_threshold
         self.random_state = random_state
         self.n_jobs = n_jobs
         self.memory_limit = memory_limit

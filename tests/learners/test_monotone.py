@@ -7,7 +7,7 @@ import pyarrow as pa
 import pytest
 
 import oocboost
-from oocboost.engine.interactions import parse_monotone_constraints
+from oocboost.engine.constraints import parse_monotone_constraints
 
 
 def _data(n, seed=0):

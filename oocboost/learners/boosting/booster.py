@@ -18,7 +18,8 @@ import numpy as np
 from ...common import G_H_DTYPE
 from ...engine.blocks import timed_blocks
 from ...engine.grower import TreeGrower
-from ...engine.interactions import (
+from ...engine.constraints import (
+    parse_feature_weights,
     parse_interaction_constraints,
     parse_monotone_constraints,
 )
@@ -77,6 +78,7 @@ class BoostingState:
             params.get("interaction_constraints"), names)
         self.monotone = parse_monotone_constraints(
             params.get("monotone_constraints"), names, cache.bin_mapper.is_categorical)
+        self.feature_weights = parse_feature_weights(params.get("feature_weights"), names)
 
     def close(self):
         self.rows.close()
@@ -152,14 +154,16 @@ def grow_round(state, round_index, learning_rate):
         colsample_bytree=p["colsample_bytree"],
         max_hist_slots=2 * int(state.plan.hist_nodes),
         colsample_bylevel=p["colsample_bylevel"], colsample_bynode=p["colsample_bynode"],
-        interaction_constraints=state.interaction_sets)
+        interaction_constraints=state.interaction_sets,
+        feature_weights=state.feature_weights)
     policy = GradientPolicy(reg_lambda=p["reg_lambda"], reg_alpha=p["reg_alpha"],
                             max_delta_step=p["max_delta_step"],
                             min_child_weight=p["min_child_weight"],
                             max_cat_to_onehot=p["max_cat_to_onehot"], gamma=p["gamma"],
                             n_value_bins=mapper.n_value_bins,
                             is_categorical=mapper.is_categorical,
-                            missing_bin=cache.max_bin - 1, monotone=state.monotone)
+                            missing_bin=cache.max_bin - 1, monotone=state.monotone,
+                            max_cat_threshold=p["max_cat_threshold"])
     rng = np.random.default_rng([p["seed"], round_index])
     grower = TreeGrower(state.n_outputs, cache.n_features, cache.max_bin, mapper.n_value_bins,
                         mapper.is_categorical, mapper.bin_edges, policy, growth, rng,

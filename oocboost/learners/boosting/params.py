@@ -41,6 +41,8 @@ BOOSTER_DEFAULTS = {
     "tweedie_variance_power": 1.5,
     "interaction_constraints": None,
     "monotone_constraints": None,
+    "feature_weights": None,
+    "max_cat_threshold": 64,
     "max_bin": None,
     "memory_limit": None,
     "prefetch": None,
@@ -141,6 +143,7 @@ def resolve_params(params):
     out["max_leaves"] = _integer("max_leaves", out["max_leaves"], 0)
     out["leaves_per_pass"] = _integer("leaves_per_pass", out["leaves_per_pass"], 1)
     out["max_cat_to_onehot"] = _integer("max_cat_to_onehot", out["max_cat_to_onehot"], 1)
+    out["max_cat_threshold"] = _integer("max_cat_threshold", out["max_cat_threshold"], 1)
     out["seed"] = _integer("seed", out["seed"], 0)
     if out["grow_policy"] not in ("depthwise", "lossguide"):
         raise ParameterError(f"grow_policy must be 'depthwise' or 'lossguide', got "

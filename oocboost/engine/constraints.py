@@ -119,3 +119,30 @@ def parse_monotone_constraints(value, feature_names, is_categorical):
                                  f"monotone direction needs an ordered (numeric) feature")
         out[i] = direction
     return out if out.any() else None
+
+
+def parse_feature_weights(value, feature_names):
+    """``value`` (a sequence of one non-negative weight per feature, or a dict by feature
+    name or index, the others 1) as a float64 array; None when not given."""
+    if value is None:
+        return None
+    names = list(feature_names or [])
+    n = len(names)
+    out = np.ones(n)
+    if isinstance(value, dict):
+        index = {name: i for i, name in enumerate(names)}
+        for key, w in value.items():
+            i = index.get(key) if isinstance(key, str) else key
+            if i is None or not isinstance(i, (int, np.integer)) or not 0 <= i < n:
+                raise ParameterError(f"feature_weights: {key!r} is not a feature of the "
+                                     f"cache ({n} features)")
+            out[i] = w
+    else:
+        values = np.asarray(value, dtype=np.float64)
+        if values.shape != (n,):
+            raise ParameterError(f"feature_weights must hold one weight per feature "
+                                 f"({n}), got shape {values.shape}")
+        out[:] = values
+    if not np.all(np.isfinite(out)) or (out < 0).any() or not out.any():
+        raise ParameterError("feature_weights must be finite, non-negative and not all 0")
+    return out

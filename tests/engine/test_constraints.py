@@ -8,7 +8,7 @@ import pyarrow as pa
 import pytest
 
 import oocboost
-from oocboost.engine.interactions import (
+from oocboost.engine.constraints import (
     InteractionConstraints,
     parse_interaction_constraints,
 )
@@ -117,3 +117,37 @@ def test_same_auc_as_xgboost_with_the_same_constraints(tmp_path):
                           verbose_eval=False).predict(X[test])
     auc = get_metric("auc")
     assert auc(y[test], ours, None) == pytest.approx(auc(y[test], theirs, None), abs=0.003)
+
+
+def test_feature_weights_steer_the_column_samples(interacting):
+    X, y, cache = interacting
+    params = {"objective": "binary:logistic", "max_depth": 3, "colsample_bytree": 0.6,
+              "seed": 3}
+    model = oocboost.train({**params, "feature_weights": [1, 1, 0, 1, 0]}, cache, 20,
+                           verbose_eval=False)
+    used = {int(f) for tree in model.trees for f in tree.feature[tree.left >= 0]}
+    assert used and not used & {2, 4}, "a zero weight is never drawn"
+    by_name = oocboost.train({**params, "feature_weights": {"f2": 0, "f4": 0}}, cache, 20,
+                             verbose_eval=False)
+    np.testing.assert_array_equal(by_name.predict(X), model.predict(X))
+    for bad, message in (([1, 2], "one weight per feature"), ({"zz": 1}, "not a feature"),
+                         ([0, 0, 0, 0, 0], "not all 0"), ([1, -1, 1, 1, 1], "non-negative")):
+        with pytest.raises(oocboost.ParameterError, match=message):
+            oocboost.train({**params, "feature_weights": bad}, cache, 1, verbose_eval=False)
+
+
+def test_max_cat_threshold_bounds_the_partition(tmp_path):
+    rng = np.random.default_rng(2)
+    cats = np.array(list("abcdefghij"))[rng.integers(0, 10, 3000)]
+    effect = {c: v for c, v in zip("abcdefghij", rng.normal(size=10))}
+    y = (np.array([effect[c] for c in cats]) + rng.normal(size=3000) > 0).astype(float)
+    cache = oocboost.build_cache(pa.table({"c": cats, "y": y}), tmp_path / "c.oocb",
+                                 label="y", quiet=True)
+    for threshold in (1, 3):
+        model = oocboost.train({"objective": "binary:logistic", "max_depth": 2,
+                                "max_cat_threshold": threshold}, cache, 4,
+                               verbose_eval=False)
+        for tree in model.trees:
+            for node in np.flatnonzero(tree.is_categorical & (tree.left >= 0)):
+                left = sum(bin(int(w)).count("1") for w in tree.cat_bitset[node])
+                assert min(left, 10 - left) <= threshold
