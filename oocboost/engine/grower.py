@@ -44,8 +44,8 @@ from ..kernels.histogram import (
     subtract_histograms,
 )
 from ..kernels.partition import ROUTE_FLAGS, partition_select_rows, route_flags
-from .hist_slots import HistogramSlots
 from .constraints import InteractionConstraints
+from .hist_slots import HistogramSlots
 from .nodes import (
     GrowerTelemetry,
     NodeArrays,

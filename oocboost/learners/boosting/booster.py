@@ -17,12 +17,12 @@ import numpy as np
 
 from ...common import G_H_DTYPE
 from ...engine.blocks import timed_blocks
-from ...engine.grower import TreeGrower
 from ...engine.constraints import (
     parse_feature_weights,
     parse_interaction_constraints,
     parse_monotone_constraints,
 )
+from ...engine.grower import TreeGrower
 from ...engine.nodes import GrowerTelemetry, GrowthParams, node_index_dtype
 from ...engine.policies import GradientPolicy
 from ...engine.rowstate import RowStateSpec, make_row_state, spill_dir_for
