@@ -172,7 +172,7 @@ def cmd_predict(args):
 
     model = load_model(args.model)
     n = predict_to_file(model, args.data, args.output, output_margin=args.output_margin,
-                        pred_leaf=args.pred_leaf,
+                        pred_leaf=args.pred_leaf, pred_contribs=args.pred_contribs,
                         iteration_range=_iteration_range(args.iteration_range))
     if not args.quiet:
         print(f"wrote {n} predictions to {args.output}")
@@ -367,6 +367,8 @@ def _add_predict_and_evaluate(sub):
     p.add_argument("-o", "--output", required=True, help="CSV file of predictions")
     p.add_argument("--output-margin", action="store_true")
     p.add_argument("--pred-leaf", action="store_true")
+    p.add_argument("--pred-contribs", action="store_true",
+                   help="SHAP values of the margin: contrib_<feature> columns and bias")
     p.add_argument("--iteration-range", default=None, metavar="START:END")
     p.add_argument("--quiet", action="store_true")
     p.set_defaults(func=cmd_predict)

@@ -200,19 +200,31 @@ def _columns(model, values, output_margin, pred_leaf):
     return [f"{prefix}_{k}" for k in range(values.shape[1])]
 
 
+def _contribution_columns(model, values):
+    """Contributions (rows, n_outputs, n_features + 1) as named 2-D columns:
+    ``contrib_<feature>`` and ``bias`` (``..._<output>`` for several outputs)."""
+    names = [f"contrib_{n}" for n in model.feature_names] + ["bias"]
+    n_out = values.shape[1]
+    flat = values.reshape(len(values), -1)
+    if n_out == 1:
+        return names, flat
+    return [f"{n}_{k}" for k in range(n_out) for n in names], flat
+
+
 def predict_to_file(model, data, output, *, output_margin=False, pred_leaf=False,
-                    iteration_range=None):
+                    iteration_range=None, pred_contribs=False):
     """Stream predictions of ``data`` into the CSV file ``output`` (written atomically).
 
     Memory: one batch of ``data`` (64K rows of a file, or one cache block) and its
-    predictions at a time, whatever the size of ``data``.
+    predictions at a time, whatever the size of ``data``. ``pred_contribs`` writes the
+    SHAP values instead: ``contrib_<feature>`` columns and ``bias``.
 
     Returns
     -------
     int
         Rows written.
     """
-    if pred_leaf or output_margin:
+    if pred_leaf or output_margin or pred_contribs:
         margin_model, transform = model, None
     else:
         margin_model, transform = output_plan(model)
@@ -223,11 +235,14 @@ def predict_to_file(model, data, output, *, output_margin=False, pred_leaf=False
     try:
         for margins, _, _ in iter_margins(margin_model, data,
                                           iteration_range=iteration_range,
-                                          pred_leaf=pred_leaf):
+                                          pred_leaf=pred_leaf, pred_contribs=pred_contribs):
             values = margins if transform is None else transform(margins)
-            if values.ndim == 2 and values.shape[1] == 1 and not pred_leaf:
-                values = values[:, 0]
-            names = _columns(model, values, output_margin, pred_leaf)
+            if pred_contribs:
+                names, values = _contribution_columns(model, values)
+            else:
+                if values.ndim == 2 and values.shape[1] == 1 and not pred_leaf:
+                    values = values[:, 0]
+                names = _columns(model, values, output_margin, pred_leaf)
             cols = [values] if values.ndim == 1 else [values[:, j] for j in range(values.shape[1])]
             table = pa.table({name: pa.array(col) for name, col in zip(names, cols)})
             if writer is None:

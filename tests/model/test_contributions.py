@@ -271,3 +271,27 @@ def test_agrees_with_shap_tree_explainer_on_the_same_trees():
                                    [:, :-1, :-1],
                                    explainer.shap_interaction_values(rows), rtol=1e-6,
                                    atol=1e-8)
+
+
+def test_contributions_stream_to_a_csv_from_the_command_line(data, tmp_path):
+    import subprocess
+    import sys
+
+    pacsv = pytest.importorskip("pyarrow.csv")
+    X, y = data
+    models = _models(X, y, tmp_path)
+    model = models[1]  # three classes: contrib_<feature>_<class> columns
+    path = tmp_path / "m.json"
+    model.save_model(path)
+    cache = tmp_path / "cls.oocb"
+    out = tmp_path / "phi.csv"
+    r = subprocess.run([sys.executable, "-m", "oocboost.cli", "predict", str(path),
+                        str(cache), "-o", str(out), "--pred-contribs"],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    table = pacsv.read_csv(out)
+    names = [f"contrib_{n}" for n in model.feature_names] + ["bias"]
+    assert table.column_names == [f"{n}_{k}" for k in range(3) for n in names]
+    expected = model.predict(str(cache), pred_contribs=True).reshape(len(X), -1)
+    np.testing.assert_allclose(np.column_stack([c.to_numpy() for c in table.columns]),
+                               expected, rtol=1e-9, atol=1e-12)
