@@ -48,7 +48,8 @@ _BOOSTER_ARGS = ("learning_rate", "max_depth", "max_leaves", "min_child_weight",
                  "scale_pos_weight", "base_score", "grow_policy", "max_cat_to_onehot",
                  "eval_metric", "huber_slope", "quantile_alpha", "tweedie_variance_power",
                  "interaction_constraints", "monotone_constraints", "feature_weights",
-                 "max_cat_threshold")
+                 "max_cat_threshold", "booster", "rate_drop", "one_drop", "skip_drop",
+                 "normalize_type", "sample_type")
 
 
 class _GradientBoosting(ParamsMixin):
@@ -62,7 +63,9 @@ class _GradientBoosting(ParamsMixin):
                  max_bin=256, eval_metric=None, early_stopping_rounds=None,
                  huber_slope=1.0, quantile_alpha=0.5, tweedie_variance_power=1.5,
                  interaction_constraints=None, monotone_constraints=None,
-                 feature_weights=None, max_cat_threshold=64, random_state=0, n_jobs=None,
+                 feature_weights=None, max_cat_threshold=64, booster="gbtree",
+                 rate_drop=0.0, one_drop=0, skip_drop=0.0, normalize_type="tree",
+                 sample_type="uniform", random_state=0, n_jobs=None,
                  memory_limit=None, cache_dir=None, verbosity=0):
         self.n_estimators = n_estimators
         self.objective = objective
@@ -92,6 +95,12 @@ class _GradientBoosting(ParamsMixin):
         self.monotone_constraints = monotone_constraints
         self.feature_weights = feature_weights
         self.max_cat_threshold = max_cat_threshold
+        self.booster = booster
+        self.rate_drop = rate_drop
+        self.one_drop = one_drop
+        self.skip_drop = skip_drop
+        self.normalize_type = normalize_type
+        self.sample_type = sample_type
         self.random_state = random_state
         self.n_jobs = n_jobs
         self.memory_limit = memory_limit

@@ -66,6 +66,10 @@ class BoostingState:
         self.base_margin = np.asarray(base_margin, dtype=np.float64)
         self.prev_grower = None
         self.prev_values = None
+        # DART (dart.py): the dropped trees, subtracted before this round's gradients,
+        # and the last round's change to the dropped trees' part of the margins
+        self.dart_drop = None
+        self.dart_change = None
         self.hist_pool = None
         self.round = 0
         self.telemetry = GrowerTelemetry()
@@ -94,16 +98,23 @@ def _blocks(state):
     return timed_blocks(state.cache, state.plan, account)
 
 
+def _dart_margin(model, block, missing_bin):
+    return model.predict_margin_binned(block.codes, missing_bin, include_base=False)
+
+
 def _gradients_for_block(state, block, views, round_index):
     """Gradients and hessians of a block, written straight into its stats rows."""
     p = state.params
     stats = views["stats"]                         # (n_outputs, n_rows, 2)
     by_row = np.moveaxis(stats, 0, 1)              # (n_rows, n_outputs, 2) view
+    margin = views["margin"]
+    if state.dart_drop is not None:  # the margins without the dropped trees
+        margin = margin - _dart_margin(state.dart_drop, block, state.cache.max_bin - 1)
     if state.folds is None:
-        state.objective.gradients(block.label, views["margin"], block.weight,
+        state.objective.gradients(block.label, margin, block.weight,
                                   by_row[:, :, 0], by_row[:, :, 1])
     else:
-        _fold_gradients(state, block, views["margin"], by_row)
+        _fold_gradients(state, block, margin, by_row)
     if p["subsample"] < 1.0:
         u = np.empty(block.n_rows, np.float64)
         uniform_per_row(p["seed"], round_index, block.row_start, u)
@@ -182,10 +193,7 @@ def grow_round(state, round_index, learning_rate):
             if first:
                 t0 = time.perf_counter()
                 if prev is not None:
-                    prev.apply_pending(block.codes, views["node"])
-                    for c in range(state.n_outputs):
-                        add_node_values(views["node"][c], prev_values[c], 1.0,
-                                        views["margin"][:, c])
+                    _apply_previous_round(state, block, views, prev, prev_values)
                 _gradients_for_block(state, block, views, round_index)
                 views["node"][:] = 0
                 state.gradient_s += time.perf_counter() - t0
@@ -210,6 +218,16 @@ def grow_round(state, round_index, learning_rate):
     return trees
 
 
+def _apply_previous_round(state, block, views, prev, prev_values):
+    """Margins += the last round's leaf values (its splits applied now) and, with DART,
+    the change of the dropped trees' weights."""
+    prev.apply_pending(block.codes, views["node"])
+    for c in range(state.n_outputs):
+        add_node_values(views["node"][c], prev_values[c], 1.0, views["margin"][:, c])
+    if state.dart_change is not None:
+        views["margin"] += _dart_margin(state.dart_change, block, state.cache.max_bin - 1)
+
+
 def finish_margins(state):
     """Apply the last round's pending splits and leaf values (when margins are needed)."""
     prev, prev_values = state.prev_grower, state.prev_values
@@ -217,9 +235,8 @@ def finish_margins(state):
         return
     for block in _blocks(state):
         views = state.rows.load(block.index)
-        prev.apply_pending(block.codes, views["node"])
-        for c in range(state.n_outputs):
-            add_node_values(views["node"][c], prev_values[c], 1.0, views["margin"][:, c])
+        _apply_previous_round(state, block, views, prev, prev_values)
         views["node"][:] = 0
         state.rows.store(block.index, views)
     state.prev_grower = None
+    state.dart_change = None

@@ -236,6 +236,10 @@ def cv(params, dtrain, num_boost_round=10, nfold=5, stratified=True, folds=None,
         params["eval_metric"] = [metrics] if isinstance(metrics, str) else list(metrics)
     p, cache, objective, metric_objs = start_run(params, dtrain, num_boost_round,
                                                  memory_limit, min_rounds=1)
+    if p["booster"] == "dart":
+        raise ParameterError("oocboost.cv grows every fold in the same passes, which DART's "
+                             "per-model drops do not allow yet: cross-validate booster="
+                             "'gbtree', or train each fold with train()")
     labels, weights = cache.read_labels()
     objective.check_labels(labels, f"training cache {cache.path}")
     if folds is not None:

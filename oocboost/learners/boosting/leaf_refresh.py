@@ -52,8 +52,12 @@ def refresh_leaves(state, grower, trees, values, round_index, learning_rate, blo
         views = state.rows.load(block.index, ("margin", "node"))
         node = views["node"].copy()
         grower.apply_pending(block.codes, node)
+        margin = views["margin"]
+        if state.dart_drop is not None:  # DART fitted this round without the dropped trees
+            margin = margin - state.dart_drop.predict_margin_binned(
+                block.codes, state.cache.max_bin - 1, include_base=False)
         for c in range(len(trees)):
-            residual = block.label.astype(np.float64) - views["margin"][:, c]
+            residual = block.label.astype(np.float64) - margin[:, c]
             weight = _row_weights(state, block, round_index, c)
             order = np.argsort(node[c], kind="stable")
             leaves, starts = np.unique(node[c][order], return_index=True)

@@ -11,6 +11,7 @@ Where we differ from XGBoost (documented in docs/parameters.md):
 import numbers
 
 from ...errors import ParameterError
+from .dart import check_dart_params
 
 #: name -> default. XGBoost 2/3 defaults.
 BOOSTER_DEFAULTS = {
@@ -43,6 +44,12 @@ BOOSTER_DEFAULTS = {
     "monotone_constraints": None,
     "feature_weights": None,
     "max_cat_threshold": 64,
+    "booster": "gbtree",
+    "rate_drop": 0.0,
+    "one_drop": 0,
+    "skip_drop": 0.0,
+    "normalize_type": "tree",
+    "sample_type": "uniform",
     "max_bin": None,
     "memory_limit": None,
     "prefetch": None,
@@ -151,6 +158,7 @@ def resolve_params(params):
     if out["max_depth"] == 0 and (out["grow_policy"] != "lossguide" or not out["max_leaves"]):
         raise ParameterError("max_depth=0 (no limit) needs grow_policy='lossguide' and "
                              "max_leaves > 0, as in XGBoost")
+    check_dart_params(out)
     if out["n_threads"] is not None:
         out["n_threads"] = _integer("n_threads", out["n_threads"], 1)
     if out["num_class"] is not None:

@@ -25,6 +25,7 @@ from ...utils.threads import thread_limit
 from . import booster as boosting
 from . import callback as cb
 from .custom import CustomGradients, CustomMetric
+from .dart import DartRound
 from .params import objective_params, resolve_params
 
 
@@ -263,8 +264,10 @@ def _boost(model, state, container, log, num_boost_round, p, objective, eval_set
             if container.before_iteration(model, epoch, log):
                 break
             lr = getattr(model, "learning_rate_override", None) or p["learning_rate"]
-            model.add_round(boosting.grow_round(state, epoch, lr))
+            change = _grow(model, state, epoch, lr, p)
             if eval_sets:
+                if change is not None:
+                    _add_change(change, eval_sets)
                 res = _evaluate(model, objective, eval_sets, metrics, (epoch, epoch + 1))
                 for data_name, values in res.items():
                     for metric_name, v in values.items():
@@ -276,6 +279,32 @@ def _boost(model, state, container, log, num_boost_round, p, objective, eval_set
             if container.after_iteration(model, epoch, log):
                 break
     return container.after_training(model), rss_peak
+
+
+def _grow(model, state, epoch, lr, p):
+    """Grow and append one round; with DART, drop and rescale (``dart.py``) and return
+    the model of the dropped trees' margin change (None otherwise)."""
+    if p["booster"] != "dart":
+        model.add_round(boosting.grow_round(state, epoch, lr))
+        return None
+    drop = DartRound(model, p, epoch)
+    state.dart_drop = drop.drop_model
+    trees = boosting.grow_round(state, epoch, lr)
+    w_new, change = drop.commit(model, p, trees, lr)
+    state.prev_values = [v * w_new for v in state.prev_values]
+    state.dart_change = change
+    state.dart_drop = None
+    return change
+
+
+def _add_change(change, eval_sets):
+    """Evaluation margins += the dropped trees' weight change."""
+    for entry in eval_sets:
+        cache, margins = entry[0], entry[2]
+        for block in cache.iter_blocks(prefetch=1):
+            rows = slice(block.row_start, block.row_start + block.n_rows)
+            margins[rows] += change.predict_margin_binned(block.codes, cache.max_bin - 1,
+                                                          include_base=False)
 
 
 def _training_log(state, plan, seconds, n_trees_new, rss_peak):
