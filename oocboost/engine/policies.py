@@ -170,7 +170,8 @@ class CartPolicy:
 
     Parameters
     ----------
-    criterion : {"gini", "entropy", "log_loss", "squared_error"}
+    criterion : {"gini", "entropy", "log_loss", "squared_error", "friedman_mse"}
+        ``friedman_mse`` is ``squared_error`` (scikit-learn >= 1.9 maps it so).
     n_classes : int
         K for classification, 0 for regression.
     n_value_bins, is_categorical, missing_bin : binning of the features
@@ -193,12 +194,16 @@ class CartPolicy:
                  total_weight, min_samples_leaf=1, min_weight_leaf=0.0,
                  min_impurity_decrease=0.0, splitter="best", rng=None,
                  hist_dtype=HIST_DTYPE):
-        name = "entropy" if criterion == "log_loss" else criterion
+        # scikit-learn >= 1.9 maps friedman_mse to squared_error (Friedman's improvement
+        # picks the same splits: it is the squared-error proxy minus a node constant,
+        # times the node weight); so do we
+        name = {"log_loss": "entropy", "friedman_mse": "squared_error"}.get(criterion,
+                                                                           criterion)
         if name not in ks.CRITERIA:
             from ..errors import ParameterError
 
             raise ParameterError(f"criterion must be one of gini, entropy, log_loss, "
-                                 f"squared_error; got {criterion!r}")
+                                 f"squared_error, friedman_mse; got {criterion!r}")
         self.criterion_code = ks.CRITERIA[name]
         self.n_classes = int(n_classes) if name != "squared_error" else 0
         self.n_stats = self.n_classes + 1 if self.n_classes else 4

@@ -28,7 +28,8 @@ Differences from scikit-learn, all consequences of training on binned data:
 * Extra trees draw a threshold uniformly over the node's range of bins, not of values.
 * Missing values (NaN) go to the side learned at each split (scikit-learn >= 1.3's rule
   for ``splitter="best"``; extra trees learn it too).
-* ``criterion`` supports gini, entropy/log_loss and squared_error.
+* ``criterion`` supports gini, entropy/log_loss, squared_error and friedman_mse (the
+  same as squared_error, as scikit-learn >= 1.9 maps it).
 
 Example
 -------

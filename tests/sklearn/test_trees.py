@@ -146,3 +146,28 @@ def test_parameter_errors(tmp_path):
         DecisionTreeClassifier(max_features="half").fit(X, y)
     with pytest.raises(oocboost.ParameterError, match="not fitted"):
         DecisionTreeClassifier().predict(X)
+
+
+@pytest.mark.parametrize("kw", [dict(max_depth=4), dict(min_impurity_decrease=0.5),
+                                dict(max_leaf_nodes=7)])
+def test_friedman_mse_equals_scikit_learn(kw):
+    """scikit-learn >= 1.9 maps friedman_mse to squared_error; so do we, with its
+    results on a bin-per-value data set."""
+    import warnings
+
+    from sklearn.tree import DecisionTreeRegressor as SkTree
+
+    rng = np.random.default_rng(0)
+    X = rng.integers(0, 6, size=(500, 3)).astype(float)
+    y = X[:, 0] ** 2 - X[:, 1] * X[:, 2] + rng.normal(size=500)
+    ours = oocboost.DecisionTreeRegressor(criterion="friedman_mse", **kw).fit(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)  # its deprecation of the name
+        theirs = SkTree(criterion="friedman_mse", random_state=0, **kw).fit(X, y)
+    np.testing.assert_allclose(ours.predict(X), theirs.predict(X), rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(ours.feature_importances_, theirs.feature_importances_,
+                               atol=1e-8)
+    same = oocboost.DecisionTreeRegressor(criterion="squared_error", **kw).fit(X, y)
+    np.testing.assert_array_equal(same.predict(X), ours.predict(X))
+    with pytest.raises(oocboost.ParameterError, match="criterion"):
+        oocboost.DecisionTreeRegressor(criterion="poisson").fit(X, y)

@@ -32,7 +32,13 @@ import warnings
 
 from ...engine.nodes import GrowerTelemetry
 from ...errors import ParameterError
-from .config import CLASSIFICATION_CRITERIA, MAX_AUTO_CLASSES, int_param, resolve_config
+from .config import (
+    CLASSIFICATION_CRITERIA,
+    MAX_AUTO_CLASSES,
+    REGRESSION_CRITERIA,
+    int_param,
+    resolve_config,
+)
 from .passes import (
     cache_classes,
     choose_trees_per_pass,
@@ -175,7 +181,7 @@ def infer_task(params, cache):
             return "regression"
         if objective.startswith(("binary:", "multi:")):
             return "classification"
-    if params.get("criterion") == "squared_error":
+    if params.get("criterion") in REGRESSION_CRITERIA:
         return "regression"
     if params.get("criterion") in CLASSIFICATION_CRITERIA:
         return "classification"
