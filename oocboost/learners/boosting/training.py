@@ -156,7 +156,7 @@ def train(params, dtrain, num_boost_round=10, *, evals=(), early_stopping_rounds
         model.attributes["custom_objective"] = getattr(obj, "__name__", "custom")
     if init_model is not None:
         model.extend_from(init_model)
-        _add_init_margins(init_model, eval_sets)
+        _add_model_margins(init_model, eval_sets)
     log = {} if evals_result is None else evals_result
     log.clear()
     t_start = time.perf_counter()
@@ -241,14 +241,15 @@ def _eval_sets(evals, cache, objective, base):
     return eval_sets
 
 
-def _add_init_margins(init_model, eval_sets):
-    """Add the trees of the model training continues from to the evaluation margins."""
+def _add_model_margins(model, eval_sets):
+    """Add ``model``'s trees (no intercept) to the evaluation margins: the model that
+    training continues from, or DART's change of the dropped trees' weights."""
     for entry in eval_sets:
         ecache, margins = entry[0], entry[2]
         for block in ecache.iter_blocks(prefetch=1):
             rows = slice(block.row_start, block.row_start + block.n_rows)
-            margins[rows] += init_model.predict_margin_binned(
-                block.codes, ecache.max_bin - 1, include_base=False)
+            margins[rows] += model.predict_margin_binned(block.codes, ecache.max_bin - 1,
+                                                         include_base=False)
 
 
 def _boost(model, state, container, log, num_boost_round, p, objective, eval_sets,
@@ -267,7 +268,7 @@ def _boost(model, state, container, log, num_boost_round, p, objective, eval_set
             change = _grow(model, state, epoch, lr, p)
             if eval_sets:
                 if change is not None:
-                    _add_change(change, eval_sets)
+                    _add_model_margins(change, eval_sets)
                 res = _evaluate(model, objective, eval_sets, metrics, (epoch, epoch + 1))
                 for data_name, values in res.items():
                     for metric_name, v in values.items():
@@ -295,16 +296,6 @@ def _grow(model, state, epoch, lr, p):
     state.dart_change = change
     state.dart_drop = None
     return change
-
-
-def _add_change(change, eval_sets):
-    """Evaluation margins += the dropped trees' weight change."""
-    for entry in eval_sets:
-        cache, margins = entry[0], entry[2]
-        for block in cache.iter_blocks(prefetch=1):
-            rows = slice(block.row_start, block.row_start + block.n_rows)
-            margins[rows] += change.predict_margin_binned(block.codes, cache.max_bin - 1,
-                                                          include_base=False)
 
 
 def _training_log(state, plan, seconds, n_trees_new, rss_peak):
