@@ -170,7 +170,7 @@ class CartPolicy:
 
     Parameters
     ----------
-    criterion : {"gini", "entropy", "log_loss", "squared_error", "friedman_mse"}
+    criterion : {"gini", "entropy", "log_loss", "squared_error", "friedman_mse", "poisson"}
         ``friedman_mse`` is ``squared_error`` (scikit-learn >= 1.9 maps it so).
     n_classes : int
         K for classification, 0 for regression.
@@ -203,9 +203,9 @@ class CartPolicy:
             from ..errors import ParameterError
 
             raise ParameterError(f"criterion must be one of gini, entropy, log_loss, "
-                                 f"squared_error, friedman_mse; got {criterion!r}")
+                                 f"squared_error, friedman_mse, poisson; got {criterion!r}")
         self.criterion_code = ks.CRITERIA[name]
-        self.n_classes = int(n_classes) if name != "squared_error" else 0
+        self.n_classes = int(n_classes) if name not in ("squared_error", "poisson") else 0
         self.n_stats = self.n_classes + 1 if self.n_classes else 4
         self.n_outputs = self.n_classes if self.n_classes else 1
         self.count_stat = self.n_stats - 1

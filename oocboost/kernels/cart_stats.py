@@ -5,7 +5,8 @@ labels, weights and each row's stored draw)::
 
     classification (n_stats = K + 1):  stats[t, i, k] = w_ti * 1{y_i == k},  k < K
                                        stats[t, i, K] = 1 if w_ti > 0 else 0
-    regression     (n_stats = 4):      stats[t, i] = (w_ti, w_ti y_i, w_ti y_i^2,
+    regression     (n_stats = 4):      stats[t, i] = (w_ti, w_ti y_i, w_ti y_i^2 (Poisson:
+                                       w_ti y_i log y_i),
                                                       1 if w_ti > 0 else 0)
 
     w_ti = sample_weight_i * class_weight[t, y_i] * draw(seed, tree t, global row i)
@@ -150,7 +151,7 @@ STATS_CHUNK_ROWS = 8192
 
 @njit(inline="always")
 def _row_stats(label, weight, class_weight, n_classes, mode, lam, draws, keys, cdf,
-               row_start, t, i, out):
+               row_start, t, i, log_moment, out):
     """Statistics of row ``i`` for tree ``t`` (see the module docstring)."""
     w = weight[i] if weight.shape[0] > 0 else 1.0
     if draws.shape[0] > 0:
@@ -169,13 +170,16 @@ def _row_stats(label, weight, class_weight, n_classes, mode, lam, draws, keys, c
         y = np.float64(label[i])
         out[t, i, 0] = w
         out[t, i, 1] = w * y
-        out[t, i, 2] = w * y * y
+        if log_moment:  # Poisson impurity: w y log y (0 at y = 0)
+            out[t, i, 2] = w * y * math.log(y) if y > 0.0 else 0.0
+        else:
+            out[t, i, 2] = w * y * y
         out[t, i, 3] = 1.0 if w > 0.0 else 0.0
 
 
 @njit(parallel=True, cache=True)
 def cart_stats(label, weight, class_weight, n_classes, seed, streams, row_start, mode, lam,
-               draws, out):
+               draws, out, log_moment=False):
     """CART statistics of one block for every tree grown in the pass.
 
     Parameters
@@ -193,6 +197,9 @@ def cart_stats(label, weight, class_weight, n_classes, seed, streams, row_start,
         draw here. Drawing costs a hash and a table walk per (tree, row): 26 of the 35 ms
         a block of 262k rows x 16 trees took, in every pass.                # IN
     out : ndarray (n_trees, n_rows, n_stats) float64                         # OUT
+    log_moment : bool
+        Regression's third statistic is ``w y log y`` (the Poisson criterion) instead
+        of ``w y^2``.
     """
     n_trees = out.shape[0]
     n_rows = out.shape[1]
@@ -206,7 +213,7 @@ def cart_stats(label, weight, class_weight, n_classes, seed, streams, row_start,
         for t in range(n_trees):
             for i in range(c * STATS_CHUNK_ROWS, min(n_rows, (c + 1) * STATS_CHUNK_ROWS)):
                 _row_stats(label, weight, class_weight, n_classes, mode, lam, draws, keys,
-                           cdf, row_start, t, i, out)
+                           cdf, row_start, t, i, log_moment, out)
 
 
 @njit(cache=True)

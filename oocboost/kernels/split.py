@@ -110,9 +110,11 @@ count). Impurities (Breiman et al. 1984, as scikit-learn computes them, ``_crite
     gini          1 - sum_k c_k^2 / W^2                    W = sum_k c_k
     entropy       -sum_{c_k > 0} p_k * ln(p_k) / ln(2)     p_k = c_k / W  (log base 2)
     squared_error S2 / W - (S / W)^2                        (W, S, S2) = stats[0:3]
+    poisson       (L - S log(S / W)) / W                    L = stats[2] = sum w y log y
 
 Choice is by scikit-learn's proxy: classification ``-(W_R * imp_R + W_L * imp_L)``,
-squared error ``S_L^2 / W_L + S_R^2 / W_R``. For the chosen split the real decrease is::
+squared error ``S_L^2 / W_L + S_R^2 / W_R``, Poisson ``S_L log(S_L / W_L) + S_R log(S_R /
+W_R)`` (a child with ``S <= EPSILON`` is invalid: a Poisson mean must be positive). For the chosen split the real decrease is::
 
     impurity_decrease = W / W_total * (imp - W_R / W * imp_R - W_L / W * imp_L)
 
@@ -151,9 +153,12 @@ from numba import njit
 CRITERION_GINI = 0
 CRITERION_ENTROPY = 1
 CRITERION_SQUARED_ERROR = 2
+#: Half Poisson deviance (scikit-learn's ``poisson``); codes >= CRITERION_SQUARED_ERROR
+#: are regression.
+CRITERION_POISSON = 3
 #: Name -> ``criterion_code`` of :func:`find_splits_cart`.
 CRITERIA = {"gini": CRITERION_GINI, "entropy": CRITERION_ENTROPY,
-            "squared_error": CRITERION_SQUARED_ERROR}
+            "squared_error": CRITERION_SQUARED_ERROR, "poisson": CRITERION_POISSON}
 
 #: XGBoost's default ``max_cat_to_onehot`` and ``max_cat_threshold``.
 DEFAULT_MAX_CAT_TO_ONEHOT = 4

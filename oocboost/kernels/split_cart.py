@@ -9,6 +9,7 @@ from numba import njit, prange
 
 from .split import (
     CRITERION_GINI,
+    CRITERION_POISSON,
     CRITERION_SQUARED_ERROR,
     categorical_index,
     set_bit,
@@ -16,6 +17,8 @@ from .split import (
 )
 
 _LN2 = math.log(2.0)
+#: scikit-learn's EPSILON below which a Poisson child's sum of targets counts as 0.
+POISSON_EPSILON = np.finfo(np.float64).eps
 
 
 # --------------------------------------------------------------------------------------
@@ -23,7 +26,7 @@ _LN2 = math.log(2.0)
 # --------------------------------------------------------------------------------------
 @njit(cache=True)
 def _stats_weight(v, criterion_code, n_classes):
-    if criterion_code == CRITERION_SQUARED_ERROR:
+    if criterion_code >= CRITERION_SQUARED_ERROR:
         return v[0]
     w = 0.0
     for k in range(n_classes):
@@ -34,11 +37,13 @@ def _stats_weight(v, criterion_code, n_classes):
 @njit(cache=True)
 def _impurity(v, criterion_code, n_classes):
     """Impurity of one stats vector (scikit-learn's ``node_impurity``); 0 when W <= 0."""
-    if criterion_code == CRITERION_SQUARED_ERROR:
+    if criterion_code >= CRITERION_SQUARED_ERROR:
         w = v[0]
         if w <= 0.0:
             return 0.0
         mean = v[1] / w
+        if criterion_code == CRITERION_POISSON:
+            return (v[2] - v[1] * math.log(mean)) / w if mean > 0.0 else 0.0
         return v[2] / w - mean * mean
     w = 0.0
     for k in range(n_classes):
@@ -86,13 +91,17 @@ def _cart_proxy(left, node_sum, w_node, criterion_code, n_classes, count_stat,
     nr = node_sum[count_stat] - nl
     if nl <= 0.0 or nr <= 0.0 or nl < min_samples_leaf or nr < min_samples_leaf:
         return -np.inf
-    if criterion_code == CRITERION_SQUARED_ERROR:
+    if criterion_code >= CRITERION_SQUARED_ERROR:
         wl = left[0]
         wr = w_node - wl
         if wl <= 0.0 or wr <= 0.0 or wl < min_weight_leaf or wr < min_weight_leaf:
             return -np.inf
         sl = left[1]
         sr = node_sum[1] - sl
+        if criterion_code == CRITERION_POISSON:
+            if sl <= POISSON_EPSILON or sr <= POISSON_EPSILON:
+                return -np.inf
+            return sl * math.log(sl / wl) + sr * math.log(sr / wr)
         return sl * sl / wl + sr * sr / wr
     wl = 0.0
     for k in range(n_classes):
@@ -204,13 +213,13 @@ def _cart_categorical(h, node_sum, w_node, n_value_bins, missing_bin, criterion_
         if h[c, count_stat] > 0.0:
             cats[m] = c
             m += 1
-    sorted_mode = criterion_code == CRITERION_SQUARED_ERROR or n_classes == 2
+    sorted_mode = criterion_code >= CRITERION_SQUARED_ERROR or n_classes == 2
     seq = cats[:m].copy()
     if sorted_mode and m > 1:
         keys = np.empty(m)
         for j in range(m):
             c = cats[j]
-            if criterion_code == CRITERION_SQUARED_ERROR:
+            if criterion_code >= CRITERION_SQUARED_ERROR:
                 w = h[c, 0]
             else:
                 w = h[c, 0] + h[c, 1]

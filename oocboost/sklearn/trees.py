@@ -28,8 +28,8 @@ Differences from scikit-learn, all consequences of training on binned data:
 * Extra trees draw a threshold uniformly over the node's range of bins, not of values.
 * Missing values (NaN) go to the side learned at each split (scikit-learn >= 1.3's rule
   for ``splitter="best"``; extra trees learn it too).
-* ``criterion`` supports gini, entropy/log_loss, squared_error and friedman_mse (the
-  same as squared_error, as scikit-learn >= 1.9 maps it).
+* ``criterion`` supports gini, entropy/log_loss, squared_error, friedman_mse (the
+  same as squared_error, as scikit-learn >= 1.9 maps it) and poisson.
 
 Example
 -------
@@ -128,7 +128,8 @@ class TreeEnsembleBase(ParamsMixin):
             if classification:
                 counts = _passes.label_summary(cache, "classification", len(classes_))
             else:
-                _passes.label_summary(cache, "regression")
+                _passes.label_summary(cache, "regression",
+                                      poisson=params.get("criterion") == "poisson")
             config = _config.resolve_config(
                 self._learner, params, task=self._task, n_rows=cache.n_rows,
                 n_features=cache.n_features,

@@ -65,6 +65,10 @@ def cart_stats(rng, n_rows, criterion_code, n_classes, weighted=False):
     if criterion_code == S.CRITERION_SQUARED_ERROR:
         y = rng.normal(size=n_rows)
         return np.column_stack([w, w * y, w * y * y, np.ones(n_rows)]), y, w
+    if criterion_code == S.CRITERION_POISSON:
+        y = rng.poisson(1.5, n_rows).astype(float)
+        ylogy = np.where(y > 0, y * np.log(np.where(y > 0, y, 1.0)), 0.0)
+        return np.column_stack([w, w * y, w * ylogy, np.ones(n_rows)]), y, w
     y = rng.integers(0, n_classes, n_rows)
     st = np.zeros((n_rows, n_classes + 1))
     st[np.arange(n_rows), y] = w
@@ -104,7 +108,7 @@ def run_cart(hist, node_sums, slots, mask, nvb, isc, crit, n_classes, msl=1.0, m
     out = alloc_outputs(n_eval, ns, hist.shape[2])
     out = {"improvement": out.pop("gain"), "impurity_decrease": np.empty(n_eval), **out}
     if total_weight is None:
-        total_weight = float(node_sums[0, 0] if crit == 2 else node_sums[0, :n_classes].sum())
+        total_weight = float(node_sums[0, 0] if crit >= 2 else node_sums[0, :n_classes].sum())
     rb = np.zeros((0, 0), np.int32) if random_bin is None else random_bin
     SC.find_splits_cart(hist, node_sums, np.asarray(slots, np.int32), column_feature, mask,
                        nvb, isc, hist.shape[2] - 1, crit, n_classes, msl, mwl, total_weight, rb,
@@ -214,7 +218,7 @@ def naive_cart(hist, node_sums, slots, mask, nvb, isc, crit, K, msl=1.0, mwl=0.0
     ln2 = math.log(2.0)
 
     def weight(v):
-        if crit == 2:
+        if crit >= 2:
             return v[0]
         w = 0.0
         for k in range(K):
@@ -225,6 +229,8 @@ def naive_cart(hist, node_sums, slots, mask, nvb, isc, crit, K, msl=1.0, mwl=0.0
         w = weight(v)
         if w <= 0:
             return 0.0
+        if crit == 3:  # Poisson: (sum w y log y - S log(S / W)) / W
+            return (v[2] - v[1] * math.log(v[1] / w)) / w if v[1] > 0 else 0.0
         if crit == 2:
             m = v[1] / w
             return v[2] / w - m * m
@@ -253,6 +259,11 @@ def naive_cart(hist, node_sums, slots, mask, nvb, isc, crit, K, msl=1.0, mwl=0.0
             wr = wP - wl
             if wl <= 0 or wr <= 0 or wl < mwl or wr < mwl:
                 return -INF
+            if crit == 3:
+                sr = P[1] - L[1]
+                if L[1] <= np.finfo(float).eps or sr <= np.finfo(float).eps:
+                    return -INF
+                return L[1] * math.log(L[1] / wl) + sr * math.log(sr / wr)
             if crit == 2:
                 sr = P[1] - L[1]
                 return L[1] * L[1] / wl + sr * sr / wr
@@ -299,11 +310,11 @@ def naive_cart(hist, node_sums, slots, mask, nvb, isc, crit, K, msl=1.0, mwl=0.0
                     cands.append((acc, nb - 1, False, None))
             else:
                 cats = [c for c in range(nb) if h[c, cnt] > 0]
-                sorted_mode = crit == 2 or K == 2
+                sorted_mode = crit >= 2 or K == 2
                 seq = list(cats)
                 if sorted_mode and len(cats) > 1:
                     def key(c):
-                        w = h[c, 0] if crit == 2 else h[c, 0] + h[c, 1]
+                        w = h[c, 0] if crit >= 2 else h[c, 0] + h[c, 1]
                         return h[c, 1] / w if w > 0 else 0.0
                     seq = sorted(cats, key=key)
                 for ml in passes:
@@ -670,7 +681,7 @@ def test_gradient_matches_xgboost_stump(case, kind):
 # --------------------------------------------------------------------------------------
 # CART: twin
 # --------------------------------------------------------------------------------------
-CART_CASES = [(0, 2), (0, 4), (1, 2), (1, 3), (2, 0)]
+CART_CASES = [(0, 2), (0, 4), (1, 2), (1, 3), (2, 0), (3, 0)]
 
 
 @pytest.mark.parametrize("seed", range(6))
@@ -871,13 +882,13 @@ def test_cart_categorical_sorted_prefix_is_optimal(crit, K):
 # CART: scikit-learn reference
 # --------------------------------------------------------------------------------------
 @pytest.mark.parametrize("seed", range(4))
-@pytest.mark.parametrize("criterion", ["gini", "entropy", "squared_error"])
+@pytest.mark.parametrize("criterion", ["gini", "entropy", "squared_error", "poisson"])
 def test_cart_matches_sklearn_stump(seed, criterion):
     tree = pytest.importorskip("sklearn.tree")
     rng = np.random.default_rng(200 + seed)
     n_rows, n_features, max_bin = 50, 3, 12
     crit = S.CRITERIA[criterion]
-    K = 3 if criterion != "squared_error" else 0
+    K = 3 if criterion in ("gini", "entropy") else 0
     X = rng.integers(0, 11, (n_rows, n_features)).astype(float)
     X[rng.random(X.shape) < (0.2 if seed % 2 else 0.0)] = np.nan
     stats, y, w = cart_stats(rng, n_rows, crit, K, weighted=seed >= 2)
@@ -886,7 +897,7 @@ def test_cart_matches_sklearn_stump(seed, criterion):
     out = run_cart(hist, ns, [0], np.ones((1, n_features), bool),
                    np.full(n_features, 11, np.int32), np.zeros(n_features, bool), crit, K,
                    msl=2.0)
-    Est = tree.DecisionTreeRegressor if crit == 2 else tree.DecisionTreeClassifier
+    Est = tree.DecisionTreeRegressor if crit >= 2 else tree.DecisionTreeClassifier
     est = Est(max_depth=1, criterion=criterion, min_samples_leaf=2, random_state=0)
     est.fit(X, y, sample_weight=w)
     t = est.tree_

@@ -170,4 +170,36 @@ def test_friedman_mse_equals_scikit_learn(kw):
     same = oocboost.DecisionTreeRegressor(criterion="squared_error", **kw).fit(X, y)
     np.testing.assert_array_equal(same.predict(X), ours.predict(X))
     with pytest.raises(oocboost.ParameterError, match="criterion"):
-        oocboost.DecisionTreeRegressor(criterion="poisson").fit(X, y)
+        oocboost.DecisionTreeRegressor(criterion="absolute_error").fit(X, y)
+
+
+@pytest.mark.parametrize("kw", [dict(max_depth=4), dict(min_impurity_decrease=0.01),
+                                dict(max_leaf_nodes=7), dict(ccp_alpha=0.005),
+                                dict(max_depth=3, min_samples_leaf=20)])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_poisson_criterion_equals_scikit_learn(kw, weighted):
+    from sklearn.tree import DecisionTreeRegressor as SkTree
+
+    rng = np.random.default_rng(0)
+    X = rng.integers(0, 6, size=(600, 3)).astype(float)
+    y = rng.poisson(np.exp(0.3 * X[:, 0] - 0.2 * X[:, 1])).astype(float)
+    # float32 weights, as the cache stores them
+    w = rng.uniform(0.5, 2.0, 600).astype(np.float32).astype(float) if weighted else None
+    ours = oocboost.DecisionTreeRegressor(criterion="poisson", **kw).fit(X, y, w)
+    theirs = SkTree(criterion="poisson", random_state=0, **kw).fit(X, y, sample_weight=w)
+    np.testing.assert_allclose(ours.predict(X), theirs.predict(X), rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(ours.feature_importances_, theirs.feature_importances_,
+                               atol=1e-9)
+
+
+def test_poisson_forest_and_refusals():
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(400, 3))
+    y = rng.poisson(np.exp(X[:, 0])).astype(float)
+    forest = oocboost.RandomForestRegressor(n_estimators=5, criterion="poisson",
+                                            random_state=0).fit(X, y)
+    assert (forest.predict(X) > 0).all()
+    with pytest.raises(oocboost.InputError, match=">= 0"):
+        oocboost.DecisionTreeRegressor(criterion="poisson").fit(X, y - 1.0)
+    with pytest.raises(oocboost.InputError, match="positive sum"):
+        oocboost.DecisionTreeRegressor(criterion="poisson").fit(X, np.zeros(400))

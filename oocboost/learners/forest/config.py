@@ -15,7 +15,7 @@ LEARNERS = ("random_forest", "extra_trees", "decision_tree", "bagging")
 #: Integer labels with at most this many classes make the CLI choose classification.
 MAX_AUTO_CLASSES = 32
 CLASSIFICATION_CRITERIA = ("gini", "entropy", "log_loss")
-REGRESSION_CRITERIA = ("squared_error", "friedman_mse")
+REGRESSION_CRITERIA = ("squared_error", "friedman_mse", "poisson")
 
 
 @dataclass

@@ -250,7 +250,7 @@ def train_forest_from_params(name, params, cache, *, n_estimators, memory_limit=
                                  f"task=regression for a numeric target)")
         counts = label_summary(cache, task, len(classes))
     else:
-        label_summary(cache, task)
+        label_summary(cache, task, poisson=p.get("criterion") == "poisson")
     config = resolve_config(learner, p, task=task, n_rows=cache.n_rows,
                             n_features=cache.n_features, classes=classes,
                             class_counts=counts)

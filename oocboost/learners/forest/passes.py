@@ -42,7 +42,7 @@ def _blocks(cache, plan, counters):
     return timed_blocks(cache, plan, account)
 
 
-def label_summary(cache, task, n_classes=None):
+def label_summary(cache, task, n_classes=None, poisson=False):
     """Check the labels (one labels-only pass) and count rows per class.
 
     Returns
@@ -52,9 +52,11 @@ def label_summary(cache, task, n_classes=None):
     Raises
     ------
     InputError
-        Missing or non-finite labels; class labels that are not integers in [0, K).
+        Missing or non-finite labels; class labels that are not integers in [0, K);
+        with ``poisson``, negative targets or targets summing to 0 (scikit-learn's).
     """
     counts = np.zeros(n_classes or 0, np.int64)
+    total = 0.0
     for block in cache.iter_blocks(prefetch=1, with_codes=False):
         y = block.label
         if not np.all(np.isfinite(y)):
@@ -70,6 +72,15 @@ def label_summary(cache, task, n_classes=None):
                 raise InputError(f"cache {cache.path}: row {i + block.row_start} has label "
                                  f"{y[i]!r}; expected a class index in [0, {n_classes})")
             counts += np.bincount(y.astype(np.int64), minlength=n_classes)
+        elif poisson:
+            if (y < 0).any():
+                i = int(np.flatnonzero(y < 0)[0])
+                raise InputError(f"cache {cache.path}: row {i + block.row_start} has target "
+                                 f"{y[i]!r}; criterion='poisson' needs targets >= 0")
+            total += float(np.sum(y, dtype=np.float64))
+    if poisson and not total > 0:
+        raise InputError(f"cache {cache.path}: the targets sum to {total!r}; "
+                         f"criterion='poisson' needs a positive sum")
     return counts if task == "classification" else None
 
 
@@ -209,7 +220,8 @@ def _block_stats(block, config, streams, class_weight, draws, scratch):
     out = buffer[:, : block.n_rows]
     weight = block.weight if block.weight is not None else np.empty(0, np.float32)
     kc.cart_stats(block.label, weight, class_weight, config.n_classes, config.seed, streams,
-                  block.row_start, config.sample_mode, config.sample_lam, draws, out)
+                  block.row_start, config.sample_mode, config.sample_lam, draws, out,
+                  config.criterion == "poisson")
     return out
 
 
