@@ -375,6 +375,34 @@ class _Auc(Metric):
         raise ParameterError("auc is not additive over blocks; call it on all rows at once")
 
 
+class _CoxNLogLik(Metric):
+    """Negative partial log-likelihood of Cox's model per event, Breslow's ties, on
+    hazard ratios ``p = exp(m)`` (XGBoost's ``cox-nloglik``; weights are not used, as
+    XGBoost's). Labels: times, negative when right-censored."""
+
+    is_additive = False
+
+    def __call__(self, label, prediction, weight=None):
+        y, p, _ = self._inputs(label, prediction, None)
+        order = np.argsort(np.abs(y), kind="stable")
+        y, p = y[order], p[order]
+        events = y > 0
+        if not events.any():
+            return math.nan
+        abs_y = np.abs(y)
+        # risk set of each row: every row whose time is not earlier (ties included)
+        first_of_tie = np.searchsorted(abs_y, abs_y, side="left")
+        suffix = np.cumsum(p[::-1])[::-1]
+        risk = suffix[first_of_tie]
+        return float(-np.sum(np.log(p[events]) - np.log(risk[events])) / events.sum())
+
+    def partial(self, label, prediction, weight=None):
+        raise ParameterError("cox-nloglik is not additive over blocks; call it on all rows")
+
+    def finalize(self, sums):
+        raise ParameterError("cox-nloglik is not additive over blocks; call it on all rows")
+
+
 def _real(value, key, name, low, high):
     if isinstance(value, bool) or not isinstance(value, numbers.Real) or \
             not low < float(value) < high:
@@ -387,10 +415,12 @@ _SIMPLE = {
     "rmse": _Rmse, "mae": _Mae, "logloss": _LogLoss, "auc": _Auc, "mlogloss": _MLogLoss,
     "merror": _MError, "poisson-nloglik": _PoissonNLogLik, "r2": _R2,
     "accuracy": _Accuracy, "gamma-deviance": _GammaDeviance, "gamma-nloglik": _GammaNLogLik,
+    "cox-nloglik": _CoxNLogLik,
 }
 #: Every metric name :func:`get_metric` knows (``error@t`` for any threshold ``t``).
 METRIC_NAMES = ("rmse", "mae", "logloss", "error", "error@t", "auc", "mlogloss", "merror",
                 "poisson-nloglik", "gamma-deviance", "gamma-nloglik", "tweedie-nloglik@rho",
+                "cox-nloglik",
                 "mphe", "quantile", "r2", "accuracy")
 
 

@@ -363,6 +363,7 @@ def test_attributes_and_roundtrip():
         "binary:hinge": (1, True, "error"),
         "reg:gamma": (1, False, "gamma-deviance"),
         "reg:tweedie": (1, False, "tweedie-nloglik@1.5"),
+        "survival:cox": (1, False, "cox-nloglik"),
     }
     assert set(table) == set(OBJECTIVE_NAMES)
     for name, (n_out, is_clf, metric) in table.items():

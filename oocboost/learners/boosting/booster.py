@@ -26,6 +26,7 @@ from ...engine.grower import TreeGrower
 from ...engine.nodes import GrowerTelemetry, GrowthParams, node_index_dtype
 from ...engine.policies import GradientPolicy
 from ...engine.rowstate import RowStateSpec, make_row_state, spill_dir_for
+from ...errors import ParameterError
 from ...kernels.partition import add_node_values
 from ...kernels.sampling import uniform_per_row
 from .leaf_refresh import refresh_leaves
@@ -83,9 +84,54 @@ class BoostingState:
         self.monotone = parse_monotone_constraints(
             params.get("monotone_constraints"), names, cache.bin_mapper.is_categorical)
         self.feature_weights = parse_feature_weights(params.get("feature_weights"), names)
+        self.all_rows = None
+        if getattr(objective, "needs_all_rows", False):
+            if params["booster"] == "dart":
+                raise ParameterError(f"{objective.name} with booster='dart' is not "
+                                     f"offered yet")
+            self.all_rows = _all_rows_setup(cache, objective, plan, folds)
 
     def close(self):
         self.rows.close()
+
+
+def _all_rows_setup(cache, objective, plan, folds):
+    """Labels, weights and their order for an objective whose gradients need every row
+    (``survival:cox``); its per-row state must stay in RAM."""
+    if folds is not None:
+        raise ParameterError(f"{objective.name} computes each row's gradient from every "
+                             f"row: oocboost.cv cannot grow its folds together; train "
+                             f"each fold with train()")
+    if not plan.state_in_ram:
+        raise ParameterError(f"{objective.name} computes each row's gradient from every "
+                             f"row, which needs the per-row state in RAM "
+                             f"({plan.state_bytes_per_row} bytes a row): raise "
+                             f"memory_limit")
+    label, weight = cache.read_labels()
+    return {"label": label, "weight": weight, "order": objective.label_order(label)}
+
+
+def _all_row_gradients(state, round_index):
+    """Apply the last round to every row's margins (one pass over the blocks), then the
+    gradients of all rows at once into the stats (``needs_all_rows`` objectives)."""
+    prev, prev_values = state.prev_grower, state.prev_values
+    if prev is not None:
+        for block in _blocks(state):
+            views = state.rows.load(block.index, ("margin", "node"))
+            _apply_previous_round(state, block, views, prev, prev_values)
+            views["node"][:] = 0
+            state.rows.store(block.index, views, ("margin", "node"))
+        state.prev_grower = None
+    rows = state.all_rows
+    margin = state.rows.full("margin")
+    stats = state.rows.full("stats")            # (1, n_rows, 2)
+    by_row = np.moveaxis(stats, 0, 1)
+    state.objective.all_gradients(rows["order"], rows["label"], margin, rows["weight"],
+                                  by_row[:, :, 0], by_row[:, :, 1])
+    if state.params["subsample"] < 1.0:
+        u = np.empty(len(rows["label"]), np.float64)
+        uniform_per_row(state.params["seed"], round_index, 0, u)
+        stats *= (u < state.params["subsample"]).astype(G_H_DTYPE)[None, :, None]
 
 
 def _blocks(state):
@@ -180,6 +226,11 @@ def grow_round(state, round_index, learning_rate):
                         mapper.is_categorical, mapper.bin_edges, policy, growth, rng,
                         hist_pool=state.hist_pool)
     grower.start()
+    if state.all_rows is not None:
+        t0 = time.perf_counter()
+        _all_row_gradients(state, round_index)  # one more pass: every margin first
+        state.gradient_s += time.perf_counter() - t0
+        grower.telemetry.passes += 1
     prev, prev_values = state.prev_grower, state.prev_values
     first = True
     while grower.needs_pass():
@@ -194,7 +245,8 @@ def grow_round(state, round_index, learning_rate):
                 t0 = time.perf_counter()
                 if prev is not None:
                     _apply_previous_round(state, block, views, prev, prev_values)
-                _gradients_for_block(state, block, views, round_index)
+                if state.all_rows is None:
+                    _gradients_for_block(state, block, views, round_index)
                 views["node"][:] = 0
                 state.gradient_s += time.perf_counter() - t0
             grower.accumulate(block.codes, views["stats"], views["node"])

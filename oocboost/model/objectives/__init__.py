@@ -27,6 +27,7 @@ name                              n_outputs     link             default_metric
 ``binary:hinge``                  1             m > 0            ``error``
 ``reg:gamma``                     1             exp              ``gamma-deviance``
 ``reg:tweedie``                   1             exp              ``tweedie-nloglik@rho``
+``survival:cox``                  1             exp              ``cox-nloglik``
 ================================  ============  ===============  ======================
 
 ``get_objective(obj.name, obj.params)`` rebuilds an objective (``obj.to_dict()`` holds both).
@@ -59,7 +60,7 @@ from .classification import (
     RegLogistic,
     Softmax,
 )
-from .log_link import Gamma, Poisson, Tweedie
+from .log_link import CoxPH, Gamma, Poisson, Tweedie
 from .regression import AbsoluteError, PseudoHuberError, QuantileError, SquaredError
 
 __all__ = ["Objective", "get_objective", "OBJECTIVE_NAMES"]
@@ -131,6 +132,7 @@ _FACTORIES = {
     "binary:hinge": lambda p: Hinge({}),
     "reg:gamma": lambda p: Gamma({}),
     "reg:tweedie": _make_tweedie,
+    "survival:cox": lambda p: CoxPH({}),
     "multi:proba": lambda p: ClassProbability({"num_class": _num_class_param(p,
                                                                            "multi:proba")}),
 }

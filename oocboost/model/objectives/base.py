@@ -71,6 +71,9 @@ class Objective:
     is_classification = False
     default_metric = None
     leaf_refresh_quantile = None
+    #: True when a row's gradient depends on other rows (``survival:cox``): the booster
+    #: then computes every row's at once (``all_gradients``).
+    needs_all_rows = False
 
     def __init__(self, params):
         self.params = params

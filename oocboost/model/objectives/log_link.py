@@ -96,3 +96,49 @@ class Tweedie(Gamma):
     def _gradients(self, label, margin, weight, has_weight, out_grad, out_hess):
         _k.tweedie_gradients(label, margin, weight, has_weight,
                              self.params["tweedie_variance_power"], out_grad, out_hess)
+
+
+class CoxPH(Objective):
+    """``survival:cox``: Cox proportional hazards (negative partial log-likelihood,
+    Breslow's ties), labels the survival times with right-censored ones negative, as
+    XGBoost's. A row's gradient depends on every row with a later time, so the gradients
+    are computed over all rows at once (:meth:`all_gradients`; the booster keeps the
+    per-row state in RAM for it). Predicts the hazard ratio ``exp(m)``; intercept 0
+    (XGBoost's ``base_score`` 1); ``cox-nloglik`` by default."""
+
+    name = "survival:cox"
+    default_metric = "cox-nloglik"
+    needs_all_rows = True
+
+    def _check_domain(self, label, where, row_start):
+        self._first_bad(label, label == 0, where, row_start,
+                        "non-zero survival times (negative: right-censored)")
+
+    def _gradients(self, label, margin, weight, has_weight, out_grad, out_hess):
+        raise InputError("survival:cox gradients need every row at once: all_gradients")
+
+    @staticmethod
+    def label_order(label):
+        """The rows sorted by ``|y|`` (stable), which :meth:`all_gradients` scans."""
+        return np.argsort(np.abs(np.asarray(label, np.float64)), kind="stable")
+
+    def all_gradients(self, order, label, margin, weight, out_grad, out_hess):
+        """Gradients of every row: ``order`` from :meth:`label_order`; arrays (n,) and
+        (n, 1) as :meth:`gradients` takes them."""
+        has_weight = weight is not None
+        _k.cox_gradients(np.ascontiguousarray(order, np.int64), label,
+                         np.asarray(margin, np.float64).reshape(len(label), 1),
+                         np.empty(0, np.float32) if weight is None else weight, has_weight,
+                         out_grad, out_hess)
+
+    def _base_margin(self, stats):
+        return 0.0
+
+    def _link(self, value):
+        if not value > 0:
+            raise ParameterError(f"{self.name}: base_score is a hazard ratio and must be "
+                                 f"> 0, got {value!r}")
+        return math.log(value)
+
+    def _transform(self, margin):
+        return np.exp(margin[:, 0])
