@@ -9,7 +9,21 @@ from ...kernels import objective_kernels as _k
 from .base import Objective
 
 
-class Poisson(Objective):
+class LogLink(Objective):
+    """Objectives whose prediction is ``exp(m)``: ``base_score`` (a positive mean, rate
+    or hazard ratio) enters through the log."""
+
+    def _link(self, value):
+        if not value > 0:
+            raise ParameterError(f"{self.name}: base_score enters through a log and must be "
+                                 f"> 0, got {value!r}")
+        return math.log(value)
+
+    def _transform(self, margin):
+        return np.exp(margin[:, 0])
+
+
+class Poisson(LogLink):
     """``count:poisson`` with log link: ``l = exp(m) - y m``, ``g = w (exp(m) - y)``,
     ``h = w exp(m + max_delta_step)`` (default 0.7, XGBoost's). Labels >= 0.
     Intercept: ``log(sum w y / sum w)``, which needs a positive mean."""
@@ -33,15 +47,6 @@ class Poisson(Objective):
             )
         return math.log(mean)
 
-    def _link(self, value):
-        if not value > 0:
-            raise ParameterError(f"{self.name}: base_score is a mean count and must be > 0, "
-                                 f"got {value!r}")
-        return math.log(value)
-
-    def _transform(self, margin):
-        return np.exp(margin[:, 0])
-
 
 def _log_mean(objective, stats):
     mean = stats.weighted_mean
@@ -51,7 +56,7 @@ def _log_mean(objective, stats):
     return math.log(mean)
 
 
-class Gamma(Objective):
+class Gamma(LogLink):
     """``reg:gamma`` with log link: ``l = y exp(-m) + m``, ``g = w (1 - y exp(-m))``,
     ``h = w y exp(-m)``. Labels > 0. Intercept ``log(sum w y / sum w)``; predicts
     ``exp(m)``; ``gamma-deviance`` by default (XGBoost 3's)."""
@@ -67,15 +72,6 @@ class Gamma(Objective):
 
     def _base_margin(self, stats):
         return _log_mean(self, stats)
-
-    def _link(self, value):
-        if not value > 0:
-            raise ParameterError(f"{self.name}: base_score is a mean and must be > 0, got "
-                                 f"{value!r}")
-        return math.log(value)
-
-    def _transform(self, margin):
-        return np.exp(margin[:, 0])
 
 
 class Tweedie(Gamma):
@@ -98,7 +94,7 @@ class Tweedie(Gamma):
                              self.params["tweedie_variance_power"], out_grad, out_hess)
 
 
-class CoxPH(Objective):
+class CoxPH(LogLink):
     """``survival:cox``: Cox proportional hazards (negative partial log-likelihood,
     Breslow's ties), labels the survival times with right-censored ones negative, as
     XGBoost's. A row's gradient depends on every row with a later time, so the gradients
@@ -133,12 +129,3 @@ class CoxPH(Objective):
 
     def _base_margin(self, stats):
         return 0.0
-
-    def _link(self, value):
-        if not value > 0:
-            raise ParameterError(f"{self.name}: base_score is a hazard ratio and must be "
-                                 f"> 0, got {value!r}")
-        return math.log(value)
-
-    def _transform(self, margin):
-        return np.exp(margin[:, 0])
