@@ -100,10 +100,10 @@ def _open_for_model(model, data, label=None):
 
 
 def iter_margins(model, data, *, iteration_range=None, label=None, pred_leaf=False,
-                 pred_contribs=False):
+                 pred_contribs=False, pred_interactions=False):
     """Yield ``(margins, labels, weights)`` per block of ``data``; leaf indices instead of
     margins with ``pred_leaf``, SHAP values (:meth:`Model.predict_contributions`) with
-    ``pred_contribs``.
+    ``pred_contribs``, their interaction values with ``pred_interactions``.
 
     Parameters
     ----------
@@ -123,10 +123,10 @@ def iter_margins(model, data, *, iteration_range=None, label=None, pred_leaf=Fal
             raise ParameterError("leaf indices are computed from raw data: pass the source "
                                  "file instead of the cache")
         for block in cache.iter_blocks(prefetch=1):
-            if pred_contribs:
+            if pred_contribs or pred_interactions:
                 out = model.predict_contributions_binned(
                     block.codes, cache.max_bin - 1, iteration_range=iteration_range,
-                    interactions=pred_contribs == "interactions")
+                    interactions=pred_interactions)
                 yield _contribution_layout(model, out), block.label, block.weight
                 continue
             yield (model.predict_margin_binned(block.codes, cache.max_bin - 1,
@@ -138,22 +138,23 @@ def iter_margins(model, data, *, iteration_range=None, label=None, pred_leaf=Fal
         # layer (it halved throughput), one chunk of rows at a time.
         for start in range(0, data.shape[0], MATRIX_CHUNK_ROWS):
             X = np.asarray(data[start:start + MATRIX_CHUNK_ROWS], dtype=X_DTYPE)
-            yield _raw_output(model, X, iteration_range, pred_leaf, pred_contribs), None, None
+            yield (_raw_output(model, X, iteration_range, pred_leaf, pred_contribs,
+                               pred_interactions), None, None)
         return
     mapper = _mapper(model)
     source = _open_for_model(model, data, label=label)
     for batch in source.batches():
         X = raw_matrix(model, batch, mapper)
-        yield (_raw_output(model, X, iteration_range, pred_leaf, pred_contribs), batch.label,
-               batch.weight)
+        yield (_raw_output(model, X, iteration_range, pred_leaf, pred_contribs,
+                           pred_interactions), batch.label, batch.weight)
 
 
-def _raw_output(model, X, iteration_range, pred_leaf, pred_contribs):
+def _raw_output(model, X, iteration_range, pred_leaf, pred_contribs, pred_interactions):
     if pred_leaf:
         return model.predict_leaf(X, iteration_range=iteration_range)
-    if pred_contribs:
+    if pred_contribs or pred_interactions:
         out = model.predict_contributions(X, iteration_range=iteration_range,
-                                          interactions=pred_contribs == "interactions")
+                                          interactions=pred_interactions)
         return _contribution_layout(model, out)
     return model.predict_margin(X, iteration_range=iteration_range)
 
@@ -165,7 +166,7 @@ def _contribution_layout(model, out):
 
 
 def predict(model, data, *, output_margin=False, iteration_range=None, pred_leaf=False,
-            pred_contribs=False):
+            pred_contribs=False, pred_interactions=False):
     """Predictions for in-memory data, a cache or a file, concatenated in memory.
 
     Returns
@@ -174,19 +175,21 @@ def predict(model, data, *, output_margin=False, iteration_range=None, pred_leaf
         (n_rows,) for single-output objectives, (n_rows, K) probabilities for
         ``multi:softprob``, margins when ``output_margin``, int32 leaves when ``pred_leaf``,
         SHAP values of the margin when ``pred_contribs`` ((n_rows, n_features + 1), or
-        (n_rows, n_outputs, n_features + 1) for several outputs; ``pred_contribs=
-        "interactions"`` adds a trailing axis of n_features + 1: the interaction values).
+        (n_rows, n_outputs, n_features + 1) for several outputs); ``pred_interactions``
+        the interaction values, one more trailing axis of n_features + 1.
     """
-    if pred_leaf or output_margin or pred_contribs:
+    contributions = pred_contribs or pred_interactions
+    if pred_leaf or output_margin or contributions:
         margin_model, transform = model, None
     else:
         margin_model, transform = output_plan(model)
     parts = [m for m, _, _ in iter_margins(margin_model, data,
                                            iteration_range=iteration_range,
-                                           pred_leaf=pred_leaf, pred_contribs=pred_contribs)]
+                                           pred_leaf=pred_leaf, pred_contribs=pred_contribs,
+                                           pred_interactions=pred_interactions)]
     out = (np.concatenate(parts, axis=0) if parts
            else np.empty((0, margin_model.n_outputs)))
-    if pred_contribs and out.shape[1] == 1:
+    if contributions and out.shape[1] == 1:
         return out[:, 0]
     return out if transform is None else transform(out)
 

@@ -132,7 +132,7 @@ class ModelPrediction:
 
         out = predict(self, data, output_margin=output_margin,
                       iteration_range=iteration_range, pred_leaf=pred_leaf,
-                      pred_contribs="interactions" if pred_interactions else pred_contribs)
+                      pred_contribs=pred_contribs, pred_interactions=pred_interactions)
         if output_margin and out.ndim == 2 and out.shape[1] == 1:
             return out[:, 0]
         return out

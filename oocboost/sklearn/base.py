@@ -103,7 +103,7 @@ class ParamsMixin(_Base):
         if hasattr(self, "_iteration_range"):  # boosting: the best iteration by default
             iteration_range = self._iteration_range(iteration_range)
         return predict(self.model_, X, iteration_range=iteration_range,
-                       pred_contribs="interactions" if interactions else True)
+                       pred_contribs=not interactions, pred_interactions=interactions)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
