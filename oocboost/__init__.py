@@ -53,6 +53,9 @@ def __getattr__(name):
     if name in ("GradientBoostingClassifier", "GradientBoostingRegressor"):
         from .sklearn import boosting
         return getattr(boosting, name)
+    if name == "GradientBoostingRanker":
+        from .sklearn.ranking import GradientBoostingRanker
+        return GradientBoostingRanker
     if name in _TREES:
         from .sklearn import trees
         return getattr(trees, name)
@@ -74,7 +77,7 @@ def __getattr__(name):
 __all__ = ["build_cache", "Cache", "train", "cv", "load_model", "Model", "TrainingCallback",
            "EarlyStopping", "EvaluationMonitor", "TrainingCheckPoint",
            "LearningRateScheduler", "GradientBoostingClassifier", "GradientBoostingRegressor",
-           *_TREE_ESTIMATORS, "AdaBoostClassifier", "AdaBoostRegressor",
+           "GradientBoostingRanker", *_TREE_ESTIMATORS, "AdaBoostClassifier", "AdaBoostRegressor",
            "StackingClassifier", "StackingRegressor",
            "OocboostError", "InputError", "SchemaError", "CacheError", "ModelError",
            "ParameterError", "MemoryLimitError"]

@@ -39,6 +39,7 @@ from ..utils.progress import ProgressBar
 from ..utils.sizes import format_size
 from .binning import BinMapper
 from .categories import CategoryCounter
+from .groups import GroupRuns
 from .ingest import open_source
 from .ingest.source import Batch
 from .label_stats import LabelStats
@@ -48,7 +49,7 @@ from .sketch import DEFAULT_MAX_EXACT, QuantileSketch
 #: Build parameters that change the cache's content (part of its fingerprint).
 _CONTENT_PARAMS = ("label", "weight", "categorical", "drop", "max_bin", "max_categories",
                    "block_rows", "backend", "compression", "delimiter", "na_values",
-                   "encoding", "on_bad_rows", "reference")
+                   "encoding", "on_bad_rows", "reference", "group")
 
 
 class _Pass1:
@@ -231,12 +232,11 @@ class _Spool:
         for name, values in batch.categorical.items():
             names.append("c:" + name)
             arrays.append(values)
-        if batch.label is not None:
-            names.append("label")
-            arrays.append(pa.array(batch.label, type=pa.float64()))
-        if batch.weight is not None:
-            names.append("weight")
-            arrays.append(pa.array(batch.weight, type=pa.float64()))
+        for role in ("label", "weight", "group"):
+            values = getattr(batch, role)
+            if values is not None:
+                names.append(role)
+                arrays.append(pa.array(values, type=pa.float64()))
         rb = pa.RecordBatch.from_arrays(arrays, names=names)
         if self._writer is None:
             self._sink = pa.OSFile(self.path, "wb")
@@ -258,18 +258,16 @@ class _Spool:
             row_start = 0
             for i in range(reader.num_record_batches):
                 rb = reader.get_batch(i)
-                numeric, categorical, label, weight = {}, {}, None, None
+                numeric, categorical, roles = {}, {}, {}
                 for name, col in zip(rb.schema.names, rb.columns):
                     if name.startswith("n:"):
                         numeric[name[2:]] = col.to_numpy(zero_copy_only=False)
                     elif name.startswith("c:"):
                         categorical[name[2:]] = col
-                    elif name == "label":
-                        label = col.to_numpy(zero_copy_only=False)
-                    else:
-                        weight = col.to_numpy(zero_copy_only=False)
+                    else:  # label, weight, group
+                        roles[name] = col.to_numpy(zero_copy_only=False)
                 yield Batch(row_start=row_start, n_rows=rb.num_rows, numeric=numeric,
-                            categorical=categorical, label=label, weight=weight)
+                            categorical=categorical, **roles)
                 row_start += rb.num_rows
 
     def remove(self):
@@ -382,7 +380,7 @@ def build_cache(data, output, *, label=None, weight=None, categorical="auto", dr
                 backend="arrow", compression=None, memory_limit=None,
                 delimiter=",", na_values=None, encoding="utf-8", on_bad_rows="error",
                 reference=None, overwrite=False, quiet=False, verbose=False,
-                feature_names=None):
+                feature_names=None, group=None):
     """Build a binned, compressed, on-disk cache from a file or in-memory data.
 
     Parameters
@@ -394,6 +392,10 @@ def build_cache(data, output, *, label=None, weight=None, categorical="auto", dr
         The cache folder to create.
     label, weight : str or array or None
         Label and sample-weight column names (or arrays, for in-memory data).
+    group : str or array or None
+        Query group id column (or array) for learning to rank, as XGBoost's ``qid``: the
+        rows of a group must be contiguous (a group id seen again after another group is
+        refused, naming the row). The cache keeps the group boundaries.
     categorical : "auto", list of str or None
         "auto": string columns are categorical.
     drop : list of str
@@ -441,7 +443,7 @@ def build_cache(data, output, *, label=None, weight=None, categorical="auto", dr
         max_bin = ref.max_bin
     source, plan = _open_planned(
         data, memory_limit, max_bin, block_rows, feature_names,
-        dict(label=label, weight=weight, drop=drop, categorical=categorical,
+        dict(label=label, weight=weight, group=group, drop=drop, categorical=categorical,
              delimiter=delimiter, na_values=na_values, encoding=encoding,
              on_bad_rows=on_bad_rows))
     if verbose:
@@ -458,6 +460,8 @@ def build_cache(data, output, *, label=None, weight=None, categorical="auto", dr
         "on_bad_rows": on_bad_rows,
         "reference": None if ref is None else _existing_fingerprint(ref.path),
     }
+    if group is not None:  # absent otherwise: caches built before groups stay current
+        build_params["group"] = group if isinstance(group, str) else "<array>"
     source_fp = source.fingerprint()
     # A one-shot stream is only known once read: its fingerprint is checked after that.
     deferred = source_fp.get("sha256", "") is None
@@ -606,6 +610,8 @@ def _bin_pass(job, mapper, second_pass, stats, n_rows_expected, t0, t_pass1):
                      overwrite=job.overwrite) as writer:
         assembler = _BlockAssembler(writer, n_features, job.plan.block_rows,
                                     binned_dtype(job.max_bin), has_label, has_weight)
+        runs = None if source.group_name is None else GroupRuns(source.name,
+                                                                 source.group_name)
         desc = "pass 2/2: bin" if job.ref is None else "bin (reference edges)"
         with ProgressBar(total=n_rows_expected, unit="rows", desc=desc,
                          enabled=False if job.quiet else None) as bar:
@@ -615,9 +621,13 @@ def _bin_pass(job, mapper, second_pass, stats, n_rows_expected, t0, t_pass1):
                 if counts is not None:
                     counts.update(batch)
                 assembler.add(codes, batch.label, batch.weight)
+                if runs is not None:
+                    runs.update(batch.group, n_rows)
                 n_rows += batch.n_rows
                 bar.update(batch.n_rows)
             assembler.flush()
+        if runs is not None:
+            writer.write_groups(runs.group_ptr(n_rows), source.group_name)
         if n_rows == 0:
             raise SchemaError(f"{source.name}: no data rows")
         if job.deferred and job.ref is not None:

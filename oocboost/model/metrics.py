@@ -53,103 +53,13 @@ import numpy as np
 
 from ..errors import InputError, ParameterError
 from ..kernels.objective_kernels import poisson_nloglik_rows
+from .metric_base import Metric
+from .rank_metrics import rank_metric
 
 __all__ = ["Metric", "get_metric", "METRIC_NAMES"]
 
 #: XGBoost's probability clip in logloss, mlogloss and poisson-nloglik.
 PROB_EPS = 1e-16
-
-
-def _as_1d(x, what):
-    x = np.asarray(x, dtype=np.float64)
-    if x.ndim != 1:
-        raise InputError(f"{what} must be a 1-D array, got shape {x.shape}")
-    return x
-
-
-class Metric:
-    """An evaluation metric. Build with :func:`get_metric`.
-
-    Attributes
-    ----------
-    name : str
-        As given to :func:`get_metric`, e.g. ``"error@0.7"``.
-    params : dict
-        The metric's parameters (``alpha`` for ``quantile``, ``huber_slope`` for ``mphe``,
-        ``threshold`` for ``error``).
-    higher_is_better : bool
-    is_additive : bool
-        Whether :meth:`partial` / :meth:`finalize` are available.
-    multiclass : bool
-        Whether predictions are ``(n, K)`` probabilities.
-    """
-
-    higher_is_better = False
-    is_additive = True
-    multiclass = False
-
-    def __init__(self, name, params=None):
-        self.name = name
-        self.params = dict(params or {})
-
-    def __repr__(self):
-        return f"get_metric({self.name!r}, **{self.params!r})"
-
-    def _inputs(self, label, prediction, weight):
-        label = _as_1d(label, f"{self.name}: label")
-        n = label.shape[0]
-        prediction = np.asarray(prediction, dtype=np.float64)
-        if self._expects_proba_matrix(prediction):
-            if prediction.ndim != 2 or prediction.shape[0] != n:
-                raise InputError(f"{self.name} expects class probabilities of shape ({n}, "
-                                 f"n_classes), got {prediction.shape}")
-            K = prediction.shape[1]
-            bad = (label != np.floor(label)) | (label < 0) | (label >= K) | np.isnan(label)
-            if np.any(bad):
-                i = int(np.argmax(bad))
-                raise InputError(f"{self.name} expects integer class labels in [0, {K}); row "
-                                 f"{i} has label {float(label[i])!r}")
-        elif prediction.shape != (n,):
-            raise InputError(f"{self.name} expects predictions of shape ({n},), got "
-                             f"{prediction.shape}")
-        if np.isnan(prediction).any():
-            raise InputError(f"{self.name}: predictions contain NaN")
-        if weight is not None:
-            weight = _as_1d(weight, f"{self.name}: weight")
-            if weight.shape != (n,):
-                raise InputError(f"{self.name}: weight must have shape ({n},), got "
-                                 f"{weight.shape}")
-        return label, prediction, weight
-
-    def _expects_proba_matrix(self, prediction):
-        return self.multiclass
-
-    def __call__(self, label, prediction, weight=None):
-        """Metric value.
-
-        Parameters
-        ----------
-        label : array of shape (n,)
-        prediction : array of shape (n,) or (n, K), in prediction space
-        weight : array of shape (n,) or None
-
-        Returns
-        -------
-        float
-        """
-        return self.finalize(self.partial(label, prediction, weight))
-
-    def partial(self, label, prediction, weight=None):
-        """Weighted sums of one block, float64 vector; they add across blocks."""
-        label, prediction, weight = self._inputs(label, prediction, weight)
-        return self._partial(label, prediction, weight)
-
-    def finalize(self, sums):
-        """Metric value from summed :meth:`partial` results."""
-        raise NotImplementedError
-
-    def _partial(self, label, prediction, weight):
-        raise NotImplementedError
 
 
 class _MeanMetric(Metric):
@@ -420,7 +330,7 @@ _SIMPLE = {
 #: Every metric name :func:`get_metric` knows (``error@t`` for any threshold ``t``).
 METRIC_NAMES = ("rmse", "mae", "logloss", "error", "error@t", "auc", "mlogloss", "merror",
                 "poisson-nloglik", "gamma-deviance", "gamma-nloglik", "tweedie-nloglik@rho",
-                "cox-nloglik",
+                "cox-nloglik", "ndcg", "ndcg@k", "ndcg@k-", "map", "map@k", "map@k-", "pre@k",
                 "mphe", "quantile", "r2", "accuracy")
 
 
@@ -449,7 +359,8 @@ def get_metric(name, **params):
         power of the Tweedie likelihood.
     **params
         ``alpha`` for ``quantile`` (in (0, 1), default 0.5), ``huber_slope`` for ``mphe``
-        (> 0, default 1.0). ``None`` values count as absent.
+        (> 0, default 1.0), ``ndcg_exp_gain`` for ``ndcg`` (default True; see
+        :mod:`oocboost.model.rank_metrics`). ``None`` values count as absent.
 
     Raises
     ------
@@ -460,6 +371,9 @@ def get_metric(name, **params):
     params = {k: v for k, v in params.items() if v is not None}
     if not isinstance(name, str):
         raise ParameterError(f"metric name must be a string, got {name!r}")
+    ranking = rank_metric(name, params)
+    if ranking is not None:
+        return ranking
     allowed = {"quantile": {"alpha"}, "mphe": {"huber_slope"}}
     base = name.split("@", 1)[0] if name.startswith("error@") else name
     extra = set(params) - allowed.get(base, set())

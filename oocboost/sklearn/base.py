@@ -165,7 +165,7 @@ class TrainingData:
             self._tmp = tempfile.mkdtemp(prefix="oocboost-fit-", dir=self.cache_dir)
         return self._tmp
 
-    def cache(self, X, y, sample_weight=None, name="train", reference=None):
+    def cache(self, X, y, sample_weight=None, name="train", reference=None, group=None):
         from ..cache.build import build_cache
         from ..cache.store import Cache
 
@@ -190,7 +190,7 @@ class TrainingData:
                            weight=sample_weight, max_bin=self.max_bin, quiet=True,
                            block_rows=self.block_rows,
                            memory_limit=self.memory_limit, reference=reference,
-                           overwrite=True)
+                           overwrite=True, group=group)
 
     def close(self):
         if self._tmp is not None:

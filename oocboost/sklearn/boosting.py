@@ -49,7 +49,9 @@ _BOOSTER_ARGS = ("learning_rate", "max_depth", "max_leaves", "min_child_weight",
                  "eval_metric", "huber_slope", "quantile_alpha", "tweedie_variance_power",
                  "interaction_constraints", "monotone_constraints", "feature_weights",
                  "max_cat_threshold", "booster", "rate_drop", "one_drop", "skip_drop",
-                 "normalize_type", "sample_type")
+                 "normalize_type", "sample_type", "lambdarank_pair_method",
+                 "lambdarank_num_pair_per_sample", "lambdarank_normalization",
+                 "lambdarank_score_normalization", "ndcg_exp_gain")
 
 
 class _GradientBoosting(ParamsMixin):
@@ -65,8 +67,10 @@ class _GradientBoosting(ParamsMixin):
                  interaction_constraints=None, monotone_constraints=None,
                  feature_weights=None, max_cat_threshold=64, booster="gbtree",
                  rate_drop=0.0, one_drop=0, skip_drop=0.0, normalize_type="tree",
-                 sample_type="uniform", random_state=0, n_jobs=None,
-                 memory_limit=None, cache_dir=None, verbosity=0):
+                 sample_type="uniform", lambdarank_pair_method="topk",
+                 lambdarank_num_pair_per_sample=None, lambdarank_normalization=True,
+                 lambdarank_score_normalization=True, ndcg_exp_gain=True, random_state=0,
+                 n_jobs=None, memory_limit=None, cache_dir=None, verbosity=0):
         self.n_estimators = n_estimators
         self.objective = objective
         self.learning_rate = learning_rate
@@ -101,6 +105,11 @@ class _GradientBoosting(ParamsMixin):
         self.skip_drop = skip_drop
         self.normalize_type = normalize_type
         self.sample_type = sample_type
+        self.lambdarank_pair_method = lambdarank_pair_method
+        self.lambdarank_num_pair_per_sample = lambdarank_num_pair_per_sample
+        self.lambdarank_normalization = lambdarank_normalization
+        self.lambdarank_score_normalization = lambdarank_score_normalization
+        self.ndcg_exp_gain = ndcg_exp_gain
         self.random_state = random_state
         self.n_jobs = n_jobs
         self.memory_limit = memory_limit
@@ -156,18 +165,19 @@ class _GradientBoosting(ParamsMixin):
         return oof
 
     def _fit(self, X, y, sample_weight, eval_set, sample_weight_eval_set, objective,
-             extra=None):
+             extra=None, group=None, eval_group=None):
         from ..learners.boosting.training import train
 
         data = TrainingData(self.cache_dir, self.memory_limit, self.max_bin)
         try:
-            train_cache = data.cache(X, y, sample_weight, "train")
+            train_cache = data.cache(X, y, sample_weight, "train", group=group)
             evals = []
             for i, item in enumerate(eval_set or ()):
                 Xe, ye = item
                 we = sample_weight_eval_set[i] if sample_weight_eval_set else None
-                evals.append((data.cache(Xe, ye, we, f"valid_{i}", reference=train_cache),
-                              f"validation_{i}"))
+                ge = eval_group[i] if eval_group else None
+                evals.append((data.cache(Xe, ye, we, f"valid_{i}", reference=train_cache,
+                                         group=ge), f"validation_{i}"))
             self.evals_result_ = {}
             obj, custom_metric = self._custom_callables()
             self.model_ = train(self._booster_params(objective, extra), train_cache,

@@ -229,13 +229,15 @@ def test_partial_sums_add_across_blocks(weight):
 def test_higher_is_better():
     for name in METRIC_NAMES:
         name = {"error@t": "error@0.2", "tweedie-nloglik@rho": "tweedie-nloglik@1.3"}.get(
-            name, name)
-        assert get_metric(name).higher_is_better == (name in ("auc", "r2", "accuracy"))
+            name, name.replace("@k", "@3"))
+        ranking = name.startswith(("ndcg", "map", "pre"))
+        assert get_metric(name).higher_is_better == (ranking or
+                                                     name in ("auc", "r2", "accuracy"))
 
 
 def test_bad_names_parameters_and_inputs():
     with pytest.raises(ParameterError) as err:
-        get_metric("ndcg")
+        get_metric("ndcg@x")
     assert "rmse" in str(err.value) and "auc" in str(err.value)
     with pytest.raises(ParameterError, match="error@t"):
         get_metric("error@abc")

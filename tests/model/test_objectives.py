@@ -364,6 +364,9 @@ def test_attributes_and_roundtrip():
         "reg:gamma": (1, False, "gamma-deviance"),
         "reg:tweedie": (1, False, "tweedie-nloglik@1.5"),
         "survival:cox": (1, False, "cox-nloglik"),
+        "rank:pairwise": (1, False, "ndcg@32"),
+        "rank:ndcg": (1, False, "ndcg@32"),
+        "rank:map": (1, False, "map@32"),
     }
     assert set(table) == set(OBJECTIVE_NAMES)
     for name, (n_out, is_clf, metric) in table.items():

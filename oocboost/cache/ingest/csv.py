@@ -90,12 +90,12 @@ class CsvSource(Source):
     the first full iteration; ``n_bad_rows`` counts the rows dropped in skip mode.
     """
 
-    OPTIONS = ("label", "weight", "drop", "categorical", "delimiter", "na_values",
+    OPTIONS = ("label", "weight", "group", "drop", "categorical", "delimiter", "na_values",
                "encoding", "on_bad_rows", "batch_bytes")
 
     def __init__(self, path, *, compression=None, label=None, weight=None, drop=(),
                  categorical="auto", delimiter=",", na_values=None, encoding="utf-8",
-                 on_bad_rows="error", batch_bytes=1 << 20):
+                 on_bad_rows="error", batch_bytes=1 << 20, group=None):
         super().__init__()
         if not isinstance(delimiter, str) or len(delimiter) != 1 or delimiter in '"\r\n':
             raise ParameterError(f"delimiter must be one character other than a quote or "
@@ -116,7 +116,7 @@ class CsvSource(Source):
         if os.path.getsize(self.name) == 0:
             raise InputError(f"{self.name}: the file is empty (0 bytes); expected a header "
                              f"line and data rows")
-        self._probe(label, weight, drop, categorical)
+        self._probe(label, weight, drop, categorical, group)
 
     # ---------------------------------------------------------------- reading
     def _stream(self):
@@ -144,7 +144,7 @@ class CsvSource(Source):
                                parse_options=parse_options, convert_options=convert_options,
                                memory_pool=pa.system_memory_pool())
 
-    def _probe(self, label, weight, drop, categorical):
+    def _probe(self, label, weight, drop, categorical, group=None):
         named = set(categorical) if isinstance(categorical, (list, tuple, set, frozenset)) \
             else set()
         counter = [0] if self._skip else None
@@ -161,7 +161,7 @@ class CsvSource(Source):
         self._file_columns = list(schema.names)
         self.feature_names = resolve_columns(self.name, self._file_columns, label=label,
                                              weight=weight, drop=drop,
-                                             categorical=categorical)
+                                             categorical=categorical, group=group)
         if first is None:
             raise InputError(f"{self.name}: the file has a header line but no data rows "
                              f"(line 2 onwards is empty)")
@@ -183,9 +183,8 @@ class CsvSource(Source):
                 except InputError as e:
                     raise self._text_error(first, name, e) from None
         self.feature_kinds = kinds
-        for role, name in (("label", label), ("weight", weight)):
-            if name is None:
-                continue
+        self.label_name, self.weight_name, self.group_name = label, weight, group
+        for role, name in self.roles():
             t = schema.field(name).type
             if not (pa.types.is_integer(t) or pa.types.is_floating(t)
                     or pa.types.is_null(t)):
@@ -193,10 +192,10 @@ class CsvSource(Source):
                 example = f" (e.g. {sample[0].as_py()!r})" if len(sample) else ""
                 raise InputError(f"{self.name}: {role} column {name!r} holds text{example}; "
                                  f"expected numbers")
-        self.label_name, self.weight_name = label, weight
+        roles = [name for _, name in self.roles()]
         self._numeric_cols = [f for f, k in zip(self.feature_names, kinds) if k == NUMERIC]
-        self._numeric_cols += [c for c in (label, weight) if c is not None]
-        self._include = self.feature_names + [c for c in (label, weight) if c is not None]
+        self._numeric_cols += roles
+        self._include = self.feature_names + roles
 
     def _text_error(self, first, name, error):
         """``error`` (a text column that is not categorical) with the line of its first
@@ -214,9 +213,8 @@ class CsvSource(Source):
         types = {}
         for name, kind in zip(self.feature_names, self.feature_kinds):
             types[name] = pa.string() if kind == CATEGORICAL else pa.float64()
-        for name in (self.label_name, self.weight_name):
-            if name is not None:
-                types[name] = pa.float64()
+        for _, name in self.roles():
+            types[name] = pa.float64()
         for name in string_numeric:
             types[name] = pa.string()
         return types
@@ -312,9 +310,7 @@ class CsvSource(Source):
                 b.numeric[name] = values[name]
             else:
                 b.categorical[name] = rb.column(name)
-        for role, name in (("label", self.label_name), ("weight", self.weight_name)):
-            if name is None:
-                continue
+        for role, name in self.roles():
             v = values[name]
             nan = np.isnan(v)
             if nan.any():

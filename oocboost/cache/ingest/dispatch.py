@@ -149,7 +149,8 @@ _DISPATCH = [
 
 def open_source(data, *, label=None, weight=None, drop=(), categorical="auto",
                 delimiter=",", na_values=None, encoding="utf-8", on_bad_rows="error",
-                batch_bytes=1 << 20, batch_rows=65536, feature_names=None) -> Source:
+                batch_bytes=1 << 20, batch_rows=65536, feature_names=None,
+                group=None) -> Source:
     """Open any supported tabular source as a stream of :class:`Batch` objects.
 
     Parameters
@@ -165,6 +166,9 @@ def open_source(data, *, label=None, weight=None, drop=(), categorical="auto",
     label, weight : str, array-like or None
         Column name of the label / sample weight. For in-memory data, a 1-D array of
         length ``n_rows`` is accepted too. Neither may hold missing values.
+    group : str, array-like or None
+        Column name (or, for in-memory data, a 1-D array) of the query group id of each
+        row, for ranking: numbers, never missing.
     drop : iterable of str
         Columns to ignore.
     categorical : 'auto', None or list of str
@@ -202,15 +206,16 @@ def open_source(data, *, label=None, weight=None, drop=(), categorical="auto",
     """
     check_options(on_bad_rows=on_bad_rows, batch_bytes=batch_bytes, batch_rows=batch_rows,
                   categorical=categorical)
-    kw = dict(label=label, weight=weight, drop=drop, categorical=categorical,
+    kw = dict(label=label, weight=weight, group=group, drop=drop, categorical=categorical,
               delimiter=delimiter, na_values=na_values, encoding=encoding,
               on_bad_rows=on_bad_rows, batch_bytes=int(batch_bytes),
               batch_rows=int(batch_rows), feature_names=feature_names)
     if feature_names is not None and not _is_numpy(data):
         raise ParameterError("feature_names is only used with NumPy arrays; other sources "
                              "carry their own column names")
-    if _is_path(data) and not all(isinstance(x, (str, type(None))) for x in (label, weight)):
-        raise ParameterError("for a file, label and weight must be column names")
+    if _is_path(data) and not all(isinstance(x, (str, type(None)))
+                                  for x in (label, weight, group)):
+        raise ParameterError("for a file, label, weight and group must be column names")
     for predicate, constructor in _DISPATCH:
         if predicate(data):
             return constructor(data, **kw)

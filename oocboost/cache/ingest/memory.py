@@ -27,6 +27,7 @@ from .source import (
 
 _ARRAY_LABEL = "<label>"
 _ARRAY_WEIGHT = "<weight>"
+_ARRAY_NAMES = {"label": _ARRAY_LABEL, "weight": _ARRAY_WEIGHT, "group": "<group>"}
 
 
 def _row_name(i):
@@ -34,7 +35,8 @@ def _row_name(i):
 
 
 def _as_1d_float(source_name, role, values, n_rows):
-    """An array-like label/weight -> float64 (n_rows,) with a clear error otherwise."""
+    """An array-like label/weight/group -> float64 (n_rows,) with a clear error
+    otherwise."""
     try:
         import pandas as pd
         if isinstance(values, (pd.Series, pd.Index)):
@@ -50,9 +52,26 @@ def _as_1d_float(source_name, role, values, n_rows):
     if a.ndim != 1 or a.shape[0] != n_rows:
         raise InputError(f"{source_name}: {role} array has shape {a.shape}; expected "
                          f"({n_rows},), one value per row")
-    check_no_missing(source_name, role, _ARRAY_LABEL if role == "label" else _ARRAY_WEIGHT,
-                     a, 0, _row_name)
+    check_no_missing(source_name, role, _ARRAY_NAMES[role], a, 0, _row_name)
     return a
+
+
+def _split_roles(source_name, n_rows, **given):
+    """``(arrays, names)``: the roles given as arrays (checked float64 copies) and every
+    role's column name (``"<label>"`` and so on for an array, None when not given)."""
+    arrays, names = {}, {}
+    for role, value in given.items():
+        if _is_array_like(value):
+            arrays[role] = _as_1d_float(source_name, role, value, n_rows)
+            names[role] = _ARRAY_NAMES[role]
+        else:
+            names[role] = value
+    return arrays, names
+
+
+def _column_roles(arrays, names):
+    """The roles read from columns of the source: ``{role: column name or None}``."""
+    return {role: None if role in arrays else name for role, name in names.items()}
 
 
 def _is_array_like(x):
@@ -68,11 +87,12 @@ class NumpySource(Source):
     are turned into strings such as ``"3"`` or ``"2.5"``).
     """
 
-    OPTIONS = ("label", "weight", "drop", "categorical", "batch_rows", "feature_names")
+    OPTIONS = ("label", "weight", "group", "drop", "categorical", "batch_rows",
+               "feature_names")
     name = "<numpy array>"
 
     def __init__(self, X, *, label=None, weight=None, drop=(), categorical="auto",
-                 batch_rows=65536, feature_names=None):
+                 batch_rows=65536, feature_names=None, group=None):
         super().__init__()
         if X.ndim != 2:
             raise InputError(f"{self.name}: expected a 2-D array, got shape {X.shape}")
@@ -91,30 +111,23 @@ class NumpySource(Source):
         self._X = X
         self._batch_rows = batch_rows
         self.n_rows = n_rows
-        arrays = {}
-        names = {}
-        for role, value in (("label", label), ("weight", weight)):
-            if _is_array_like(value):
-                arrays[role] = _as_1d_float(self.name, role, value, n_rows)
-                names[role] = _ARRAY_LABEL if role == "label" else _ARRAY_WEIGHT
-            else:
-                names[role] = value
-        features = resolve_columns(self.name, columns, label=names["label"] if "label" not in
-                                   arrays else None, weight=names["weight"] if "weight" not in
-                                   arrays else None, drop=drop, categorical=categorical)
+        arrays, names = _split_roles(self.name, n_rows, label=label, weight=weight,
+                                     group=group)
+        features = resolve_columns(self.name, columns, drop=drop, categorical=categorical,
+                                   **_column_roles(arrays, names))
         named = categorical if isinstance(categorical, (list, tuple, set, frozenset)) else ()
         self.feature_names = features
         self.feature_kinds = [CATEGORICAL if f in named else NUMERIC for f in features]
         self.label_name, self.weight_name = names["label"], names["weight"]
+        self.group_name = names["group"]
         self._index = {c: j for j, c in enumerate(columns)}
         self._arrays = arrays
 
     def batches(self):
         X = self._X
         wanted = [self._index[f] for f in self.feature_names]
-        for role in ("label", "weight"):
-            name = getattr(self, f"{role}_name")
-            if name is not None and role not in self._arrays:
+        for role, name in self.roles():
+            if role not in self._arrays:
                 wanted.append(self._index[name])
         for start in range(0, X.shape[0], self._batch_rows):
             stop = min(start + self._batch_rows, X.shape[0])
@@ -127,10 +140,7 @@ class NumpySource(Source):
                 else:
                     b.categorical[f] = pc_to_string(block[k])
             k = len(self.feature_names)
-            for role in ("label", "weight"):
-                name = getattr(self, f"{role}_name")
-                if name is None:
-                    continue
+            for role, name in self.roles():
                 if role in self._arrays:
                     values = self._arrays[role][start:stop]
                 else:
@@ -143,13 +153,15 @@ class NumpySource(Source):
     def fingerprint(self):
         h = new_hash()
         hash_ndarray(h, self._X)
-        h.update(repr((self.feature_names, self.feature_kinds, self.label_name,
-                       self.weight_name)).encode())
-        for role in ("label", "weight"):
-            if role in self._arrays:
-                h.update(role.encode())
-                hash_ndarray(h, self._arrays[role])
+        h.update(repr((self.feature_names, self.feature_kinds, self.roles())).encode())
+        _hash_role_arrays(h, self._arrays)
         return {"kind": "memory", "sha256": h.hexdigest()}
+
+
+def _hash_role_arrays(h, arrays):
+    for role in sorted(arrays):
+        h.update(role.encode())
+        hash_ndarray(h, arrays[role])
 
 
 def pc_to_string(values):
@@ -164,11 +176,11 @@ class PandasSource(Source):
     ``pd.NA`` read as NaN. Datetime, timedelta, period and other columns are an InputError.
     """
 
-    OPTIONS = ("label", "weight", "drop", "categorical", "batch_rows")
+    OPTIONS = ("label", "weight", "group", "drop", "categorical", "batch_rows")
     name = "<pandas DataFrame>"
 
     def __init__(self, df, *, label=None, weight=None, drop=(), categorical="auto",
-                 batch_rows=65536):
+                 batch_rows=65536, group=None):
         import pandas as pd
 
         super().__init__()
@@ -180,17 +192,11 @@ class PandasSource(Source):
         self._df = df
         self._batch_rows = batch_rows
         self.n_rows = n_rows
-        arrays, names = {}, {}
-        for role, value in (("label", label), ("weight", weight)):
-            if _is_array_like(value):
-                arrays[role] = _as_1d_float(self.name, role, value, n_rows)
-                names[role] = _ARRAY_LABEL if role == "label" else _ARRAY_WEIGHT
-            else:
-                names[role] = value
-        self.feature_names = resolve_columns(
-            self.name, columns, label=None if "label" in arrays else names["label"],
-            weight=None if "weight" in arrays else names["weight"], drop=drop,
-            categorical=categorical)
+        arrays, names = _split_roles(self.name, n_rows, label=label, weight=weight,
+                                     group=group)
+        self.feature_names = resolve_columns(self.name, columns, drop=drop,
+                                             categorical=categorical,
+                                             **_column_roles(arrays, names))
         self._pos = {c: j for j, c in enumerate(columns)}
         named = categorical if isinstance(categorical, (list, tuple, set, frozenset)) else ()
         kinds = []
@@ -210,14 +216,15 @@ class PandasSource(Source):
                 raise InputError(f"{self.name}: column {f!r} has unsupported dtype {dtype}; "
                                  f"expected numbers, strings or categories")
         self.feature_kinds = kinds
-        for role in ("label", "weight"):
-            if role not in arrays and names[role] is not None:
-                dtype = df.dtypes.iloc[self._pos[names[role]]]
+        for role, name in _column_roles(arrays, names).items():
+            if name is not None:
+                dtype = df.dtypes.iloc[self._pos[name]]
                 if not (pd.api.types.is_numeric_dtype(dtype)
                         or pd.api.types.is_bool_dtype(dtype)):
-                    raise InputError(f"{self.name}: {role} column {names[role]!r} has dtype "
+                    raise InputError(f"{self.name}: {role} column {name!r} has dtype "
                                      f"{dtype}; expected numbers")
         self.label_name, self.weight_name = names["label"], names["weight"]
+        self.group_name = names["group"]
         self._arrays = arrays
 
     def _column(self, name, start, stop):
@@ -242,10 +249,7 @@ class PandasSource(Source):
                     b.numeric[f] = s.to_numpy(dtype=np.float64, na_value=np.nan)
                 else:
                     b.categorical[f] = self._categorical(f, s)
-            for role in ("label", "weight"):
-                name = getattr(self, f"{role}_name")
-                if name is None:
-                    continue
+            for role, name in self.roles():
                 if role in self._arrays:
                     values = self._arrays[role][start:stop]
                 else:
@@ -259,11 +263,10 @@ class PandasSource(Source):
         import pandas as pd
 
         h = new_hash()
-        h.update(repr((self.feature_names, self.feature_kinds, self.label_name,
-                       self.weight_name, len(self._df))).encode())
-        for name in self.feature_names + [n for r, n in (("label", self.label_name),
-                                                         ("weight", self.weight_name))
-                                          if n is not None and r not in self._arrays]:
+        h.update(repr((self.feature_names, self.feature_kinds, self.roles(),
+                       len(self._df))).encode())
+        for name in self.feature_names + [n for r, n in self.roles()
+                                          if r not in self._arrays]:
             s = self._df.iloc[:, self._pos[name]]
             h.update(name.encode())
             if isinstance(s.dtype, np.dtype) and s.dtype.kind in "biuf":
@@ -275,21 +278,18 @@ class PandasSource(Source):
                 # Object and extension columns: one Arrow column at a time, never Python
                 # objects for the whole frame.
                 hash_arrow_array(h, pa.array(s, from_pandas=True))
-        for role in ("label", "weight"):
-            if role in self._arrays:
-                h.update(role.encode())
-                hash_ndarray(h, self._arrays[role])
+        _hash_role_arrays(h, self._arrays)
         return {"kind": "memory", "sha256": h.hexdigest()}
 
 
 class ArrowTableSource(ArrowBatchSource):
     """A pyarrow Table or RecordBatch, sliced (zero-copy) into ``batch_rows`` rows."""
 
-    OPTIONS = ("label", "weight", "drop", "categorical", "batch_rows")
+    OPTIONS = ("label", "weight", "group", "drop", "categorical", "batch_rows")
     name = "<pyarrow Table>"
 
     def __init__(self, table, *, label=None, weight=None, drop=(), categorical="auto",
-                 batch_rows=65536):
+                 batch_rows=65536, group=None):
         super().__init__()
         if isinstance(table, pa.RecordBatch):
             table = pa.Table.from_batches([table])
@@ -297,19 +297,14 @@ class ArrowTableSource(ArrowBatchSource):
         self._table = table
         self._batch_rows = batch_rows
         self.n_rows = table.num_rows
-        arrays, names = {}, {}
-        for role, value in (("label", label), ("weight", weight)):
-            if _is_array_like(value):
-                arrays[role] = _as_1d_float(self.name, role, value, table.num_rows)
-                names[role] = _ARRAY_LABEL if role == "label" else _ARRAY_WEIGHT
-            else:
-                names[role] = value
-        self._init_schema(table.schema, label=None if "label" in arrays else names["label"],
-                          weight=None if "weight" in arrays else names["weight"], drop=drop,
-                          categorical=categorical)
+        arrays, names = _split_roles(self.name, table.num_rows, label=label, weight=weight,
+                                     group=group)
+        self._init_schema(table.schema, drop=drop, categorical=categorical,
+                          **_column_roles(arrays, names))
         self.label_name, self.weight_name = names["label"], names["weight"]
+        self.group_name = names["group"]
         self._arrays = arrays
-        self._columns = [c for c in self._columns if c not in (_ARRAY_LABEL, _ARRAY_WEIGHT)]
+        self._columns = [c for c in self._columns if c not in _ARRAY_NAMES.values()]
 
     def _record_batches(self):
         t = self._table.select(self._columns)
@@ -317,31 +312,27 @@ class ArrowTableSource(ArrowBatchSource):
             yield t.slice(start, self._batch_rows)
 
     def _convert(self, rb, row_start):
-        saved = self.label_name, self.weight_name
+        saved = {role: getattr(self, f"{role}_name") for role in _ARRAY_NAMES}
         # Array labels are not columns of the table: convert columns, then attach slices.
-        if "label" in self._arrays:
-            self.label_name = None
-        if "weight" in self._arrays:
-            self.weight_name = None
+        for role in self._arrays:
+            setattr(self, f"{role}_name", None)
         try:
             b = super()._convert(rb, row_start)
         finally:
-            self.label_name, self.weight_name = saved
+            for role, name in saved.items():
+                setattr(self, f"{role}_name", name)
         for role, values in self._arrays.items():
             setattr(b, role, values[row_start:row_start + rb.num_rows])
         return b
 
     def fingerprint(self):
         h = new_hash()
-        h.update(repr((self.feature_names, self.feature_kinds, self.label_name,
-                       self.weight_name, self._table.num_rows)).encode())
+        h.update(repr((self.feature_names, self.feature_kinds, self.roles(),
+                       self._table.num_rows)).encode())
         for name in self._columns:
             h.update(name.encode())
             hash_arrow_array(h, self._table.column(name))
-        for role in ("label", "weight"):
-            if role in self._arrays:
-                h.update(role.encode())
-                hash_ndarray(h, self._arrays[role])
+        _hash_role_arrays(h, self._arrays)
         return {"kind": "memory", "sha256": h.hexdigest()}
 
 
@@ -354,13 +345,13 @@ class BatchIterableSource(ArrowBatchSource):
     first pass returns ``{"kind": "stream", "sha256": None}`` (equal to nothing).
     """
 
-    OPTIONS = ("label", "weight", "drop", "categorical", "batch_rows")
+    OPTIONS = ("label", "weight", "group", "drop", "categorical", "batch_rows")
     name = "<iterable of RecordBatches>"
 
     def __init__(self, iterable, *, label=None, weight=None, drop=(), categorical="auto",
-                 batch_rows=65536):
+                 batch_rows=65536, group=None):
         super().__init__()
-        for role, value in (("label", label), ("weight", weight)):
+        for role, value in (("label", label), ("weight", weight), ("group", group)):
             if _is_array_like(value):
                 raise ParameterError(f"for an iterable of batches, {role} must be a column "
                                      f"name")
@@ -378,7 +369,7 @@ class BatchIterableSource(ArrowBatchSource):
         self._streamed = False
         self._hash = None
         self._init_schema(first.schema, label=label, weight=weight, drop=drop,
-                          categorical=categorical)
+                          categorical=categorical, group=group)
 
     def _check_batch(self, rb, index, schema):
         if isinstance(rb, pa.Table):
@@ -427,8 +418,7 @@ class BatchIterableSource(ArrowBatchSource):
                 return {"kind": "stream", "sha256": None}
             return {"kind": "memory", "sha256": self._hash}
         h = new_hash()
-        h.update(repr((self.feature_names, self.feature_kinds, self.label_name,
-                       self.weight_name)).encode())
+        h.update(repr((self.feature_names, self.feature_kinds, self.roles())).encode())
         for rb in self._iterable:
             for name in self._columns:
                 hash_arrow_array(h, rb.column(name))

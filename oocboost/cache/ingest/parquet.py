@@ -22,13 +22,13 @@ class ParquetSource(ArrowBatchSource):
     """
 
     def __init__(self, path, *, label=None, weight=None, drop=(), categorical="auto",
-                 batch_rows=65536):
+                 batch_rows=65536, group=None):
         super().__init__()
         self.name = path
         self._batch_rows = batch_rows
         pf = _open(path)
         self._init_schema(pf.schema_arrow, label=label, weight=weight, drop=drop,
-                          categorical=categorical)
+                          categorical=categorical, group=group)
         self.n_rows = int(pf.metadata.num_rows)
 
     def _record_batches(self):

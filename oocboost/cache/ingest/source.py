@@ -47,6 +47,8 @@ class Batch:
         float64, shape ``(n_rows,)``, never NaN.
     weight : np.ndarray or None
         float64, shape ``(n_rows,)``, never NaN.
+    group : np.ndarray or None
+        float64, shape ``(n_rows,)``, never NaN: the query group id of each row (ranking).
     """
 
     row_start: int
@@ -55,6 +57,11 @@ class Batch:
     categorical: dict = field(default_factory=dict)
     label: np.ndarray | None = None
     weight: np.ndarray | None = None
+    group: np.ndarray | None = None
+
+
+#: The columns a source reads besides the features, in the order they are listed.
+ROLES = ("label", "weight", "group")
 
 
 class Source:
@@ -68,8 +75,9 @@ class Source:
         Feature columns in source order (label, weight and dropped columns excluded).
     feature_kinds : list[str]
         ``"numeric"`` or ``"categorical"`` for each feature.
-    label_name, weight_name : str or None
-        Column names of the label and the sample weight (``"<label>"`` for arrays).
+    label_name, weight_name, group_name : str or None
+        Column names of the label, the sample weight and the query group id
+        (``"<label>"``, ``"<weight>"``, ``"<group>"`` for arrays).
     n_bad_rows : int
         Rows dropped in ``on_bad_rows="skip"`` mode; final after a full iteration.
     n_rows : int or None
@@ -79,6 +87,7 @@ class Source:
     name: str = "<source>"
     label_name: str | None = None
     weight_name: str | None = None
+    group_name: str | None = None
 
     def __init__(self):
         self.feature_names: list[str] = []
@@ -93,6 +102,11 @@ class Source:
     def fingerprint(self) -> dict:  # pragma: no cover - abstract
         """JSON-able identity of the data, to tell whether a cache is stale."""
         raise NotImplementedError
+
+    def roles(self):
+        """``[(role, column name)]`` of the label, weight and group columns it has."""
+        return [(role, getattr(self, f"{role}_name")) for role in ROLES
+                if getattr(self, f"{role}_name") is not None]
 
     def __repr__(self):
         return (f"{type(self).__name__}(name={self.name!r}, n_features="
@@ -116,8 +130,10 @@ def check_options(*, on_bad_rows, batch_bytes, batch_rows, categorical):
             f"categorical must be 'auto', None or a list of column names, got {categorical!r}")
 
 
-def resolve_columns(source_name, columns, *, label, weight, drop, categorical=None):
-    """Check the column names of a source and split them into features, label and weight.
+def resolve_columns(source_name, columns, *, label, weight, drop, categorical=None,
+                    group=None):
+    """Check the column names of a source and split them into features, label, weight
+    and group.
 
     Parameters
     ----------
@@ -125,14 +141,14 @@ def resolve_columns(source_name, columns, *, label, weight, drop, categorical=No
         Used in messages.
     columns : list[str]
         Every column of the source, in order.
-    label, weight : str or None
+    label, weight, group : str or None
     drop : iterable of str
     categorical : 'auto', None or list of str
 
     Returns
     -------
     features : list[str]
-        Columns that are neither label, weight nor dropped, in source order.
+        Columns that are neither label, weight, group nor dropped, in source order.
     """
     seen, dups = set(), []
     for c in columns:
@@ -146,24 +162,28 @@ def resolve_columns(source_name, columns, *, label, weight, drop, categorical=No
     if isinstance(drop, str):
         drop = [drop]
     drop = list(drop or ())
-    for role, name in (("label", label), ("weight", weight)):
-        if name is not None and name not in seen:
+    given = [(r, n) for r, n in (("label", label), ("weight", weight), ("group", group))
+             if n is not None]
+    for role, name in given:
+        if name not in seen:
             raise InputError(f"{source_name}: {role} column {name!r} not found; {available}")
     unknown = [d for d in drop if d not in seen]
     if unknown:
         raise InputError(f"{source_name}: columns to drop {unknown} not found; {available}")
-    if label is not None and label == weight:
-        raise ParameterError(f"label and weight are the same column {label!r}")
+    for k, (role, name) in enumerate(given):
+        for other, other_name in given[k + 1:]:
+            if name == other_name:
+                raise ParameterError(f"{role} and {other} are the same column {name!r}")
     if isinstance(categorical, (list, tuple, set, frozenset)):
         unknown = [c for c in categorical if c not in seen]
         if unknown:
             raise InputError(f"{source_name}: categorical columns {unknown} not found; "
                              f"{available}")
-        for role, name in (("label", label), ("weight", weight)):
-            if name is not None and name in categorical:
+        for role, name in given:
+            if name in categorical:
                 raise InputError(f"{source_name}: the {role} column {name!r} cannot be "
                                  f"categorical; it must be numeric")
-    excluded = set(drop) | {label, weight}
+    excluded = set(drop) | {label, weight, group}
     return [c for c in columns if c not in excluded]
 
 
@@ -222,7 +242,7 @@ def to_string_array(arr):
 
 
 def check_no_missing(source_name, role, column, values, row_start, describe_row):
-    """Raise an InputError naming the first NaN of a label or weight column."""
+    """Raise an InputError naming the first NaN of a label, weight or group column."""
     nan = np.isnan(values)
     if nan.any():
         first = int(np.argmax(nan))
@@ -266,20 +286,20 @@ class ArrowBatchSource(Source):
     in-memory tables and batch iterables). Subclasses set ``name``, call
     :meth:`_init_schema` and implement :meth:`_record_batches`."""
 
-    OPTIONS = ("label", "weight", "drop", "categorical", "batch_rows")
+    OPTIONS = ("label", "weight", "group", "drop", "categorical", "batch_rows")
 
-    def _init_schema(self, schema, *, label, weight, drop, categorical):
+    def _init_schema(self, schema, *, label, weight, drop, categorical, group=None):
         columns = list(schema.names)
         self.feature_names = resolve_columns(self.name, columns, label=label, weight=weight,
-                                             drop=drop, categorical=categorical)
+                                             drop=drop, categorical=categorical, group=group)
         self.feature_kinds = [arrow_kind(self.name, n, schema.field(n).type, categorical)
                               for n in self.feature_names]
-        for role, name in (("label", label), ("weight", weight)):
-            if name is not None and not _is_numeric_type(schema.field(name).type):
+        self.label_name, self.weight_name, self.group_name = label, weight, group
+        for role, name in self.roles():
+            if not _is_numeric_type(schema.field(name).type):
                 raise InputError(f"{self.name}: {role} column {name!r} has type "
                                  f"{schema.field(name).type}; expected numbers")
-        self.label_name, self.weight_name = label, weight
-        self._columns = self.feature_names + [c for c in (label, weight) if c is not None]
+        self._columns = self.feature_names + [name for _, name in self.roles()]
 
     def _record_batches(self):  # pragma: no cover - abstract
         raise NotImplementedError
@@ -304,11 +324,10 @@ class ArrowBatchSource(Source):
                 b.numeric[name] = to_float64(arr)
             else:
                 b.categorical[name] = to_string_array(arr)
-        for role, name in (("label", self.label_name), ("weight", self.weight_name)):
-            if name is not None:
-                values = to_float64(col(name))
-                check_no_missing(self.name, role, name, values, row_start, self._describe_row)
-                setattr(b, role, values)
+        for role, name in self.roles():
+            values = to_float64(col(name))
+            check_no_missing(self.name, role, name, values, row_start, self._describe_row)
+            setattr(b, role, values)
         return b
 
 

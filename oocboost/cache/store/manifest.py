@@ -49,8 +49,11 @@ RESERVED_KEYS = frozenset(
         "blocks",
         "data_file",
         "data_file_nbytes",
+        "groups",
     }
 )
+#: File of the query group boundaries (int64 ``.npy``), when the cache has groups.
+GROUPS_FILE = "groups.npy"
 
 
 def _json_default(obj):
@@ -219,8 +222,26 @@ def validate_manifest(manifest, path):
             crc = b.get("crc32")
             if not isinstance(crc, int) or isinstance(crc, bool) or not 0 <= crc < 2**32:
                 raise CacheError(f"cache {path}: block {i} has crc32={crc!r}, expected a 32-bit integer")
+    groups = manifest.get("groups")
+    if groups is not None:
+        _check_groups_entry(groups, n_rows, path)
     if backend == "hdf5":
         f = _need(manifest, "data_file", (str,), path)
         if f != os.path.basename(f) or f in ("", ".", ".."):
             raise CacheError(f"cache {path}: data_file {f!r} should be a plain file name")
         _need(manifest, "data_file_nbytes", (int,), path)
+
+
+def _check_groups_entry(groups, n_rows, path):
+    """The ``groups`` entry: ``{"column", "n_groups", "crc32"}`` of :data:`GROUPS_FILE`."""
+    if not isinstance(groups, dict) or set(groups) != {"column", "n_groups", "crc32"}:
+        raise CacheError(f"cache {path}: manifest field 'groups' should be an object with "
+                         f"column, n_groups and crc32, got {groups!r}")
+    if not isinstance(groups["column"], str):
+        raise CacheError(f"cache {path}: groups column {groups['column']!r} should be a name")
+    n = groups["n_groups"]
+    if not isinstance(n, int) or isinstance(n, bool) or not 1 <= n <= n_rows:
+        raise CacheError(f"cache {path}: groups n_groups={n!r}, expected 1 to {n_rows}")
+    crc = groups["crc32"]
+    if not isinstance(crc, int) or isinstance(crc, bool) or not 0 <= crc < 2**32:
+        raise CacheError(f"cache {path}: groups crc32={crc!r}, expected a 32-bit integer")

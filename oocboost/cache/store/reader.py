@@ -1,13 +1,14 @@
 """Open a cache, check it, and stream its blocks (prefetched, optionally kept resident)."""
 import os
+import zlib
 
 import numpy as np
 
-from ...errors import CacheError, ParameterError
+from ...errors import CacheError, InputError, ParameterError
 from ..prefetch import check_depth, prefetch
 from .arrow_backend import ArrowBlockReader
 from .hdf5_backend import Hdf5BlockReader
-from .manifest import read_manifest
+from .manifest import GROUPS_FILE, read_manifest
 
 _READERS = {"arrow": ArrowBlockReader, "hdf5": Hdf5BlockReader}
 
@@ -134,6 +135,8 @@ class Cache:
         self._resident = {}
         self._resident_nbytes = 0
         self._bin_mapper = None
+        self._group_ptr = None
+        self.has_group = m.get("groups") is not None
 
     # ---- sizes -----------------------------------------------------------------------
     @property
@@ -275,6 +278,17 @@ class Cache:
         self._resident = {}
         self._resident_nbytes = 0
 
+    @property
+    def group_ptr(self):
+        """Query group boundaries ``(n_groups + 1,)`` int64 (group ``g`` is rows
+        ``ptr[g]`` to ``ptr[g + 1]``), or None for a cache built without ``group``.
+        Read and checked on first use."""
+        if not self.has_group:
+            return None
+        if self._group_ptr is None:
+            self._group_ptr = _read_groups(self.path, self.manifest["groups"], self.n_rows)
+        return self._group_ptr
+
     def read_labels(self):
         """All labels and weights, reading only those columns.
 
@@ -312,3 +326,23 @@ class Cache:
             f"Cache({self.path!r}, backend={self.backend!r}, n_rows={self.n_rows}, "
             f"n_features={self.n_features}, n_blocks={self.n_blocks})"
         )
+
+
+def _read_groups(path, entry, n_rows):
+    from ..groups import check_group_ptr
+
+    file = os.path.join(path, GROUPS_FILE)
+    try:
+        ptr = np.load(file, allow_pickle=False)
+    except (OSError, ValueError) as exc:
+        raise CacheError(f"cache {path}: {GROUPS_FILE} cannot be read ({exc}); rebuild "
+                         f"the cache") from None
+    if ptr.dtype != np.int64 or ptr.shape != (entry["n_groups"] + 1,) or \
+            zlib.crc32(ptr.tobytes()) != entry["crc32"]:
+        raise CacheError(f"cache {path}: {GROUPS_FILE} does not match the manifest "
+                         f"({entry['n_groups']} groups, crc32 {entry['crc32']}); rebuild "
+                         f"the cache")
+    try:
+        return check_group_ptr(ptr, n_rows, f"cache {path}")
+    except InputError as exc:
+        raise CacheError(str(exc)) from None

@@ -16,13 +16,21 @@ import re
 import secrets
 import shutil
 import weakref
+import zlib
 
 import numpy as np
 import psutil
 
 from ...errors import CacheError, ParameterError
 from . import arrow_backend, hdf5_backend
-from .manifest import FORMAT, FORMAT_VERSION, RESERVED_KEYS, looks_like_cache, write_manifest
+from .manifest import (
+    FORMAT,
+    FORMAT_VERSION,
+    GROUPS_FILE,
+    RESERVED_KEYS,
+    looks_like_cache,
+    write_manifest,
+)
 
 _BACKENDS = {
     "arrow": (arrow_backend.ArrowBlockWriter, arrow_backend.DEFAULT_COMPRESSION),
@@ -146,6 +154,7 @@ class CacheWriter:
         self._blocks = []
         self._n_rows = 0
         self._block_rows = None
+        self._groups = None
         self._state = "open"
         try:
             self._backend = writer_cls(
@@ -216,6 +225,19 @@ class CacheWriter:
         if self._block_rows is None:
             self._block_rows = n_rows
 
+    def write_groups(self, group_ptr, column):
+        """Store the query group boundaries (``(n_groups + 1,)`` int64 from 0 to the
+        rows written, strictly increasing) of the group id ``column``."""
+        from ..groups import check_group_ptr
+
+        self._check_open()
+        ptr = check_group_ptr(np.asarray(group_ptr, dtype=np.int64), self._n_rows,
+                              f"cache {self.path}")
+        target = os.path.join(self._tmp, GROUPS_FILE)
+        np.save(target, ptr, allow_pickle=False)
+        self._groups = {"column": str(column), "n_groups": int(ptr.size - 1),
+                        "crc32": zlib.crc32(ptr.tobytes())}
+
     def commit(self, manifest_fields=None):
         """Write the manifest and move the finished cache to ``path``.
 
@@ -251,6 +273,7 @@ class CacheWriter:
                 "codes_dtype": self.codes_dtype.name,
                 "has_label": self.has_label,
                 "has_weight": self.has_weight,
+                **({} if self._groups is None else {"groups": self._groups}),
                 **extra,
                 **fields,
                 "blocks": self._blocks,

@@ -30,6 +30,7 @@ from ...errors import ParameterError
 from ...kernels.partition import add_node_values
 from ...kernels.sampling import uniform_per_row
 from .leaf_refresh import refresh_leaves
+from .ranking import QueryGroups, apply_patches, check_ranking_run, group_gradients
 
 
 def state_spec(n_outputs, params):
@@ -90,6 +91,10 @@ class BoostingState:
                 raise ParameterError(f"{objective.name} with booster='dart' is not "
                                      f"offered yet")
             self.all_rows = _all_rows_setup(cache, objective, plan, folds)
+        self.groups = None
+        if getattr(objective, "needs_groups", False):
+            check_ranking_run(objective, folds)
+            self.groups = QueryGroups(cache, objective)
 
     def close(self):
         self.rows.close()
@@ -161,12 +166,36 @@ def _gradients_for_block(state, block, views, round_index):
                                   by_row[:, :, 0], by_row[:, :, 1])
     else:
         _fold_gradients(state, block, margin, by_row)
+    _subsample(p, block, round_index, stats)
+
+
+def _subsample(p, block, round_index, stats):
+    """Zero the stats of the rows left out of this round (``subsample < 1``)."""
     if p["subsample"] < 1.0:
         u = np.empty(block.n_rows, np.float64)
         uniform_per_row(p["seed"], round_index, block.row_start, u)
         keep = (u < p["subsample"]).astype(G_H_DTYPE)
         stats[:, :, 0] *= keep
         stats[:, :, 1] *= keep
+
+
+def _ranking_pass(state, round_index):
+    """The round's own pass of a ranking objective (``ranking.py``)."""
+    prev, prev_values = state.prev_grower, state.prev_values
+    missing_bin = state.cache.max_bin - 1
+
+    def apply_round(block, views):
+        if prev is not None:
+            _apply_previous_round(state, block, views, prev, prev_values)
+        views["node"][:] = 0
+
+    def dart_margin(block):
+        if state.dart_drop is None:
+            return None
+        return _dart_margin(state.dart_drop, block, missing_bin)
+
+    group_gradients(state, _blocks(state), apply_round, dart_margin, round_index)
+    state.prev_grower = None
 
 
 def _fold_gradients(state, block, margin, by_row):
@@ -231,6 +260,11 @@ def grow_round(state, round_index, learning_rate):
         _all_row_gradients(state, round_index)  # one more pass: every margin first
         state.gradient_s += time.perf_counter() - t0
         grower.telemetry.passes += 1
+    if state.groups is not None:
+        t0 = time.perf_counter()
+        _ranking_pass(state, round_index)  # one more pass: whole query groups
+        state.gradient_s += time.perf_counter() - t0
+        grower.telemetry.passes += 1
     prev, prev_values = state.prev_grower, state.prev_values
     first = True
     while grower.needs_pass():
@@ -245,7 +279,10 @@ def grow_round(state, round_index, learning_rate):
                 t0 = time.perf_counter()
                 if prev is not None:
                     _apply_previous_round(state, block, views, prev, prev_values)
-                if state.all_rows is None:
+                if state.groups is not None:
+                    apply_patches(state.groups, block, views["stats"])
+                    _subsample(state.params, block, round_index, views["stats"])
+                elif state.all_rows is None:
                     _gradients_for_block(state, block, views, round_index)
                 views["node"][:] = 0
                 state.gradient_s += time.perf_counter() - t0

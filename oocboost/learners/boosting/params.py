@@ -40,6 +40,12 @@ BOOSTER_DEFAULTS = {
     "huber_slope": 1.0,
     "quantile_alpha": 0.5,
     "tweedie_variance_power": 1.5,
+    "lambdarank_pair_method": "topk",
+    "lambdarank_num_pair_per_sample": None,
+    "lambdarank_normalization": True,
+    "lambdarank_score_normalization": True,
+    "lambdarank_unbiased": False,
+    "ndcg_exp_gain": True,
     "interaction_constraints": None,
     "monotone_constraints": None,
     "feature_weights": None,
@@ -171,7 +177,9 @@ def resolve_params(params):
 def objective_params(params):
     """The subset of resolved parameters an objective takes."""
     keys = ("num_class", "scale_pos_weight", "huber_slope", "quantile_alpha",
-            "max_delta_step", "tweedie_variance_power")
+            "max_delta_step", "tweedie_variance_power", "lambdarank_pair_method",
+            "lambdarank_num_pair_per_sample", "lambdarank_normalization",
+            "lambdarank_score_normalization", "lambdarank_unbiased", "ndcg_exp_gain")
     out = {k: params[k] for k in keys if params.get(k) is not None}
     if params["objective"] != "count:poisson":
         out.pop("max_delta_step", None)

@@ -72,7 +72,10 @@ def _evaluate(model, objective, eval_sets, metrics, round_trees):
         prediction = objective.eval_transform(margins)
         scores = {}
         for m in metrics:
-            value = float(m(labels, prediction, weights))
+            if getattr(m, "needs_groups", False):
+                value = float(m(labels, prediction, weights, group_ptr=cache.group_ptr))
+            else:
+                value = float(m(labels, prediction, weights))
             scores[m.name] = value  # a custom metric names itself when called
         results[name] = scores
     return results
@@ -150,6 +153,7 @@ def train(params, dtrain, num_boost_round=10, *, evals=(), early_stopping_rounds
     if early_stopping_rounds is not None:
         callbacks.append(cb.EarlyStopping(early_stopping_rounds))
     eval_sets = _eval_sets(evals, cache, objective, base)
+    _check_groups_for_metrics(metrics, eval_sets)
     model = Model.empty_boosted(objective, base, cache, p,
                                 trees_per_round=objective.n_outputs)
     if obj is not None:
@@ -239,6 +243,18 @@ def _eval_sets(evals, cache, objective, base):
         margins = np.tile(base, (ecache.n_rows, 1))
         eval_sets.append([ecache, name, margins, labels, weights])
     return eval_sets
+
+
+def _check_groups_for_metrics(metrics, eval_sets):
+    """A ranking metric needs each evaluation set's query groups."""
+    for m in metrics:
+        if getattr(m, "needs_groups", False):
+            for ecache, name, *_ in eval_sets:
+                if ecache.group_ptr is None:
+                    raise ParameterError(
+                        f"metric {m.name} is computed per query group but evaluation set "
+                        f"{name!r} ({ecache.path}) has none: build it with group=COLUMN "
+                        f"(--group COLUMN)")
 
 
 def _add_model_margins(model, eval_sets):

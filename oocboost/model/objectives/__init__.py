@@ -28,6 +28,9 @@ name                              n_outputs     link             default_metric
 ``reg:gamma``                     1             exp              ``gamma-deviance``
 ``reg:tweedie``                   1             exp              ``tweedie-nloglik@rho``
 ``survival:cox``                  1             exp              ``cox-nloglik``
+``rank:pairwise``                 1             identity         ``ndcg@32``
+``rank:ndcg``                     1             identity         ``ndcg@32``
+``rank:map``                      1             identity         ``map@32``
 ================================  ============  ===============  ======================
 
 ``get_objective(obj.name, obj.params)`` rebuilds an objective (``obj.to_dict()`` holds both).
@@ -61,6 +64,7 @@ from .classification import (
     Softmax,
 )
 from .log_link import CoxPH, Gamma, Poisson, Tweedie
+from .ranking import LambdaRank, ranking_params
 from .regression import AbsoluteError, PseudoHuberError, QuantileError, SquaredError
 
 __all__ = ["Objective", "get_objective", "OBJECTIVE_NAMES"]
@@ -133,6 +137,9 @@ _FACTORIES = {
     "reg:gamma": lambda p: Gamma({}),
     "reg:tweedie": _make_tweedie,
     "survival:cox": lambda p: CoxPH({}),
+    "rank:pairwise": lambda p: LambdaRank(ranking_params("rank:pairwise", p), "rank:pairwise"),
+    "rank:ndcg": lambda p: LambdaRank(ranking_params("rank:ndcg", p), "rank:ndcg"),
+    "rank:map": lambda p: LambdaRank(ranking_params("rank:map", p), "rank:map"),
     "multi:proba": lambda p: ClassProbability({"num_class": _num_class_param(p,
                                                                            "multi:proba")}),
 }
@@ -153,7 +160,10 @@ def get_objective(name, params=None):
         or a list of levels: one output each), ``scale_pos_weight`` (> 0, default 1.0), ``num_class``
         (integer >= 2, required by ``multi:*``), ``max_delta_step`` (>= 0, default 0.7,
         ``count:poisson``), ``tweedie_variance_power`` (in (1, 2), default 1.5,
-        ``reg:tweedie``). ``None`` values count as absent.
+        ``reg:tweedie``); for ``rank:*`` ``lambdarank_pair_method`` ("topk" or "mean"),
+        ``lambdarank_num_pair_per_sample`` (default 32 for topk, 1 for mean),
+        ``lambdarank_normalization``, ``lambdarank_score_normalization``,
+        ``ndcg_exp_gain`` (all true by default). ``None`` values count as absent.
 
     Returns
     -------
