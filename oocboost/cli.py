@@ -56,7 +56,7 @@ def cmd_build_cache(args):
         categorical = None
     na_values = _csv_list(args.na_values) if args.na_values is not None else None
     build_cache(args.input, args.output, label=args.label, weight=args.weight,
-                categorical=categorical, drop=_csv_list(args.drop) or (),
+                group=args.group, categorical=categorical, drop=_csv_list(args.drop) or (),
                 max_bin=args.max_bin, max_categories=args.max_categories,
                 block_rows=args.block_rows, backend=args.format,
                 compression=args.compression, memory_limit=args.memory_limit,
@@ -78,7 +78,10 @@ def describe_cache(path):
     lines = [f"cache {os.path.abspath(path)}",
              f"  rows {cache.n_rows}, features {cache.n_features}, max_bin {cache.max_bin}, "
              f"codes {cache.codes_dtype}",
-             f"  label {m.get('label')!r}, weight {m.get('weight')!r}",
+             f"  label {m.get('label')!r}, weight {m.get('weight')!r}"
+             + ("" if not m.get("groups") else
+                f", query groups {m['groups']['n_groups']} (column "
+                f"{m['groups']['column']!r})"),
              f"  blocks {cache.n_blocks} x {cache.block_rows} rows, backend {cache.backend} "
              f"({m.get('compression')})",
              f"  size on disk {format_size(cache.nbytes_stored)}, uncompressed codes "
@@ -186,7 +189,7 @@ def cmd_evaluate(args):
     model = load_model(args.model)
     results = evaluate(model, args.data, metrics=_csv_list(args.metric),
                        iteration_range=_iteration_range(args.iteration_range),
-                       label=args.label)
+                       label=args.label, group=args.group)
     if args.json:
         print(json.dumps(results))
     else:
@@ -295,6 +298,8 @@ def _add_build_cache_and_info(sub):
     b.add_argument("-o", "--output", required=True, help="cache folder to create")
     b.add_argument("--label", help="label column")
     b.add_argument("--weight", help="sample-weight column")
+    b.add_argument("--group", help="query group id column, for ranking (rank:*): the rows "
+                                   "of a group must be contiguous")
     b.add_argument("--categorical", default="auto",
                    help="comma-separated categorical columns, 'auto' (string columns) or "
                         "'none'")
@@ -381,6 +386,9 @@ def _add_predict_and_evaluate(sub):
     e.add_argument("--iteration-range", default=None, metavar="START:END")
     e.add_argument("--label", default=None,
                    help="label column of a raw file (default: the training cache's)")
+    e.add_argument("--group", default=None,
+                   help="query group column of a raw file, for the ranking metrics "
+                        "(default: the training cache's)")
     e.add_argument("--json", action="store_true")
     e.set_defaults(func=cmd_evaluate)
 

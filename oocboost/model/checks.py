@@ -12,7 +12,7 @@ objective,          a known objective whose parameters it accepts, with ``n_outp
 objective_params    outputs ("" : raw margins, no link function)
 feature_types       each "numeric" or "categorical"
 bin_mapper          a valid ``BinMapper`` description over the model's features, or null
-attributes          ``label`` (str or null), ``seed`` (int), ``adaboost`` (see
+attributes          ``label``, ``group`` (str or null), ``seed`` (int), ``adaboost`` (see
                     :func:`_check_adaboost`); other keys are free JSON, never read
 params              free JSON (the training parameters, for the record; never read)
 anything else       refused: an unknown field
@@ -86,9 +86,11 @@ def _check_bin_mapper(model):
 
 def _check_attributes(model):
     attributes = model.attributes
-    label = attributes.get("label")
-    if label is not None and not isinstance(label, str):
-        raise ModelError(f"attributes.label must be a column name or null, got {label!r}")
+    for key in ("label", "group"):
+        column = attributes.get(key)
+        if column is not None and not isinstance(column, str):
+            raise ModelError(f"attributes.{key} must be a column name or null, got "
+                             f"{column!r}")
     seed = attributes.get("seed")
     if seed is not None and (not isinstance(seed, int) or isinstance(seed, bool)):
         raise ModelError(f"attributes.seed must be an integer, got {seed!r}")

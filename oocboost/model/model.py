@@ -67,10 +67,14 @@ AGGREGATIONS = ("sum", "mean")
 
 
 def source_attributes(cache):
-    """Attributes every model trained from ``cache`` records: the label column's name, so
-    ``evaluate`` on a raw file knows which column holds the labels."""
+    """Attributes every model trained from ``cache`` records: the label column's name (and
+    the query group column's, for ranking), so ``evaluate`` on a raw file knows which
+    columns hold them."""
     manifest = getattr(cache, "manifest", None) or {}
-    return {"label": manifest.get("label")}
+    out = {"label": manifest.get("label")}
+    if manifest.get("groups"):
+        out["group"] = manifest["groups"]["column"]
+    return out
 
 
 class Model(ModelPrediction, ModelContributions):

@@ -14,6 +14,7 @@ import pyarrow as pa
 import pyarrow.csv as pacsv
 
 from ..cache.binning import BinMapper
+from ..cache.groups import GroupRuns
 from ..common import X_DTYPE
 from ..errors import ParameterError, SchemaError
 from .aggregate import is_weighted_median, round_weights, sum_view, weighted_median
@@ -79,8 +80,9 @@ def raw_matrix(model, batch, mapper):
     return X
 
 
-def _open_for_model(model, data, label=None):
-    """An ingest Source reading the model's features (and ``label``) from ``data``."""
+def _open_for_model(model, data, label=None, group=None):
+    """An ingest Source reading the model's features (and ``label``, ``group``) from
+    ``data``."""
     from ..cache.ingest import open_source
 
     cats = [n for n, t in zip(model.feature_names, model.feature_types) if t == "categorical"]
@@ -88,19 +90,20 @@ def _open_for_model(model, data, label=None):
         return open_source(data, categorical=None, feature_names=model.feature_names
                            if data.ndim == 2 and data.shape[1] == model.n_features else None)
     probe = open_source(data, categorical="auto")
-    wanted = set(model.feature_names) | ({label} if label else set())
+    wanted = set(model.feature_names) | {c for c in (label, group) if c}
     columns = list(probe.feature_names) + [c for c in (probe.label_name,) if c]
     missing = [n for n in model.feature_names if n not in columns]
     if missing:
         raise SchemaError(f"{probe.name} lacks the model's feature columns {missing}")
-    if label and label not in columns:
-        raise SchemaError(f"{probe.name} has no label column {label!r}")
+    for role, name in (("label", label), ("query group", group)):
+        if name and name not in columns:
+            raise SchemaError(f"{probe.name} has no {role} column {name!r}")
     drop = [c for c in columns if c not in wanted]
-    return open_source(data, label=label, drop=drop, categorical=cats or None)
+    return open_source(data, label=label, group=group, drop=drop, categorical=cats or None)
 
 
 def iter_margins(model, data, *, iteration_range=None, label=None, pred_leaf=False,
-                 pred_contribs=False, pred_interactions=False):
+                 pred_contribs=False, pred_interactions=False, group=None):
     """Yield ``(margins, labels, weights)`` per block of ``data``; leaf indices instead of
     margins with ``pred_leaf``, SHAP values (:meth:`Model.predict_contributions`) with
     ``pred_contribs``, their interaction values with ``pred_interactions``.
@@ -110,6 +113,9 @@ def iter_margins(model, data, *, iteration_range=None, label=None, pred_leaf=Fal
     data : Cache, cache path, file path, or in-memory table/array
     label : str or None
         Label column to read along (files only; caches bring their own).
+    group : str or None
+        Query group column of a file: each item then has a fourth entry, the group ids
+        (caches keep their groups: ``Cache.group_ptr``).
     """
     from ..cache.store import Cache
 
@@ -142,11 +148,12 @@ def iter_margins(model, data, *, iteration_range=None, label=None, pred_leaf=Fal
                                pred_interactions), None, None)
         return
     mapper = _mapper(model)
-    source = _open_for_model(model, data, label=label)
+    source = _open_for_model(model, data, label=label, group=group)
     for batch in source.batches():
         X = raw_matrix(model, batch, mapper)
-        yield (_raw_output(model, X, iteration_range, pred_leaf, pred_contribs,
+        out = (_raw_output(model, X, iteration_range, pred_leaf, pred_contribs,
                            pred_interactions), batch.label, batch.weight)
+        yield out if group is None else out + (batch.group,)
 
 
 def _raw_output(model, X, iteration_range, pred_leaf, pred_contribs, pred_interactions):
@@ -265,7 +272,7 @@ def predict_to_file(model, data, output, *, output_margin=False, pred_leaf=False
     return n_rows
 
 
-def evaluate(model, data, *, metrics=None, iteration_range=None, label=None):
+def evaluate(model, data, *, metrics=None, iteration_range=None, label=None, group=None):
     """Metrics of ``model`` on labelled ``data`` (cache or file).
 
     Parameters
@@ -274,6 +281,9 @@ def evaluate(model, data, *, metrics=None, iteration_range=None, label=None):
         Default: the objective's default metric.
     label : str or None
         Label column for files (default: the label the model was trained on).
+    group : str or None
+        Query group column for files, read by the ranking metrics (default: the one the
+        model was trained with); a cache brings its own groups.
 
     Returns
     -------
@@ -282,15 +292,27 @@ def evaluate(model, data, *, metrics=None, iteration_range=None, label=None):
     objective = model_objective(model)
     names = list(metrics or [objective.default_metric])
     label = label or (model.attributes or {}).get("label")
+    chosen = [get_metric(name, **objective.default_metric_params)
+              if name == objective.default_metric else get_metric(name) for name in names]
+    group_ptr, group = _groups_for(chosen, data, group or
+                                   (model.attributes or {}).get("group"))
     margin_model, transform = output_plan(model)
-    margins, labels, weights = [], [], []
-    for m, y, w in iter_margins(margin_model, data, iteration_range=iteration_range,
-                                label=label):
+    margins, labels, weights, runs = [], [], [], None
+    if group is not None:
+        runs = GroupRuns(str(data), group)
+    n_rows = 0
+    for m, y, w, *ids in iter_margins(margin_model, data, iteration_range=iteration_range,
+                                      label=label, group=group):
         if y is None:
             raise ParameterError(f"{data} has no label column: cannot evaluate")
+        if runs is not None:
+            runs.update(ids[0], n_rows)
+        n_rows += len(y)
         margins.append(m)
         labels.append(y)
         weights.append(w)
+    if runs is not None:
+        group_ptr = runs.group_ptr(n_rows)
     margin = np.concatenate(margins, axis=0)
     y = np.concatenate(labels)
     w = None if weights[0] is None else np.concatenate(weights)
@@ -298,13 +320,33 @@ def evaluate(model, data, *, metrics=None, iteration_range=None, label=None):
     prediction = (transform(margin) if is_weighted_median(model)
                   else objective.eval_transform(margin))
     out = {}
-    for name in names:
-        metric = (get_metric(name, **objective.default_metric_params)
-                  if name == objective.default_metric else get_metric(name))
+    for metric in chosen:
         values = prediction
         if not metric.multiclass and values.ndim == 2 and values.shape[1] == 2:
             # two-class models that output both probabilities (forests, AdaBoost):
             # binary metrics take the positive class's
             values = values[:, 1]
-        out[metric.name] = float(metric(y, values, w))
+        if getattr(metric, "needs_groups", False):
+            out[metric.name] = float(metric(y, values, w, group_ptr=group_ptr))
+        else:
+            out[metric.name] = float(metric(y, values, w))
     return out
+
+
+def _groups_for(metrics, data, group):
+    """``(group_ptr of a cache, group column to read from a file)`` when a ranking
+    metric needs query groups; refuses data without them."""
+    from ..cache.store import Cache
+
+    if not any(getattr(m, "needs_groups", False) for m in metrics):
+        return None, None
+    if _is_cache_path(data):
+        cache = data if isinstance(data, Cache) else Cache(data)
+        if cache.group_ptr is None:
+            raise ParameterError(f"cache {cache.path} has no query groups, which the "
+                                 f"ranking metrics need: build it with --group COLUMN")
+        return cache.group_ptr, None
+    if group is None:
+        raise ParameterError(f"the ranking metrics need the query group of each row of "
+                             f"{data}: pass group= (--group COLUMN)")
+    return None, group

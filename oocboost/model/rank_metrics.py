@@ -10,7 +10,9 @@ Per group, documents ranked by decreasing prediction (ties in row order):
 - ``pre@k = (relevant in the top k) / min(k, group size)``.
 
 The value is the mean over groups weighted by the group weights (a group's weight is
-the weight of its rows). Called with ``group_ptr`` (``(G + 1,)`` boundaries); without it
+the weight of its rows). One difference from XGBoost: its weighted ``ndcg`` adds 1 (not
+the group's weight times 1) for a group without relevant documents; ours weighs that
+group like any other. Called with ``group_ptr`` (``(G + 1,)`` boundaries); without it
 all rows are one group, as XGBoost does without query ids.
 """
 import re
