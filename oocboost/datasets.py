@@ -19,8 +19,10 @@ cat{C-1}`` (strings ``"a" .. "z"`` with skewed frequencies).
   offsets, scaled so that its standard deviation is about 2.5. ``binary``:
   ``y ~ Bernoulli(sigmoid(f))`` (the true model's AUC is about 0.88; gradient boosting
   reaches about 0.8-0.85); ``multiclass``: ``y = argmax_k(f_k + Gumbel)``, i.e. a draw
-  from ``softmax(f)``; ``regression``: ``y = f + N(0, 1)``. The label uses the values
-  before missing values are injected.
+  from ``softmax(f)``; ``regression``: ``y = f + N(0, 1)``; ``ranking``: relevance degrees
+  ``y = clip(floor((f + N(0, 1)) / 1.25) + 2, 0, 4)`` and a ``qid`` column after the
+  label: queries of :data:`QUERY_ROWS` consecutive rows (``qid = row // 20``). The label
+  uses the values before missing values are injected.
 
 Determinism: rows are generated in fixed units of 8192 rows, each from its own
 ``numpy.random.default_rng([seed, unit])``, so a row's values depend only on the seed and
@@ -38,13 +40,16 @@ from typing import NamedTuple
 
 import numpy as np
 
-__all__ = ["generate", "generate_arrays", "iter_chunks", "GeneratedData", "main"]
+__all__ = ["generate", "generate_arrays", "iter_chunks", "query_ids", "GeneratedData",
+           "main"]
 
 #: Rows per generation unit (each with its own random stream). Fixed: changing it changes
 #: the data.
 UNIT_ROWS = 8192
 LETTERS = [chr(ord("a") + i) for i in range(26)]
-TASKS = ("binary", "multiclass", "regression")
+TASKS = ("binary", "multiclass", "regression", "ranking")
+#: Rows of a query of the ``ranking`` task.
+QUERY_ROWS = 20
 FORMATS = ("csv", "csv.gz", "parquet")
 N_MISSING_COLUMNS = 6
 LOWCARD_EVERY = 7
@@ -147,6 +152,9 @@ class _Spec:
             y = (rng.random(n) < 1.0 / (1.0 + np.exp(-f[:, 0]))).astype(np.int64)
         elif self.task == "multiclass":
             y = np.argmax(f + rng.gumbel(size=f.shape), axis=1).astype(np.int64)
+        elif self.task == "ranking":
+            noisy = (f[:, 0] + rng.standard_normal(n)) / 1.25
+            y = np.clip(np.floor(noisy) + 2, 0, 4).astype(np.int64)
         else:
             y = np.round(f[:, 0] + rng.standard_normal(n), DECIMALS)
         # observed features: transform the latent values
@@ -242,15 +250,23 @@ def generate_arrays(n_rows, n_features=28, *, task="binary", n_classes=3, n_cate
     return GeneratedData(X, y, names, categorical)
 
 
-def _record_batch(X, y, cats, names, n_features):
+def query_ids(row_start, n_rows):
+    """The ``qid`` of rows ``row_start ..`` of the ``ranking`` task, int64."""
+    return np.arange(row_start, row_start + n_rows, dtype=np.int64) // QUERY_ROWS
+
+
+def _record_batch(X, y, cats, names, n_features, first_row=None):
     import pyarrow as pa
 
     arrays = [pa.array(y)]
+    if first_row is not None:  # the ranking task's query ids
+        arrays.append(pa.array(query_ids(first_row, len(y))))
+        names = ["qid"] + list(names)
     for j in range(n_features):
         arrays.append(pa.array(X[:, j], from_pandas=True))  # NaN -> null
     for c in cats:
         arrays.append(pa.array(c, type=pa.string()))
-    return pa.RecordBatch.from_arrays(arrays, names=["label"] + names)
+    return pa.RecordBatch.from_arrays(arrays, names=["label"] + list(names))
 
 
 def _infer_format(path):
@@ -303,6 +319,12 @@ def generate(path, n_rows, n_features=28, *, task="binary", n_classes=3, n_categ
     chunks = iter_chunks(n_rows, n_features, task=task, n_classes=n_classes,
                          n_categorical=n_categorical, missing_rate=missing_rate, seed=seed,
                          chunk_rows=chunk_rows, row_start=row_start)
+    first_row = [row_start]
+
+    def to_batch(X, y, cats):
+        qid_from = first_row[0] if task == "ranking" else None
+        first_row[0] += len(y)
+        return _record_batch(X, y, cats, names, n_features, qid_from)
     try:
         if fmt == "parquet":
             import pyarrow.parquet as pq
@@ -310,14 +332,15 @@ def generate(path, n_rows, n_features=28, *, task="binary", n_classes=3, n_categ
             writer = None
             try:
                 for X, y, cats in chunks:
-                    batch = _record_batch(X, y, cats, names, n_features)
+                    batch = to_batch(X, y, cats)
                     if writer is None:
                         writer = pq.ParquetWriter(tmp, batch.schema, compression="snappy")
                     writer.write_table(pa.Table.from_batches([batch]))
                 if writer is None:  # zero rows: still write a file with the schema
                     empty = generate_arrays(0, n_features, task=task, n_categorical=n_categorical)
                     batch = _record_batch(empty.X, empty.y, list(empty.categorical.values()),
-                                          names, n_features)
+                                          names, n_features,
+                                          0 if task == "ranking" else None)
                     writer = pq.ParquetWriter(tmp, batch.schema, compression="snappy")
                     writer.write_table(pa.Table.from_batches([batch]))
             finally:
@@ -327,12 +350,13 @@ def generate(path, n_rows, n_features=28, *, task="binary", n_classes=3, n_categ
             raw = open(tmp, "wb")
             try:
                 out = gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0) if fmt == "csv.gz" else raw
-                header = ",".join(["label"] + names) + "\n"
+                header = ",".join(["label"] + (["qid"] if task == "ranking" else [])
+                                  + names) + "\n"
                 out.write(header.encode())
                 options = pacsv.WriteOptions(include_header=False, quoting_style="needed")
                 for X, y, cats in chunks:
                     sink = pa.BufferOutputStream()
-                    pacsv.write_csv(_record_batch(X, y, cats, names, n_features), sink, options)
+                    pacsv.write_csv(to_batch(X, y, cats), sink, options)
                     out.write(sink.getvalue().to_pybytes())
                 if out is not raw:
                     out.close()

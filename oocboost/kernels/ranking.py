@@ -51,63 +51,68 @@ def _inv_idcg(label, start, stop, k, exp_gain):
     return 0.0 if idcg == 0.0 else 1.0 / idcg
 
 
-@njit(cache=True)
-def _delta(kind, y_hi, y_lo, r_hi, r_lo, inv_idcg, exp_gain, n_rel, acc):
-    """|change of the group's metric| when the documents at ranks r_hi (label y_hi)
-    and r_lo swap."""
-    if kind == PAIRWISE:
-        return 1.0
-    if kind == NDCG:
-        g_hi, g_lo = _gain(y_hi, exp_gain), _gain(y_lo, exp_gain)
-        d_hi, d_lo = 1.0 / math.log2(r_hi + 2.0), 1.0 / math.log2(r_lo + 2.0)
-        return abs((g_hi - g_lo) * (d_hi - d_lo) * inv_idcg)
-    # MAP: the two ranks in list order (a < b), their labels ya, yb
-    a, b, ya = r_hi, r_lo, y_hi
-    if a > b:
-        a, b, ya = r_lo, r_hi, y_lo
-    total = n_rel[n_rel.shape[0] - 1]
-    ra, rb = a + 1.0, b + 1.0
-    m, n = n_rel[b], n_rel[a]
-    between = acc[b - 1] - acc[a]
-    if ya < 0.5:  # a relevant document moves up from b to a
-        return abs(((m / rb - (n + 1.0) / ra) - between) / total)
-    return abs(((n / ra - m / rb) + between) / total)
+@njit(inline="always")
+def _delta_map(a_relevant, ra, rb, n_a, n_b, between, total):
+    """|change of average precision| when the documents at ranks ``ra < rb`` (1-based)
+    swap: ``n_a``, ``n_b`` relevant documents up to each, ``between`` the sum of
+    ``y_k / k`` strictly between them, ``total`` relevant documents in the group."""
+    if not a_relevant:  # a relevant document moves up from rb to ra
+        return abs(((n_b / rb - (n_a + 1.0) / ra) - between) / total)
+    return abs(((n_a / ra - n_b / rb) + between) / total)
 
 
 @njit(cache=True)
-def _pair(kind, label, margin, start, order, i, j, inv_idcg, exp_gain, n_rel, acc,
-          score_norm, grad, hess):
-    """Add the pair at ranks i, j to the group's grad/hess; returns ``-2 g_hi``."""
-    yi, yj = float(label[start + order[i]]), float(label[start + order[j]])
-    if yi == yj:
-        return 0.0
-    hi, lo = (i, j) if yi > yj else (j, i)
-    y_hi, y_lo = max(yi, yj), min(yi, yj)
-    s_hi, s_lo = margin[start + order[hi]], margin[start + order[lo]]
-    d = _delta(kind, y_hi, y_lo, hi, lo, inv_idcg, exp_gain, n_rel, acc)
-    n = order.shape[0]
-    if score_norm and margin[start + order[0]] != margin[start + order[n - 1]]:
-        d /= abs(s_hi - s_lo) + 0.01
-    p = 1.0 / (1.0 + math.exp(-(s_hi - s_lo)))
-    g = (p - 1.0) * d
-    h = max(p * (1.0 - p), 1e-16) * d * 2.0
-    grad[order[hi]] += g
-    grad[order[lo]] -= g
-    hess[order[hi]] += h
-    hess[order[lo]] += h
-    return -2.0 * g
+def _pairs(ry, topk, n_pairs, seed, stream, rows):
+    """Rank positions ``(first, second)`` of the pairs of one group: every pair with one
+    document in the top ``topk``, or (``topk = 0``) ``n_pairs`` random partners with
+    another label for each document (``rows``: each rank's global row, for the draws)."""
+    n = ry.shape[0]
+    if topk > 0:
+        top = min(n, topk)
+        count = top * n - top * (top + 1) // 2
+        first = np.empty(count, np.int64)
+        second = np.empty(count, np.int64)
+        c = 0
+        for i in range(top):
+            for j in range(i + 1, n):
+                first[c] = i
+                second[c] = j
+                c += 1
+        return first, second
+    first = np.empty(n * n_pairs, np.int64)
+    second = np.empty(n * n_pairs, np.int64)
+    by_label = np.argsort(-ry, kind="mergesort")  # buckets of equal labels
+    c = 0
+    i = 0
+    while i < n:
+        j = i + 1
+        while j < n and ry[by_label[j]] == ry[by_label[i]]:
+            j += 1
+        outside = i + (n - j)
+        if outside > 0:
+            for draw in range(n_pairs):
+                for q in range(i, j):
+                    # counter-based: one uniform per (document, draw)
+                    u = _uniform(seed, stream, rows[by_label[q]] * n_pairs + draw)
+                    pick = min(int(u * outside), outside - 1)
+                    if pick >= i:
+                        pick += j - i
+                    first[c] = by_label[q]
+                    second[c] = by_label[pick]
+                    c += 1
+        i = j
+    return first[:c], second[:c]
 
 
 @njit(cache=True)
-def _map_stats(label, start, order):
-    n = order.shape[0]
+def _map_stats(ry):
+    n = ry.shape[0]
     n_rel = np.empty(n)
     acc = np.empty(n)
     run_rel = run_acc = 0.0
     for k in range(n):
-        y = float(label[start + order[k]])
-        run_rel += y
-        run_acc += y / (k + 1.0)
+        run_rel += ry[k]
+        run_acc += ry[k] / (k + 1.0)
         n_rel[k] = run_rel
         acc[k] = run_acc
     return n_rel, acc
@@ -116,46 +121,52 @@ def _map_stats(label, start, order):
 @njit(cache=True)
 def _group_lambdas(kind, label, margin, start, stop, topk, n_pairs, exp_gain, score_norm,
                    normalization, seed, stream, row0, grad, hess):
-    """One group's gradients (unweighted) into ``grad``, ``hess`` (length of the group)."""
+    """One group's gradients (unweighted) into ``grad``, ``hess``, by rank; returns the
+    rows by rank (``order``) to map them back."""
     n = stop - start
     order = _ranked(margin, start, stop)
-    truncation = topk if topk > 0 else n
-    inv_idcg = _inv_idcg(label, start, stop, truncation, exp_gain) if kind == NDCG else 0.0
-    if kind == MAP:
-        n_rel, acc = _map_stats(label, start, order)
-    else:
-        n_rel, acc = np.zeros(1), np.zeros(1)
+    ry = np.empty(n)
+    rm = np.empty(n)
+    gain = np.empty(n)
+    disc = np.empty(n)
+    rows = np.empty(n, np.int64)
+    for r in range(n):
+        ry[r] = label[start + order[r]]
+        rm[r] = margin[start + order[r]]
+        gain[r] = _gain(ry[r], exp_gain)
+        disc[r] = 1.0 / math.log2(r + 2.0)
+        rows[r] = row0 + start + order[r]
+    inv_idcg = _inv_idcg(label, start, stop, topk if topk > 0 else n, exp_gain) \
+        if kind == NDCG else 0.0
+    n_rel, acc = _map_stats(ry)
     if kind == MAP and n_rel[n - 1] == 0.0:
-        return  # no relevant document: every swap leaves MAP unchanged
+        return order  # no relevant document: every swap leaves MAP unchanged
+    score_norm = score_norm and rm[0] != rm[n - 1]
+    first, second = _pairs(ry, topk, n_pairs, seed, stream, rows)
     total = 0.0
-    if topk > 0:
-        for i in range(min(n, topk)):
-            for j in range(i + 1, n):
-                total += _pair(kind, label, margin, start, order, i, j, inv_idcg, exp_gain,
-                               n_rel, acc, score_norm, grad, hess)
-    else:
-        # ranks sorted by label (descending, stable): buckets of equal labels
-        by_label = np.argsort(-label[start + order].astype(np.float64), kind="mergesort")
-        i = 0
-        while i < n:
-            j = i + 1
-            y = label[start + order[by_label[i]]]
-            while j < n and label[start + order[by_label[j]]] == y:
-                j += 1
-            outside = i + (n - j)
-            if outside > 0:
-                for draw in range(n_pairs):
-                    for q in range(i, j):
-                        # counter-based: one uniform per (document, draw)
-                        u = _uniform(seed, stream, (row0 + start + order[by_label[q]])
-                                     * n_pairs + draw)
-                        pick = min(int(u * outside), outside - 1)
-                        if pick >= i:
-                            pick += j - i
-                        total += _pair(kind, label, margin, start, order, by_label[q],
-                                       by_label[pick], inv_idcg, exp_gain, n_rel, acc,
-                                       score_norm, grad, hess)
-            i = j
+    for c in range(first.shape[0]):
+        i, j = first[c], second[c]
+        if ry[i] == ry[j]:
+            continue
+        hi, lo = (i, j) if ry[i] > ry[j] else (j, i)
+        if kind == PAIRWISE:
+            d = 1.0
+        elif kind == NDCG:
+            d = abs((gain[hi] - gain[lo]) * (disc[hi] - disc[lo]) * inv_idcg)
+        else:
+            a, b = min(hi, lo), max(hi, lo)
+            d = _delta_map(ry[a] > 0.5, a + 1.0, b + 1.0, n_rel[a], n_rel[b],
+                           acc[b - 1] - acc[a], n_rel[n - 1])
+        if score_norm:
+            d /= abs(rm[hi] - rm[lo]) + 0.01
+        p = 1.0 / (1.0 + math.exp(rm[lo] - rm[hi]))
+        g = (p - 1.0) * d
+        h = max(p * (1.0 - p), 1e-16) * d * 2.0
+        grad[hi] += g
+        grad[lo] -= g
+        hess[hi] += h
+        hess[lo] += h
+        total -= 2.0 * g
     if normalization:
         norm = 1.0
         if topk <= 0:
@@ -166,6 +177,7 @@ def _group_lambdas(kind, label, margin, start, stop, topk, n_pairs, exp_gain, sc
             for r in range(n):
                 grad[r] *= norm
                 hess[r] *= norm
+    return order
 
 
 @njit(cache=True, parallel=True)
@@ -192,12 +204,12 @@ def lambdarank_gradients(kind, group_ptr, label, margin, group_weight, weight_no
         start, stop = group_ptr[g], group_ptr[g + 1]
         grad = np.zeros(stop - start)
         hess = np.zeros(stop - start)
-        _group_lambdas(kind, label, margin, start, stop, topk, n_pairs, exp_gain,
-                       score_norm, normalization, seed, stream, row0, grad, hess)
+        order = _group_lambdas(kind, label, margin, start, stop, topk, n_pairs, exp_gain,
+                               score_norm, normalization, seed, stream, row0, grad, hess)
         scale = group_weight[g] * weight_norm
         for r in range(stop - start):
-            out_grad[start + r] = grad[r] * scale  # OUT
-            out_hess[start + r] = hess[r] * scale  # OUT
+            out_grad[start + order[r]] = grad[r] * scale  # OUT
+            out_hess[start + order[r]] = hess[r] * scale  # OUT
 
 
 @njit(cache=True, parallel=True)
