@@ -223,6 +223,9 @@ def test_mean_method_does_not_depend_on_blocks_or_threads(tmp_path, block_rows, 
 
 @pytest.mark.slow
 def test_ndcg_at_10_matches_xgboost_and_lightgbm(tmp_path):
+    """XGBoost's parameters against XGBoost, and LightGBM's translated (docs/parameters.md
+    1.8: its lambdarank hessian is half XGBoost's, so its learning rate is half our eta;
+    63 leaves grown best-first, no L2, min_sum_hessian 1e-3) against LightGBM."""
     xgb = pytest.importorskip("xgboost")
     lgb = pytest.importorskip("lightgbm")
     from oocboost.model.metrics import get_metric
@@ -233,20 +236,21 @@ def test_ndcg_at_10_matches_xgboost_and_lightgbm(tmp_path):
     ndcg10 = get_metric("ndcg@10")
     cache = oocboost.build_cache(X, tmp_path / "c", label=y, group=qid, quiet=True,
                                  block_rows=4096)
-    scores = {}
     for method in ("topk", "mean"):
         params = {"objective": "rank:ndcg", "max_depth": 6, "eta": 0.1,
                   "lambdarank_pair_method": method}
-        ours = oocboost.train(params, cache, 100, verbose_eval=False)
-        theirs, _ = _xgb_model(xgb, params, X, y, qid, 100)
-        scores[method] = (ndcg10(yt, ours.predict(Xt), group_ptr=ptr),
-                          ndcg10(yt, theirs.predict(xgb.DMatrix(Xt)), group_ptr=ptr))
-    lgbm = lgb.LGBMRanker(n_estimators=100, learning_rate=0.1, num_leaves=63,
-                          verbose=-1).fit(X, y, group=sizes)
-    light = ndcg10(yt, lgbm.predict(Xt), group_ptr=ptr)
-    for ours, theirs in scores.values():
-        assert abs(ours - theirs) < 0.01
-        assert abs(ours - light) < 0.01
+        ours = oocboost.train(params, cache, 50, verbose_eval=False)
+        theirs, _ = _xgb_model(xgb, params, X, y, qid, 50)
+        assert abs(ndcg10(yt, ours.predict(Xt), group_ptr=ptr)
+                   - ndcg10(yt, theirs.predict(xgb.DMatrix(Xt)), group_ptr=ptr)) < 0.01
+    light = lgb.LGBMRanker(n_estimators=50, learning_rate=0.1, num_leaves=63,
+                           verbose=-1).fit(X, y, group=sizes)
+    translated = {"objective": "rank:ndcg", "eta": 0.2, "grow_policy": "lossguide",
+                  "max_leaves": 63, "max_depth": 0, "reg_lambda": 0.0,
+                  "min_child_weight": 1e-3}
+    ours = oocboost.train(translated, cache, 50, verbose_eval=False)
+    assert abs(ndcg10(yt, ours.predict(Xt), group_ptr=ptr)
+               - ndcg10(yt, light.predict(Xt), group_ptr=ptr)) < 0.01
 
 
 # ------------------------------------------------------------------ refusals
