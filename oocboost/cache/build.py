@@ -107,7 +107,13 @@ class _Pass1:
             self.n_missing[name] += values.null_count
             if self.sketches:
                 self.categorical[name].update(values)
-        if batch.label is not None:
+        if batch.label is not None and batch.label.ndim == 2:
+            # one set of statistics per label column (non-finite bounds not counted)
+            if not isinstance(self.label_stats, list):
+                self.label_stats = [LabelStats() for _ in range(batch.label.shape[1])]
+            for stats, column in zip(self.label_stats, batch.label.T):
+                stats.update(np.where(np.isfinite(column), column, np.nan), batch.weight)
+        elif batch.label is not None:
             self.label_stats.update(batch.label, batch.weight)
         if batch.weight is not None:
             self.weight_stats.update(batch.weight)
@@ -234,9 +240,13 @@ class _Spool:
             arrays.append(values)
         for role in ("label", "weight", "group"):
             values = getattr(batch, role)
-            if values is not None:
-                names.append(role)
-                arrays.append(pa.array(values, type=pa.float64()))
+            if values is None:
+                continue
+            # a label of k columns is spooled as columns label, label#1, ...
+            columns = values.T if values.ndim == 2 else [values]
+            for j, column in enumerate(columns):
+                names.append(role if j == 0 else f"{role}#{j}")
+                arrays.append(pa.array(np.ascontiguousarray(column), type=pa.float64()))
         rb = pa.RecordBatch.from_arrays(arrays, names=names)
         if self._writer is None:
             self._sink = pa.OSFile(self.path, "wb")
@@ -264,8 +274,11 @@ class _Spool:
                         numeric[name[2:]] = col.to_numpy(zero_copy_only=False)
                     elif name.startswith("c:"):
                         categorical[name[2:]] = col
-                    else:  # label, weight, group
-                        roles[name] = col.to_numpy(zero_copy_only=False)
+                    else:  # label (label#1, ... for more columns), weight, group
+                        roles.setdefault(name.split("#")[0], []).append(
+                            col.to_numpy(zero_copy_only=False))
+                roles = {k: v[0] if len(v) == 1 else np.column_stack(v)
+                         for k, v in roles.items()}
                 yield Batch(row_start=row_start, n_rows=rb.num_rows, numeric=numeric,
                             categorical=categorical, **roles)
                 row_start += rb.num_rows
@@ -278,11 +291,13 @@ class _Spool:
 class _BlockAssembler:
     """Cuts a stream of binned batches into blocks of exactly ``block_rows`` rows."""
 
-    def __init__(self, writer, n_features, block_rows, dtype, has_label, has_weight):
+    def __init__(self, writer, n_features, block_rows, dtype, has_label, has_weight,
+                 n_label_columns=1):
         self.writer = writer
         self.block_rows = block_rows
         self.codes = np.empty((n_features, block_rows), dtype=dtype)
-        self.label = np.empty(block_rows, Y_DTYPE) if has_label else None
+        shape = block_rows if n_label_columns == 1 else (block_rows, n_label_columns)
+        self.label = np.empty(shape, Y_DTYPE) if has_label else None
         self.weight = np.empty(block_rows, Y_DTYPE) if has_weight else None
         self.filled = 0
         self.n_blocks = 0
@@ -451,7 +466,8 @@ def build_cache(data, output, *, label=None, weight=None, categorical="auto", dr
     if ref is not None:
         _check_schema(source, ref)
     build_params = {
-        "label": label if isinstance(label, str) or label is None else "<array>",
+        "label": list(label) if isinstance(label, (list, tuple)) else
+        label if isinstance(label, str) or label is None else "<array>",
         "weight": weight if isinstance(weight, str) or weight is None else "<array>",
         "categorical": categorical,
         "drop": list(drop or ()), "max_bin": int(max_bin), "max_categories": max_categories,
@@ -602,14 +618,16 @@ def _bin_pass(job, mapper, second_pass, stats, n_rows_expected, t0, t_pass1):
     n_features = len(source.feature_names)
     has_label = source.label_name is not None
     has_weight = source.weight_name is not None
+    n_label_columns = _n_label_columns(source)
     counts = stats if job.ref is not None else None
     n_rows = 0
     with CacheWriter(job.output, backend=job.backend, compression=job.compression,
                      n_features=n_features, codes_dtype=binned_dtype(job.max_bin),
                      has_label=has_label, has_weight=has_weight,
-                     overwrite=job.overwrite) as writer:
+                     overwrite=job.overwrite, n_label_columns=n_label_columns) as writer:
         assembler = _BlockAssembler(writer, n_features, job.plan.block_rows,
-                                    binned_dtype(job.max_bin), has_label, has_weight)
+                                    binned_dtype(job.max_bin), has_label, has_weight,
+                                    n_label_columns)
         runs = None if source.group_name is None else GroupRuns(source.name,
                                                                  source.group_name)
         desc = "pass 2/2: bin" if job.ref is None else "bin (reference edges)"
@@ -641,7 +659,7 @@ def _bin_pass(job, mapper, second_pass, stats, n_rows_expected, t0, t_pass1):
             "max_bin": int(job.max_bin),
             "bin_mapper": mapper.to_dict(),
             "label": source.label_name, "weight": source.weight_name,
-            "label_stats": stats.label_stats.to_dict() if has_label else None,
+            "label_stats": _label_stats_dict(stats.label_stats) if has_label else None,
             "weight_stats": stats.weight_stats.to_dict() if has_weight else None,
             "source": {"name": source.name, "fingerprint": job.source_fp,
                        "n_bad_rows": int(getattr(source, "n_bad_rows", 0) or 0)},
@@ -654,6 +672,23 @@ def _bin_pass(job, mapper, second_pass, stats, n_rows_expected, t0, t_pass1):
         interrupt.check()
         writer.commit(manifest)
     return None
+
+
+def _n_label_columns(source):
+    """Columns of the label: a list of names, or an in-memory (n, k) array."""
+    name = source.label_name
+    if name is None:
+        return 1
+    if not isinstance(name, str):
+        return len(name)
+    array = getattr(source, "_arrays", {}).get("label")
+    return 1 if array is None or array.ndim == 1 else array.shape[1]
+
+
+def _label_stats_dict(label_stats):
+    if isinstance(label_stats, list):
+        return [s.to_dict() for s in label_stats]
+    return label_stats.to_dict()
 
 
 def _reusable(output, fingerprint, overwrite, quiet):

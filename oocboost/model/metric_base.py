@@ -40,6 +40,7 @@ class Metric:
         return f"get_metric({self.name!r}, **{self.params!r})"
 
     def _inputs(self, label, prediction, weight):
+        label, prediction, weight = self._per_target(label, prediction, weight)
         label = _as_1d(label, f"{self.name}: label")
         n = label.shape[0]
         prediction = np.asarray(prediction, dtype=np.float64)
@@ -64,6 +65,21 @@ class Metric:
                 raise InputError(f"{self.name}: weight must have shape ({n},), got "
                                  f"{weight.shape}")
         return label, prediction, weight
+
+    def _per_target(self, label, prediction, weight):
+        """Several targets (labels ``(n, k)``): every (row, target) pair is one
+        observation with its row's weight, as XGBoost's metrics count them."""
+        label = np.asarray(label)
+        if label.ndim != 2 or self.multiclass:
+            return label, prediction, weight
+        prediction = np.asarray(prediction, dtype=np.float64)
+        if prediction.shape != label.shape:
+            raise InputError(f"{self.name}: predictions of shape {prediction.shape} for "
+                             f"labels of shape {label.shape} (several targets)")
+        k = label.shape[1]
+        if weight is not None:
+            weight = np.repeat(np.asarray(weight, dtype=np.float64), k)
+        return label.ravel(), prediction.ravel(), weight
 
     def _expects_proba_matrix(self, prediction):
         return self.multiclass

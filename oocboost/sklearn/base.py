@@ -177,13 +177,14 @@ class TrainingData:
         if y is None:
             raise ParameterError("y is required when X is not a Cache")
         y = np.asarray(y, dtype=np.float64)
-        if y.ndim != 1 or len(y) != _n_rows(X):
-            raise ParameterError(f"y must be 1-D with one value per row of X "
-                                 f"({_n_rows(X)}), got shape {y.shape}")
+        if y.ndim not in (1, 2) or len(y) != _n_rows(X):
+            raise ParameterError(f"y must be 1-D (or 2-D: one column per target) with one "
+                                 f"row per row of X ({_n_rows(X)}), got shape {y.shape}")
         if sample_weight is not None:
             sample_weight = np.asarray(sample_weight, dtype=np.float64)
-            if sample_weight.shape != y.shape:
-                raise ParameterError("sample_weight must have the shape of y")
+            if sample_weight.shape != y.shape[:1]:
+                raise ParameterError(f"sample_weight must hold one weight per row "
+                                     f"({len(y)}), got shape {sample_weight.shape}")
         import os
 
         return build_cache(X, os.path.join(self._folder(), name), label=y,

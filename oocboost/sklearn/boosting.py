@@ -268,7 +268,12 @@ class GradientBoostingRegressor(RegressorMixin, _GradientBoosting):
         """R^2 of the predictions (scikit-learn's regressor score)."""
         from ..model.metrics import get_metric
 
-        return get_metric("r2")(np.asarray(y, np.float64), self.predict(X), sample_weight)
+        y = np.asarray(y, np.float64)
+        prediction = self.predict(X)
+        if y.ndim == 2:  # several targets: the mean of their R^2, as scikit-learn's
+            return float(np.mean([get_metric("r2")(y[:, j], prediction[:, j], sample_weight)
+                                  for j in range(y.shape[1])]))
+        return get_metric("r2")(y, prediction, sample_weight)
 
 
 class GradientBoostingClassifier(ClassifierMixin, _GradientBoosting):
@@ -292,6 +297,9 @@ class GradientBoostingClassifier(ClassifierMixin, _GradientBoosting):
         else:
             if y is None:
                 raise ParameterError("y is required when X is not a Cache")
+            if np.ndim(y) == 2:
+                return self._fit_multilabel(X, y, sample_weight, eval_set,
+                                            sample_weight_eval_set)
             self.classes_, y_enc = np.unique(np.asarray(y), return_inverse=True)
             evals = []
             for Xe, ye in eval_set or ():
@@ -307,6 +315,27 @@ class GradientBoostingClassifier(ClassifierMixin, _GradientBoosting):
         self.model_.classes = self.classes_.tolist()
         self.model_.n_classes = self.n_classes_
         return self
+
+    def _fit_multilabel(self, X, y, sample_weight, eval_set, sample_weight_eval_set):
+        """A 0/1 indicator matrix (n, k): one ``binary:logistic`` target per column, as
+        XGBoost's multi-label classifier (``classes_`` is ``0 .. k-1``)."""
+        y = np.asarray(y, dtype=np.float64)
+        if not np.all((y == 0) | (y == 1)):
+            raise ParameterError("a 2-D y is a multi-label indicator matrix: every value "
+                                 "must be 0 or 1")
+        self.classes_ = np.arange(y.shape[1])
+        self.n_classes_ = y.shape[1]
+        self._fit(X, y, sample_weight, eval_set, sample_weight_eval_set,
+                  self._named_objective("binary:logistic"))
+        self.model_.classes = self.classes_.tolist()
+        self.model_.n_classes = self.n_classes_
+        return self
+
+    def _is_multilabel(self):
+        from ..model.predict import model_objective
+
+        return model_objective(self.model_).n_outputs > 1 and \
+            model_objective(self.model_).name == "binary:logistic"
 
     def _objective_for(self, classes):
         if len(classes) < 2:
@@ -327,8 +356,11 @@ class GradientBoostingClassifier(ClassifierMixin, _GradientBoosting):
         return model_objective(self.model_).transform_proba(margin)
 
     def predict(self, X, iteration_range=None):
-        """Most probable class labels (from ``classes_``)."""
+        """Most probable class labels (from ``classes_``); for a multi-label model the
+        0/1 indicator matrix (probability over 0.5)."""
         proba = self.predict_proba(X, iteration_range)
+        if self._is_multilabel():
+            return (proba > 0.5).astype(np.int64)
         return self.classes_[np.argmax(proba, axis=1)]
 
     def staged_predict_proba(self, X):
@@ -348,4 +380,6 @@ class GradientBoostingClassifier(ClassifierMixin, _GradientBoosting):
         """Accuracy (scikit-learn's classifier score)."""
         y = np.asarray(y)
         hit = (self.predict(X) == y).astype(np.float64)
+        if hit.ndim == 2:  # multi-label: subset accuracy, as scikit-learn's
+            hit = hit.min(axis=1)
         return float(np.average(hit, weights=sample_weight))

@@ -319,7 +319,7 @@ class CsvSource(Source):
                 raise InputError(f"{self.name}: line {self._line_of_record(record0 + i)}, "
                                  f"{role} column {name!r} is missing; expected a number in "
                                  f"every row")
-            setattr(b, role, v)
+        self.set_roles(b, values)
         return b, n_bad
 
     # ---------------------------------------------------------------- errors

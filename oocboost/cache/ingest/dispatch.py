@@ -165,7 +165,9 @@ def open_source(data, *, label=None, weight=None, drop=(), categorical="auto",
         of record batches sharing one schema.
     label, weight : str, array-like or None
         Column name of the label / sample weight. For in-memory data, a 1-D array of
-        length ``n_rows`` is accepted too. Neither may hold missing values.
+        length ``n_rows`` is accepted too. Neither may hold missing values. A label may
+        also be a list of column names, or an ``(n_rows, k)`` array: several targets
+        (multi-output models) or the two bounds of an interval (``survival:aft``).
     group : str, array-like or None
         Column name (or, for in-memory data, a 1-D array) of the query group id of each
         row, for ranking: numbers, never missing.
@@ -213,9 +215,11 @@ def open_source(data, *, label=None, weight=None, drop=(), categorical="auto",
     if feature_names is not None and not _is_numpy(data):
         raise ParameterError("feature_names is only used with NumPy arrays; other sources "
                              "carry their own column names")
-    if _is_path(data) and not all(isinstance(x, (str, type(None)))
-                                  for x in (label, weight, group)):
-        raise ParameterError("for a file, label, weight and group must be column names")
+    label_names = isinstance(label, (list, tuple)) and all(isinstance(n, str) for n in label)
+    if _is_path(data) and not (all(isinstance(x, (str, type(None))) for x in (weight, group))
+                               and (label_names or isinstance(label, (str, type(None))))):
+        raise ParameterError("for a file, label (one name or a list), weight and group "
+                             "must be column names")
     for predicate, constructor in _DISPATCH:
         if predicate(data):
             return constructor(data, **kw)

@@ -16,6 +16,7 @@ from .source import (
     Batch,
     Source,
     check_no_missing,
+    column_names,
     hash_arrow_array,
     hash_ndarray,
     new_hash,
@@ -49,9 +50,20 @@ def _as_1d_float(source_name, role, values, n_rows):
     if a.dtype.kind not in "biuf":
         raise InputError(f"{source_name}: {role} array has dtype {a.dtype}; expected numbers")
     a = a.astype(np.float64, copy=False)
+    if role == "label" and a.ndim == 2 and a.shape[0] == n_rows and a.shape[1] >= 1:
+        # several targets, or an interval's bounds: one column each
+        if a.shape[1] == 1:
+            a = a[:, 0]
+        for j in range(a.shape[1] if a.ndim == 2 else 0):
+            check_no_missing(source_name, role, f"{_ARRAY_NAMES[role]}[:, {j}]", a[:, j], 0,
+                             _row_name)
+        if a.ndim == 2:
+            return np.ascontiguousarray(a)
     if a.ndim != 1 or a.shape[0] != n_rows:
         raise InputError(f"{source_name}: {role} array has shape {a.shape}; expected "
-                         f"({n_rows},), one value per row")
+                         f"({n_rows},), one value per row"
+                         + (f", or ({n_rows}, k) for k label columns" if role == "label"
+                            else ""))
     check_no_missing(source_name, role, _ARRAY_NAMES[role], a, 0, _row_name)
     return a
 
@@ -75,7 +87,9 @@ def _column_roles(arrays, names):
 
 
 def _is_array_like(x):
-    return x is not None and not isinstance(x, str)
+    names = isinstance(x, (list, tuple)) and len(x) > 0 and all(isinstance(v, str)
+                                                                 for v in x)
+    return x is not None and not isinstance(x, str) and not names
 
 
 class NumpySource(Source):
@@ -140,14 +154,15 @@ class NumpySource(Source):
                 else:
                     b.categorical[f] = pc_to_string(block[k])
             k = len(self.feature_names)
+            values = {}
             for role, name in self.roles():
-                if role in self._arrays:
-                    values = self._arrays[role][start:stop]
-                else:
-                    values = block[k]
+                if role not in self._arrays:
+                    values[name] = block[k]
                     k += 1
-                    check_no_missing(self.name, role, name, values, start, _row_name)
-                setattr(b, role, values)
+                    check_no_missing(self.name, role, name, values[name], start, _row_name)
+            self.set_roles(b, values, skip=self._arrays)
+            for role, array in self._arrays.items():
+                setattr(b, role, array[start:stop])
             yield b
 
     def fingerprint(self):
@@ -216,8 +231,8 @@ class PandasSource(Source):
                 raise InputError(f"{self.name}: column {f!r} has unsupported dtype {dtype}; "
                                  f"expected numbers, strings or categories")
         self.feature_kinds = kinds
-        for role, name in _column_roles(arrays, names).items():
-            if name is not None:
+        for role, value in _column_roles(arrays, names).items():
+            for name in column_names(value):
                 dtype = df.dtypes.iloc[self._pos[name]]
                 if not (pd.api.types.is_numeric_dtype(dtype)
                         or pd.api.types.is_bool_dtype(dtype)):
@@ -249,14 +264,15 @@ class PandasSource(Source):
                     b.numeric[f] = s.to_numpy(dtype=np.float64, na_value=np.nan)
                 else:
                     b.categorical[f] = self._categorical(f, s)
+            values = {}
             for role, name in self.roles():
-                if role in self._arrays:
-                    values = self._arrays[role][start:stop]
-                else:
-                    values = self._column(name, start, stop).to_numpy(dtype=np.float64,
-                                                                      na_value=np.nan)
-                    check_no_missing(self.name, role, name, values, start, _row_name)
-                setattr(b, role, values)
+                if role not in self._arrays:
+                    values[name] = self._column(name, start, stop).to_numpy(
+                        dtype=np.float64, na_value=np.nan)
+                    check_no_missing(self.name, role, name, values[name], start, _row_name)
+            self.set_roles(b, values, skip=self._arrays)
+            for role, array in self._arrays.items():
+                setattr(b, role, array[start:stop])
             yield b
 
     def fingerprint(self):

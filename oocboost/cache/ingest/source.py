@@ -44,7 +44,8 @@ class Batch:
     categorical : dict[str, pyarrow.Array]
         Feature name -> pyarrow ``string`` array of length ``n_rows``; null is missing.
     label : np.ndarray or None
-        float64, shape ``(n_rows,)``, never NaN.
+        float64, shape ``(n_rows,)`` (``(n_rows, k)`` for a label of ``k`` columns:
+        several targets, or an interval's bounds), never NaN.
     weight : np.ndarray or None
         float64, shape ``(n_rows,)``, never NaN.
     group : np.ndarray or None
@@ -104,9 +105,23 @@ class Source:
         raise NotImplementedError
 
     def roles(self):
-        """``[(role, column name)]`` of the label, weight and group columns it has."""
-        return [(role, getattr(self, f"{role}_name")) for role in ROLES
-                if getattr(self, f"{role}_name") is not None]
+        """``[(role, column name)]`` of the label, weight and group columns it has, one
+        entry per column (a label of several columns has several)."""
+        return [(role, name) for role in ROLES
+                for name in column_names(getattr(self, f"{role}_name"))]
+
+    def set_roles(self, batch, values, skip=()):
+        """Set ``batch.label`` etc. from ``values`` (column name -> float64 array),
+        stacking a label of several columns into ``(n_rows, k)``; roles in ``skip`` are
+        left to the caller."""
+        for role in ROLES:
+            name = getattr(self, f"{role}_name")
+            if name is None or role in skip:
+                continue
+            if isinstance(name, str):
+                setattr(batch, role, values[name])
+            else:
+                setattr(batch, role, np.column_stack([values[n] for n in name]))
 
     def __repr__(self):
         return (f"{type(self).__name__}(name={self.name!r}, n_features="
@@ -115,6 +130,28 @@ class Source:
 
 # --------------------------------------------------------------------------------------
 # Helpers shared by the readers
+
+
+def column_names(name):
+    """A role's columns: none, one name, or a list of names (a label of several
+    columns, e.g. several targets or the bounds of an interval)."""
+    if name is None:
+        return []
+    return [name] if isinstance(name, str) else list(name)
+
+
+def check_role_names(label, weight, group):
+    """A label may name several columns (a list); weight and group name one."""
+    for role, name in (("weight", weight), ("group", group)):
+        if name is not None and not isinstance(name, str) and not hasattr(name, "shape") \
+                and isinstance(name, (list, tuple)):
+            raise ParameterError(f"{role} must name one column, got {name!r}")
+    if isinstance(label, (list, tuple)):
+        if len(label) < 1 or not all(isinstance(n, str) for n in label):
+            raise ParameterError(f"label must be a column name or a list of column names, "
+                                 f"got {label!r}")
+        if len(set(label)) != len(label):
+            raise ParameterError(f"label lists a column twice: {label!r}")
 
 
 def check_options(*, on_bad_rows, batch_bytes, batch_rows, categorical):
@@ -162,8 +199,9 @@ def resolve_columns(source_name, columns, *, label, weight, drop, categorical=No
     if isinstance(drop, str):
         drop = [drop]
     drop = list(drop or ())
-    given = [(r, n) for r, n in (("label", label), ("weight", weight), ("group", group))
-             if n is not None]
+    check_role_names(label, weight, group)
+    given = [(r, n) for r, value in (("label", label), ("weight", weight), ("group", group))
+             for n in column_names(value)]
     for role, name in given:
         if name not in seen:
             raise InputError(f"{source_name}: {role} column {name!r} not found; {available}")
@@ -183,7 +221,7 @@ def resolve_columns(source_name, columns, *, label, weight, drop, categorical=No
             if name in categorical:
                 raise InputError(f"{source_name}: the {role} column {name!r} cannot be "
                                  f"categorical; it must be numeric")
-    excluded = set(drop) | {label, weight, group}
+    excluded = set(drop) | {name for _, name in given}
     return [c for c in columns if c not in excluded]
 
 
@@ -324,10 +362,12 @@ class ArrowBatchSource(Source):
                 b.numeric[name] = to_float64(arr)
             else:
                 b.categorical[name] = to_string_array(arr)
+        values = {}
         for role, name in self.roles():
-            values = to_float64(col(name))
-            check_no_missing(self.name, role, name, values, row_start, self._describe_row)
-            setattr(b, role, values)
+            values[name] = to_float64(col(name))
+            check_no_missing(self.name, role, name, values[name], row_start,
+                             self._describe_row)
+        self.set_roles(b, values)
         return b
 
 

@@ -112,7 +112,8 @@ class ArrowBlockWriter:
     has_label, has_weight : bool
     """
 
-    def __init__(self, folder, compression, n_features, codes_dtype, has_label, has_weight):
+    def __init__(self, folder, compression, n_features, codes_dtype, has_label, has_weight,
+                 n_label_columns=1):
         codec = check_compression(compression)
         self.folder = folder
         self.n_features = n_features
@@ -193,6 +194,7 @@ class ArrowBlockReader:
         self.n_features = manifest["n_features"]
         self.codes_dtype = np.dtype(manifest["codes_dtype"]).newbyteorder("<")
         self.has_label = manifest["has_label"]
+        self.n_label_columns = manifest.get("label_columns", 1)
         self.has_weight = manifest["has_weight"]
         self._names = ["codes"] + ["label"] * self.has_label + ["weight"] * self.has_weight
         self._read_labels_options = pa.ipc.IpcReadOptions(
@@ -270,6 +272,8 @@ class ArrowBlockReader:
         for name, col in zip(names, batch.columns):
             if name == "codes":
                 dtype, shape = self.codes_dtype, (self.n_features, n_rows)
+            elif name == "label" and self.n_label_columns > 1:
+                dtype, shape = np.dtype("<f4"), (n_rows, self.n_label_columns)
             else:
                 dtype, shape = np.dtype("<f4"), (n_rows,)
             out[name] = self._unblob(b, name, col, dtype, shape)

@@ -56,8 +56,10 @@ class Hdf5BlockWriter:
     whose row count fixes the chunk size.
     """
 
-    def __init__(self, folder, compression, n_features, codes_dtype, has_label, has_weight):
+    def __init__(self, folder, compression, n_features, codes_dtype, has_label, has_weight,
+                 n_label_columns=1):
         self.compression = check_compression(compression)
+        self.n_label_columns = n_label_columns
         self.folder = folder
         self.n_features = n_features
         self.codes_dtype = np.dtype(codes_dtype).newbyteorder("<")
@@ -87,11 +89,13 @@ class Hdf5BlockWriter:
         }
         for name, present in (("label", self.has_label), ("weight", self.has_weight)):
             if present:
+                k = self.n_label_columns if name == "label" else 1
+                tail = () if k == 1 else (k,)
                 d[name] = f.create_dataset(
                     name,
-                    shape=(0,),
-                    maxshape=(None,),
-                    chunks=(block_rows,),
+                    shape=(0,) + tail,
+                    maxshape=(None,) + tail,
+                    chunks=(block_rows,) + tail,
                     dtype="<f4",
                     **_filters(self.compression, 4),
                 )
@@ -122,7 +126,8 @@ class Hdf5BlockWriter:
         for entry in self._entries:
             nbytes = 0
             for name, dset in self._dsets.items():
-                coord = (0, entry["row_start"]) if name == "codes" else (entry["row_start"],)
+                coord = (0, entry["row_start"]) if name == "codes" else \
+                    (entry["row_start"],) + (0,) * (dset.ndim - 1)
                 nbytes += dset.id.get_chunk_info_by_coord(coord).size
             entry["nbytes"] = int(nbytes)
         self._file.close()
@@ -148,6 +153,7 @@ class Hdf5BlockReader:
         self.codes_dtype = np.dtype(manifest["codes_dtype"])
         self.has_label = manifest["has_label"]
         self.has_weight = manifest["has_weight"]
+        self.n_label_columns = manifest.get("label_columns", 1)
         self.n_rows = manifest["n_rows"]
         self.data_file = manifest["data_file"]
         self.data_file_nbytes = manifest["data_file_nbytes"]
@@ -179,6 +185,8 @@ class Hdf5BlockReader:
         for name in wanted:
             d = f.get(name)
             ok_shape = (self.n_features, self.n_rows) if name == "codes" else (self.n_rows,)
+            if name == "label" and self.n_label_columns > 1:
+                ok_shape = (self.n_rows, self.n_label_columns)
             ok_dtype = self.codes_dtype if name == "codes" else np.dtype(np.float32)
             if not isinstance(d, h5py.Dataset) or d.shape != ok_shape or d.dtype != ok_dtype:
                 got = "missing" if d is None else f"{getattr(d, 'shape', '?')} {getattr(d, 'dtype', '?')}"
@@ -205,7 +213,7 @@ class Hdf5BlockReader:
                     arr = np.empty((self.n_features, n), dtype=self.codes_dtype)
                     d.read_direct(arr, np.s_[:, a : a + n])
                 else:
-                    arr = np.empty(n, dtype=np.float32)
+                    arr = np.empty((n,) + d.shape[1:], dtype=np.float32)
                     d.read_direct(arr, np.s_[a : a + n])
                 # Same contract as the Arrow reader: blocks may be kept resident and shared.
                 arr.flags.writeable = False

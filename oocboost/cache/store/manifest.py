@@ -50,6 +50,7 @@ RESERVED_KEYS = frozenset(
         "data_file",
         "data_file_nbytes",
         "groups",
+        "label_columns",
     }
 )
 #: File of the query group boundaries (int64 ``.npy``), when the cache has groups.
@@ -222,6 +223,11 @@ def validate_manifest(manifest, path):
             crc = b.get("crc32")
             if not isinstance(crc, int) or isinstance(crc, bool) or not 0 <= crc < 2**32:
                 raise CacheError(f"cache {path}: block {i} has crc32={crc!r}, expected a 32-bit integer")
+    label_columns = manifest.get("label_columns", 1)
+    if not isinstance(label_columns, int) or isinstance(label_columns, bool) or \
+            label_columns < 1 or (label_columns > 1 and not manifest.get("has_label")):
+        raise CacheError(f"cache {path}: label_columns={label_columns!r}, expected a "
+                         f"positive integer (more than 1 only with a label)")
     groups = manifest.get("groups")
     if groups is not None:
         _check_groups_entry(groups, n_rows, path)

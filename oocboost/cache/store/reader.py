@@ -106,6 +106,7 @@ class Cache:
         self.codes_dtype = np.dtype(m["codes_dtype"])
         self.has_label = m["has_label"]
         self.has_weight = m["has_weight"]
+        self.n_label_columns = m.get("label_columns", 1)
         blocks = m["blocks"]
         self.n_blocks = len(blocks)
         self.block_row_starts = np.array([b["row_start"] for b in blocks], dtype=np.int64)
@@ -169,6 +170,14 @@ class Cache:
 
             self._bin_mapper = BinMapper.from_dict(d)
         return self._bin_mapper
+
+    def require_one_label(self, who):
+        """Raise :class:`ParameterError` unless the cache has one label column."""
+        if self.n_label_columns != 1:
+            raise ParameterError(
+                f"{who} takes one label column, but cache {self.path} has "
+                f"{self.n_label_columns}; several targets are learned by gradient boosting "
+                f"(one tree per target), an interval by survival:aft")
 
     # ---- reading ---------------------------------------------------------------------
     def _check_index(self, i):
@@ -294,10 +303,12 @@ class Cache:
 
         Returns
         -------
-        label : ndarray (n_rows,) float32 or None
+        label : ndarray (n_rows,) float32 (``(n_rows, k)`` with ``k`` label columns) or None
         weight : ndarray (n_rows,) float32 or None
         """
-        label = np.empty(self.n_rows, np.float32) if self.has_label else None
+        shape = self.n_rows if self.n_label_columns == 1 else (self.n_rows,
+                                                                self.n_label_columns)
+        label = np.empty(shape, np.float32) if self.has_label else None
         weight = np.empty(self.n_rows, np.float32) if self.has_weight else None
         if label is None and weight is None:
             return None, None

@@ -37,9 +37,12 @@ class RowWeightedCache(Cache):
         labels, weights = cache.read_labels()
         weight = factor if weights is None else weights * factor
         self.manifest = dict(cache.manifest, has_weight=True)
-        if labels is not None:
-            stats = LabelStats().update(labels, weight)
-            self.manifest["label_stats"] = stats.to_dict()
+        if labels is not None and labels.ndim == 2:
+            self.manifest["label_stats"] = [
+                LabelStats().update(np.where(np.isfinite(c), c, np.nan), weight).to_dict()
+                for c in labels.T]
+        elif labels is not None:
+            self.manifest["label_stats"] = LabelStats().update(labels, weight).to_dict()
 
     def _weighted(self, block):
         factor = self._factor[block.row_start:block.row_start + block.n_rows]

@@ -124,6 +124,7 @@ class CacheWriter:
         has_label,
         has_weight,
         overwrite=False,
+        n_label_columns=1,
     ):
         if backend not in _BACKENDS:
             raise ParameterError(f"backend must be one of {tuple(_BACKENDS)}, got {backend!r}")
@@ -141,6 +142,11 @@ class CacheWriter:
         self.codes_dtype = codes_dtype
         self.has_label = bool(has_label)
         self.has_weight = bool(has_weight)
+        if isinstance(n_label_columns, bool) or not isinstance(n_label_columns, (int, np.integer)) \
+                or n_label_columns < 1:
+            raise ParameterError(f"n_label_columns must be a positive integer, got "
+                                 f"{n_label_columns!r}")
+        self.n_label_columns = int(n_label_columns)
         self.overwrite = bool(overwrite)
         # Fail before spending time on the build; checked again at commit.
         _check_target(self.path, self.overwrite)
@@ -158,7 +164,8 @@ class CacheWriter:
         self._state = "open"
         try:
             self._backend = writer_cls(
-                self._tmp, compression, self.n_features, codes_dtype, self.has_label, self.has_weight
+                self._tmp, compression, self.n_features, codes_dtype, self.has_label,
+                self.has_weight, self.n_label_columns
             )
         except BaseException:
             self.abort()
@@ -181,9 +188,11 @@ class CacheWriter:
         if arr is None:
             raise ParameterError(f"cache {self.path}: block {len(self._blocks)} needs a {name} array")
         arr = np.ascontiguousarray(arr, dtype=np.float32)
-        if arr.shape != (n_rows,):
+        k = self.n_label_columns if name == "label" else 1
+        want = (n_rows,) if k == 1 else (n_rows, k)
+        if arr.shape != want:
             raise ParameterError(
-                f"cache {self.path}: block {len(self._blocks)} {name} has shape {arr.shape}, expected ({n_rows},)"
+                f"cache {self.path}: block {len(self._blocks)} {name} has shape {arr.shape}, expected {want}"
             )
         return arr
 
@@ -274,6 +283,8 @@ class CacheWriter:
                 "has_label": self.has_label,
                 "has_weight": self.has_weight,
                 **({} if self._groups is None else {"groups": self._groups}),
+                **({} if self.n_label_columns == 1 else
+                   {"label_columns": self.n_label_columns}),
                 **extra,
                 **fields,
                 "blocks": self._blocks,

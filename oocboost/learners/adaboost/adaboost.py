@@ -188,6 +188,7 @@ def train_adaboost(cache, *, algorithm="SAMME", n_estimators=50, learning_rate=1
     algorithm = canonical_algorithm(algorithm)
     check_boost_params(n_estimators, learning_rate, max_depth, loss)
     cache = open_cache(cache)
+    cache.require_one_label("AdaBoost")
     if not cache.has_label:
         raise ParameterError(f"training cache {cache.path} has no label column; rebuild it "
                              f"with --label")

@@ -51,6 +51,7 @@ BOOSTER_DEFAULTS = {
     "feature_weights": None,
     "max_cat_threshold": 64,
     "booster": "gbtree",
+    "multi_strategy": "one_output_per_tree",
     "rate_drop": 0.0,
     "one_drop": 0,
     "skip_drop": 0.0,

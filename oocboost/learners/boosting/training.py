@@ -206,11 +206,30 @@ def _objective_and_metrics(p, user_params, cache):
     obj_params = objective_params(p)
     if "max_delta_step" in obj_params and "max_delta_step" not in user_params:
         obj_params.pop("max_delta_step")
-    objective = get_objective(p["objective"], obj_params)
+    objective = _objective_for_labels(p, obj_params, cache)
     metrics = [get_metric(name, **objective.default_metric_params)
                if name == objective.default_metric else get_metric(name)
                for name in _metric_names(p, objective)]
     return objective, metrics
+
+
+def _objective_for_labels(p, obj_params, cache):
+    """The objective, fitted to the cache's label columns: one per target for several
+    targets (``n_targets``), or the two bounds an interval objective reads."""
+    if p["multi_strategy"] != "one_output_per_tree":
+        raise ParameterError(f"multi_strategy={p['multi_strategy']!r} is not offered: "
+                             f"targets are learned one tree each "
+                             f"('one_output_per_tree', XGBoost's default)")
+    objective = get_objective(p["objective"], obj_params)
+    k = cache.n_label_columns
+    wanted = getattr(objective, "label_columns", 1)
+    if k == wanted:
+        return objective
+    if wanted == 1:
+        return get_objective(p["objective"], {**obj_params, "n_targets": k})
+    raise ParameterError(f"{objective.name} reads {wanted} label columns, but training "
+                         f"cache {cache.path} has {k}: build it with label=[...] naming "
+                         f"{wanted} columns")
 
 
 def _base_margin(objective, p, cache, init_model):
@@ -223,7 +242,9 @@ def _base_margin(objective, p, cache, init_model):
         return np.asarray(init_model.base_margin, dtype=np.float64)
     if p["base_score"] is not None:
         return np.full(objective.n_outputs, objective.base_score_to_margin(p["base_score"]))
-    stats = LabelStats.from_dict(cache.manifest["label_stats"])
+    stats = cache.manifest["label_stats"]
+    stats = [LabelStats.from_dict(s) for s in stats] if isinstance(stats, list) else \
+        LabelStats.from_dict(stats)
     return np.asarray(objective.base_margin(stats), dtype=np.float64)
 
 

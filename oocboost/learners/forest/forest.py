@@ -74,6 +74,7 @@ def train_forest(cache, config, n_estimators, *, model=None, classes=None):
         Per new tree ``{"impurity", "weighted_n"}`` (decision trees) or None.
     oob_decision : ndarray (n_rows, n_outputs) or None
     """
+    cache.require_one_label("a tree or forest")
     from ...engine.plan import plan_train
     from ...model.tree import Tree
     from ...utils.rss import current_rss, peak_rss

@@ -64,6 +64,7 @@ from .classification import (
     Softmax,
 )
 from .log_link import CoxPH, Gamma, Poisson, Tweedie
+from .multi_target import MultiTarget, check_n_targets
 from .ranking import LambdaRank, ranking_params
 from .regression import AbsoluteError, PseudoHuberError, QuantileError, SquaredError
 
@@ -163,7 +164,9 @@ def get_objective(name, params=None):
         ``reg:tweedie``); for ``rank:*`` ``lambdarank_pair_method`` ("topk" or "mean"),
         ``lambdarank_num_pair_per_sample`` (default 32 for topk, 1 for mean),
         ``lambdarank_normalization``, ``lambdarank_score_normalization``,
-        ``ndcg_exp_gain`` (all true by default). ``None`` values count as absent.
+        ``ndcg_exp_gain`` (all true by default); ``n_targets`` (default 1: the label
+        columns of a multi-output model, see :mod:`.multi_target`). ``None`` values
+        count as absent.
 
     Returns
     -------
@@ -179,4 +182,6 @@ def get_objective(name, params=None):
             f"unknown objective {name!r}; expected one of: {', '.join(OBJECTIVE_NAMES)}"
         )
     params = {k: v for k, v in (params or {}).items() if v is not None}
-    return _FACTORIES[name](params)
+    n_targets = check_n_targets(name, params.pop("n_targets", 1))
+    objective = _FACTORIES[name](params)
+    return objective if n_targets == 1 else MultiTarget(objective, n_targets)
