@@ -55,7 +55,10 @@ def cmd_build_cache(args):
     elif categorical == "none":
         categorical = None
     na_values = _csv_list(args.na_values) if args.na_values is not None else None
-    build_cache(args.input, args.output, label=args.label, weight=args.weight,
+    label = args.label
+    if label is not None and "," in label:  # several targets, or an interval's bounds
+        label = _csv_list(label)
+    build_cache(args.input, args.output, label=label, weight=args.weight,
                 group=args.group, categorical=categorical, drop=_csv_list(args.drop) or (),
                 max_bin=args.max_bin, max_categories=args.max_categories,
                 block_rows=args.block_rows, backend=args.format,
@@ -296,7 +299,8 @@ def _add_build_cache_and_info(sub):
     b = sub.add_parser("build-cache", help="bin a CSV/Parquet/Arrow file into a cache")
     b.add_argument("input", help="CSV (plain or .gz), Parquet or Arrow IPC/Feather file")
     b.add_argument("-o", "--output", required=True, help="cache folder to create")
-    b.add_argument("--label", help="label column")
+    b.add_argument("--label", help="label column; comma-separated columns for several "
+                                   "targets, or the lower,upper bounds of survival:aft")
     b.add_argument("--weight", help="sample-weight column")
     b.add_argument("--group", help="query group id column, for ranking (rank:*): the rows "
                                    "of a group must be contiguous")

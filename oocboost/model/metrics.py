@@ -313,6 +313,62 @@ class _CoxNLogLik(Metric):
         raise ParameterError("cox-nloglik is not additive over blocks; call it on all rows")
 
 
+class _IntervalMetric(Metric):
+    """Metrics of interval labels ``(n, 2)`` (``survival:aft``) on margins ``(n,)``:
+    the weighted mean of a per-row value."""
+
+    is_additive = False
+
+    def __call__(self, label, prediction, weight=None):
+        from .objectives.survival import interval_bounds
+
+        lower, upper = interval_bounds(label, self.name)
+        m = np.asarray(prediction, dtype=np.float64).reshape(-1)
+        if m.shape != lower.shape:
+            raise InputError(f"{self.name} expects predictions of shape {lower.shape}, got "
+                             f"{np.shape(prediction)}")
+        values = self._rows(lower, upper, m)
+        w = np.ones_like(values) if weight is None else np.asarray(weight, np.float64)
+        total = w.sum()
+        return float(np.dot(w, values) / total) if total > 0 else float(np.sum(values))
+
+    def partial(self, label, prediction, weight=None):
+        raise ParameterError(f"{self.name} takes all rows at once")
+
+    def finalize(self, sums):
+        raise ParameterError(f"{self.name} takes all rows at once")
+
+
+class _AftNLogLik(_IntervalMetric):
+    """Negative log-likelihood of the AFT model (XGBoost's ``aft-nloglik``)."""
+
+    def _rows(self, lower, upper, m):
+        from ..kernels.survival import aft_losses
+        from .objectives.survival import AFT_DISTRIBUTIONS
+
+        out = np.empty_like(m)
+        aft_losses(AFT_DISTRIBUTIONS[self.params["aft_loss_distribution"]],
+                   self.params["aft_loss_distribution_scale"], lower, upper, m, out)
+        return out
+
+
+class _IntervalAccuracy(_IntervalMetric):
+    """Share of rows (weighted) whose predicted time ``exp(m)`` lies in ``[lower,
+    upper]`` (XGBoost's ``interval-regression-accuracy``)."""
+
+    higher_is_better = True
+
+    def _rows(self, lower, upper, m):
+        t = np.exp(m)
+        return ((t >= lower) & (t <= upper)).astype(np.float64)
+
+
+def _aft_metric(name, params):
+    from .objectives.survival import aft_params
+
+    return _AftNLogLik(name, aft_params(params))
+
+
 def _real(value, key, name, low, high):
     if isinstance(value, bool) or not isinstance(value, numbers.Real) or \
             not low < float(value) < high:
@@ -330,7 +386,7 @@ _SIMPLE = {
 #: Every metric name :func:`get_metric` knows (``error@t`` for any threshold ``t``).
 METRIC_NAMES = ("rmse", "mae", "logloss", "error", "error@t", "auc", "mlogloss", "merror",
                 "poisson-nloglik", "gamma-deviance", "gamma-nloglik", "tweedie-nloglik@rho",
-                "cox-nloglik", "ndcg", "ndcg@k", "ndcg@k-", "map", "map@k", "map@k-", "pre@k",
+                "cox-nloglik", "aft-nloglik", "interval-regression-accuracy", "ndcg", "ndcg@k", "ndcg@k-", "map", "map@k", "map@k-", "pre@k",
                 "mphe", "quantile", "r2", "accuracy")
 
 
@@ -380,6 +436,10 @@ def get_metric(name, **params):
     if extra and (base in _SIMPLE or base in ("error", "quantile", "mphe")):
         raise ParameterError(f"metric {name} takes no parameter(s) {sorted(extra)}; it "
                              f"takes {sorted(allowed.get(base, set())) or 'none'}")
+    if name == "aft-nloglik":
+        return _aft_metric(name, params)
+    if name == "interval-regression-accuracy":
+        return _IntervalAccuracy(name)
     if name in _SIMPLE:
         return _SIMPLE[name](name)
     if name == "error" or name.startswith("error@"):

@@ -46,6 +46,8 @@ BOOSTER_DEFAULTS = {
     "lambdarank_score_normalization": True,
     "lambdarank_unbiased": False,
     "ndcg_exp_gain": True,
+    "aft_loss_distribution": "normal",
+    "aft_loss_distribution_scale": 1.0,
     "interaction_constraints": None,
     "monotone_constraints": None,
     "feature_weights": None,
@@ -180,7 +182,8 @@ def objective_params(params):
     keys = ("num_class", "scale_pos_weight", "huber_slope", "quantile_alpha",
             "max_delta_step", "tweedie_variance_power", "lambdarank_pair_method",
             "lambdarank_num_pair_per_sample", "lambdarank_normalization",
-            "lambdarank_score_normalization", "lambdarank_unbiased", "ndcg_exp_gain")
+            "lambdarank_score_normalization", "lambdarank_unbiased", "ndcg_exp_gain",
+            "aft_loss_distribution", "aft_loss_distribution_scale")
     out = {k: params[k] for k in keys if params.get(k) is not None}
     if params["objective"] != "count:poisson":
         out.pop("max_delta_step", None)

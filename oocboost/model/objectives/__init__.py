@@ -28,6 +28,7 @@ name                              n_outputs     link             default_metric
 ``reg:gamma``                     1             exp              ``gamma-deviance``
 ``reg:tweedie``                   1             exp              ``tweedie-nloglik@rho``
 ``survival:cox``                  1             exp              ``cox-nloglik``
+``survival:aft``                  1             exp              ``aft-nloglik``
 ``rank:pairwise``                 1             identity         ``ndcg@32``
 ``rank:ndcg``                     1             identity         ``ndcg@32``
 ``rank:map``                      1             identity         ``map@32``
@@ -67,6 +68,7 @@ from .log_link import CoxPH, Gamma, Poisson, Tweedie
 from .multi_target import MultiTarget, check_n_targets
 from .ranking import LambdaRank, ranking_params
 from .regression import AbsoluteError, PseudoHuberError, QuantileError, SquaredError
+from .survival import AFT, aft_params
 
 __all__ = ["Objective", "get_objective", "OBJECTIVE_NAMES"]
 
@@ -138,6 +140,7 @@ _FACTORIES = {
     "reg:gamma": lambda p: Gamma({}),
     "reg:tweedie": _make_tweedie,
     "survival:cox": lambda p: CoxPH({}),
+    "survival:aft": lambda p: AFT(aft_params(p)),
     "rank:pairwise": lambda p: LambdaRank(ranking_params("rank:pairwise", p), "rank:pairwise"),
     "rank:ndcg": lambda p: LambdaRank(ranking_params("rank:ndcg", p), "rank:ndcg"),
     "rank:map": lambda p: LambdaRank(ranking_params("rank:map", p), "rank:map"),
