@@ -364,7 +364,7 @@ def big_csv(tmp_path_factory):
 #: interpreter's shutdown left a complete cache and exit code 0.
 _SLOW_BUILD = """
 import sys, time
-import oocboost.cache.build, oocboost.cache.store.writer
+import oocboost.cache.build, oocboost.cache.spool, oocboost.cache.store.writer
 from oocboost import cli
 
 def paced(method):
@@ -374,7 +374,7 @@ def paced(method):
         return result
     return run
 
-oocboost.cache.build._Spool.write = paced(oocboost.cache.build._Spool.write)
+oocboost.cache.spool.Spool.write = paced(oocboost.cache.spool.Spool.write)
 oocboost.cache.store.writer.CacheWriter.write_block = paced(
     oocboost.cache.store.writer.CacheWriter.write_block)
 sys.exit(cli.main(sys.argv[1:]))
@@ -451,7 +451,7 @@ def test_sigint_leaves_nothing(tmp_path, big_csv, phase):
 #: without the recorded interrupt the build went on and committed with exit code 0.
 _SWALLOWED_SIGINT = """
 import signal, sys
-import oocboost.cache.build, oocboost.cache.store.writer
+import oocboost.cache.build, oocboost.cache.spool, oocboost.cache.store.writer
 from oocboost import cli
 
 
@@ -475,7 +475,7 @@ def once(owner, name):
 
 where = sys.argv.pop(1)
 if where == "pass1":
-    once(oocboost.cache.build._Spool, "write")
+    once(oocboost.cache.spool.Spool, "write")
 elif where == "pass2":
     once(oocboost.cache.store.writer.CacheWriter, "write_block")
 else:  # the manifest, built right before the commit

@@ -22,15 +22,10 @@ import hashlib
 import json
 import os
 import queue
-import re
-import shutil
-import tempfile
 import threading
 import time
 
 import numpy as np
-import pyarrow as pa
-import pyarrow.ipc as ipc
 
 from ..common import DEFAULT_MAX_BIN, Y_DTYPE, binned_dtype, check_max_bin
 from ..errors import CacheError, MemoryLimitError, ParameterError, SchemaError
@@ -41,10 +36,10 @@ from .binning import BinMapper
 from .categories import CategoryCounter
 from .groups import GroupRuns
 from .ingest import open_source
-from .ingest.source import Batch
 from .label_stats import LabelStats
 from .plan import MIN_CSV_BLOCK_BYTES, plan_build
 from .sketch import DEFAULT_MAX_EXACT, QuantileSketch
+from .spool import Spool
 
 #: Build parameters that change the cache's content (part of its fingerprint).
 _CONTENT_PARAMS = ("label", "weight", "categorical", "drop", "max_bin", "max_categories",
@@ -194,98 +189,6 @@ class _InOrderWorker:
 
 
 _DONE = object()
-
-
-_SPOOL_PREFIX = ".oocb-spool-"
-_SPOOL_RE = re.compile(re.escape(_SPOOL_PREFIX) + r"(\d+)-")
-
-
-def _clean_stale_spools(directory):
-    """Remove spool folders left in ``directory`` by builds whose process is gone."""
-    import psutil
-
-    try:
-        names = os.listdir(directory)
-    except OSError:
-        return
-    for name in names:
-        m = _SPOOL_RE.match(name)
-        if m and int(m.group(1)) != os.getpid() and not psutil.pid_exists(int(m.group(1))):
-            shutil.rmtree(os.path.join(directory, name), ignore_errors=True)
-
-
-class _Spool:
-    """Parsed batches written once to a local Arrow IPC file, read back in pass 2.
-
-    Read with ordinary file reads, not a memory map: mapped pages would count in the
-    process's resident memory and the build's peak RSS would grow with the file.
-    """
-
-    def __init__(self, directory):
-        _clean_stale_spools(directory)
-        # The pid in the name lets a later build remove the spool of a killed one.
-        self.dir = tempfile.mkdtemp(prefix=f"{_SPOOL_PREFIX}{os.getpid()}-", dir=directory)
-        self.path = os.path.join(self.dir, "spool.arrow")
-        self._writer = None
-        self._sink = None
-        self.n_batches = 0
-
-    def write(self, batch):
-        names, arrays = [], []
-        for name, values in batch.numeric.items():
-            names.append("n:" + name)
-            arrays.append(pa.array(values, type=pa.float64()))
-        for name, values in batch.categorical.items():
-            names.append("c:" + name)
-            arrays.append(values)
-        for role in ("label", "weight", "group"):
-            values = getattr(batch, role)
-            if values is None:
-                continue
-            # a label of k columns is spooled as columns label, label#1, ...
-            columns = values.T if values.ndim == 2 else [values]
-            for j, column in enumerate(columns):
-                names.append(role if j == 0 else f"{role}#{j}")
-                arrays.append(pa.array(np.ascontiguousarray(column), type=pa.float64()))
-        rb = pa.RecordBatch.from_arrays(arrays, names=names)
-        if self._writer is None:
-            self._sink = pa.OSFile(self.path, "wb")
-            self._writer = ipc.new_file(self._sink, rb.schema)
-        self._writer.write_batch(rb)
-        self.n_batches += 1
-
-    def close_writer(self):
-        if self._writer is not None:
-            self._writer.close()
-            self._sink.close()
-            self._writer = None
-
-    def batches(self):
-        if self.n_batches == 0:
-            return
-        with pa.OSFile(self.path, "rb") as f:
-            reader = ipc.open_file(f)
-            row_start = 0
-            for i in range(reader.num_record_batches):
-                rb = reader.get_batch(i)
-                numeric, categorical, roles = {}, {}, {}
-                for name, col in zip(rb.schema.names, rb.columns):
-                    if name.startswith("n:"):
-                        numeric[name[2:]] = col.to_numpy(zero_copy_only=False)
-                    elif name.startswith("c:"):
-                        categorical[name[2:]] = col
-                    else:  # label (label#1, ... for more columns), weight, group
-                        roles.setdefault(name.split("#")[0], []).append(
-                            col.to_numpy(zero_copy_only=False))
-                roles = {k: v[0] if len(v) == 1 else np.column_stack(v)
-                         for k, v in roles.items()}
-                yield Batch(row_start=row_start, n_rows=rb.num_rows, numeric=numeric,
-                            categorical=categorical, **roles)
-                row_start += rb.num_rows
-
-    def remove(self):
-        self.close_writer()
-        shutil.rmtree(self.dir, ignore_errors=True)
 
 
 class _BlockAssembler:
@@ -561,7 +464,7 @@ def _build(job):
             # Files and streams are read once: pass 2 reads the parsed spool. In-memory
             # data is simply sliced again.
             if job.source_fp.get("kind") != "memory":
-                spool = _Spool(parent)
+                spool = Spool(parent)
             pass1 = _sketch_pass(job, spool)
             if job.deferred:
                 job.source_fp = source.fingerprint()

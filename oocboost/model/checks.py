@@ -88,9 +88,12 @@ def _check_attributes(model):
     attributes = model.attributes
     for key in ("label", "group"):
         column = attributes.get(key)
-        if column is not None and not isinstance(column, str):
-            raise ModelError(f"attributes.{key} must be a column name or null, got "
-                             f"{column!r}")
+        names = key == "label" and isinstance(column, list) and column and \
+            all(isinstance(c, str) for c in column)
+        if column is not None and not isinstance(column, str) and not names:
+            raise ModelError(f"attributes.{key} must be a column name"
+                             f"{' (or a list of names)' if key == 'label' else ''} or "
+                             f"null, got {column!r}")
     seed = attributes.get("seed")
     if seed is not None and (not isinstance(seed, int) or isinstance(seed, bool)):
         raise ModelError(f"attributes.seed must be an integer, got {seed!r}")

@@ -90,14 +90,16 @@ def _open_for_model(model, data, label=None, group=None):
         return open_source(data, categorical=None, feature_names=model.feature_names
                            if data.ndim == 2 and data.shape[1] == model.n_features else None)
     probe = open_source(data, categorical="auto")
-    wanted = set(model.feature_names) | {c for c in (label, group) if c}
-    columns = list(probe.feature_names) + [c for c in (probe.label_name,) if c]
+    labels = [label] if isinstance(label, str) else list(label or ())
+    wanted = set(model.feature_names) | set(labels) | ({group} if group else set())
+    columns = list(probe.feature_names)
     missing = [n for n in model.feature_names if n not in columns]
     if missing:
         raise SchemaError(f"{probe.name} lacks the model's feature columns {missing}")
-    for role, name in (("label", label), ("query group", group)):
-        if name and name not in columns:
-            raise SchemaError(f"{probe.name} has no {role} column {name!r}")
+    for role, names in (("label", labels), ("query group", [group] if group else [])):
+        for name in names:
+            if name not in columns:
+                raise SchemaError(f"{probe.name} has no {role} column {name!r}")
     drop = [c for c in columns if c not in wanted]
     return open_source(data, label=label, group=group, drop=drop, categorical=cats or None)
 
@@ -206,7 +208,12 @@ def _columns(model, values, output_margin, pred_leaf):
         return [f"leaf_{t}" for t in range(values.shape[1])]
     if values.ndim == 1:
         return ["margin" if output_margin else "prediction"]
-    prefix = "margin" if output_margin else "prob"
+    objective = model_objective(model)
+    prefix = "margin" if output_margin else \
+        ("prob" if objective.is_classification else "prediction")
+    labels = (model.attributes or {}).get("label")
+    if isinstance(labels, list) and len(labels) == values.shape[1]:
+        return [f"{prefix}_{name}" for name in labels]  # one output per target column
     return [f"{prefix}_{k}" for k in range(values.shape[1])]
 
 
@@ -322,7 +329,8 @@ def evaluate(model, data, *, metrics=None, iteration_range=None, label=None, gro
     out = {}
     for metric in chosen:
         values = prediction
-        if not metric.multiclass and values.ndim == 2 and values.shape[1] == 2:
+        if not metric.multiclass and values.ndim == 2 and values.shape[1] == 2 and \
+                objective.name == "multi:proba":
             # two-class models that output both probabilities (forests, AdaBoost):
             # binary metrics take the positive class's
             values = values[:, 1]

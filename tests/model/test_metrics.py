@@ -231,8 +231,8 @@ def test_higher_is_better():
         name = {"error@t": "error@0.2", "tweedie-nloglik@rho": "tweedie-nloglik@1.3"}.get(
             name, name.replace("@k", "@3"))
         ranking = name.startswith(("ndcg", "map", "pre"))
-        assert get_metric(name).higher_is_better == (ranking or
-                                                     name in ("auc", "r2", "accuracy"))
+        assert get_metric(name).higher_is_better == (ranking or name in (
+            "auc", "r2", "accuracy", "interval-regression-accuracy"))
 
 
 def test_bad_names_parameters_and_inputs():

@@ -367,6 +367,7 @@ def test_attributes_and_roundtrip():
         "rank:pairwise": (1, False, "ndcg@32"),
         "rank:ndcg": (1, False, "ndcg@32"),
         "rank:map": (1, False, "map@32"),
+        "survival:aft": (1, False, "aft-nloglik"),
     }
     assert set(table) == set(OBJECTIVE_NAMES)
     for name, (n_out, is_clf, metric) in table.items():
