@@ -170,8 +170,14 @@ class CartPolicy:
 
     Parameters
     ----------
-    criterion : {"gini", "entropy", "log_loss", "squared_error", "friedman_mse", "poisson"}
+    criterion : {"gini", "entropy", "log_loss", "squared_error", "friedman_mse", "poisson",
+                 "absolute_error"}
         ``friedman_mse`` is ``squared_error`` (scikit-learn >= 1.9 maps it so).
+        ``absolute_error`` reads one statistic per label value (``label_values``) and the
+        count, as classification does, and its leaves are the weighted medians.
+    label_values : ndarray (K,) or None
+        Ascending label values of ``absolute_error`` (each row's statistics go to its
+        value's lane).
     n_classes : int
         K for classification, 0 for regression.
     n_value_bins, is_categorical, missing_bin : binning of the features
@@ -193,7 +199,7 @@ class CartPolicy:
     def __init__(self, *, criterion, n_classes, n_value_bins, is_categorical, missing_bin,
                  total_weight, min_samples_leaf=1, min_weight_leaf=0.0,
                  min_impurity_decrease=0.0, splitter="best", rng=None,
-                 hist_dtype=HIST_DTYPE):
+                 hist_dtype=HIST_DTYPE, label_values=None):
         # scikit-learn >= 1.9 maps friedman_mse to squared_error (Friedman's improvement
         # picks the same splits: it is the squared-error proxy minus a node constant,
         # times the node weight); so do we
@@ -203,11 +209,17 @@ class CartPolicy:
             from ..errors import ParameterError
 
             raise ParameterError(f"criterion must be one of gini, entropy, log_loss, "
-                                 f"squared_error, friedman_mse, poisson; got {criterion!r}")
+                                 f"squared_error, friedman_mse, poisson, absolute_error; got "
+                                 f"{criterion!r}")
         self.criterion_code = ks.CRITERIA[name]
+        self.label_values = np.empty(0)
+        if name == "absolute_error":
+            self.label_values = np.ascontiguousarray(label_values, dtype=np.float64)
+            n_classes = len(self.label_values)
         self.n_classes = int(n_classes) if name not in ("squared_error", "poisson") else 0
         self.n_stats = self.n_classes + 1 if self.n_classes else 4
-        self.n_outputs = self.n_classes if self.n_classes else 1
+        self.n_outputs = self.n_classes if self.n_classes and name != "absolute_error" \
+            else 1
         self.count_stat = self.n_stats - 1
         self.size_stat = self.count_stat
         # the count statistic is 1 for a row of positive weight and every statistic of
@@ -237,7 +249,7 @@ class CartPolicy:
         """Node impurity, (n,)."""
         out = np.empty(len(sums))
         kcart.node_impurity(np.ascontiguousarray(sums, dtype=np.float64), self.criterion_code,
-                         self.n_classes, out)
+                            self.n_classes, self.label_values, out)
         return out
 
     def find_splits(self, hist, sums, slots, feature_mask, trees=None, node_ids=None,
@@ -266,7 +278,8 @@ class CartPolicy:
             self.missing_bin, self.criterion_code, self.n_classes, self.min_samples_leaf,
             self.min_weight_leaf, self.total_weight, random_bin, improvement, out["gain"],
             out["feature"], out["bin"], out["default_left"], out["is_categorical"],
-            out["cat_bitset"], out["left_sums"], out["right_sums"], bool(zero_after))
+            out["cat_bitset"], out["left_sums"], out["right_sums"], bool(zero_after),
+            self.label_values)
         out["improvement"] = improvement
         out["importance_gain"] = out["gain"]
         return out
@@ -279,9 +292,31 @@ class CartPolicy:
 
     def leaf_values(self, sums, trees=None, node_ids=None):
         sums = np.asarray(sums, dtype=np.float64)
+        if self.label_values.size:  # absolute_error: the weighted median
+            return weighted_medians(sums[:, : self.n_classes], self.label_values)[:, None]
         if self.n_classes:
             counts = sums[:, : self.n_classes]
             total = counts.sum(axis=1, keepdims=True)
             return np.divide(counts, total, out=np.zeros_like(counts), where=total > 0)
         w = sums[:, 0]
         return np.divide(sums[:, 1], w, out=np.zeros_like(w), where=w > 0)[:, None]
+
+
+def weighted_medians(weights, values):
+    """scikit-learn's weighted median of each row of ``weights`` (n, K) over ascending
+    ``values`` (K,): the first value whose cumulative weight exceeds half the total, or
+    the mid-point of the two values around an exact half; 0 for a row of no weight."""
+    weights = np.asarray(weights, dtype=np.float64)
+    total = weights.sum(axis=1)
+    cum = np.cumsum(weights, axis=1)
+    half = 0.5 * total
+    out = np.zeros(len(weights))
+    for i in np.flatnonzero(total > 0):  # one step per node, not per row
+        k = int(np.argmax(cum[i] > half[i]))
+        below = cum[i, k - 1] if k > 0 else 0.0
+        out[i] = values[k]
+        if below == half[i]:
+            prev = np.flatnonzero(weights[i, :k] > 0)
+            if prev.size:
+                out[i] = 0.5 * (values[prev[-1]] + values[k])
+    return out

@@ -153,12 +153,16 @@ from numba import njit
 CRITERION_GINI = 0
 CRITERION_ENTROPY = 1
 CRITERION_SQUARED_ERROR = 2
-#: Half Poisson deviance (scikit-learn's ``poisson``); codes >= CRITERION_SQUARED_ERROR
-#: are regression.
+#: Half Poisson deviance (scikit-learn's ``poisson``); squared error and Poisson use the
+#: moment statistics (w, w y, w y^2 or w y log y, count).
 CRITERION_POISSON = 3
+#: Mean absolute error around the weighted median (scikit-learn's ``absolute_error``):
+#: statistics laid out as classification's, one lane per distinct label value.
+CRITERION_ABSOLUTE_ERROR = 4
 #: Name -> ``criterion_code`` of :func:`find_splits_cart`.
 CRITERIA = {"gini": CRITERION_GINI, "entropy": CRITERION_ENTROPY,
-            "squared_error": CRITERION_SQUARED_ERROR, "poisson": CRITERION_POISSON}
+            "squared_error": CRITERION_SQUARED_ERROR, "poisson": CRITERION_POISSON,
+            "absolute_error": CRITERION_ABSOLUTE_ERROR}
 
 #: XGBoost's default ``max_cat_to_onehot`` and ``max_cat_threshold``.
 DEFAULT_MAX_CAT_TO_ONEHOT = 4

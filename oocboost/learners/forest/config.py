@@ -15,7 +15,7 @@ LEARNERS = ("random_forest", "extra_trees", "decision_tree", "bagging")
 #: Integer labels with at most this many classes make the CLI choose classification.
 MAX_AUTO_CLASSES = 32
 CLASSIFICATION_CRITERIA = ("gini", "entropy", "log_loss")
-REGRESSION_CRITERIA = ("squared_error", "friedman_mse", "poisson")
+REGRESSION_CRITERIA = ("squared_error", "friedman_mse", "poisson", "absolute_error")
 
 
 @dataclass
@@ -49,6 +49,7 @@ class ForestConfig:
     memory_limit: object = None
     verbose: int = 0
     keep_node_stats: bool = False
+    label_values: object = None        # absolute_error: ascending label values (K,)
     extra: dict = field(default_factory=dict)
 
     @property

@@ -46,6 +46,7 @@ from .passes import (
     grow_trees,
     integer_stats,
     label_summary,
+    label_values,
     new_counters,
     oob_pass,
 )
@@ -75,6 +76,8 @@ def train_forest(cache, config, n_estimators, *, model=None, classes=None):
     oob_decision : ndarray (n_rows, n_outputs) or None
     """
     cache.require_one_label("a tree or forest")
+    if config.criterion == "absolute_error" and config.label_values is None:
+        config.label_values = label_values(cache)
     from ...engine.plan import plan_train
     from ...model.tree import Tree
     from ...utils.rss import current_rss, peak_rss

@@ -219,7 +219,10 @@ def _block_stats(block, config, streams, class_weight, draws, scratch):
         buffer = scratch["stats"] = np.empty(shape, kc.STATS_DTYPE)
     out = buffer[:, : block.n_rows]
     weight = block.weight if block.weight is not None else np.empty(0, np.float32)
-    kc.cart_stats(block.label, weight, class_weight, config.n_classes, config.seed, streams,
+    label, n_lanes = block.label, config.n_classes
+    if config.label_values is not None:
+        label, n_lanes = _label_lanes(label, config.label_values), len(config.label_values)
+    kc.cart_stats(label, weight, class_weight, n_lanes, config.seed, streams,
                   block.row_start, config.sample_mode, config.sample_lam, draws, out,
                   config.criterion == "poisson")
     return out
@@ -254,7 +257,36 @@ def _row_classes(label, n_classes):
 
 
 def _n_stats(config):
+    if config.label_values is not None:  # absolute_error: a lane per label value
+        return len(config.label_values) + 1
     return config.n_classes + 1 if config.task == "classification" else 4
+
+
+#: Distinct label values ``absolute_error`` keeps exactly; more are grouped into this
+#: many quantile bins of the labels.
+MAX_LABEL_VALUES = 1024
+
+
+def label_values(cache):
+    """The ascending label values of ``absolute_error``: every distinct label when there
+    are at most :data:`MAX_LABEL_VALUES`, else that many weighted quantiles of the labels
+    (each row then counts at its nearest one). One labels-only pass."""
+    from ...cache.label_stats import LabelStats
+
+    distinct = np.empty(0)
+    for block in cache.iter_blocks(prefetch=1, with_codes=False):
+        distinct = np.union1d(distinct, block.label.astype(np.float64))
+        if distinct.size > MAX_LABEL_VALUES:
+            stats = LabelStats.from_dict(cache.manifest["label_stats"])
+            levels = np.linspace(0.0, 1.0, MAX_LABEL_VALUES)
+            return np.unique([stats.quantile(q) for q in levels])
+    return distinct
+
+
+def _label_lanes(label, values):
+    """Each row's lane: the index of its nearest label value, as float32."""
+    mid = 0.5 * (values[1:] + values[:-1])
+    return np.searchsorted(mid, label.astype(np.float64)).astype(np.float32)
 
 
 def _row_state_spec(config, trees_per_pass):
@@ -318,6 +350,7 @@ def _group_grower(cache, config, group, plan, integer):
         min_samples_split=config.min_samples_split,
         min_weight_fraction_leaf=config.min_weight_fraction_leaf,
         hist_dtype=INT_HIST_DTYPE if integer else HIST_DTYPE,
+        label_values=config.label_values,
         threshold_rngs=([np.random.default_rng([config.seed, g, _RNG_THRESHOLDS])
                          for g in group] if config.splitter == "random" else None))
     grower = TreeGrower(
