@@ -121,3 +121,46 @@ def test_refusals(tmp_path):
         oocboost.train({"objective": "survival:aft", "aft_loss_distribution": "weibull"},
                        oocboost.build_cache(X, tmp_path / "ok", label=bounds, quiet=True), 1,
                        verbose_eval=False)
+
+
+def _normal_aft_gradients(lower, upper, m, sigma):
+    """g, h of the normal AFT loss in numpy, for observed and right-censored rows,
+    derived by hand: observed ``g = -z / sigma``, ``h = 1 / sigma^2``; right-censored
+    ``g = -phi(z) / (sigma S)``, ``h = (phi(z)^2 - S z phi(z)) / (sigma S)^2`` with
+    ``S = 1 - Phi(z)``, ``z = (log lower - m) / sigma``; clipped as XGBoost's."""
+    from math import erf
+
+    z = (np.log(lower) - m) / sigma
+    phi = np.exp(-z * z / 2) / np.sqrt(2 * np.pi)
+    surv = 1 - 0.5 * (1 + np.vectorize(erf)(z / np.sqrt(2)))
+    observed = lower == upper
+    g = np.where(observed, -z / sigma, -phi / (sigma * surv))
+    h = np.where(observed, 1 / sigma ** 2,
+                 (phi * phi - surv * z * phi) / (sigma * surv) ** 2)
+    return np.clip(g, -15, 15), np.clip(h, 1e-16, 15)
+
+
+def test_rounds_equal_a_brute_force_numpy_booster(tmp_path):
+    from tests.learners.test_training import all_codes, model_tree_leaves, ref_tree
+
+    rng = np.random.default_rng(4)
+    n = 300
+    X = rng.integers(0, 8, size=(n, 3)).astype(float)
+    t = np.exp(0.3 * X[:, 0] - 0.2 * X[:, 1] + rng.normal(scale=0.5, size=n))
+    t = t.astype(np.float32).astype(float)  # the cache keeps float32 labels
+    upper = np.where(rng.random(n) < 0.3, np.inf, t)
+    cache = oocboost.build_cache(X, tmp_path / "c", label=np.c_[t, upper], block_rows=64,
+                                 quiet=True)
+    params = {"objective": "survival:aft", "aft_loss_distribution_scale": 0.8,
+              "eta": 0.5, "max_depth": 2, "verbosity": 0}
+    model = oocboost.train(params, cache, 3, verbose_eval=False)
+    codes = all_codes(cache)
+    margin = np.full(n, math.log(0.5))
+    for r in range(3):
+        g, h = _normal_aft_gradients(t, upper, margin, 0.8)
+        g, h = g.astype(np.float32).astype(float), h.astype(np.float32).astype(float)
+        ref_path, ref_value = ref_tree(codes, g, h, cache.max_bin - 1, 8)
+        got_path, got_value = model_tree_leaves(model.trees[r], codes, cache.max_bin - 1)
+        assert list(got_path) == list(ref_path), f"round {r}: other splits"
+        np.testing.assert_allclose(got_value, ref_value, rtol=1e-5, atol=1e-9)
+        margin += got_value

@@ -33,6 +33,8 @@ def _metric_of(kind, labels_in_rank_order, exp_gain, k):
     y = np.asarray(labels_in_rank_order, float)
     if kind == "rank:map":
         hits = np.cumsum(y)
+        if hits[-1] == 0:
+            return 0.0
         return float(np.sum(hits / np.arange(1, len(y) + 1) * y) / hits[-1])
     discount = 1.0 / np.log2(np.arange(len(y)) + 2.0)
     ideal = np.sort(y)[::-1][:k or len(y)]  # k = 0: the mean method, no cut-off
@@ -327,3 +329,45 @@ def test_command_line_groups_train_and_evaluate(tmp_path):
     frame.sample(frac=1.0, random_state=0).to_csv(tmp_path / "shuffled.csv", index=False)
     refused = cli("evaluate", tmp_path / "m.json", tmp_path / "shuffled.csv")
     assert refused.returncode != 0 and "contiguous" in refused.stderr
+
+
+@pytest.mark.parametrize("name", ["rank:ndcg", "rank:pairwise", "rank:map"])
+def test_rounds_equal_a_brute_force_numpy_booster(tmp_path, monkeypatch, name):
+    """Three rounds of depth-2 trees against the reference booster of test_training.py
+    fed with the twin's lambdas of each group, on a cache whose groups cross blocks."""
+    import tests.learners.test_training as reference
+    from tests.learners.test_training import (
+        DEPTH,
+        ETA,
+        LAMBDA,
+        all_codes,
+        model_tree_leaves,
+        ref_tree,
+    )
+
+    # lambdas are small: the reference's min_child_weight must allow splits of them
+    monkeypatch.setattr(reference, "MCW", 0.01)
+
+    X, y, qid, sizes = _ranking_data(n_groups=30, low=4, high=20)
+    X = X[:, :3]
+    if name == "rank:map":
+        y = (y > 1).astype(float)
+    cache = oocboost.build_cache(X, tmp_path / "c", label=y, group=qid, block_rows=16,
+                                 quiet=True)
+    params = {"objective": name, "eta": ETA, "max_depth": DEPTH, "reg_lambda": LAMBDA,
+              "min_child_weight": 0.01, "base_score": 0.5, "verbosity": 0}
+    model = oocboost.train(params, cache, 3, verbose_eval=False)
+    codes = all_codes(cache)
+    ptr = np.r_[0, np.cumsum(sizes)]
+    margin = np.full(len(y), 0.5)
+    for r in range(3):
+        g, h = np.zeros(len(y)), np.zeros(len(y))
+        for a, b in zip(ptr[:-1], ptr[1:]):
+            g[a:b], h[a:b] = brute_force_lambdas(name, y[a:b], margin[a:b])
+        # the kernel rounds gradients to float32, as every objective does
+        g, h = g.astype(np.float32).astype(float), h.astype(np.float32).astype(float)
+        ref_path, ref_value = ref_tree(codes, g, h, cache.max_bin - 1, 8)
+        got_path, got_value = model_tree_leaves(model.trees[r], codes, cache.max_bin - 1)
+        assert list(got_path) == list(ref_path), f"round {r}: other splits"
+        np.testing.assert_allclose(got_value, ref_value, rtol=1e-4, atol=1e-7)
+        margin += got_value
