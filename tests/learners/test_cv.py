@@ -192,3 +192,54 @@ def test_the_table_has_xgboost_cv_columns_and_close_scores(binary):
     assert len(ours) == len(theirs) == 10
     np.testing.assert_allclose(ours["test-logloss-mean"], theirs["test-logloss-mean"],
                                rtol=0.02)
+
+
+def test_ranking_folds_keep_groups_whole_and_equal_separate_trainings(tmp_path):
+    from oocboost.learners.boosting.cv import FOLD_STREAM
+    from oocboost.learners.boosting.ranking import group_folds
+    from tests.learners.test_ranking import _ranking_data
+
+    X, y, qid, sizes = _ranking_data(n_groups=90)
+    w = np.repeat(np.random.default_rng(0).uniform(0.5, 2, sizes.size), sizes)
+    cache = oocboost.build_cache(X, tmp_path / "c", label=y, group=qid, weight=w,
+                                 block_rows=64, quiet=True)
+    params = {"objective": "rank:ndcg", "max_depth": 3}
+    result, models = oocboost.cv(params, cache, 4, nfold=3, as_pandas=False,
+                                 return_models=True)
+    assert "test-ndcg@32-mean" in result
+    fold = group_folds(cache.group_ptr, 3, 0, FOLD_STREAM)
+    for f in range(3):
+        held = fold == f
+        assert len(set(qid[held]) & set(qid[~held])) == 0  # no group on both sides
+        part = oocboost.build_cache(X[~held], tmp_path / f"f{f}", label=y[~held],
+                                    group=qid[~held], weight=w[~held], reference=cache,
+                                    quiet=True)
+        alone = oocboost.train(params, part, 4, verbose_eval=False)
+        np.testing.assert_array_equal(models[f].predict(X), alone.predict(X))
+    split = np.zeros(len(y), np.int64)
+    split[1] = 1  # the first group's second row in another fold
+    with pytest.raises(oocboost.ParameterError, match="split query group 0"):
+        oocboost.cv(params, cache, 2, folds=split)
+
+
+@pytest.mark.parametrize("kind", ["targets", "interval"])
+def test_folds_of_several_label_columns_equal_separate_trainings(tmp_path, kind):
+    from oocboost.learners.boosting.cv import make_folds
+    from tests.learners.test_aft import _intervals
+    from tests.learners.test_multi_target import _data
+
+    if kind == "targets":
+        X, Y, _ = _data(900)
+        params = {"max_depth": 3}
+    else:
+        X, Y, _ = _intervals(900)
+        params = {"objective": "survival:aft", "max_depth": 3}
+    cache = oocboost.build_cache(X, tmp_path / "c", label=Y, block_rows=256, quiet=True)
+    _, models = oocboost.cv(params, cache, 3, nfold=3, stratified=False, as_pandas=False,
+                            return_models=True)
+    fold = make_folds(len(X), 3, seed=0)
+    for f in range(3):
+        part = oocboost.build_cache(X[fold != f], tmp_path / f"f{f}", label=Y[fold != f],
+                                    reference=cache, quiet=True)
+        alone = oocboost.train(params, part, 3, verbose_eval=False)
+        np.testing.assert_allclose(models[f].predict(X), alone.predict(X), rtol=1e-6)

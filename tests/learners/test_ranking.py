@@ -266,7 +266,7 @@ def test_refusals_name_the_row_or_what_is_missing(tmp_path):
         oocboost.train({"objective": "rank:ndcg"}, grouped, 1, evals=[(plain, "v")],
                        verbose_eval=False)
     with pytest.raises(oocboost.ParameterError, match="query groups"):
-        oocboost.cv({"objective": "rank:ndcg"}, grouped, 2)
+        oocboost.cv({"objective": "rank:ndcg"}, plain, 2)
     broken = qid.copy()
     broken[-1] = 0  # group 0 comes back at the last row
     with pytest.raises(oocboost.InputError, match=f"row {len(qid) - 1} .*contiguous"):

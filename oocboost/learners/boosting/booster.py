@@ -30,7 +30,7 @@ from ...errors import ParameterError
 from ...kernels.partition import add_node_values
 from ...kernels.sampling import uniform_per_row
 from .leaf_refresh import refresh_leaves
-from .ranking import QueryGroups, apply_patches, check_ranking_run, group_gradients
+from .ranking import QueryGroups, apply_patches, group_gradients
 
 
 def state_spec(n_outputs, params):
@@ -93,8 +93,7 @@ class BoostingState:
             self.all_rows = _all_rows_setup(cache, objective, plan, folds)
         self.groups = None
         if getattr(objective, "needs_groups", False):
-            check_ranking_run(objective, folds)
-            self.groups = QueryGroups(cache, objective)
+            self.groups = QueryGroups(cache, objective, folds)
 
     def close(self):
         self.rows.close()

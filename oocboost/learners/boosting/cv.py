@@ -27,6 +27,7 @@ from ...errors import MemoryLimitError, ParameterError
 from ...kernels.sampling import uniform_per_row
 from ...utils.threads import thread_limit
 from . import booster as boosting
+from .ranking import check_group_folds, group_folds
 from .training import start_run
 
 #: Stream of the counter-based generator that draws the folds (other streams draw
@@ -106,8 +107,12 @@ def _fold_bases(objective, p, labels, weights, fold_of_row, nfold):
     bases = []
     for f in range(nfold):
         train = fold_of_row != f
-        stats = LabelStats()
-        stats.update(labels[train], None if weights is None else weights[train])
+        w = None if weights is None else weights[train]
+        if labels.ndim == 2:  # several targets or an interval: statistics per column
+            stats = [LabelStats().update(np.where(np.isfinite(c), c, np.nan), w)
+                     for c in labels[train].T]
+        else:
+            stats = LabelStats().update(labels[train], w)
         bases.append(np.asarray(objective.base_margin(stats), dtype=np.float64))
     return np.array(bases).reshape(nfold, objective.n_outputs)
 
@@ -156,11 +161,21 @@ class _Evaluator:
             for split, rows in (("train", ~held), ("test", held)):
                 w = None if self.weights is None else self.weights[rows]
                 for m in self.metrics:
+                    extra = {}
+                    if getattr(m, "needs_groups", False):
+                        extra["group_ptr"] = _subset_groups(state.cache.group_ptr, rows)
                     self.scores[split][m.name][round_index, fold] = float(
-                        m(self.labels[rows], prediction[rows], w))
+                        m(self.labels[rows], prediction[rows], w, **extra))
 
     def mean(self, split, name, round_index):
         return float(np.mean(self.scores[split][name][round_index]))
+
+
+def _subset_groups(group_ptr, rows):
+    """Boundaries of the whole query groups left in the rows ``rows`` (a mask)."""
+    group_of_row = np.repeat(np.arange(group_ptr.size - 1), np.diff(group_ptr))[rows]
+    starts = np.flatnonzero(np.r_[True, group_of_row[1:] != group_of_row[:-1]])
+    return np.r_[starts, len(group_of_row)].astype(np.int64)
 
 
 def _all_margins(state):
@@ -242,13 +257,19 @@ def cv(params, dtrain, num_boost_round=10, nfold=5, stratified=True, folds=None,
                              "'gbtree', or train each fold with train()")
     labels, weights = cache.read_labels()
     objective.check_labels(labels, f"training cache {cache.path}")
+    ranking = getattr(objective, "needs_groups", False)
+    if ranking and cache.group_ptr is None:
+        raise ParameterError(f"{objective.name} needs query groups: build the training "
+                             f"cache {cache.path} with group=COLUMN (--group COLUMN)")
     if folds is not None:
         fold_of_row, nfold = folds_from_user(folds, cache.n_rows, labels)
+        if ranking:
+            check_group_folds(cache.group_ptr, fold_of_row)
+    elif ranking:
+        _check_nfold(nfold, cache.group_ptr.size - 1)
+        fold_of_row = group_folds(cache.group_ptr, int(nfold), seed, FOLD_STREAM)
     else:
-        if isinstance(nfold, bool) or not isinstance(nfold, (int, np.integer)) \
-                or not 2 <= nfold <= min(255, cache.n_rows):
-            raise ParameterError(f"nfold must be an integer in 2..{min(255, cache.n_rows)}"
-                                 f", got {nfold!r}")
+        _check_nfold(nfold, cache.n_rows)
         fold_of_row = make_folds(cache.n_rows, int(nfold), labels=labels, seed=seed,
                                  stratified=bool(stratified) and objective.is_classification)
     bases = _fold_bases(objective, p, labels, weights, fold_of_row, nfold)
@@ -278,6 +299,13 @@ def cv(params, dtrain, num_boost_round=10, nfold=5, stratified=True, folds=None,
     if return_models:
         extras.append(models)
     return (result, *extras) if extras else result
+
+
+def _check_nfold(nfold, n_units):
+    if isinstance(nfold, bool) or not isinstance(nfold, (int, np.integer)) \
+            or not 2 <= nfold <= min(255, n_units):
+        raise ParameterError(f"nfold must be an integer in 2..{min(255, n_units)} (rows, or "
+                             f"query groups for ranking), got {nfold!r}")
 
 
 def _run_group(cache, objective, p, plan, fold_ids, fold_of_row, bases, models, evaluator,

@@ -17,6 +17,7 @@ import numpy as np
 from ...cache.groups import group_of_rows
 from ...common import G_H_DTYPE
 from ...errors import InputError, ParameterError
+from ...kernels.sampling import uniform_per_row
 
 
 class QueryGroups:
@@ -27,9 +28,13 @@ class QueryGroups:
     cache : Cache
         Built with ``group`` (``--group``): its ``group_ptr`` holds the boundaries.
     objective : LambdaRank
+    folds : (fold ids, fold of each row) or None
+        Cross-validation (``cv.py``): margin column ``j`` is fold ``fold_ids[j]``'s model,
+        fitted to the groups of the other folds (its own weigh 0) with its own weight
+        normalisation, as a separate training on those groups would have.
     """
 
-    def __init__(self, cache, objective):
+    def __init__(self, cache, objective, folds=None):
         if cache.group_ptr is None:
             raise ParameterError(f"{objective.name} needs query groups: build the training "
                                  f"cache {cache.path} with group=COLUMN (--group COLUMN), "
@@ -41,13 +46,19 @@ class QueryGroups:
         if not total > 0:
             raise InputError(f"training cache {cache.path}: the query groups have total "
                              f"weight {total!r}; expected a positive total")
-        self.weight_norm = n_groups / total
+        # one (group weights, normalisation) per margin column
+        base = np.ones(n_groups) if self.group_weight is None else self.group_weight
+        if folds is None:
+            self.columns = [(base, n_groups / total)]
+        else:
+            fold_ids, fold_of_row = folds
+            fold_of_group = fold_of_row[self.ptr[:-1]]
+            self.columns = []
+            for fold in fold_ids:
+                training = fold_of_group != fold
+                kept = base * training
+                self.columns.append((kept, float(training.sum()) / float(kept.sum())))
         self.patches = {}
-
-    def weights_of(self, first_group, stop_group):
-        if self.group_weight is None:
-            return np.ones(stop_group - first_group)
-        return self.group_weight[first_group:stop_group]
 
 
 def group_weights(cache, what):
@@ -114,33 +125,34 @@ def group_gradients(state, blocks, apply_round, dart_margin, round_index):
     for block in blocks:
         views = state.rows.load(block.index)
         apply_round(block, views)
-        margin = views["margin"][:, 0]
+        margin = views["margin"]
         dropped = dart_margin(block)
         if dropped is not None:
-            margin = margin - dropped[:, 0]
+            margin = margin - dropped
         rs, re = block.row_start, block.row_start + block.n_rows
         first, stop = group_of_rows(groups.ptr, rs, re)
         closed = stop if groups.ptr[stop] == re else stop - 1  # groups ending here
         end = int(groups.ptr[closed])                          # first row left open
-        stats = views["stats"][0]                              # (n_rows, 2)
-        stats[:, :] = 0.0
+        stats = views["stats"]                                 # (columns, n_rows, 2)
+        stats[:] = 0.0
         if closed > first:
             span_start = rs if carry.row_start is None else carry.row_start
             label = np.concatenate(carry.label + [block.label[:end - rs]])
             span_margin = np.concatenate(carry.margin + [margin[:end - rs]])
-            grad = np.empty(end - span_start, G_H_DTYPE)
-            hess = np.empty(end - span_start, G_H_DTYPE)
-            state.objective.group_gradients(
-                groups.ptr[first:closed + 1] - span_start, label, span_margin,
-                groups.weights_of(first, closed), groups.weight_norm, seed, round_index,
-                span_start, grad, hess)
-            offset = 0
-            for index, local, n in carry.parts:
-                groups.patches.setdefault(index, []).append(
-                    (local, grad[offset:offset + n], hess[offset:offset + n]))
-                offset += n
-            stats[:end - rs, 0] = grad[offset:]
-            stats[:end - rs, 1] = hess[offset:]
+            for c, (weights, norm) in enumerate(groups.columns):
+                grad = np.empty(end - span_start, G_H_DTYPE)
+                hess = np.empty(end - span_start, G_H_DTYPE)
+                state.objective.group_gradients(
+                    groups.ptr[first:closed + 1] - span_start, label,
+                    np.ascontiguousarray(span_margin[:, c]), weights[first:closed], norm,
+                    seed, round_index, span_start, grad, hess)
+                offset = 0
+                for index, local, n in carry.parts:
+                    groups.patches.setdefault(index, []).append(
+                        (c, local, grad[offset:offset + n], hess[offset:offset + n]))
+                    offset += n
+                stats[c, :end - rs, 0] = grad[offset:]
+                stats[c, :end - rs, 1] = hess[offset:]
             carry = _Carry()
         open_from = max(end, rs)
         if open_from < re:
@@ -153,15 +165,31 @@ def group_gradients(state, blocks, apply_round, dart_margin, round_index):
 
 def apply_patches(groups, block, stats):
     """Write the gradients computed after this block was stored into its ``stats``
-    (``(1, n_rows, 2)``)."""
-    for local, grad, hess in groups.patches.pop(block.index, ()):
-        stats[0, local:local + len(grad), 0] = grad
-        stats[0, local:local + len(grad), 1] = hess
+    (``(columns, n_rows, 2)``)."""
+    for c, local, grad, hess in groups.patches.pop(block.index, ()):
+        stats[c, local:local + len(grad), 0] = grad
+        stats[c, local:local + len(grad), 1] = hess
 
 
-def check_ranking_run(objective, folds):
-    """Refuse what ranking cannot do yet, with the reason."""
-    if folds is not None:
-        raise ParameterError(f"{objective.name}: oocboost.cv folds rows one by one, which "
-                             f"would split query groups; train each fold with train() on "
-                             f"caches of whole groups")
+def group_folds(group_ptr, nfold, seed, stream):
+    """The fold of every row with whole query groups: groups ranked by a hash of their
+    index and dealt to the folds in turn (group counts per fold differ by at most one)."""
+    n_groups = group_ptr.size - 1
+    u = np.empty(n_groups, np.float64)
+    uniform_per_row(int(seed), stream, 0, u)
+    fold_of_group = np.empty(n_groups, np.uint8)
+    fold_of_group[np.argsort(u, kind="stable")] = np.arange(n_groups) % nfold
+    return np.repeat(fold_of_group, np.diff(group_ptr))
+
+
+def check_group_folds(group_ptr, fold_of_row):
+    """Refuse folds that split a query group, naming it."""
+    first = fold_of_row[group_ptr[:-1]]
+    split = np.flatnonzero(np.maximum.reduceat(fold_of_row, group_ptr[:-1]) != first)
+    split = split if split.size else np.flatnonzero(
+        np.minimum.reduceat(fold_of_row, group_ptr[:-1]) != first)
+    if split.size:
+        g = int(split[0])
+        raise ParameterError(f"folds split query group {g} (rows {int(group_ptr[g])} to "
+                             f"{int(group_ptr[g + 1]) - 1}) between folds; ranking folds "
+                             f"must keep each group whole")
