@@ -59,7 +59,7 @@ class _GradientBoosting(ParamsMixin):
 
     def __init__(self, n_estimators=100, *, objective=None, learning_rate=0.3, max_depth=6,
                  max_leaves=0, min_child_weight=1.0, gamma=0.0, reg_lambda=1.0,
-                 reg_alpha=0.0, max_delta_step=0.0, subsample=1.0, colsample_bytree=1.0,
+                 reg_alpha=0.0, max_delta_step=None, subsample=1.0, colsample_bytree=1.0,
                  colsample_bylevel=1.0, colsample_bynode=1.0, scale_pos_weight=1.0,
                  base_score=None, grow_policy="depthwise", max_cat_to_onehot=4,
                  max_bin=256, eval_metric=None, early_stopping_rounds=None,
@@ -137,9 +137,12 @@ class _GradientBoosting(ParamsMixin):
         return obj, metric
 
     def _booster_params(self, objective, extra=None):
-        params = {name: getattr(self, name) for name in _BOOSTER_ARGS}
-        if callable(params["eval_metric"]):
-            params["eval_metric"] = None
+        # None means "the booster's default" (XGBoost's scikit-learn API: max_delta_step
+        # is then 0, or 0.7 for count:poisson)
+        params = {name: getattr(self, name) for name in _BOOSTER_ARGS
+                  if getattr(self, name) is not None}
+        if callable(params.get("eval_metric")):
+            params.pop("eval_metric")
         params.update(objective=objective, seed=self.random_state or 0,
                       n_threads=self.n_jobs if self.n_jobs and self.n_jobs > 0 else None,
                       verbosity=self.verbosity)

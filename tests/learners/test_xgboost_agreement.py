@@ -83,3 +83,28 @@ def test_first_tree_equals_xgboost_with_exact_bins(tmp_path):
     root = dump[dump["ID"] == "0-0"].iloc[0]
     assert ours.trees[0].feature[0] == int(root["Feature"][1:])
     assert ours.trees[0].gain[0] == pytest.approx(root["Gain"], rel=1e-4)
+
+
+@pytest.mark.parametrize("estimator", [False, True])
+def test_poisson_leaves_are_clipped_at_0_7_as_xgboosts(tmp_path, estimator):
+    """Large counts push Poisson leaves past 0.7: XGBoost clips them there unless
+    max_delta_step is set (its trees take the objective's 0.7), and so do we."""
+    xgb = pytest.importorskip("xgboost")
+    rng = np.random.default_rng(0)
+    X = rng.integers(0, 8, size=(2000, 4)).astype(float)
+    y = np.abs(np.round(X[:, 1] * X[:, 2] + rng.normal(size=2000)))
+    if estimator:
+        ours = oocboost.GradientBoostingRegressor(objective="count:poisson", n_estimators=5,
+                                                  max_depth=3).fit(X, y).predict(X)
+        theirs = xgb.XGBRegressor(objective="count:poisson", n_estimators=5, max_depth=3,
+                                  tree_method="hist", n_jobs=1).fit(X, y).predict(X)
+    else:
+        cache = oocboost.build_cache(X, tmp_path / "c", label=y, quiet=True)
+        model = oocboost.train({"objective": "count:poisson", "max_depth": 3}, cache, 5,
+                               verbose_eval=False)
+        assert np.abs(model.trees[0].value).max() == pytest.approx(0.7 * 0.3)  # clipped
+        ours = model.predict(X)
+        theirs = xgb.train({"objective": "count:poisson", "max_depth": 3,
+                            "tree_method": "hist", "nthread": 1},
+                           xgb.DMatrix(X, y), 5).predict(xgb.DMatrix(X))
+    np.testing.assert_allclose(ours, theirs, rtol=1e-5)

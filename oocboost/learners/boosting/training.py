@@ -18,7 +18,7 @@ from ...cache.label_stats import LabelStats
 from ...engine.plan import plan_train
 from ...errors import ParameterError, SchemaError
 from ...model.metrics import get_metric
-from ...model.objectives import get_objective
+from ...model.objectives import POISSON_MAX_DELTA_STEP, get_objective
 from ...utils.progress import ProgressBar
 from ...utils.rss import current_rss, peak_rss
 from ...utils.threads import thread_limit
@@ -206,6 +206,9 @@ def _objective_and_metrics(p, user_params, cache):
     obj_params = objective_params(p)
     if "max_delta_step" in obj_params and "max_delta_step" not in user_params:
         obj_params.pop("max_delta_step")
+        if p["objective"] == "count:poisson":
+            # XGBoost (3.2) gives count:poisson's trees its 0.7 as their leaf clip too
+            p["max_delta_step"] = POISSON_MAX_DELTA_STEP
     objective = _objective_for_labels(p, obj_params, cache)
     metrics = [get_metric(name, **objective.default_metric_params)
                if name == objective.default_metric else get_metric(name)

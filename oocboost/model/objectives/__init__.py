@@ -45,10 +45,9 @@ Known differences from XGBoost
 - ``reg:pseudohubererror`` intercept: XGBoost (3.2) uses its generic intercept fit
   (Newton steps on the gradients), which can land far from the labels' centre; we use
   the weighted median of the labels, which the loss is robust around.
-- ``count:poisson``: XGBoost's ``max_delta_step`` is both this objective's hessian
-  inflation (default 0.7) and the tree parameter clipping leaf values (default 0). The
-  objective reads it for the hessian inflation; ``train`` passes a user-set value to the
-  trees' leaf clipping too, as XGBoost does (unset: 0.7 for the hessian, no clipping).
+- ``count:poisson``: ``max_delta_step`` (default 0.7) is both this objective's hessian
+  inflation and its trees' leaf clip, as in XGBoost (3.2), which sets the trees'
+  ``max_delta_step`` to 0.7 for this objective when the user gives none.
 - Arithmetic is float64 (XGBoost: float32); results are rounded to float32 once.
 """
 
@@ -70,7 +69,11 @@ from .ranking import LambdaRank, ranking_params
 from .regression import AbsoluteError, PseudoHuberError, QuantileError, SquaredError
 from .survival import AFT, aft_params
 
-__all__ = ["Objective", "get_objective", "OBJECTIVE_NAMES"]
+__all__ = ["Objective", "get_objective", "OBJECTIVE_NAMES", "POISSON_MAX_DELTA_STEP"]
+
+#: ``count:poisson``'s default ``max_delta_step`` (XGBoost's): its hessian inflation,
+#: and the leaf clip of its trees.
+POISSON_MAX_DELTA_STEP = 0.7
 
 
 def _make_squared(p):
@@ -108,7 +111,8 @@ def _make_softmax(name):
 
 def _make_poisson(p):
     n = "count:poisson"
-    return Poisson({"max_delta_step": _real_param(p, "max_delta_step", 0.7, n, low=0.0,
+    return Poisson({"max_delta_step": _real_param(p, "max_delta_step", POISSON_MAX_DELTA_STEP,
+                                                  n, low=0.0,
                                                   low_open=False)})
 
 
