@@ -61,6 +61,14 @@ def warm_kernels():
     return _rss_summary()
 
 
+def _resolve_limit(memory_limit, warm_baseline):
+    """A limit given as ``"warm+<bytes>"``: that many bytes above the warm baseline
+    measured in this very process, so another process's baseline never enters it."""
+    if isinstance(memory_limit, str) and memory_limit.startswith("warm+"):
+        return warm_baseline + int(memory_limit[len("warm+"):])
+    return memory_limit
+
+
 def _rss_summary():
     from oocboost.utils.rss import current_rss, peak_rss
 
@@ -73,17 +81,21 @@ def build_from_csv(csv_path, cache_path, memory_limit, warm=True):
     ``warm``: load the compiled kernels first (see :func:`warm_kernels`).
     """
     import oocboost
+    from oocboost.utils.rss import peak_rss
 
     if warm:
         warm_kernels()
+    baseline = peak_rss()  # the warm baseline of this process (its peak so far)
     if memory_limit == "smallest":
         memory_limit = smallest_train_limit(cache_path) + 16 * 2**20
+    memory_limit = _resolve_limit(memory_limit, baseline)
     cache = oocboost.build_cache(csv_path, cache_path, label="label",
                                  memory_limit=memory_limit, quiet=True, overwrite=True)
     out = {"n_rows": cache.n_rows, "n_features": cache.n_features,
            "block_rows": cache.block_rows, "n_blocks": cache.n_blocks,
            "nbytes_raw": cache.nbytes_raw, "nbytes_stored": cache.nbytes_stored,
-           "csv_bytes": os.path.getsize(csv_path)}
+           "csv_bytes": os.path.getsize(csv_path), "memory_limit": memory_limit,
+           "warm_baseline": baseline}
     out.update(_rss_summary())
     return out
 
@@ -169,18 +181,23 @@ def train_learner(learner, cache_path, memory_limit, rounds, warm=True):
     ``warm``: first load the compiled kernels (:func:`warm_kernels`), so that the peak
     compares with the warm baseline; ``False`` measures a cold process, where the memory
     plan has to allow for the kernels itself. ``memory_limit="smallest"``: 16 MiB above the
-    smallest limit the planner accepts in this process (:func:`smallest_train_limit`); the
-    limit used is returned as ``memory_limit``.
+    smallest limit the planner accepts in this process (:func:`smallest_train_limit`);
+    ``"warm+<bytes>"``: that much above this process's warm baseline. The limit used is
+    returned as ``memory_limit``, the warm baseline as ``warm_baseline``.
     """
     from oocboost.cache.store import Cache
+    from oocboost.utils.rss import peak_rss
 
     if warm:
         warm_kernels()
+    baseline = peak_rss()  # the warm baseline of this process (its peak so far)
     if memory_limit == "smallest":
         memory_limit = smallest_train_limit(cache_path) + 16 * 2**20
+    memory_limit = _resolve_limit(memory_limit, baseline)
     cache = Cache(cache_path)
     out = TRAINERS[learner](cache, memory_limit, rounds)
     out["memory_limit"] = memory_limit
+    out["warm_baseline"] = baseline
     out.update({"n_rows": cache.n_rows, "n_features": cache.n_features,
                 "nbytes_raw": cache.nbytes_raw})
     out.update(_rss_summary())
