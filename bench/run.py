@@ -403,6 +403,13 @@ def main(argv=None):
         run_suite(suite, cfg, out_dir=out_dir, libs_filter=libs_filter, skip=skip,
                   command=command, log=lambda m: print(m, flush=True))
     print(f"[bench] done in {time.perf_counter() - t0:.0f} s; raw results in {out_dir}", flush=True)
+    from bench import guard
+
+    ratios = guard.ratios_of_dir(out_dir)
+    guard.write(ratios, os.path.join(out_dir, "ratios.json"))
+    print(f"[bench] {len(ratios)} paired ratios in {out_dir}/ratios.json (python -m "
+          f"bench.guard check {out_dir} compares them with bench/ratios-quick.json)",
+          flush=True)
     if not args.no_report:
         from bench import report
 
