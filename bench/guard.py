@@ -4,14 +4,14 @@ Ratios, not seconds: a noisy or slower machine moves both sides of a pair, so a 
 that grows by more than the tolerance (25% by default) means oocboost itself got slower
 or hungrier relative to the peer::
 
-    python -m bench all --quick                      # writes bench/out/ratios.json too
+    python -m bench all --quick --repeats 3          # writes bench/out/ratios.json too
     python -m bench.guard check bench/out            # exit 1 on a regression against
                                                      # the committed bench/ratios-quick.json
     python -m bench.guard write bench/out -o bench/ratios-quick.json   # new baseline
 
 A ratio is the median over repeats of the paired ratios of one (suite, peer, measure);
 measures are train time, total time (CSV to model), peak RSS and predict time, where
-the suite records them.
+the suite records them and, for times, where both sides took at least 0.5 s.
 """
 import argparse
 import glob
@@ -26,17 +26,23 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BASELINE = os.path.join(ROOT, "bench", "ratios-quick.json")
 #: A paired ratio may grow by this fraction before the guard calls it a regression.
 TOLERANCE = 0.25
+#: Times shorter than this (either side of a pair) are left out: a few milliseconds of
+#: scheduling noise would move their ratio by more than the tolerance.
+MIN_SECONDS = 0.5
 
 MEASURES = {"train time": report.t("train_s"), "total time": report.total_s,
             "peak RSS": report.peak_mib, "predict time": report.t("predict_s")}
 
 
-def _safe(getter):
+def _safe(getter, is_time):
     def get(run):
         try:
-            return getter(run)
+            value = getter(run)
         except (KeyError, TypeError):
             return None
+        if is_time and value is not None and value < MIN_SECONDS:
+            return None
+        return value
     return get
 
 
@@ -50,7 +56,8 @@ def collect_ratios(results):
         for lib in ours:
             for peer in peers:
                 for name, getter in MEASURES.items():
-                    ratios = report.paired_ratios(runs, lib, peer, _safe(getter))
+                    ratios = report.paired_ratios(runs, lib, peer,
+                                                  _safe(getter, name.endswith("time")))
                     if ratios:
                         key = f"{res['suite']}/{lib}/{peer}/{name}"
                         out[key] = float(statistics.median(ratios))

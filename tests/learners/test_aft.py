@@ -141,7 +141,7 @@ def _normal_aft_gradients(lower, upper, m, sigma):
 
 
 def test_rounds_equal_a_brute_force_numpy_booster(tmp_path):
-    from tests.learners.test_training import all_codes, model_tree_leaves, ref_tree
+    from tests.learners.test_training import all_codes, assert_rounds_match
 
     rng = np.random.default_rng(4)
     n = 300
@@ -155,12 +155,6 @@ def test_rounds_equal_a_brute_force_numpy_booster(tmp_path):
               "eta": 0.5, "max_depth": 2, "verbosity": 0}
     model = oocboost.train(params, cache, 3, verbose_eval=False)
     codes = all_codes(cache)
-    margin = np.full(n, math.log(0.5))
-    for r in range(3):
-        g, h = _normal_aft_gradients(t, upper, margin, 0.8)
-        g, h = g.astype(np.float32).astype(float), h.astype(np.float32).astype(float)
-        ref_path, ref_value = ref_tree(codes, g, h, cache.max_bin - 1, 8)
-        got_path, got_value = model_tree_leaves(model.trees[r], codes, cache.max_bin - 1)
-        assert list(got_path) == list(ref_path), f"round {r}: other splits"
-        np.testing.assert_allclose(got_value, ref_value, rtol=1e-5, atol=1e-9)
-        margin += got_value
+    assert_rounds_match(model, codes, cache.max_bin - 1,
+                        lambda margin: _normal_aft_gradients(t, upper, margin, 0.8),
+                        np.full(n, math.log(0.5)), 3, 8)

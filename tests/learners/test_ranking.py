@@ -182,7 +182,7 @@ def test_models_equal_xgboosts(tmp_path, name, block_rows):
 
 def test_group_weights_and_spilled_state_equal_xgboost(tmp_path, monkeypatch):
     xgb = pytest.importorskip("xgboost")
-    import oocboost.learners.boosting.training as training
+    from tests.learners.test_training import force_spilled_state
 
     X, y, qid, sizes = _ranking_data(seed=3)
     group_w = np.random.default_rng(1).uniform(0.5, 2.0, sizes.size)
@@ -191,14 +191,7 @@ def test_group_weights_and_spilled_state_equal_xgboost(tmp_path, monkeypatch):
     params = {"objective": "rank:ndcg", "max_depth": 3, "base_score": 0.5,
               "subsample": 0.8, "seed": 3}
     in_ram = oocboost.train(params, cache, 4, verbose_eval=False)
-    real_plan = training.plan_train
-
-    def spilling_plan(*args, **kwargs):
-        plan = real_plan(*args, **kwargs)
-        plan.state_in_ram = False
-        return plan
-
-    monkeypatch.setattr(training, "plan_train", spilling_plan)
+    force_spilled_state(monkeypatch)
     spilled = oocboost.train(params, cache, 4, verbose_eval=False)
     assert spilled.training_log["state_in_ram"] is False
     np.testing.assert_array_equal(spilled.predict(X), in_ram.predict(X))
@@ -341,8 +334,7 @@ def test_rounds_equal_a_brute_force_numpy_booster(tmp_path, monkeypatch, name):
         ETA,
         LAMBDA,
         all_codes,
-        model_tree_leaves,
-        ref_tree,
+        assert_rounds_match,
     )
 
     # lambdas are small: the reference's min_child_weight must allow splits of them
@@ -359,15 +351,12 @@ def test_rounds_equal_a_brute_force_numpy_booster(tmp_path, monkeypatch, name):
     model = oocboost.train(params, cache, 3, verbose_eval=False)
     codes = all_codes(cache)
     ptr = np.r_[0, np.cumsum(sizes)]
-    margin = np.full(len(y), 0.5)
-    for r in range(3):
+
+    def lambdas(margin):
         g, h = np.zeros(len(y)), np.zeros(len(y))
         for a, b in zip(ptr[:-1], ptr[1:]):
             g[a:b], h[a:b] = brute_force_lambdas(name, y[a:b], margin[a:b])
-        # the kernel rounds gradients to float32, as every objective does
-        g, h = g.astype(np.float32).astype(float), h.astype(np.float32).astype(float)
-        ref_path, ref_value = ref_tree(codes, g, h, cache.max_bin - 1, 8)
-        got_path, got_value = model_tree_leaves(model.trees[r], codes, cache.max_bin - 1)
-        assert list(got_path) == list(ref_path), f"round {r}: other splits"
-        np.testing.assert_allclose(got_value, ref_value, rtol=1e-4, atol=1e-7)
-        margin += got_value
+        return g, h
+
+    assert_rounds_match(model, codes, cache.max_bin - 1, lambdas, np.full(len(y), 0.5), 3,
+                        8, rtol=1e-4, atol=1e-7)

@@ -88,6 +88,35 @@ def ref_tree(codes, g, h, missing_code, n_bins, residual=None, alpha=None):
     return out_path, out_value
 
 
+def assert_rounds_match(model, codes, missing_code, gradients, margin, rounds, n_bins,
+                        rtol=1e-5, atol=1e-9):
+    """A one-output model's first ``rounds`` trees against :func:`ref_tree` grown on
+    ``gradients(margin) -> (g, h)`` (rounded to float32 as the kernels store them),
+    ``margin`` (n,) advanced by each tree's leaves."""
+    for r in range(rounds):
+        g, h = gradients(margin)
+        g, h = g.astype(np.float32).astype(float), h.astype(np.float32).astype(float)
+        ref_path, ref_value = ref_tree(codes, g, h, missing_code, n_bins)
+        got_path, got_value = model_tree_leaves(model.trees[r], codes, missing_code)
+        assert list(got_path) == list(ref_path), f"round {r}: other splits"
+        np.testing.assert_allclose(got_value, ref_value, rtol=rtol, atol=atol)
+        margin += got_value
+
+
+def force_spilled_state(monkeypatch):
+    """Make every boosting run that follows spill its per-row state to disk."""
+    import oocboost.learners.boosting.training as training
+
+    real_plan = training.plan_train
+
+    def spilling_plan(*args, **kwargs):
+        plan = real_plan(*args, **kwargs)
+        plan.state_in_ram = False
+        return plan
+
+    monkeypatch.setattr(training, "plan_train", spilling_plan)
+
+
 def model_tree_leaves(tree, codes, missing_code):
     paths, values = [], []
     for i in range(codes.shape[0]):
@@ -188,20 +217,11 @@ def test_model_independent_of_blocks_backend_prefetch_threads(binary_data, tmp_p
 
 
 def test_spilled_row_state_gives_the_same_model(binary_data, tmp_path, monkeypatch):
-    import oocboost.learners.boosting.training as training
-
     X, y = binary_data
     cache = oocboost.build_cache(X, tmp_path / "c", label=y, block_rows=500, quiet=True)
     params = {"objective": "binary:logistic", "max_depth": 3, "verbosity": 0}
     in_ram = train(params, cache, 4)
-    real_plan = training.plan_train
-
-    def spilling_plan(*args, **kwargs):
-        plan = real_plan(*args, **kwargs)
-        plan.state_in_ram = False
-        return plan
-
-    monkeypatch.setattr(training, "plan_train", spilling_plan)
+    force_spilled_state(monkeypatch)
     spilled = train(params, cache, 4)
     assert spilled.training_log["state_in_ram"] is False
     assert _model_doc(spilled) == _model_doc(in_ram)

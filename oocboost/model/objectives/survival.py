@@ -7,7 +7,8 @@ import numpy as np
 
 from ...errors import InputError, ParameterError
 from ...kernels import survival as _k
-from .base import Objective, _real_param
+from .base import _real_param
+from .log_link import LogLink
 
 AFT_DISTRIBUTIONS = {"normal": _k.NORMAL, "logistic": _k.LOGISTIC, "extreme": _k.EXTREME}
 #: XGBoost's ``base_score`` of ``survival:aft`` (no estimate from the labels).
@@ -35,7 +36,7 @@ def interval_bounds(label, what):
     return label[:, 0].astype(np.float64), label[:, 1].astype(np.float64)
 
 
-class AFT(Objective):
+class AFT(LogLink):
     """``survival:aft`` with ``aft_loss_distribution`` (normal, logistic or extreme) and
     ``aft_loss_distribution_scale`` (sigma, default 1). Labels: two columns, lower and
     upper bound of the survival time: equal when observed, upper ``inf`` when
@@ -73,15 +74,6 @@ class AFT(Objective):
 
     def base_margin(self, label_stats):
         return np.array([math.log(AFT_BASE_SCORE)])
-
-    def _link(self, value):
-        if not value > 0:
-            raise ParameterError(f"{self.name}: base_score is a time and must be > 0, got "
-                                 f"{value!r}")
-        return math.log(value)
-
-    def _transform(self, margin):
-        return np.exp(margin[:, 0])
 
     def eval_transform(self, margin):
         return self._margin2d(margin)[:, 0].copy()
