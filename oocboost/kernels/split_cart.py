@@ -251,6 +251,26 @@ def _cart_numeric(h, node_sum, w_node, n_value_bins, missing_bin, criterion_code
 
 
 @njit(cache=True)
+def _category_keys(h, cats, criterion_code, n_classes, values):
+    """The order of categories for a sorted partition search: the mean target (moments,
+    absolute error's mean label) or the share of class 1 (two classes)."""
+    keys = np.empty(cats.shape[0])
+    for j in range(cats.shape[0]):
+        c = cats[j]
+        if criterion_code == CRITERION_ABSOLUTE_ERROR:
+            w = 0.0
+            wy = 0.0
+            for k in range(n_classes):
+                w += h[c, k]
+                wy += h[c, k] * values[k]
+            keys[j] = wy / w if w > 0.0 else 0.0
+            continue
+        w = h[c, 0] if _moments(criterion_code) else h[c, 0] + h[c, 1]
+        keys[j] = h[c, 1] / w if w > 0.0 else 0.0
+    return keys
+
+
+@njit(cache=True)
 def _cart_categorical(h, node_sum, w_node, n_value_bins, missing_bin, criterion_code,
                       n_classes, count_stat, min_samples_leaf, min_weight_leaf, left_out,
                       bits_out, values):
@@ -267,26 +287,11 @@ def _cart_categorical(h, node_sum, w_node, n_value_bins, missing_bin, criterion_
         if h[c, count_stat] > 0.0:
             cats[m] = c
             m += 1
-    mae = criterion_code == CRITERION_ABSOLUTE_ERROR
-    sorted_mode = _moments(criterion_code) or mae or n_classes == 2
+    sorted_mode = _moments(criterion_code) or n_classes == 2 or \
+        criterion_code == CRITERION_ABSOLUTE_ERROR
     seq = cats[:m].copy()
     if sorted_mode and m > 1:
-        keys = np.empty(m)
-        for j in range(m):
-            c = cats[j]
-            if mae:  # categories by their mean label
-                w = 0.0
-                wy = 0.0
-                for k in range(n_classes):
-                    w += h[c, k]
-                    wy += h[c, k] * values[k]
-                keys[j] = wy / w if w > 0.0 else 0.0
-                continue
-            if _moments(criterion_code):
-                w = h[c, 0]
-            else:
-                w = h[c, 0] + h[c, 1]
-            keys[j] = h[c, 1] / w if w > 0.0 else 0.0
+        keys = _category_keys(h, cats[:m], criterion_code, n_classes, values)
         seq = cats[:m][np.argsort(keys, kind="mergesort")]
     n_cand = m - 1 if sorted_mode else m
     best = -np.inf

@@ -100,7 +100,8 @@ def run_gradient(hist, node_sums, slots, mask, nvb, isc, lam=1.0, alpha=0.0, mds
 
 
 def run_cart(hist, node_sums, slots, mask, nvb, isc, crit, n_classes, msl=1.0, mwl=0.0,
-             total_weight=None, random_bin=None, column_feature=None, zero_after=False):
+             total_weight=None, random_bin=None, column_feature=None, zero_after=False,
+             values=None):
     n_eval = len(slots)
     if column_feature is None:
         column_feature = full_columns(n_eval, hist.shape[1])
@@ -108,11 +109,13 @@ def run_cart(hist, node_sums, slots, mask, nvb, isc, crit, n_classes, msl=1.0, m
     out = alloc_outputs(n_eval, ns, hist.shape[2])
     out = {"improvement": out.pop("gain"), "impurity_decrease": np.empty(n_eval), **out}
     if total_weight is None:
-        total_weight = float(node_sums[0, 0] if crit >= 2 else node_sums[0, :n_classes].sum())
+        total_weight = float(node_sums[0, 0] if crit in (2, 3)
+                             else node_sums[0, :n_classes].sum())
     rb = np.zeros((0, 0), np.int32) if random_bin is None else random_bin
+    values = np.empty(0) if values is None else np.asarray(values, np.float64)
     SC.find_splits_cart(hist, node_sums, np.asarray(slots, np.int32), column_feature, mask,
                        nvb, isc, hist.shape[2] - 1, crit, n_classes, msl, mwl, total_weight, rb,
-                       *out.values(), zero_after)
+                       *out.values(), zero_after, values)
     return out
 
 
@@ -210,15 +213,30 @@ def naive_gradient(hist, node_sums, slots, mask, nvb, isc, lam=1.0, alpha=0.0, m
     return results
 
 
+def naive_median_error(weights, values):
+    """(median, sum w |y - median|) of a distribution over ``values``, scikit-learn's
+    weighted median walked row by row (the mid-point at an exact half)."""
+    pairs = [(values[k], weights[k]) for k in range(len(values)) if weights[k] > 0]
+    total = sum(w for _, w in pairs)
+    below, prev, median = 0.0, None, pairs[-1][0]
+    for v, w in pairs:
+        if below + w > total / 2:
+            median = (prev + v) / 2 if below == total / 2 and prev is not None else v
+            break
+        below += w
+        prev = v
+    return median, sum(w * abs(v - median) for v, w in pairs)
+
+
 def naive_cart(hist, node_sums, slots, mask, nvb, isc, crit, K, msl=1.0, mwl=0.0,
-               total_weight=None, random_bin=None):
+               total_weight=None, random_bin=None, values=None):
     mb = hist.shape[2] - 1
     ns = hist.shape[3]
     cnt = ns - 1
     ln2 = math.log(2.0)
 
     def weight(v):
-        if crit >= 2:
+        if crit in (2, 3):
             return v[0]
         w = 0.0
         for k in range(K):
@@ -229,6 +247,8 @@ def naive_cart(hist, node_sums, slots, mask, nvb, isc, crit, K, msl=1.0, mwl=0.0
         w = weight(v)
         if w <= 0:
             return 0.0
+        if crit == 4:  # absolute error around the weighted median
+            return naive_median_error(v[:K], values)[1] / w
         if crit == 3:  # Poisson: (sum w y log y - S log(S / W)) / W
             return (v[2] - v[1] * math.log(v[1] / w)) / w if v[1] > 0 else 0.0
         if crit == 2:
@@ -259,6 +279,11 @@ def naive_cart(hist, node_sums, slots, mask, nvb, isc, crit, K, msl=1.0, mwl=0.0
             wr = wP - wl
             if wl <= 0 or wr <= 0 or wl < mwl or wr < mwl:
                 return -INF
+            if crit == 4:
+                R = [P[k] - L[k] for k in range(K)]
+                ae_l = naive_median_error(L[:K], values)[1]
+                ae_r = naive_median_error(R, values)[1]
+                return -wr * (ae_r / wr) - wl * (ae_l / wl)
             if crit == 3:
                 sr = P[1] - L[1]
                 if L[1] <= np.finfo(float).eps or sr <= np.finfo(float).eps:
@@ -314,6 +339,10 @@ def naive_cart(hist, node_sums, slots, mask, nvb, isc, crit, K, msl=1.0, mwl=0.0
                 seq = list(cats)
                 if sorted_mode and len(cats) > 1:
                     def key(c):
+                        if crit == 4:  # by mean label
+                            w = sum(h[c, k] for k in range(K))
+                            return sum(h[c, k] * values[k] for k in range(K)) / w if w > 0 \
+                                else 0.0
                         w = h[c, 0] if crit >= 2 else h[c, 0] + h[c, 1]
                         return h[c, 1] / w if w > 0 else 0.0
                     seq = sorted(cats, key=key)
@@ -681,7 +710,7 @@ def test_gradient_matches_xgboost_stump(case, kind):
 # --------------------------------------------------------------------------------------
 # CART: twin
 # --------------------------------------------------------------------------------------
-CART_CASES = [(0, 2), (0, 4), (1, 2), (1, 3), (2, 0), (3, 0)]
+CART_CASES = [(0, 2), (0, 4), (1, 2), (1, 3), (2, 0), (3, 0), (4, 3), (4, 6)]
 
 
 @pytest.mark.parametrize("seed", range(6))
@@ -706,9 +735,12 @@ def test_cart_matches_twin(seed, crit, K):
         SC.draw_random_bins(hist, np.array(slots, np.int32), full_columns(3, n_features),
                            nvb, isc, hist.shape[3] - 1, rng.random((3, n_features)),
                            random_bin)
-    out = run_cart(hist, node_sums, slots, mask, nvb, isc, crit, K, msl, mwl, tw, random_bin)
+    # absolute error: K lanes of label values (integers, so exact halves occur)
+    values = np.sort(rng.choice(20, K, replace=False)).astype(float) if crit == 4 else None
+    out = run_cart(hist, node_sums, slots, mask, nvb, isc, crit, K, msl, mwl, tw, random_bin,
+                   values=values)
     twin = naive_cart(hist, node_sums, slots, mask, nvb, isc, crit, K, msl, mwl, tw,
-                      random_bin)
+                      random_bin, values)
     assert_matches_twin(out, twin, node_sums, slots, "improvement", "proxy")
     for e, (t, s) in enumerate(zip(twin, slots)):
         if t is None:
@@ -801,10 +833,12 @@ def test_cart_on_sampled_columns_equals_full_histogram_with_mask(seed, crit, K):
                            rb_compact)
         np.testing.assert_array_equal(rb_full[np.arange(3)[:, None], picked], rb_compact)
     tw = float(rng.uniform(50, 100))
+    values = np.arange(K, dtype=float) * 1.5 if crit == 4 else None
     want = run_cart(full, node_sums, slots, mask_full, nvb, isc, crit, K, total_weight=tw,
-                    random_bin=rb_full)
+                    random_bin=rb_full, values=values)
     got = run_cart(compact, node_sums, slots, np.ones((3, k), bool), nvb, isc, crit, K,
-                   total_weight=tw, random_bin=rb_compact, column_feature=picked)
+                   total_weight=tw, random_bin=rb_compact, column_feature=picked,
+                   values=values)
     for name in want:
         np.testing.assert_array_equal(got[name], want[name], err_msg=name)
     assert (got["feature"] >= 0).any()
@@ -839,12 +873,12 @@ def test_cart_edge_cases():
 
 def test_node_impurity_matches_formulas():
     v = np.array([[3.0, 1.0, 0.0, 4.0], [0.0, 0.0, 0.0, 0.0], [1.0, 1.0, 2.0, 4.0]])
-    out = SC.node_impurity(v, 0, 3, np.empty(3))
+    out = SC.node_impurity(v, 0, 3, np.empty(0), np.empty(3))
     np.testing.assert_allclose(out, [1 - (9 + 1) / 16, 0.0, 1 - 6 / 16])
-    out = SC.node_impurity(v, 1, 3, np.empty(3))
+    out = SC.node_impurity(v, 1, 3, np.empty(0), np.empty(3))
     np.testing.assert_allclose(out, [-(0.75 * np.log2(0.75) + 0.25 * np.log2(0.25)), 0.0, 1.5])
     r = np.array([[2.0, 4.0, 10.0, 2.0]])
-    np.testing.assert_allclose(SC.node_impurity(r, 2, 0, np.empty(1)), [10 / 2 - 4.0])
+    np.testing.assert_allclose(SC.node_impurity(r, 2, 0, np.empty(0), np.empty(1)), [10 / 2 - 4.0])
 
 
 def _subset_best_proxy(codes_f, stats, crit, K):
@@ -916,7 +950,7 @@ def test_cart_matches_sklearn_stump(seed, criterion):
     else:
         assert t.threshold[0] == INF
     imp = SC.node_impurity(np.vstack([ns, out["left_sums"], out["right_sums"]]), crit, K,
-                          np.empty(3))
+                          np.empty(0), np.empty(3))
     np.testing.assert_allclose(imp, t.impurity[[0, 1, 2]], rtol=1e-9, atol=1e-12)
     wn = t.weighted_n_node_samples
     expected = (wn[0] * t.impurity[0] - wn[1] * t.impurity[1] - wn[2] * t.impurity[2]) / wn[0]
