@@ -57,6 +57,17 @@ class GroupRuns:
         return np.array(self._starts + [int(n_rows)], dtype=np.int64)
 
 
+def runs_of(ids):
+    """Boundaries ``(n_runs + 1,)`` int64 of the runs of equal consecutive ``ids``: the
+    ``group_ptr`` of rows whose groups are contiguous.
+
+    >>> runs_of(np.array([7, 7, 2, 5, 5])).tolist()
+    [0, 2, 3, 5]
+    """
+    ids = np.asarray(ids)
+    return np.flatnonzero(np.r_[True, ids[1:] != ids[:-1], True]).astype(np.int64)
+
+
 def check_group_ptr(group_ptr, n_rows, where):
     """Raise :class:`InputError` unless ``group_ptr`` runs strictly up from 0 to
     ``n_rows`` (int64, one more entry than groups)."""

@@ -138,9 +138,11 @@ def _group_lambdas(kind, label, margin, start, stop, topk, n_pairs, exp_gain, sc
         rows[r] = row0 + start + order[r]
     inv_idcg = _inv_idcg(label, start, stop, topk if topk > 0 else n, exp_gain) \
         if kind == NDCG else 0.0
-    n_rel, acc = _map_stats(ry)
-    if kind == MAP and n_rel[n - 1] == 0.0:
-        return order  # no relevant document: every swap leaves MAP unchanged
+    n_rel, acc = disc, disc  # read by rank:map only
+    if kind == MAP:
+        n_rel, acc = _map_stats(ry)
+        if n_rel[n - 1] == 0.0:
+            return order  # no relevant document: every swap leaves MAP unchanged
     score_norm = score_norm and rm[0] != rm[n - 1]
     first, second = _pairs(ry, topk, n_pairs, seed, stream, rows)
     total = 0.0

@@ -14,6 +14,7 @@ Example
 """
 import numpy as np
 
+from ..cache.groups import runs_of
 from ..errors import ParameterError
 from .boosting import _GradientBoosting
 from .validation import fit_input
@@ -52,13 +53,13 @@ def _row_weights(sample_weight, qid):
     if sample_weight is None:
         return None
     w = np.asarray(sample_weight, np.float64)
-    starts = np.flatnonzero(np.r_[True, qid[1:] != qid[:-1]])
+    ptr = runs_of(qid)
     if w.shape == qid.shape:
         return w
-    if w.shape == (starts.size,):
-        return np.repeat(w, np.diff(np.r_[starts, qid.size]))
+    if w.shape == (ptr.size - 1,):
+        return np.repeat(w, np.diff(ptr))
     raise ParameterError(f"sample_weight must have one weight per query group "
-                         f"({starts.size}) or per row ({qid.size}), got shape {w.shape}")
+                         f"({ptr.size - 1}) or per row ({qid.size}), got shape {w.shape}")
 
 
 class GradientBoostingRanker(_GradientBoosting):
@@ -122,7 +123,7 @@ class GradientBoostingRanker(_GradientBoosting):
         X, qid = _qid_column(X, qid, group)
         y = np.asarray(y, np.float64)
         ids = query_ids(len(y), qid, group)
-        ptr = np.flatnonzero(np.r_[True, ids[1:] != ids[:-1], True]).astype(np.int64)
+        ptr = runs_of(ids)
         names = self.eval_metric if isinstance(self.eval_metric, (list, tuple)) else \
             [self.eval_metric]
         name = names[0] or _default_metric(self)

@@ -21,6 +21,7 @@ Example
 """
 import numpy as np
 
+from ...cache.groups import runs_of
 from ...cache.label_stats import LabelStats
 from ...engine.plan import plan_train
 from ...errors import MemoryLimitError, ParameterError
@@ -173,9 +174,7 @@ class _Evaluator:
 
 def _subset_groups(group_ptr, rows):
     """Boundaries of the whole query groups left in the rows ``rows`` (a mask)."""
-    group_of_row = np.repeat(np.arange(group_ptr.size - 1), np.diff(group_ptr))[rows]
-    starts = np.flatnonzero(np.r_[True, group_of_row[1:] != group_of_row[:-1]])
-    return np.r_[starts, len(group_of_row)].astype(np.int64)
+    return runs_of(np.repeat(np.arange(group_ptr.size - 1), np.diff(group_ptr))[rows])
 
 
 def _all_margins(state):
