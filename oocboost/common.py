@@ -15,10 +15,23 @@ Numeric features: ``bin_edges`` holds ``n_value_bins - 1`` increasing upper boun
 ``x <= edges[b]``, the same rule scikit-learn's trees use. ``-inf`` lands in bin 0 and
 ``+inf`` in the last value bin.
 
-Categorical features: codes ``0 .. n_categories - 1`` in decreasing frequency; when a
-column has more categories than fit, the rarest are folded into one "other" code (the last
-value code). Unseen categories at prediction time take the "other" code when there is one
-and are treated as missing otherwise.
+Categorical features: categories ``0 .. n_categories - 1`` in decreasing frequency; when a
+column has more categories than ``max_categories`` (default and ceiling
+``MAX_CATEGORIES``, whatever ``max_bin`` is), the rarest are folded into one "other"
+category (the last). Unseen categories at prediction time take the "other" code when there
+is one and are treated as missing otherwise.
+
+A feature whose categories do not fit ``max_bin - 1`` value codes is *wide*: category ``k``
+gets the code ``k`` below the missing code and ``k + 1`` from it on
+(:func:`category_code`), so the missing code stays ``max_bin - 1`` for every feature and
+every kernel that routes rows keeps testing one missing code. Its codes are two bytes, and
+its ``n_value_bins`` counts the code positions ``0 .. n_categories`` (the missing code among
+them, never a value).
+
+Histogram columns: a feature takes ``ceil(n_value_bins / max_bin)`` consecutive columns of
+``max_bin`` bins (one for every feature but a wide one), so a wide feature's bins run on
+through its columns and narrow features keep their ``max_bin`` bins
+(:func:`hist_column_starts`).
 """
 import numpy as np
 
@@ -83,6 +96,76 @@ def binned_dtype(max_bin):
     """dtype of the bin codes for ``max_bin`` codes per feature: uint8 up to 256, else uint16."""
     check_max_bin(max_bin)
     return np.dtype(np.uint8) if max_bin <= 256 else np.dtype(np.uint16)
+
+
+#: Most categories a categorical feature keeps (codes are at most two bytes).
+MAX_CATEGORIES = 65535
+
+
+def category_code(index, max_bin):
+    """Code of category ``index`` (int or int array): the index itself below the missing
+    code ``max_bin - 1``, one more from it on (see the module docstring).
+
+    >>> category_code(254, 256), category_code(255, 256), category_code(300, 256)
+    (254, 256, 301)
+    """
+    missing = int(max_bin) - 1
+    return index + (np.asarray(index) >= missing).astype(np.int64) \
+        if isinstance(index, np.ndarray) else int(index) + int(int(index) >= missing)
+
+
+def category_index(code, max_bin):
+    """Inverse of :func:`category_code` for value codes (never the missing code).
+
+    >>> category_index(254, 256), category_index(256, 256)
+    (254, 255)
+    """
+    missing = int(max_bin) - 1
+    return code - (np.asarray(code) > missing).astype(np.int64) \
+        if isinstance(code, np.ndarray) else int(code) - int(int(code) > missing)
+
+
+def category_value_bins(n_categories, max_bin):
+    """``n_value_bins`` of a categorical feature with ``n_categories`` categories: the
+    categories themselves when they fit below the missing code, else the code positions
+    ``0 .. n_categories`` (wide).
+
+    >>> category_value_bins(255, 256), category_value_bins(256, 256)
+    (255, 257)
+    """
+    n_categories = max(int(n_categories), 1)
+    return n_categories if n_categories <= int(max_bin) - 1 else n_categories + 1
+
+
+def hist_column_starts(n_value_bins, max_bin):
+    """First histogram column of each feature, and the column count at the end.
+
+    Parameters
+    ----------
+    n_value_bins : array_like of int, shape (n_features,)
+    max_bin : int
+
+    Returns
+    -------
+    ndarray of int64, shape (n_features + 1,)
+        Feature ``f`` owns columns ``starts[f] .. starts[f + 1] - 1``; with no wide
+        feature this is ``arange(n_features + 1)``.
+
+    >>> hist_column_starts([10, 300, 4], 256).tolist()
+    [0, 1, 3, 4]
+    """
+    n_value_bins = np.asarray(n_value_bins, dtype=np.int64).reshape(-1)
+    n_columns = np.maximum(1, -(-n_value_bins // int(max_bin)))
+    starts = np.zeros(n_value_bins.shape[0] + 1, dtype=np.int64)
+    np.cumsum(n_columns, out=starts[1:])
+    return starts
+
+
+def codes_dtype(max_bin, n_value_bins=()):
+    """dtype of a cache's codes: :func:`binned_dtype` of ``max_bin``, or uint16 when a
+    wide categorical feature has codes past 255."""
+    widest = int(np.max(np.asarray(n_value_bins, dtype=np.int64), initial=0))
+    return binned_dtype(max_bin) if widest <= 256 else np.dtype(np.uint16)
 
 
 def missing_bin(max_bin):

@@ -6,6 +6,13 @@ Layout::
     stats[tree, row, stat]           float32, (n_trees, n_rows, n_stats)
     slot_of_row[tree, row]           int32,   (n_trees, n_rows); -1 = row not accumulated
     codes[feature, row]              uint8/uint16, (n_features, n_rows)
+    column_of[feature]               int64, (n_features + 1,) or None
+
+``column_of`` (``common.hist_column_starts``) gives each feature its first histogram
+column; a wide categorical feature owns several consecutive columns and its bins run on
+through them (bin ``b`` of the feature is column ``column_of[f] + b // max_bin``, bin
+``b % max_bin``). None: column ``f`` is feature ``f``, the only case numba compiles
+without the lookup (and the only one forests' per-node columns take).
 
 ``width`` is ``common.hist_width(n_stats)``: up to 4 statistics are padded to 4 lanes so a
 bin is updated by one vector add (``kernels/simd.py``); lanes past ``n_stats`` stay 0.
@@ -128,17 +135,21 @@ def _row_lanes(stats_t, row_class, draws, t, i, n_stats):
 
 
 @njit(inline="always")
-def _update(codes, i, hist, first, q0, width, n_bins, slot_columns, s, s0, s1, s2, s3, lanes):
+def _update(codes, i, hist, first, q0, width, n_bins, slot_columns, column_of, s, s0, s1,
+            s2, s3, lanes):
     """Add one row's lanes (4, or the first 2; ``lanes`` is a compile-time literal) into
     columns ``q0 .. q0 + width`` of slot ``s``, whose column ``q0`` starts at flat index
     ``first`` of ``hist``. Offsets are taken from column ``q0`` so that, with ``width``
     and ``n_bins`` known at compile time, each column's offset is a constant of the
     instruction instead of a register (LLVM spilled the 14 hoisted offsets to the
-    stack)."""
+    stack). With ``column_of`` the bin is moved by the columns the feature lies past
+    column ``q``, which lands a wide feature's code in its own later columns."""
     for qq in range(width):
         q = q0 + qq
         f = q if slot_columns is None else slot_columns[s, q]
         b = np.int64(codes[f, i])
+        if column_of is not None:
+            b += (column_of[f] - q) * n_bins
         if lanes == 4:
             add4(hist, first + (qq * n_bins + b) * 4, s0, s1, s2, s3)
         else:
@@ -147,7 +158,7 @@ def _update(codes, i, hist, first, q0, width, n_bins, slot_columns, s, s0, s1, s
 
 @njit(cache=True, nogil=True)
 def _add_rows(codes, stats, row_class, draws, t, rows_t, slots_t, lo, hi, q0, q1,
-              slot_columns, hist, n_stats, vector):
+              slot_columns, column_of, hist, n_stats, vector):
     """Add listed rows ``lo .. hi`` of tree ``t`` into columns ``q0 .. q1`` of their slots'
     histograms; with ``rows_t`` None, rows ``lo .. hi`` themselves into slot
     ``slots_t[0]`` (a root pass, see :func:`build_histograms_all`). Column ``q`` of slot
@@ -164,13 +175,13 @@ def _add_rows(codes, stats, row_class, draws, t, rows_t, slots_t, lo, hi, q0, q1
     count gave a loop; all widths in one loop kept LLVM from unrolling.)"""
     if vector == 4:
         _add_rows_vector(codes, stats[t], row_class, draws, t, rows_t, slots_t, lo, hi, q0,
-                         q1, slot_columns, hist, n_stats, 4)
+                         q1, slot_columns, column_of, hist, n_stats, 4)
     elif vector == 2:
         _add_rows_vector(codes, stats[t], row_class, draws, t, rows_t, slots_t, lo, hi, q0,
-                         q1, slot_columns, hist, n_stats, 2)
+                         q1, slot_columns, column_of, hist, n_stats, 2)
     else:
         _add_rows_scalar(codes, stats[t], row_class, draws, t, rows_t, slots_t, lo, hi, q0,
-                         q1, slot_columns, hist, n_stats)
+                         q1, slot_columns, column_of, hist, n_stats)
 
 
 @njit(inline="always")
@@ -184,7 +195,7 @@ def _row_and_slot(rows_t, slots_t, j):
 
 @njit(cache=True, nogil=True)
 def _add_rows_vector(codes, stats_t, row_class, draws, t, rows_t, slots_t, lo, hi, q0, q1,
-                     slot_columns, hist, n_stats, lanes):
+                     slot_columns, column_of, hist, n_stats, lanes):
     """The vector loop of :func:`_add_rows`. ``lanes`` (4 or 2) is a literal at every call,
     so numba compiles one loop per width and prunes the other width's update (one loop
     testing the lane count per update had made boosting's histograms 17% slower)."""
@@ -195,39 +206,49 @@ def _add_rows_vector(codes, stats_t, row_class, draws, t, rows_t, slots_t, lo, h
         s0, s1, s2, s3 = _row_lanes(stats_t, row_class, draws, t, i, n_stats)
         first = s * slot_size + q0 * n_bins * lanes
         if q1 - q0 == UNROLLED_COLUMNS and n_bins == 256:
-            _update(codes, i, hist, first, q0, UNROLLED_COLUMNS, 256, slot_columns, s,
-                    s0, s1, s2, s3, lanes)
+            _update(codes, i, hist, first, q0, UNROLLED_COLUMNS, 256, slot_columns,
+                    column_of, s, s0, s1, s2, s3, lanes)
         else:
-            _update(codes, i, hist, first, q0, q1 - q0, n_bins, slot_columns, s,
-                    s0, s1, s2, s3, lanes)
+            _update(codes, i, hist, first, q0, q1 - q0, n_bins, slot_columns, column_of,
+                    s, s0, s1, s2, s3, lanes)
 
 
 @njit(cache=True, nogil=True)
 def _add_rows_scalar(codes, stats_t, row_class, draws, t, rows_t, slots_t, lo, hi, q0, q1,
-                     slot_columns, hist, n_stats):
+                     slot_columns, column_of, hist, n_stats):
     n_classes = n_stats - 1
     for j in range(lo, hi):
         i, s = _row_and_slot(rows_t, slots_t, j)
         if row_class is None:
             for q in range(q0, q1):
-                f = q if slot_columns is None else slot_columns[s, q]
-                b = codes[f, i]
+                c, b = _column_and_bin(codes, i, s, q, slot_columns, column_of, hist)
                 for m in range(n_stats):
-                    hist[s, q, b, m] += stats_t[i, m]
+                    hist[s, c, b, m] += stats_t[i, m]
         else:
             d = _draw(draws, t, i)
             k = np.int64(row_class[i])
             for q in range(q0, q1):
-                f = q if slot_columns is None else slot_columns[s, q]
-                b = codes[f, i]
+                c, b = _column_and_bin(codes, i, s, q, slot_columns, column_of, hist)
                 for m in range(n_stats):
-                    hist[s, q, b, m] += _class_lane(d, k, m, n_classes)
+                    hist[s, c, b, m] += _class_lane(d, k, m, n_classes)
+
+
+@njit(inline="always")
+def _column_and_bin(codes, i, s, q, slot_columns, column_of, hist):
+    """Histogram column and bin of row ``i``'s code in column ``q`` (a wide feature's code
+    runs on into its later columns)."""
+    f = q if slot_columns is None else slot_columns[s, q]
+    b = np.int64(codes[f, i])
+    if column_of is None:
+        return q, b
+    n_bins = hist.shape[2]
+    return column_of[f] + b // n_bins, b % n_bins
 
 
 @njit(parallel=True, cache=True, nogil=True)
 def _build_histograms_grouped(codes, stats, row_class, draws, rows, slots,
-                              chunk_start, chunk_count, hist, n_groups, feature_chunk,
-                              vector):
+                              chunk_start, chunk_count, column_of, hist, n_groups,
+                              feature_chunk, vector):
     """Full histograms: thread ``g`` owns a range of features for every tree. With
     ``rows`` None every row of tree ``t`` goes into slot ``slots[t, 0]``."""
     n_features = codes.shape[0]
@@ -242,15 +263,31 @@ def _build_histograms_grouped(codes, stats, row_class, draws, rows, slots,
             for t in range(n_trees):
                 if rows is None:
                     _add_rows(codes, stats, row_class, draws, t, None, slots[t], 0,
-                              codes.shape[1], f0, f1, None, hist, n_stats, vector)
+                              codes.shape[1], f0, f1, None, column_of, hist, n_stats,
+                              vector)
                     continue
                 for c in range(n_chunks):
                     lo = chunk_start[c]
                     _add_rows(codes, stats, row_class, draws, t, rows[t], slots[t], lo,
-                              lo + chunk_count[t, c], f0, f1, None, hist, n_stats, vector)
+                              lo + chunk_count[t, c], f0, f1, None, column_of, hist,
+                              n_stats, vector)
 
 
-def build_histograms_all(codes, stats, slot_of_tree, hist):
+def _column_lookup(codes, hist, column_of):
+    """``column_of`` for the kernels: None when column ``f`` is feature ``f``."""
+    if column_of is None:
+        if hist.shape[1] != codes.shape[0]:
+            raise ValueError(f"histograms of {hist.shape[1]} columns for {codes.shape[0]} "
+                             f"features need the features' first columns (column_of)")
+        return None
+    column_of = np.ascontiguousarray(column_of, dtype=np.int64)
+    if column_of.shape != (codes.shape[0] + 1,) or column_of[-1] != hist.shape[1]:
+        raise ValueError(f"column_of must hold {codes.shape[0] + 1} column starts ending "
+                         f"at the histograms' {hist.shape[1]} columns, got {column_of}")
+    return None if column_of[-1] == codes.shape[0] else column_of
+
+
+def build_histograms_all(codes, stats, slot_of_tree, hist, column_of=None):
     """Add every row of one block into one histogram per tree: tree ``t``'s rows into slot
     ``slot_of_tree[t]`` (a boosting root pass, where no row has moved and none is left
     out).
@@ -266,8 +303,9 @@ def build_histograms_all(codes, stats, slot_of_tree, hist):
     codes : ndarray (n_features, n_rows) uint8 or uint16            # IN
     stats : ndarray (n_trees, n_rows, n_stats) float32 or int32, or ClassCounts   # IN
     slot_of_tree : ndarray (n_trees,) int32                         # IN
-    hist : ndarray (n_slots, n_features, max_bin, width) float64 or int32, ``width`` 2 or 4
+    hist : ndarray (n_slots, n_columns, max_bin, width) float64 or int32, ``width`` 2 or 4
         lanes for up to as many statistics                          # IN/OUT, accumulated
+    column_of : ndarray (n_features + 1,) int64 or None, see the module docstring   # IN
     """
     dense, row_class, draws = _stat_arrays(stats)
     vector = _vector_update(dense, hist)
@@ -279,7 +317,8 @@ def build_histograms_all(codes, stats, slot_of_tree, hist):
     slots = np.ascontiguousarray(slot_of_tree, dtype=np.int32).reshape(-1, 1)
     no_chunks = np.zeros((slots.shape[0], 0), np.int64)
     _build_histograms_grouped(codes, dense, row_class, draws, None, slots,
-                              no_chunks[0], no_chunks, hist, n_groups, FEATURE_CHUNK, vector)
+                              no_chunks[0], no_chunks, _column_lookup(codes, hist, column_of),
+                              hist, n_groups, FEATURE_CHUNK, vector)
 
 
 def _vector_update(stats, hist):
@@ -299,7 +338,8 @@ def _vector_update(stats, hist):
     return 0
 
 
-def build_histograms_selected(codes, stats, rows, slots, chunk_start, chunk_count, hist):
+def build_histograms_selected(codes, stats, rows, slots, chunk_start, chunk_count, hist,
+                              column_of=None):
     """Add listed rows of one block into the histograms of their slots.
 
     The rows come as consecutive chunks of a list: chunk ``c`` of tree ``t`` is
@@ -315,8 +355,9 @@ def build_histograms_selected(codes, stats, rows, slots, chunk_start, chunk_coun
     rows, slots : ndarray (n_trees, n_rows) int32                   # IN
     chunk_start : ndarray (n_chunks,) int64                         # IN
     chunk_count : ndarray (n_trees, n_chunks) int64                 # IN
-    hist : ndarray (n_slots, n_features, max_bin, width) float64    # IN/OUT, accumulated
+    hist : ndarray (n_slots, n_columns, max_bin, width) float64    # IN/OUT, accumulated
         ``width`` is ``hist_width(n_stats)`` (vector updates) or ``n_stats``.
+    column_of : ndarray (n_features + 1,) int64 or None, see the module docstring   # IN
 
     One parallel region per call: thread ``g`` owns a contiguous range of features and
     walks the listed rows once per chunk of ``FEATURE_CHUNK`` of them, so threads never
@@ -330,8 +371,8 @@ def build_histograms_selected(codes, stats, rows, slots, chunk_start, chunk_coun
     n_groups = max(1, min(numba.get_num_threads(), codes.shape[0]))
     dense, row_class, draws = _stat_arrays(stats)
     _build_histograms_grouped(codes, dense, row_class, draws, rows, slots,
-                              chunk_start, chunk_count, hist, n_groups, FEATURE_CHUNK,
-                              _vector_update(dense, hist))
+                              chunk_start, chunk_count, _column_lookup(codes, hist, column_of),
+                              hist, n_groups, FEATURE_CHUNK, _vector_update(dense, hist))
 
 
 @njit(parallel=True, cache=True, nogil=True)
@@ -351,8 +392,8 @@ def _build_histograms_columns(codes, stats, row_class, draws, rows, slots,
         for c in range(n_chunks):
             lo = chunk_start[c]
             _add_rows(codes, stats, row_class, draws, t, rows[t], slots[t], lo,
-                      lo + chunk_count[t, c], q_lo, q_hi, slot_columns, hist, n_stats,
-                      vector)
+                      lo + chunk_count[t, c], q_lo, q_hi, slot_columns, None, hist,
+                      n_stats, vector)
 
 
 @njit(parallel=True, cache=True, nogil=True)
@@ -391,7 +432,8 @@ def _build_histograms_columns_records(codes, stats, row_class, draws, rows,
                         s0, s1, s2, s3 = _row_lanes(stats_t, row_class, draws, t, i,
                                                     n_stats)
                         _update(codes, i, hist, np.int64(s) * n_columns * n_bins * 4, 0,
-                                n_columns, n_bins, slot_columns, s, s0, s1, s2, s3, 4)
+                                n_columns, n_bins, slot_columns, None, s, s0, s1, s2, s3,
+                                4)
                     else:
                         for q in range(n_columns):
                             b = codes[slot_columns[s, q], i]
@@ -616,8 +658,9 @@ def subtract_histograms(hist, parent_slots, built_slots, sibling_slots):
 
 
 @njit(cache=True)
-def node_sums_from_histograms(hist, slots, out):
-    """Totals of each slot's node: the sum over all bins of feature 0.
+def node_sums_from_histograms(hist, slots, out, first_columns=1):
+    """Totals of each slot's node: the sum over all bins of feature 0 (its
+    ``first_columns`` columns: more than one for a wide feature).
 
     Every row falls in exactly one bin of every feature (missing rows in the missing bin),
     so any feature's histogram sums to the node totals.
@@ -627,12 +670,14 @@ def node_sums_from_histograms(hist, slots, out):
     hist : ndarray (n_slots, n_features, max_bin, width) float64    # IN
     slots : ndarray (n,) int32                                      # IN
     out : ndarray (n, n_stats) float64                              # OUT, n_stats <= width
+    first_columns : int, columns of feature 0
     """
     n_bins = hist.shape[2]
     n_stats = out.shape[1]
     for j in range(slots.shape[0]):
         for k in range(n_stats):
             total = 0.0
-            for b in range(n_bins):
-                total += hist[slots[j], 0, b, k]
+            for c in range(first_columns):
+                for b in range(n_bins):
+                    total += hist[slots[j], c, b, k]
             out[j, k] = total

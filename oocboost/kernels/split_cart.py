@@ -284,7 +284,7 @@ def _cart_categorical(h, node_sum, w_node, n_value_bins, missing_bin, criterion_
     cats = np.empty(n_value_bins, np.int64)
     m = 0
     for c in range(n_value_bins):
-        if h[c, count_stat] > 0.0:
+        if h[c, count_stat] > 0.0 and c != missing_bin:
             cats[m] = c
             m += 1
     sorted_mode = _moments(criterion_code) or n_classes == 2 or \
@@ -346,17 +346,33 @@ def _cart_categorical(h, node_sum, w_node, n_value_bins, missing_bin, criterion_
             set_bit(bits_out, cats[j])
     if best_kind >= 0 and best_dl:
         for c in range(n_value_bins):
-            if h[c, count_stat] <= 0.0:
+            if h[c, count_stat] <= 0.0 and c != missing_bin:
                 set_bit(bits_out, c)
     return best, best_dl
 
 
-@njit(parallel=True, cache=True)
+def _bin_starts(hist, column_of, n_columns):
+    """First bin of each histogram column of :func:`find_splits_cart` in ``hist`` seen as
+    (n_slots, n_columns * max_bin, width), and that view."""
+    max_bin = hist.shape[2]
+    if column_of is None:
+        if n_columns != hist.shape[1]:
+            raise ValueError(f"{n_columns} columns per node for histograms of "
+                             f"{hist.shape[1]} columns need the features' column starts")
+        column_of = np.arange(n_columns + 1, dtype=np.int64)
+    column_of = np.ascontiguousarray(column_of, dtype=np.int64)
+    if column_of.shape != (n_columns + 1,) or column_of[-1] != hist.shape[1]:
+        raise ValueError(f"column_of must hold {n_columns + 1} column starts ending at "
+                         f"the histograms' {hist.shape[1]} columns")
+    flat = hist.reshape(hist.shape[0], hist.shape[1] * max_bin, hist.shape[3])
+    return column_of * max_bin, flat
+
+
 def find_splits_cart(hist, node_sums, slots, column_feature, feature_mask, n_value_bins,
                      is_categorical, missing_bin, criterion_code, n_classes, min_samples_leaf,
                      min_weight_leaf, total_weight, random_bin, improvement,
                      impurity_decrease, feature, bin_idx, default_left, is_cat,
-                     cat_bitset, left_sums, right_sums, zero_after, values):
+                     cat_bitset, left_sums, right_sums, zero_after, values, column_of=None):
     """Best CART split of each evaluated node, scikit-learn semantics (module docstring).
 
     Parameters
@@ -393,9 +409,29 @@ def find_splits_cart(hist, node_sums, slots, column_feature, feature_mask, n_val
         for a caller that reads it no more (per-node histograms are never subtracted):
         the slot is then reused without a separate zeroing pass over memory (0.40 s of
         5.7 s for 16 depth-12 forest trees on 1M rows).
+    column_of : ndarray (n_features + 1,) int64 or None
+        First histogram column of each feature (``common.hist_column_starts``) for full
+        histograms with a wide feature, ``column_feature`` then every feature in order;
+        None: column ``q`` is one histogram column.
     """
+    bin_start, flat = _bin_starts(hist, column_of, column_feature.shape[1])
+    _find_splits_cart(flat, bin_start, node_sums, slots, column_feature, feature_mask,
+                      n_value_bins, is_categorical, missing_bin, criterion_code, n_classes,
+                      min_samples_leaf, min_weight_leaf, total_weight, random_bin,
+                      improvement, impurity_decrease, feature, bin_idx, default_left,
+                      is_cat, cat_bitset, left_sums, right_sums, zero_after, values)
+
+
+@njit(parallel=True, cache=True)
+def _find_splits_cart(hist, bin_start, node_sums, slots, column_feature, feature_mask,
+                      n_value_bins, is_categorical, missing_bin, criterion_code, n_classes,
+                      min_samples_leaf, min_weight_leaf, total_weight, random_bin,
+                      improvement, impurity_decrease, feature, bin_idx, default_left,
+                      is_cat, cat_bitset, left_sums, right_sums, zero_after, values):
+    """:func:`find_splits_cart` over ``hist`` as (n_slots, n_columns * max_bin, width):
+    column ``q``'s bins are ``bin_start[q] .. bin_start[q + 1] - 1``."""
     n_eval = slots.shape[0]
-    n_columns = hist.shape[1]
+    n_columns = bin_start.shape[0] - 1
     n_stats = left_sums.shape[1]   # hist may carry padding lanes past n_stats
     n_words = cat_bitset.shape[1]
     count_stat = n_stats - 1
@@ -418,12 +454,13 @@ def find_splits_cart(hist, node_sums, slots, column_feature, feature_mask, n_val
         p_gain[p] = -np.inf
         p_bin[p] = -1
         s = slots[e]
+        h = hist[s, bin_start[q]:bin_start[q + 1]]
         if not feature_mask[e, q]:
             if zero_after:
-                hist[s, q] = 0
+                h[:] = 0
             continue
         if is_categorical[f]:
-            g, dl = _cart_categorical(hist[s, q], node_sums[s], w_nodes[e],
+            g, dl = _cart_categorical(h, node_sums[s], w_nodes[e],
                                       n_value_bins[f], missing_bin, criterion_code,
                                       n_classes, count_stat, min_samples_leaf,
                                       min_weight_leaf, p_left[p], p_bits[e, cat_index[f]],
@@ -434,7 +471,7 @@ def find_splits_cart(hist, node_sums, slots, column_feature, feature_mask, n_val
             rb = -1
             if has_random:
                 rb = random_bin[e, q]
-            g, b, dl = _cart_numeric(hist[s, q], node_sums[s], w_nodes[e], n_value_bins[f],
+            g, b, dl = _cart_numeric(h, node_sums[s], w_nodes[e], n_value_bins[f],
                                      missing_bin, criterion_code, n_classes, count_stat,
                                      min_samples_leaf, min_weight_leaf, rb, p_left[p],
                                      p_scratch[p, 0], p_scratch[p, 1], values)
@@ -442,7 +479,7 @@ def find_splits_cart(hist, node_sums, slots, column_feature, feature_mask, n_val
             p_bin[p] = b
             p_dl[p] = dl
         if zero_after:
-            hist[s, q] = 0
+            h[:] = 0
     for e in range(n_eval):
         # columns ascend by feature, so the first best column is the smallest feature
         best = -np.inf
@@ -468,9 +505,8 @@ def find_splits_cart(hist, node_sums, slots, column_feature, feature_mask, n_val
         impurity_decrease[e] = (w / total_weight) * (imp - wr / w * imp_r - wl / w * imp_l)
 
 
-@njit(cache=True)
 def draw_random_bins(hist, slots, column_feature, n_value_bins, is_categorical, count_stat,
-                     uniforms, random_bin):
+                     uniforms, random_bin, column_of=None):
     """Extra-trees thresholds: one bin per (node, numeric feature), uniform over the node.
 
     ``random_bin[e, f] = lo + floor(u * (hi - lo))`` where ``lo``/``hi`` are the lowest and
@@ -488,9 +524,18 @@ def draw_random_bins(hist, slots, column_feature, n_value_bins, is_categorical, 
     count_stat : int, index of the count statistic (n_stats - 1 for CART)
     uniforms : ndarray (n_eval, n_columns) float64 in [0, 1)         # IN
     random_bin : ndarray (n_eval, n_columns) int32                   # OUT
+    column_of : as :func:`find_splits_cart`
     """
+    bin_start, flat = _bin_starts(hist, column_of, column_feature.shape[1])
+    _draw_random_bins(flat, bin_start, slots, column_feature, n_value_bins, is_categorical,
+                      count_stat, uniforms, random_bin)
+
+
+@njit(cache=True)
+def _draw_random_bins(hist, bin_start, slots, column_feature, n_value_bins, is_categorical,
+                      count_stat, uniforms, random_bin):
     n_eval = slots.shape[0]
-    n_columns = hist.shape[1]
+    n_columns = bin_start.shape[0] - 1
     for e in range(n_eval):
         s = slots[e]
         for q in range(n_columns):
@@ -502,7 +547,7 @@ def draw_random_bins(hist, slots, column_feature, n_value_bins, is_categorical, 
             lo = -1
             hi = -1
             for b in range(nvb):
-                if hist[s, q, b, count_stat] > 0.0:
+                if hist[s, bin_start[q] + b, count_stat] > 0.0:
                     if lo < 0:
                         lo = b
                     hi = b

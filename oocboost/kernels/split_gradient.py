@@ -223,33 +223,47 @@ def _grad_onehot(h, node_sum, nvb, missing_bin, parent_score, cons, reg_lambda, 
     return best, best_dl
 
 
-@njit(cache=True)
-def _grad_categorical(h, node_sum, n_value_bins, missing_bin, parent_score, cons,
-                      reg_lambda, reg_alpha, max_delta_step, min_child_weight,
-                      max_cat_to_onehot,
-                      max_cat_threshold, left_out, bits_out):
-    """Best split of one categorical feature of one node. Returns (gain, default_left).
+#: Positions in the ``cat_params`` array of :func:`find_splits_gradient`.
+CAT_SEARCH, CAT_ONEHOT, CAT_THRESHOLD, CAT_SMOOTH, CAT_L2, CAT_MIN_GROUP = range(6)
+#: ``cat_params[CAT_SEARCH]``: LightGBM's partition search or XGBoost's.
+CAT_SEARCH_LIGHTGBM = 0.0
+CAT_SEARCH_XGBOOST = 1.0
 
-    Writes the left sums into ``left_out`` and the left set into ``bits_out`` (zeroed).
-    """
+
+@njit(cache=True)
+def _value_codes(nvb, missing_bin):
+    """The value codes ``0 .. nvb - 1`` but the missing code (inside a wide feature's
+    range)."""
+    n = nvb - 1 if nvb > missing_bin else nvb
+    out = np.empty(n, np.int64)
+    k = 0
+    for c in range(nvb):
+        if c != missing_bin:
+            out[k] = c
+            k += 1
+    return out
+
+
+@njit(cache=True)
+def _grad_partition_xgboost(h, node_sum, codes, missing_bin, parent_score, cons,
+                            reg_lambda, reg_alpha, max_delta_step, min_child_weight,
+                            max_cat_threshold, left_out, bits_out):
+    """XGBoost's partition search over ``codes`` (module docstring). Returns (gain,
+    default_left)."""
     g = node_sum[0]
     hs = node_sum[1]
-    nvb = n_value_bins
-    bits_out[:] = 0
-    if nvb < max_cat_to_onehot:
-        return _grad_onehot(h, node_sum, nvb, missing_bin, parent_score, cons, reg_lambda,
-                            reg_alpha, max_delta_step, min_child_weight, left_out, bits_out)
+    nvb = codes.shape[0]
     best = -np.inf
     best_dl = False
-
     keys = np.empty(nvb)
-    for c in range(nvb):
+    for j in range(nvb):
+        c = codes[j]
         if (h[c, 0] == 0.0 and h[c, 1] == 0.0):
-            keys[c] = 0.0
+            keys[j] = 0.0
         else:
-            keys[c] = leaf_weight(h[c, 0], h[c, 1], reg_lambda, reg_alpha,
+            keys[j] = leaf_weight(h[c, 0], h[c, 1], reg_lambda, reg_alpha,
                                   max_delta_step, min_child_weight)
-    order = np.argsort(keys, kind="mergesort")
+    order = codes[np.argsort(keys, kind="mergesort")]
     k_max = min(max_cat_threshold, nvb) - 1
     best_k = 0
     # forward: right = order[:k], missing left
@@ -261,16 +275,14 @@ def _grad_categorical(h, node_sum, n_value_bins, missing_bin, parent_score, cons
         hr += h[c, 1]
         if (h[c, 0] == 0.0 and h[c, 1] == 0.0):
             continue
-        gl = g - gr
-        hl = hs - hr
-        gain = _grad_gain(gl, hl, g, hs, parent_score, cons, reg_lambda, reg_alpha,
+        gain = _grad_gain(g - gr, hs - hr, g, hs, parent_score, cons, reg_lambda, reg_alpha,
                           max_delta_step, min_child_weight)
         if gain > best:
             best = gain
             best_k = j + 1
             best_dl = True
-            left_out[0] = gl
-            left_out[1] = hl
+            left_out[0] = g - gr
+            left_out[1] = hs - hr
     # backward: left = order[nvb-k:], missing right
     gl = 0.0
     hl = 0.0
@@ -294,17 +306,119 @@ def _grad_categorical(h, node_sum, n_value_bins, missing_bin, parent_score, cons
     return best, best_dl
 
 
-@njit(parallel=True, cache=True)
+@njit(cache=True)
+def _grad_partition_lightgbm(h, node_sum, codes, missing_bin, parent_score, cons,
+                             reg_lambda, reg_alpha, max_delta_step, min_child_weight,
+                             cat_params, rows_per_hessian, left_out, bits_out):
+    """LightGBM's partition search over ``codes`` (module docstring), with a learned side
+    for the missing values and the categories too rare to sort. Returns (gain,
+    default_left)."""
+    g = node_sum[0]
+    hs = node_sum[1]
+    cat_smooth = cat_params[CAT_SMOOTH]
+    min_group = cat_params[CAT_MIN_GROUP]
+    reg_cat = reg_lambda + cat_params[CAT_L2]
+    n_node = np.rint(hs * rows_per_hessian)
+    # rows of the missing code and of categories below cat_smooth rows go together
+    mg = h[missing_bin, 0]
+    mh = h[missing_bin, 1]
+    used = np.empty(codes.shape[0], np.int64)
+    n_used = 0
+    for j in range(codes.shape[0]):
+        c = codes[j]
+        if np.rint(h[c, 1] * rows_per_hessian) >= cat_smooth and h[c, 1] > 0.0:
+            used[n_used] = c
+            n_used += 1
+        else:
+            mg += h[c, 0]
+            mh += h[c, 1]
+    keys = np.empty(n_used)
+    for j in range(n_used):
+        keys[j] = h[used[j], 0] / (h[used[j], 1] + cat_smooth)
+    order = used[:n_used][np.argsort(keys, kind="mergesort")]
+    max_cats = min(int(cat_params[CAT_THRESHOLD]), (n_used + 1) // 2)
+    has_missing = mh > 0.0 or mg != 0.0
+    best = -np.inf
+    best_dl = False
+    best_dir = 0
+    best_k = 0
+    for direction in range(2):
+        for miss_left in range(2 if has_missing else 1):
+            gl = mg if miss_left else 0.0
+            hl = mh if miss_left else 0.0
+            n_left = np.rint(hl * rows_per_hessian)
+            n_group = 0.0
+            for i in range(min(n_used, max_cats)):
+                c = order[i] if direction == 0 else order[n_used - 1 - i]
+                gl += h[c, 0]
+                hl += h[c, 1]
+                n_c = np.rint(h[c, 1] * rows_per_hessian)
+                n_left += n_c
+                n_group += n_c
+                if n_node - n_left < min_group:
+                    break
+                if n_group < min_group:
+                    continue
+                n_group = 0.0
+                gain = _grad_gain(gl, hl, g, hs, parent_score, cons, reg_cat, reg_alpha,
+                                  max_delta_step, min_child_weight)
+                if gain > best:
+                    best = gain
+                    best_dl = miss_left == 1
+                    best_dir = direction
+                    best_k = i + 1
+                    left_out[0] = gl
+                    left_out[1] = hl
+    if best > -np.inf:
+        for i in range(best_k):
+            set_bit(bits_out, order[i] if best_dir == 0 else order[n_used - 1 - i])
+        if best_dl:
+            # the rare and the empty categories go with the missing values
+            for j in range(codes.shape[0]):
+                c = codes[j]
+                if not np.rint(h[c, 1] * rows_per_hessian) >= cat_smooth \
+                        or not h[c, 1] > 0.0:
+                    set_bit(bits_out, c)
+    return best, best_dl
+
+
+@njit(cache=True)
+def _grad_categorical(h, node_sum, n_value_bins, missing_bin, parent_score, cons,
+                      reg_lambda, reg_alpha, max_delta_step, min_child_weight, cat_params,
+                      rows_per_hessian, left_out, bits_out):
+    """Best split of one categorical feature of one node. Returns (gain, default_left).
+
+    Writes the left sums into ``left_out`` and the left set into ``bits_out`` (zeroed).
+    """
+    nvb = n_value_bins
+    bits_out[:] = 0
+    xgboost = cat_params[CAT_SEARCH] == CAT_SEARCH_XGBOOST
+    onehot = cat_params[CAT_ONEHOT]
+    if (nvb < onehot) if xgboost else (nvb <= onehot):
+        return _grad_onehot(h, node_sum, nvb, missing_bin, parent_score, cons, reg_lambda,
+                            reg_alpha, max_delta_step, min_child_weight, left_out, bits_out)
+    codes = _value_codes(nvb, missing_bin)
+    if xgboost:
+        return _grad_partition_xgboost(h, node_sum, codes, missing_bin, parent_score, cons,
+                                       reg_lambda, reg_alpha, max_delta_step,
+                                       min_child_weight, int(cat_params[CAT_THRESHOLD]),
+                                       left_out, bits_out)
+    return _grad_partition_lightgbm(h, node_sum, codes, missing_bin, parent_score, cons,
+                                    reg_lambda, reg_alpha, max_delta_step, min_child_weight,
+                                    cat_params, rows_per_hessian, left_out, bits_out)
+
+
 def find_splits_gradient(hist, node_sums, slots, feature_mask, n_value_bins,
                          is_categorical, missing_bin, reg_lambda, reg_alpha,
                          max_delta_step, min_child_weight, max_cat_to_onehot,
                          max_cat_threshold, monotone, lower, upper, gain, feature, bin_idx,
-                         default_left, is_cat, cat_bitset, left_sums, right_sums):
+                         default_left, is_cat, cat_bitset, left_sums, right_sums, *,
+                         column_of=None, cat_params=None, rows_per_hessian=None):
     """Best XGBoost split of each evaluated node (see the module docstring for the rules).
 
     Parameters
     ----------
-    hist : ndarray (n_slots, n_features, max_bin, width >= 2) float64, (G, H)        # IN
+    hist : ndarray (n_slots, n_columns, max_bin, width >= 2) float64, (G, H)       # IN
     node_sums : ndarray (n_slots, 2) float64, node totals incl. missing rows       # IN
     slots : ndarray (n_eval,) int32, slots to evaluate                           # IN
     feature_mask : ndarray (n_eval, n_features) bool, features allowed per node  # IN
@@ -314,9 +428,10 @@ def find_splits_gradient(hist, node_sums, slots, feature_mask, n_value_bins,
     reg_lambda, reg_alpha, max_delta_step, min_child_weight : float
         XGBoost's ``lambda``, ``alpha``, ``max_delta_step`` (0 = off), ``min_child_weight``.
     max_cat_to_onehot : int
-        One-vs-rest when ``n_value_bins[f] < max_cat_to_onehot`` (XGBoost default 4).
+        One-vs-rest below it (XGBoost's search, default 4) or up to it (LightGBM's).
     max_cat_threshold : int
-        Longest prefix tried by the partition search (XGBoost default 64).
+        Most categories in the set a partition search moves (XGBoost default 64,
+        LightGBM 32).
     monotone : ndarray (n_features,) int8, or (0,) for no constraint              # IN
         +1 / -1: the feature's children weights must not decrease / increase.
     lower, upper : ndarray (n_eval,) float64, the nodes' weight bounds           # IN
@@ -328,12 +443,52 @@ def find_splits_gradient(hist, node_sums, slots, feature_mask, n_value_bins,
     is_cat : ndarray (n_eval,) bool                        # OUT
     cat_bitset : ndarray (n_eval, n_words) uint32          # OUT, left set
     left_sums, right_sums : ndarray (n_eval, 2) float64    # OUT
+    column_of : ndarray (n_features + 1,) int64 or None
+        First histogram column of each feature (``common.hist_column_starts``); None:
+        one column per feature.
+    cat_params : ndarray (6,) float64 or None
+        ``(search, max_cat_to_onehot, max_cat_threshold, cat_smooth, cat_l2,
+        min_data_per_group)`` at the ``CAT_*`` positions; None: XGBoost's search with
+        the two arguments above.
+    rows_per_hessian : ndarray (n_eval,) float64 or None
+        LightGBM's search counts rows as ``round(H * rows_per_hessian)``; None: 1.
 
     Parallel over (node, feature) pairs; the per-node reduction is serial and in feature
     order, so results do not depend on the thread count.
     """
+    n_features = n_value_bins.shape[0]
+    max_bin = hist.shape[2]
+    if column_of is None:
+        column_of = np.arange(n_features + 1, dtype=np.int64)
+    bin_start = np.ascontiguousarray(column_of, dtype=np.int64) * max_bin
+    if bin_start.shape != (n_features + 1,) or bin_start[-1] != hist.shape[1] * max_bin:
+        raise ValueError(f"column_of must hold {n_features + 1} column starts ending at "
+                         f"the histograms' {hist.shape[1]} columns")
+    if cat_params is None:
+        cat_params = np.array([CAT_SEARCH_XGBOOST, max_cat_to_onehot, max_cat_threshold,
+                               0.0, 0.0, 0.0])
+    if rows_per_hessian is None:
+        rows_per_hessian = np.ones(len(slots))
+    flat = hist.reshape(hist.shape[0], hist.shape[1] * max_bin, hist.shape[3])
+    _find_splits_gradient(flat, bin_start, node_sums, slots, feature_mask, n_value_bins,
+                          is_categorical, missing_bin, reg_lambda, reg_alpha,
+                          max_delta_step, min_child_weight,
+                          np.ascontiguousarray(cat_params, dtype=np.float64),
+                          np.ascontiguousarray(rows_per_hessian, dtype=np.float64),
+                          monotone, lower, upper, gain, feature, bin_idx, default_left,
+                          is_cat, cat_bitset, left_sums, right_sums)
+
+
+@njit(parallel=True, cache=True)
+def _find_splits_gradient(hist, bin_start, node_sums, slots, feature_mask, n_value_bins,
+                          is_categorical, missing_bin, reg_lambda, reg_alpha,
+                          max_delta_step, min_child_weight, cat_params, rows_per_hessian,
+                          monotone, lower, upper, gain, feature, bin_idx, default_left,
+                          is_cat, cat_bitset, left_sums, right_sums):
+    """:func:`find_splits_gradient` over ``hist`` as (n_slots, n_columns * max_bin,
+    width): feature ``f``'s bins are ``bin_start[f] .. bin_start[f + 1] - 1``."""
     n_eval = slots.shape[0]
-    n_features = hist.shape[1]
+    n_features = n_value_bins.shape[0]
     n_stats = left_sums.shape[1]   # hist may carry padding lanes past n_stats
     n_words = cat_bitset.shape[1]
     cat_index, n_cat = categorical_index(is_categorical)
@@ -363,6 +518,7 @@ def find_splits_gradient(hist, node_sums, slots, feature_mask, n_value_bins,
         if not feature_mask[e, f]:
             continue
         s = slots[e]
+        h = hist[s, bin_start[f]:bin_start[f + 1]]
         cons = np.zeros(4)
         if constrained:
             cons[0] = monotone[f]
@@ -370,18 +526,17 @@ def find_splits_gradient(hist, node_sums, slots, feature_mask, n_value_bins,
             cons[2] = upper[e]
             cons[3] = 1.0
         if is_categorical[f]:
-            g, dl = _grad_categorical(hist[s, f], node_sums[s], n_value_bins[f],
-                                      missing_bin, parent_score[e], cons, reg_lambda,
-                                      reg_alpha, max_delta_step, min_child_weight,
-                                      max_cat_to_onehot, max_cat_threshold, p_left[p],
+            g, dl = _grad_categorical(h, node_sums[s], n_value_bins[f], missing_bin,
+                                      parent_score[e], cons, reg_lambda, reg_alpha,
+                                      max_delta_step, min_child_weight, cat_params,
+                                      rows_per_hessian[e], p_left[p],
                                       p_bits[e, cat_index[f]])
             p_gain[p] = g
             p_dl[p] = dl
         else:
-            g, b, dl = _grad_numeric(hist[s, f], node_sums[s], n_value_bins[f],
-                                     missing_bin, parent_score[e], cons, reg_lambda,
-                                     reg_alpha, max_delta_step, min_child_weight,
-                                     p_left[p])
+            g, b, dl = _grad_numeric(h, node_sums[s], n_value_bins[f], missing_bin,
+                                     parent_score[e], cons, reg_lambda, reg_alpha,
+                                     max_delta_step, min_child_weight, p_left[p])
             p_gain[p] = g
             p_bin[p] = b
             p_dl[p] = dl
