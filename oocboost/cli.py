@@ -102,11 +102,16 @@ def describe_cache(path):
         share = "" if n_missing is None else f"{100.0 * n_missing / max(cache.n_rows, 1):.1f}%"
         notes = []
         if feat.get("type") == "categorical":
-            notes.append(f"{feat.get('n_categories')} categories")
+            n_kept = feat.get("n_categories")
+            notes.append(f"{n_kept} categories")
             if feat.get("has_other"):
                 seen = feat.get("n_distinct_seen")
-                notes.append("rare folded into 'other'"
-                             + ("" if seen is None else f" ({seen} seen)"))
+                notes.append("rare folded into 'other'" + (
+                    "" if seen is None or n_kept is None
+                    else f" ({seen - n_kept} of {seen} seen)"))
+            if cache.max_bin and feat.get("n_bins", 0) > cache.max_bin - 1:
+                notes.append(f"two-byte codes, {-(-feat['n_bins'] // cache.max_bin)} "
+                             f"histogram columns")
         else:
             if feat.get("n_bins", 0) <= 1:
                 notes.append("constant or all missing")

@@ -209,15 +209,25 @@ def test_high_cardinality_capped_and_info(tmp_path):
         for i, v in enumerate(ids):
             f.write(f"id{v},{i % 13},{i % 2}\n")
     out = tmp_path / "c.oocb"
-    r = build(src, out, "--label", "y", "--max-bin", "32", "--quiet")
+    r = build(src, out, "--label", "y", "--max-bin", "32", "--max-categories", "31",
+              "--quiet")
     assert r.returncode == 0, r.stderr
     cache = Cache(out)
     assert len(cache.bin_mapper.categories[0]) == 30 and cache.bin_mapper.has_other[0]
     assert cache.bin_mapper.n_value_bins.tolist() == [31, 13]
+    n_seen = len(set(ids.tolist()))
     info = cli("info", out).stdout
     id_line = next(line for line in info.splitlines() if line.strip().startswith("id "))
-    assert "30 categories" in id_line and "other" in id_line and "31" in id_line
+    assert "30 categories" in id_line and "31" in id_line
+    assert f"rare folded into 'other' ({n_seen - 30} of {n_seen} seen)" in id_line
     assert "blocks 1 x 5000 rows" in info
+    # without --max-categories every id keeps a code: two bytes, several histogram columns
+    wide = tmp_path / "w.oocb"
+    assert build(src, wide, "--label", "y", "--max-bin", "32", "--quiet").returncode == 0
+    id_line = next(line for line in cli("info", wide).stdout.splitlines()
+                   if line.strip().startswith("id "))
+    columns = -(-(n_seen + 1) // 32)
+    assert f"{n_seen} categories, two-byte codes, {columns} histogram columns" in id_line
     assert "size on disk" in info and "uncompressed" in info
     assert re.search(r"label 'y'", info)
 

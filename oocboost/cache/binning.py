@@ -21,7 +21,14 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..common import binned_dtype, check_max_bin, missing_bin
+from ..common import (
+    MAX_CATEGORIES,
+    category_code,
+    category_value_bins,
+    check_max_bin,
+    codes_dtype,
+    missing_bin,
+)
 from ..errors import InputError, ModelError, ParameterError, SchemaError
 from ..kernels.binning import (
     GROUPED_MAX_EDGES,
@@ -98,25 +105,26 @@ def numeric_edges(sketch, max_bin):
     return quantile_edges(sketch, max_bin)
 
 
-def category_codes(counter, max_bin, max_categories=None):
-    """Kept categories of one feature and whether an "other" code follows them.
+def category_codes(counter, max_categories=None):
+    """Kept categories of one feature and whether an "other" category follows them.
 
     Parameters
     ----------
     counter : CategoryCounter or None
-    max_bin : int
     max_categories : int, optional
-        At most this many value codes (default and ceiling ``max_bin - 1``).
+        At most this many categories, "other" included (default and ceiling
+        ``MAX_CATEGORIES``, whatever ``max_bin`` is).
 
     Returns
     -------
     categories : list of str
-        Codes ``0 .. len - 1`` by decreasing count, ties by string.
+        Categories ``0 .. len - 1`` by decreasing count, ties by string.
     has_other : bool
         True when categories were folded (too many, or the counter dropped rare ones);
-        the "other" code is then ``len(categories)``.
+        the "other" category is then ``len(categories)``.
     """
-    cap = max_bin - 1 if max_categories is None else min(int(max_categories), max_bin - 1)
+    cap = MAX_CATEGORIES if max_categories is None else min(int(max_categories),
+                                                           MAX_CATEGORIES)
     ranked = [] if counter is None else [key for key, _ in counter.most_common()]
     if len(ranked) > cap or (counter is not None and counter.truncated):
         return ranked[:cap - 1], True
@@ -136,26 +144,27 @@ class BinMapper:
         Numeric features: finite strictly increasing edges (``n_value_bins - 1``);
         categorical features: empty.
     categories : sequence of (list of str or None)
-        Categorical features: strings of codes ``0..len-1``; numeric features: None.
+        Categorical features: strings of categories ``0..len-1`` (codes by
+        ``common.category_code``); numeric features: None.
     has_other : sequence of bool
-        Categorical features whose last value code is "other".
+        Categorical features whose last category is "other".
 
     Attributes
     ----------
     n_value_bins : ndarray of int32, shape (n_features,)
-        Value codes of each feature (at least 1).
+        Value codes of each feature (at least 1); of a wide categorical feature, its
+        code positions, the missing code among them (``common.category_value_bins``).
     is_categorical : ndarray of bool, shape (n_features,)
     missing_bin : int
         ``max_bin - 1``.
     codes_dtype : numpy.dtype
-        uint8 when ``max_bin <= 256``, else uint16.
+        uint8 when ``max_bin <= 256`` and no categorical feature is wider, else uint16.
     """
 
     def __init__(self, feature_names, feature_types, max_bin, bin_edges, categories,
                  has_other):
         self.max_bin = check_max_bin(max_bin)
         self.missing_bin = missing_bin(self.max_bin)
-        self.codes_dtype = binned_dtype(self.max_bin)
         self.feature_names = [str(name) for name in feature_names]
         self.feature_types = [str(kind) for kind in feature_types]
         n = len(self.feature_names)
@@ -172,6 +181,7 @@ class BinMapper:
         self.has_other = np.asarray(has_other, dtype=bool).reshape(n)
         self.n_value_bins = np.array(
             [self._value_bins(f) for f in range(n)], dtype=np.int32).reshape(n)
+        self.codes_dtype = codes_dtype(self.max_bin, self.n_value_bins)
         self._category_sets = [
             None if c is None else pa.array(c, type=pa.string()) for c in self.categories
         ]
@@ -196,12 +206,25 @@ class BinMapper:
                     f"categorical feature {name!r} needs a category list and no edges")
             if len(set(self.categories[f])) != len(self.categories[f]):
                 raise ParameterError(f"feature {name!r}: categories must be unique")
-            n_bins = max(len(self.categories[f]) + int(self.has_other[f]), 1)
+            n_categories = len(self.categories[f]) + int(self.has_other[f])
+            if n_categories > MAX_CATEGORIES:
+                raise ParameterError(
+                    f"feature {name!r} has {n_categories} categories; at most "
+                    f"{MAX_CATEGORIES} are kept (fold the rarest with max_categories)")
+            return category_value_bins(n_categories, self.max_bin)
         if n_bins > self.max_bin - 1:
             raise ParameterError(
                 f"feature {name!r} has {n_bins} value bins; max_bin={self.max_bin} allows "
                 f"at most {self.max_bin - 1}")
         return n_bins
+
+    def category_names(self, f):
+        """Category of each code of categorical feature ``f``: a list of
+        ``n_value_bins[f]`` strings, None at the missing code inside a wide feature."""
+        cats = list(self.categories[f]) + (["other"] if self.has_other[f] else [])
+        if int(self.n_value_bins[f]) > self.missing_bin:
+            cats.insert(self.missing_bin, None)
+        return cats
 
     # ------------------------------------------------------------------------------ fit
     @classmethod
@@ -219,7 +242,8 @@ class BinMapper:
             One per categorical feature.
         max_bin : int, default 256
         max_categories : int, optional
-            Most value codes of a categorical feature (default ``max_bin - 1``).
+            Most categories of a categorical feature, "other" included (default and
+            ceiling ``MAX_CATEGORIES``).
 
         Returns
         -------
@@ -242,7 +266,7 @@ class BinMapper:
                 if name not in counters:
                     raise ParameterError(
                         f"no category counter for categorical feature {name!r}")
-                kept, other = category_codes(counters[name], max_bin, max_categories)
+                kept, other = category_codes(counters[name], max_categories)
                 edges.append(np.empty(0))
                 categories.append(kept)
                 has_other.append(other)
@@ -263,8 +287,10 @@ class BinMapper:
     def _category_lookup(self, f, dictionary):
         """Code of each dictionary string of feature ``f`` (uint8/uint16 array)."""
         position = pc.index_in(dictionary, value_set=self._category_sets[f])
-        position = pc.fill_null(position, self._unknown_code(f))
-        return position.to_numpy(zero_copy_only=False).astype(self.codes_dtype)
+        known = np.asarray(position.is_valid())
+        position = pc.fill_null(position, 0).to_numpy(zero_copy_only=False).astype(np.int64)
+        return np.where(known, category_code(position, self.max_bin),
+                        self._unknown_code(f)).astype(self.codes_dtype)
 
     def transform_batch(self, batch):
         """Bin codes of one record batch.
@@ -336,8 +362,9 @@ class BinMapper:
         Parameters
         ----------
         X : array_like of float64, shape (n_rows, n_features)
-            Raw numeric values; categorical columns hold category codes as floats
-            (codes outside ``0 .. n_value_bins - 1`` count as unseen). NaN is missing.
+            Raw numeric values; categorical columns hold category codes as floats, as
+            :meth:`encode_categories` gives them (codes outside ``0 .. n_value_bins -
+            1`` count as unseen; the missing code is missing). NaN is missing.
 
         Returns
         -------
@@ -380,6 +407,7 @@ class BinMapper:
         values = as_category_array(values, f"column {self.feature_names[f]!r}")
         position = pc.index_in(values, value_set=self._category_sets[f])
         codes = position.to_numpy(zero_copy_only=False).astype(np.float64)
+        codes = np.where(codes >= self.missing_bin, codes + 1, codes)  # category_code
         unseen = np.isnan(codes) & np.asarray(values.is_valid())
         if self.has_other[f]:
             codes[unseen] = float(self.n_value_bins[f] - 1)

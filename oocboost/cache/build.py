@@ -27,7 +27,7 @@ import time
 
 import numpy as np
 
-from ..common import DEFAULT_MAX_BIN, Y_DTYPE, binned_dtype, check_max_bin
+from ..common import DEFAULT_MAX_BIN, MAX_CATEGORIES, Y_DTYPE, check_max_bin
 from ..errors import CacheError, MemoryLimitError, ParameterError, SchemaError
 from ..utils import interrupt
 from ..utils.progress import ProgressBar
@@ -63,7 +63,7 @@ class _Pass1:
 
         self.numeric = {name: sketch() for name, kind in
                         zip(source.feature_names, source.feature_kinds) if kind == "numeric"}
-        cap = max_categories or (max_bin - 1)
+        cap = max_categories or MAX_CATEGORIES
         self.categorical = {name: CategoryCounter(max_categories=cap) for name, kind in
                             zip(source.feature_names, source.feature_kinds)
                             if kind == "categorical"}
@@ -363,7 +363,7 @@ def build_cache(data, output, *, label=None, weight=None, categorical="auto", dr
         data, memory_limit, max_bin, block_rows, feature_names,
         dict(label=label, weight=weight, group=group, drop=drop, categorical=categorical,
              delimiter=delimiter, na_values=na_values, encoding=encoding,
-             on_bad_rows=on_bad_rows))
+             on_bad_rows=on_bad_rows), max_categories=max_categories)
     if verbose:
         print(plan.describe())
     if ref is not None:
@@ -405,7 +405,8 @@ def build_cache(data, output, *, label=None, weight=None, categorical="auto", dr
     return cache
 
 
-def _open_planned(data, memory_limit, max_bin, block_rows, feature_names, source_options):
+def _open_planned(data, memory_limit, max_bin, block_rows, feature_names, source_options,
+                  max_categories=None):
     """Open the source and plan the build: ``(source, BuildPlan)``."""
     # The column count is unknown until the source is open: a first plan with one column
     # only sizes the CSV read blocks; a limit too small even for that opens the source
@@ -421,8 +422,12 @@ def _open_planned(data, memory_limit, max_bin, block_rows, feature_names, source
     if n_features == 0:
         raise SchemaError(f"{source.name}: no feature columns left (label, weight and "
                           f"dropped columns removed)")
+    # categories past max_bin - 1 take two-byte codes: plan for them before pass 1 counts
+    wide = ("categorical" in source.feature_kinds
+            and (max_categories is None or max_categories > max_bin - 1))
     plan = plan_build(memory_limit, n_columns=n_features + 2, max_bin=max_bin,
-                      block_rows=block_rows, text_source=_is_text(source))
+                      block_rows=block_rows, text_source=_is_text(source),
+                      codes_itemsize=2 if wide else None)
     return source, plan
 
 
@@ -525,11 +530,11 @@ def _bin_pass(job, mapper, second_pass, stats, n_rows_expected, t0, t_pass1):
     counts = stats if job.ref is not None else None
     n_rows = 0
     with CacheWriter(job.output, backend=job.backend, compression=job.compression,
-                     n_features=n_features, codes_dtype=binned_dtype(job.max_bin),
+                     n_features=n_features, codes_dtype=mapper.codes_dtype,
                      has_label=has_label, has_weight=has_weight,
                      overwrite=job.overwrite, n_label_columns=n_label_columns) as writer:
         assembler = _BlockAssembler(writer, n_features, job.plan.block_rows,
-                                    binned_dtype(job.max_bin), has_label, has_weight,
+                                    mapper.codes_dtype, has_label, has_weight,
                                     n_label_columns)
         runs = None if source.group_name is None else GroupRuns(source.name,
                                                                  source.group_name)

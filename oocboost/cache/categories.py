@@ -16,8 +16,10 @@ import pyarrow.compute as pc
 from ..errors import InputError, ParameterError
 from .sketch import check_weights
 
-#: Category counter capacity when no ``max_categories`` is given.
-DEFAULT_CATEGORY_CAPACITY = 1 << 16
+#: Category counter capacity when no ``max_categories`` is given, and its ceiling: four
+#: strings held per category kept (``common.MAX_CATEGORIES``), so every count is exact
+#: below 262,144 distinct strings and each merge re-encodes at most that many.
+DEFAULT_CATEGORY_CAPACITY = 1 << 18
 #: Capacity per kept category: rare categories heavier than W / (64 max_categories) survive.
 CATEGORY_CAPACITY_FACTOR = 64
 
@@ -62,7 +64,8 @@ class CategoryCounter:
     ----------
     max_categories : int, optional
         Categories the bin mapper will keep; sets the default capacity to
-        ``CATEGORY_CAPACITY_FACTOR * max_categories`` (else ``DEFAULT_CATEGORY_CAPACITY``).
+        ``CATEGORY_CAPACITY_FACTOR * max_categories``, at most (and without it)
+        ``DEFAULT_CATEGORY_CAPACITY``.
     capacity : int, optional
         Most strings held at once (Misra-Gries counters, see module docstring).
 
@@ -81,7 +84,8 @@ class CategoryCounter:
             )
         if capacity is None:
             capacity = (DEFAULT_CATEGORY_CAPACITY if max_categories is None
-                        else CATEGORY_CAPACITY_FACTOR * int(max_categories))
+                        else min(CATEGORY_CAPACITY_FACTOR * int(max_categories),
+                                 DEFAULT_CATEGORY_CAPACITY))
         if not isinstance(capacity, (int, np.integer)) or capacity < 1:
             raise ParameterError(f"capacity must be a positive integer, got {capacity!r}")
         self.max_categories = None if max_categories is None else int(max_categories)

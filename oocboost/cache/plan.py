@@ -165,6 +165,7 @@ def plan_build(
     block_rows=None,
     csv_block_bytes=1 << 20,
     text_source=True,
+    codes_itemsize=None,
 ):
     """Plan how building a cache (pass 1: parse + sketch, pass 2: bin + write) spends the limit.
 
@@ -177,6 +178,9 @@ def plan_build(
         Feature columns of the source.
     max_bin : int
         Codes per feature (sets the codes' itemsize).
+    codes_itemsize : int or None
+        Bytes per code when ``max_bin`` does not say it: 2 for a source whose
+        categorical columns may be wide (``common.category_value_bins``).
     baseline_bytes : int or None
         RSS in bytes of the process before the build, numba's compiled kernels included;
         None: :func:`current_rss` now plus :func:`pending_kernel_bytes` ``("build")``.
@@ -202,7 +206,8 @@ def plan_build(
     limit = check_limit(memory_limit)
     n_columns = check_int("n_columns", n_columns, 1)
     max_bin = check_max_bin(max_bin)
-    itemsize = binned_dtype(max_bin).itemsize
+    itemsize = binned_dtype(max_bin).itemsize if codes_itemsize is None \
+        else check_int("codes_itemsize", codes_itemsize, 1, 2)
     if block_rows is not None:
         block_rows = check_int("block_rows", block_rows, 1)
     csv_block_bytes = check_int("csv_block_bytes", csv_block_bytes, 4 * KiB)

@@ -35,7 +35,7 @@ import time
 import numba
 import numpy as np
 
-from ..common import HIST_DTYPE, aligned_zeros, binned_dtype, hist_width
+from ..common import HIST_DTYPE, aligned_zeros, binned_dtype, hist_column_starts, hist_width
 from ..kernels.histogram import (
     build_histograms_all,
     build_histograms_columns,
@@ -122,7 +122,12 @@ class TreeGrower(HistogramSlots):
         # (a subsample) have zero statistics. Skipping them would cost the partition sweep
         # a strided read of the statistics (15% of the sweep).
         self._select_count_stat = -1 if policy.count_stat is None else policy.count_stat
-        self.n_words = (max_bin + 31) // 32
+        # a wide categorical feature's histogram spans several columns
+        # (common.hist_column_starts); per-node column subsets take one column a feature
+        starts = hist_column_starts(self.n_value_bins, max_bin)
+        self.column_of = None if starts[-1] == n_features else starts
+        self.n_hist_columns = int(starts[-1])
+        self.n_words = (max(max_bin, int(self.n_value_bins.max(initial=0))) + 31) // 32
         self.telemetry = GrowerTelemetry()
         self._no_slots = None      # apply_pending: every slot -1
         self._every_row = np.zeros((n_trees, 0), np.uint8)   # row_counts keeping every row
@@ -149,8 +154,9 @@ class TreeGrower(HistogramSlots):
                                  pol.n_outputs, pol.n_stats)
         self._n_slots = 0
         self._free_slots = []
-        self._columns = sampled_columns(self.params, self.n_features, self.tree_feature_sets)
-        n_columns = self._columns or self.n_features
+        self._columns = (0 if self.column_of is not None else
+                         sampled_columns(self.params, self.n_features, self.tree_feature_sets))
+        n_columns = self._columns or self.n_hist_columns
         shape = (n_columns, self.max_bin, hist_width(pol.n_stats))
         pool = self._hist_pool
         fits = (pool is not None and pool.shape[1:] == shape
@@ -249,7 +255,8 @@ class TreeGrower(HistogramSlots):
             # every row is at its tree's root (the only node) and counts: nothing to move
             # or list
             t1 = time.perf_counter()
-            build_histograms_all(codes, stats, self.nodes.slot_of_node[:, 0], self.hist)
+            build_histograms_all(codes, stats, self.nodes.slot_of_node[:, 0], self.hist,
+                                 self.column_of)
             self._account_histogram(t1, codes)
             return
         rows, slots, chunk_start, chunk_count = self._partition(
@@ -262,7 +269,7 @@ class TreeGrower(HistogramSlots):
                                      self._slot_columns, self.hist, records)
         else:
             build_histograms_selected(codes, stats, rows, slots, chunk_start, chunk_count,
-                                      self.hist)
+                                      self.hist, self.column_of)
         self._account_histogram(t1, codes)
 
     def _account_histogram(self, t_start, codes):
@@ -330,7 +337,8 @@ class TreeGrower(HistogramSlots):
             node_ids = np.concatenate([n for _, n in evaluate])
             slots = nd.held_slot[trees, node_ids].astype(np.int32)
             sums = np.empty((len(trees), self.policy.n_stats), np.float64)
-            node_sums_from_histograms(self.hist, slots, sums)
+            node_sums_from_histograms(self.hist, slots, sums,
+                                      1 if self.column_of is None else int(self.column_of[1]))
             nd.sums[trees, node_ids] = sums
             nd.value[trees, node_ids] = self.policy.leaf_values(sums, trees, node_ids)
             self._evaluate(trees, node_ids, slots, sums)

@@ -20,7 +20,7 @@ Protocol::
 """
 import numpy as np
 
-from ..common import HIST_DTYPE
+from ..common import HIST_DTYPE, hist_column_starts
 from ..kernels import split as ks
 from ..kernels import split_cart as kcart
 from ..kernels import split_gradient as kgrad
@@ -40,16 +40,38 @@ def full_columns(n_eval, n_features):
     return np.tile(np.arange(n_features, dtype=np.int32), (n_eval, 1))
 
 
-def _outputs(n_eval, n_features, max_bin, n_stats):
+def _outputs(n_eval, n_words, n_stats):
     return dict(
         gain=np.empty(n_eval), feature=np.empty(n_eval, np.int32),
         bin=np.empty(n_eval, np.int32), default_left=np.empty(n_eval, np.bool_),
         is_categorical=np.empty(n_eval, np.bool_),
-        cat_bitset=np.zeros((n_eval, ks.n_bitset_words(max_bin)), np.uint32),
+        cat_bitset=np.zeros((n_eval, n_words), np.uint32),
         left_sums=np.empty((n_eval, n_stats)), right_sums=np.empty((n_eval, n_stats)))
 
 
-class GradientPolicy:
+class FeatureBins:
+    """The binning a policy searches: ``n_value_bins``, ``is_categorical``,
+    ``missing_bin``, and what follows from them: ``column_of``, each feature's first
+    histogram column (None when every feature has one column; a wide categorical feature
+    has several, see ``common.hist_column_starts``), and ``n_words``, the bitset words of
+    the widest categorical feature."""
+
+    def _set_bins(self, n_value_bins, is_categorical, missing_bin):
+        self.n_value_bins = np.ascontiguousarray(n_value_bins, dtype=np.int32)
+        self.is_categorical = np.ascontiguousarray(is_categorical, dtype=np.bool_)
+        self.missing_bin = int(missing_bin)
+        max_bin = self.missing_bin + 1
+        starts = hist_column_starts(self.n_value_bins, max_bin)
+        self.column_of = None if starts[-1] == len(self.n_value_bins) else starts
+        self.n_words = ks.n_bitset_words(max(max_bin, int(self.n_value_bins.max(initial=0))))
+
+    def hist_columns(self, hist, column_feature):
+        """``column_of`` for a search whose nodes have ``column_feature.shape[1]`` logical
+        columns in histograms of ``hist.shape[1]`` columns."""
+        return None if hist.shape[1] == column_feature.shape[1] else self.column_of
+
+
+class GradientPolicy(FeatureBins):
     """XGBoost's regularised second-order split gain and leaf weights.
 
     Gain (twice Eq. 7 of Chen & Guestrin 2016, without gamma, as XGBoost reports it)::
@@ -70,7 +92,9 @@ class GradientPolicy:
 
     def __init__(self, *, reg_lambda, reg_alpha, max_delta_step, min_child_weight,
                  max_cat_to_onehot, n_value_bins, is_categorical, missing_bin, gamma=0.0,
-                 max_cat_threshold=ks.DEFAULT_MAX_CAT_THRESHOLD, monotone=None):
+                 max_cat_threshold=ks.DEFAULT_MAX_CAT_THRESHOLD, monotone=None,
+                 categorical_split="xgboost", cat_smooth=0.0, cat_l2=0.0,
+                 min_data_per_group=0, n_rows=None):
         # monotone: int8 (n_features,) of -1/0/+1, or None. With it, each node has weight
         # bounds, children of a constrained split are bounded by their mean weight, and
         # every leaf is clipped to its bounds (XGBoost's TreeEvaluator).
@@ -84,9 +108,17 @@ class GradientPolicy:
         self.min_child_weight = float(min_child_weight)
         self.max_cat_to_onehot = int(max_cat_to_onehot)
         self.max_cat_threshold = int(max_cat_threshold)
-        self.n_value_bins = np.ascontiguousarray(n_value_bins, dtype=np.int32)
-        self.is_categorical = np.ascontiguousarray(is_categorical, dtype=np.bool_)
-        self.missing_bin = int(missing_bin)
+        search = (kgrad.CAT_SEARCH_LIGHTGBM if categorical_split == "lightgbm"
+                  else kgrad.CAT_SEARCH_XGBOOST)
+        self.cat_params = np.array([search, self.max_cat_to_onehot, self.max_cat_threshold,
+                                    float(cat_smooth), float(cat_l2),
+                                    float(min_data_per_group)])
+        # LightGBM's search counts a category's rows from its hessian sum (boosting
+        # histograms hold no counts): rows per unit of hessian, taken at each tree's
+        # root from the rows it is grown on (None: 1 row per unit)
+        self.n_rows = None if n_rows is None else float(n_rows)
+        self.rows_per_hessian = {}
+        self._set_bins(n_value_bins, is_categorical, missing_bin)
 
     def _node_bounds(self, trees, node_ids, n):
         lower, upper = np.full(n, -np.inf), np.full(n, np.inf)
@@ -97,7 +129,7 @@ class GradientPolicy:
         return lower, upper
 
     def find_splits(self, hist, sums, slots, feature_mask, trees=None, node_ids=None):
-        out = _outputs(len(slots), hist.shape[1], hist.shape[2], self.n_stats)
+        out = _outputs(len(slots), self.n_words, self.n_stats)
         lower, upper = self._node_bounds(trees, node_ids, len(slots))
         kgrad.find_splits_gradient(
             hist, _slot_sums(hist, sums, slots), np.ascontiguousarray(slots, np.int32),
@@ -105,8 +137,22 @@ class GradientPolicy:
             self.reg_lambda, self.reg_alpha, self.max_delta_step, self.min_child_weight,
             self.max_cat_to_onehot, self.max_cat_threshold, self.monotone, lower, upper,
             out["gain"], out["feature"], out["bin"], out["default_left"],
-            out["is_categorical"], out["cat_bitset"], out["left_sums"], out["right_sums"])
+            out["is_categorical"], out["cat_bitset"], out["left_sums"], out["right_sums"],
+            column_of=self.column_of, cat_params=self.cat_params,
+            rows_per_hessian=self._rows_per_hessian(sums, trees, node_ids))
         return out
+
+    def _rows_per_hessian(self, sums, trees, node_ids):
+        """Rows per unit of hessian of each evaluated node's tree, set at its root."""
+        n = len(sums)
+        if self.n_rows is None or trees is None:
+            return np.ones(n)
+        trees = np.asarray(trees).tolist()
+        for i, (t, node) in enumerate(zip(trees, np.asarray(node_ids).tolist())):
+            if node == 0:
+                h = float(sums[i][1])
+                self.rows_per_hessian[t] = self.n_rows / h if h > 0 else 1.0
+        return np.array([self.rows_per_hessian.get(t, 1.0) for t in trees])
 
     def _weights(self, sums, lower, upper):
         w = np.empty(len(sums))
@@ -155,7 +201,7 @@ class GradientPolicy:
 CART_EPSILON = np.finfo(np.float64).eps
 
 
-class CartPolicy:
+class CartPolicy(FeatureBins):
     """CART criteria (Breiman et al. 1984) with scikit-learn's semantics.
 
     Statistics per row: classification ``K + 1`` channels (weighted class counts, then
@@ -226,9 +272,7 @@ class CartPolicy:
         # any other row is 0 (kernels/cart_stats.py), so a node's row records can skip
         # the count and rows of zero weight (hist_slots.RECORD_SMALL_NODES)
         self.count_marks_rows = True
-        self.n_value_bins = np.ascontiguousarray(n_value_bins, dtype=np.int32)
-        self.is_categorical = np.ascontiguousarray(is_categorical, dtype=np.bool_)
-        self.missing_bin = int(missing_bin)
+        self._set_bins(n_value_bins, is_categorical, missing_bin)
         self.total_weight = float(total_weight)
         self.min_samples_leaf = float(min_samples_leaf)
         self.min_weight_leaf = float(min_weight_leaf)
@@ -261,16 +305,19 @@ class CartPolicy:
         n_eval = len(slots)
         slots = np.ascontiguousarray(slots, np.int32)
         node_sums = _slot_sums(hist, sums, slots)
-        column_feature = full_columns(n_eval, hist.shape[1]) if column_feature is None \
-            else np.ascontiguousarray(column_feature, np.int32)
+        column_feature = full_columns(n_eval, len(self.n_value_bins)) \
+            if column_feature is None else np.ascontiguousarray(column_feature, np.int32)
+        column_of = self.hist_columns(hist, column_feature)
+        n_columns = column_feature.shape[1]
         if self.splitter == "random":
-            random_bin = np.empty((n_eval, hist.shape[1]), np.int32)
+            random_bin = np.empty((n_eval, n_columns), np.int32)
             kcart.draw_random_bins(hist, slots, column_feature, self.n_value_bins,
-                                self.is_categorical, self.count_stat,
-                                self.rng.random((n_eval, hist.shape[1])), random_bin)
+                                   self.is_categorical, self.count_stat,
+                                   self.rng.random((n_eval, n_columns)), random_bin,
+                                   column_of=column_of)
         elif random_bin is None:
             random_bin = np.empty((0, 0), np.int32)
-        out = _outputs(n_eval, hist.shape[1], hist.shape[2], self.n_stats)
+        out = _outputs(n_eval, self.n_words, self.n_stats)
         improvement = np.empty(n_eval)
         kcart.find_splits_cart(
             hist, node_sums, slots, column_feature, np.ascontiguousarray(feature_mask),
@@ -279,7 +326,7 @@ class CartPolicy:
             self.min_weight_leaf, self.total_weight, random_bin, improvement, out["gain"],
             out["feature"], out["bin"], out["default_left"], out["is_categorical"],
             out["cat_bitset"], out["left_sums"], out["right_sums"], bool(zero_after),
-            self.label_values)
+            self.label_values, column_of=column_of)
         out["improvement"] = improvement
         out["importance_gain"] = out["gain"]
         return out

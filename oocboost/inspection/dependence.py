@@ -15,6 +15,7 @@ categorical feature on a cache is its categories.
 """
 import numpy as np
 
+from ..common import category_code
 from ..errors import ParameterError
 
 try:
@@ -166,8 +167,9 @@ def _codes_of(mapper, f, grid):
     """Bin codes of grid values of feature ``f`` (categories by name or code)."""
     if mapper.is_categorical[f]:
         categories = list(mapper.categories[f])
-        return np.array([categories.index(v) if v in categories else int(v)
-                         for v in grid], dtype=np.int64)
+        index = np.array([categories.index(v) if v in categories else int(v)
+                          for v in grid], dtype=np.int64)
+        return category_code(index, mapper.max_bin)
     values = np.asarray(grid, dtype=np.float64)
     codes = np.searchsorted(np.asarray(mapper.bin_edges[f]), values, side="left")
     return np.where(np.isnan(values), mapper.max_bin - 1, codes)

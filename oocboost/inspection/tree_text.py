@@ -49,7 +49,10 @@ def export_text(decision_tree, feature_names=None, *, max_depth=10, spacing=3, d
     if model.bin_mapper:
         from ..cache.binning import BinMapper
 
-        cats = BinMapper.from_dict(model.bin_mapper).categories
+        mapper = BinMapper.from_dict(model.bin_mapper)
+        # names by code (a wide feature's codes skip the missing code)
+        cats = [mapper.category_names(f) if mapper.is_categorical[f] else None
+                for f in range(mapper.n_features)]
     lines = []
     pad = " " * spacing
 

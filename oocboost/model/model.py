@@ -40,7 +40,7 @@ import tempfile
 
 import numpy as np
 
-from ..common import X_DTYPE
+from ..common import MAX_CATEGORIES, X_DTYPE, category_value_bins
 from ..errors import ModelError
 from .checks import check_model_fields, check_no_unknown_fields
 from .contributions import ModelContributions
@@ -182,6 +182,22 @@ class Model(ModelPrediction, ModelContributions):
             if isinstance(mb, (int, np.integer)) and not isinstance(mb, bool):
                 return int(mb)
         return None
+
+    def _code_span(self):
+        """Codes of the widest categorical feature of the bin mapper dict (0 when it
+        has none or is not well-formed: :meth:`validate` then checks ``max_bin``)."""
+        max_bin = self.max_bin
+        features = self.bin_mapper.get("features") if isinstance(self.bin_mapper, dict) \
+            else None
+        if max_bin is None or not isinstance(features, list):
+            return 0
+        span = 0
+        for feat in features:
+            cats = feat.get("categories") if isinstance(feat, dict) else None
+            if isinstance(cats, list):
+                n = len(cats) + int(bool(feat.get("has_other")))
+                span = max(span, category_value_bins(min(n, MAX_CATEGORIES), max_bin))
+        return span
 
     def __repr__(self):
         return (f"Model(learner={self.learner!r}, objective={self.objective!r}, "
@@ -370,10 +386,11 @@ class Model(ModelPrediction, ModelContributions):
             if nc is not None and len(self.classes) != nc:
                 fail(f"{len(self.classes)} classes listed but n_classes = {nc}")
         max_bin = self.max_bin
+        code_span = self._code_span()
         for t, tree in enumerate(self.trees):
             if not isinstance(tree, Tree):
                 fail(f"tree {t} is a {type(tree).__name__}, not a Tree")
-            tree.validate(self.n_features, max_bin, tree_index=t)
+            tree.validate(self.n_features, max_bin, tree_index=t, code_span=code_span)
             want = 1 if self.tree_group[t] >= 0 else self.n_outputs
             if tree.n_outputs != want:
                 fail(f"tree {t}: value has {tree.n_outputs} columns, expected {want} "

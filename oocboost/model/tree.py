@@ -205,7 +205,7 @@ class Tree:
             fail(tree_index, f"has {n_parents[j]} parents (every non-root node needs "
                  f"exactly one)", j)
 
-    def validate(self, n_features, max_bin=None, *, tree_index=None):
+    def validate(self, n_features, max_bin=None, *, tree_index=None, code_span=None):
         """Raise ModelError naming the tree and node for any violated invariant.
 
         Parameters
@@ -218,6 +218,10 @@ class Tree:
             words. None: only the absolute limits (``MAX_MAX_BIN``) are checked.
         tree_index : int or None
             Named in error messages.
+        code_span : int or None
+            Codes of the widest categorical feature (its ``n_value_bins`` when it is
+            wide, see ``common.category_value_bins``); bitsets may take
+            ``ceil(max(max_bin, code_span) / 32)`` words.
 
         Returns
         -------
@@ -246,11 +250,12 @@ class Tree:
         if bad.size:
             fail(tree_index, f"bin threshold {bt[bad[0]]} is outside [0, {top_bin}]", bad[0])
         categorical = internal & self.is_categorical
-        max_words = (MAX_MAX_BIN if max_bin is None else int(max_bin)) + 31
-        max_words //= 32
+        span = MAX_MAX_BIN if max_bin is None else max(int(max_bin), int(code_span or 0))
+        max_words = (span + 31) // 32
         if self.n_words > max_words:
             fail(tree_index, f"categorical bitsets have {self.n_words} words, more than the "
-                 f"{max_words} that max_bin={max_bin} needs")
+                 f"{max_words} that max_bin={max_bin} and categorical features of up to "
+                 f"{span} codes need")
         bad = np.flatnonzero(categorical)
         if bad.size and self.n_words == 0:
             fail(tree_index, "categorical split but the bitsets have 0 words", bad[0])

@@ -179,7 +179,10 @@ def plot_tree(model, tree_index=0, *, ax=None, max_depth=None, decimals=3,
     if model_.bin_mapper:
         from ..cache.binning import BinMapper
 
-        cats = BinMapper.from_dict(model_.bin_mapper).categories
+        mapper = BinMapper.from_dict(model_.bin_mapper)
+        # names by code (a wide feature's codes skip the missing code)
+        cats = [mapper.category_names(f) if mapper.is_categorical[f] else None
+                for f in range(mapper.n_features)]
     classes = getattr(model, "classes_", None)
     if classes is None and model_.classes is not None:
         classes = np.asarray(model_.classes)

@@ -51,7 +51,8 @@ _BOOSTER_ARGS = ("learning_rate", "max_depth", "max_leaves", "min_child_weight",
                  "max_cat_threshold", "booster", "rate_drop", "one_drop", "skip_drop",
                  "normalize_type", "sample_type", "lambdarank_pair_method",
                  "lambdarank_num_pair_per_sample", "lambdarank_normalization",
-                 "lambdarank_score_normalization", "ndcg_exp_gain")
+                 "lambdarank_score_normalization", "ndcg_exp_gain", "categorical_split",
+                 "cat_smooth", "cat_l2", "min_data_per_group")
 
 
 class _GradientBoosting(ParamsMixin):
@@ -65,12 +66,14 @@ class _GradientBoosting(ParamsMixin):
                  max_bin=256, eval_metric=None, early_stopping_rounds=None,
                  huber_slope=1.0, quantile_alpha=0.5, tweedie_variance_power=1.5,
                  interaction_constraints=None, monotone_constraints=None,
-                 feature_weights=None, max_cat_threshold=64, booster="gbtree",
+                 feature_weights=None, max_cat_threshold=None, booster="gbtree",
                  rate_drop=0.0, one_drop=0, skip_drop=0.0, normalize_type="tree",
                  sample_type="uniform", lambdarank_pair_method="topk",
                  lambdarank_num_pair_per_sample=None, lambdarank_normalization=True,
-                 lambdarank_score_normalization=True, ndcg_exp_gain=True, random_state=0,
-                 n_jobs=None, memory_limit=None, cache_dir=None, verbosity=0):
+                 lambdarank_score_normalization=True, ndcg_exp_gain=True,
+                 categorical_split="lightgbm", cat_smooth=10.0, cat_l2=10.0,
+                 min_data_per_group=100, random_state=0, n_jobs=None, memory_limit=None,
+                 cache_dir=None, verbosity=0):
         self.n_estimators = n_estimators
         self.objective = objective
         self.learning_rate = learning_rate
@@ -110,6 +113,10 @@ class _GradientBoosting(ParamsMixin):
         self.lambdarank_normalization = lambdarank_normalization
         self.lambdarank_score_normalization = lambdarank_score_normalization
         self.ndcg_exp_gain = ndcg_exp_gain
+        self.categorical_split = categorical_split
+        self.cat_smooth = cat_smooth
+        self.cat_l2 = cat_l2
+        self.min_data_per_group = min_data_per_group
         self.random_state = random_state
         self.n_jobs = n_jobs
         self.memory_limit = memory_limit

@@ -234,7 +234,7 @@ def test_categories_by_count_then_string():
     np.testing.assert_array_equal(codes, [1, 1, 1, 0, 0, 0, 3, 2, 2, 4, 255, 255, 255, 255])
 
 
-@pytest.mark.parametrize("max_bin,max_categories,n_kept", [(5, None, 3), (256, 3, 2),
+@pytest.mark.parametrize("max_bin,max_categories,n_kept", [(5, 4, 3), (256, 3, 2),
                                                            (256, 1, 0)])
 def test_rare_categories_fold_into_other(max_bin, max_categories, n_kept):
     values = pa.array(list("aaaaaabbbbbccccdddeef") + [None])
@@ -248,6 +248,51 @@ def test_rare_categories_fold_into_other(max_bin, max_categories, n_kept):
     codes = mapper.transform_batch(make_batch({}, {"c": batch}))[0]
     expected = [ranked.index(v) if v in ranked[:n_kept] else other for v in "abcfz"]
     np.testing.assert_array_equal(codes, expected + [max_bin - 1])
+
+
+@pytest.mark.parametrize("max_bin", [5, 256])
+def test_categories_beyond_max_bin_are_kept_wide(max_bin):
+    """Whatever max_bin is, every category keeps a code: category k is coded k below the
+    missing code and k + 1 from it on, so the missing code stays max_bin - 1."""
+    n_categories = max_bin + 40
+    names = [f"k{i:04d}" for i in range(n_categories)]
+    # category i appears n_categories - i times, so the ranking is the naming order
+    values = pa.array([n for i, n in enumerate(names) for _ in range(n_categories - i)]
+                      + [None])
+    mapper = fit_from_columns({}, {"c": values}, max_bin=max_bin)
+    assert mapper.categories[0] == names and not mapper.has_other[0]
+    assert mapper.n_value_bins[0] == n_categories + 1
+    assert mapper.codes_dtype == (np.uint16 if n_categories >= 256 else np.uint8)
+    batch = pa.array(names + ["unseen", None])
+    codes = mapper.transform_batch(make_batch({}, {"c": batch}))[0]
+    index = np.arange(n_categories)
+    expected = np.where(index >= max_bin - 1, index + 1, index)
+    np.testing.assert_array_equal(codes, np.r_[expected, max_bin - 1, max_bin - 1])
+    assert max_bin - 1 not in codes[:n_categories]
+    np.testing.assert_array_equal(mapper.encode_categories(0, batch)[:n_categories],
+                                  expected)
+    floats = np.r_[expected, n_categories + 1, np.nan].astype(float)[:, None]
+    np.testing.assert_array_equal(mapper.transform_numeric(floats)[0],
+                                  np.r_[expected, max_bin - 1, max_bin - 1])
+    names_by_code = mapper.category_names(0)
+    assert names_by_code[max_bin - 1] is None
+    assert [names_by_code[c] for c in expected] == names
+
+
+def test_more_than_max_categories_fold_into_other():
+    """Past MAX_CATEGORIES the rarest categories fold into "other", which the summary
+    names (n_distinct_seen against n_categories)."""
+    from oocboost.common import MAX_CATEGORIES
+
+    n = MAX_CATEGORIES + 10
+    values = pa.array([f"v{i:06d}" for i in range(n)] + ["v000000", "v000001"])
+    mapper = fit_from_columns({}, {"c": values})
+    assert mapper.has_other[0] and len(mapper.categories[0]) == MAX_CATEGORIES - 1
+    assert mapper.n_value_bins[0] == MAX_CATEGORIES + 1
+    assert mapper.categories[0][:2] == ["v000000", "v000001"]
+    batch = pa.array(["v000000", f"v{n - 1:06d}"])
+    codes = mapper.transform_batch(make_batch({}, {"c": batch}))[0]
+    assert codes.tolist() == [0, MAX_CATEGORIES]
 
 
 def test_unseen_categories_are_missing_without_other():
@@ -272,7 +317,8 @@ def test_encode_categories_then_transform_numeric_equals_transform_batch():
     x = rng.normal(size=300)
     x[::9] = np.nan
     new = rng.choice(list("abcdefghijklm") + [None], 300).tolist()
-    mapper = fit_from_columns({"x": rng.normal(size=500)}, {"c": fit_values}, max_bin=8)
+    mapper = fit_from_columns({"x": rng.normal(size=500)}, {"c": fit_values}, max_bin=8,
+                              max_categories=7)
     assert mapper.has_other[1]
     codes = mapper.transform_batch(make_batch({"x": x}, {"c": pa.array(new)}))
     as_floats = mapper.encode_categories(1, np.array(new, dtype=object))

@@ -13,6 +13,7 @@ import pytest
 
 from oocboost.cache.build import build_cache
 from oocboost.cache.store import Cache
+from oocboost.common import category_code
 from oocboost.errors import CacheError, InputError, MemoryLimitError, SchemaError
 
 N = 1500
@@ -251,7 +252,8 @@ def test_constant_all_missing_and_high_cardinality_columns(tmp_path):
         "x": rng.normal(size=n),
     })
     max_bin = 40
-    cache = build_cache(df, tmp_path / "c.oocb", max_bin=max_bin, quiet=True)
+    cache = build_cache(df, tmp_path / "c.oocb", max_bin=max_bin,
+                        max_categories=max_bin - 1, quiet=True)
     m = cache.bin_mapper
     feats = {f["name"]: f for f in cache.manifest["features"]}
     codes = all_codes(cache)
@@ -266,6 +268,13 @@ def test_constant_all_missing_and_high_cardinality_columns(tmp_path):
     assert set(m.categories[2]) <= set(counts.index[counts >= counts.iloc[max_bin - 3]])
     other = codes[2] == max_bin - 2
     assert other.any() and not df["ids"][other].isin(m.categories[2]).any()
+    # without max_categories every id keeps a code of its own, whatever max_bin
+    wide = build_cache(df, tmp_path / "w.oocb", max_bin=max_bin, quiet=True)
+    feats = {f["name"]: f for f in wide.manifest["features"]}
+    assert feats["ids"]["n_categories"] == df["ids"].nunique()
+    assert not feats["ids"]["has_other"] and wide.codes_dtype == np.uint16
+    index = pd.Index(wide.bin_mapper.categories[2]).get_indexer(df["ids"])
+    np.testing.assert_array_equal(all_codes(wide)[2], category_code(index, max_bin))
 
 
 # --------------------------------------------------------------------- labels, weights

@@ -4,6 +4,7 @@ import zlib
 
 import numpy as np
 
+from ...common import hist_column_starts
 from ...errors import CacheError, InputError, ParameterError
 from ..prefetch import check_depth, prefetch
 from .arrow_backend import ArrowBlockReader
@@ -127,7 +128,9 @@ class Cache:
         self.max_bin = m.get("max_bin")
         if self.max_bin is not None:
             ok = isinstance(self.max_bin, int) and not isinstance(self.max_bin, bool)
-            if not ok or (np.dtype(np.uint8) if self.max_bin <= 256 else np.dtype(np.uint16)) != self.codes_dtype:
+            # uint16 with max_bin <= 256 when a wide categorical feature needs it
+            # (checked against the bin mapper in bin_mapper)
+            if not ok or (self.max_bin > 256 and self.codes_dtype != np.uint16):
                 raise CacheError(
                     f"cache {self.path}: max_bin={self.max_bin!r} does not fit codes_dtype {self.codes_dtype}"
                 )
@@ -168,8 +171,22 @@ class Cache:
                 BinMapper,  # binning imports nothing from store; keep load light
             )
 
-            self._bin_mapper = BinMapper.from_dict(d)
+            mapper = BinMapper.from_dict(d)
+            if mapper.codes_dtype != self.codes_dtype or (
+                    self.max_bin is not None and mapper.max_bin != self.max_bin):
+                raise CacheError(
+                    f"cache {self.path}: the bin mapper's codes are {mapper.codes_dtype} "
+                    f"of max_bin={mapper.max_bin}, but the manifest says "
+                    f"{self.codes_dtype} of max_bin={self.max_bin}")
+            self._bin_mapper = mapper
         return self._bin_mapper
+
+    @property
+    def n_hist_columns(self):
+        """Histogram columns of one node (int): one per feature, more for a wide
+        categorical feature (``common.hist_column_starts``)."""
+        mapper = self.bin_mapper
+        return int(hist_column_starts(mapper.n_value_bins, mapper.max_bin)[-1])
 
     def require_one_label(self, who):
         """Raise :class:`ParameterError` unless the cache has one label column."""

@@ -85,6 +85,10 @@ class BoostingState:
         self.monotone = parse_monotone_constraints(
             params.get("monotone_constraints"), names, cache.bin_mapper.is_categorical)
         self.feature_weights = parse_feature_weights(params.get("feature_weights"), names)
+        # rows each tree is grown on, about (LightGBM's categorical search counts rows
+        # from hessians, policies.GradientPolicy)
+        train_share = 1.0 if folds is None else (n_folds - 1) / n_folds
+        self.rows_per_tree = cache.n_rows * params["subsample"] * train_share
         self.all_rows = None
         if getattr(objective, "needs_all_rows", False):
             if params["booster"] == "dart":
@@ -248,7 +252,11 @@ def grow_round(state, round_index, learning_rate):
                             n_value_bins=mapper.n_value_bins,
                             is_categorical=mapper.is_categorical,
                             missing_bin=cache.max_bin - 1, monotone=state.monotone,
-                            max_cat_threshold=p["max_cat_threshold"])
+                            max_cat_threshold=p["max_cat_threshold"],
+                            categorical_split=p["categorical_split"],
+                            cat_smooth=p["cat_smooth"], cat_l2=p["cat_l2"],
+                            min_data_per_group=p["min_data_per_group"],
+                            n_rows=state.rows_per_tree)
     rng = np.random.default_rng([p["seed"], round_index])
     grower = TreeGrower(state.n_outputs, cache.n_features, cache.max_bin, mapper.n_value_bins,
                         mapper.is_categorical, mapper.bin_edges, policy, growth, rng,

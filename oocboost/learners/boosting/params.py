@@ -7,6 +7,9 @@ Where we differ from XGBoost (documented in docs/parameters.md):
 - ``grow_policy="lossguide"`` expands ``leaves_per_pass`` leaves per data pass (XGBoost
   expands one at a time in memory); out of core each pass is a read of the data.
 - ``memory_limit`` and ``prefetch`` are ours.
+- Categorical partitions follow LightGBM (``categorical_split="lightgbm"``: ``cat_smooth``,
+  ``cat_l2``, ``min_data_per_group``, ``max_cat_threshold`` 32, LightGBM's defaults);
+  ``categorical_split="xgboost"`` gives XGBoost's search (``max_cat_threshold`` 64).
 """
 import numbers
 
@@ -51,7 +54,11 @@ BOOSTER_DEFAULTS = {
     "interaction_constraints": None,
     "monotone_constraints": None,
     "feature_weights": None,
-    "max_cat_threshold": 64,
+    "max_cat_threshold": None,
+    "categorical_split": "lightgbm",
+    "cat_smooth": 10.0,
+    "cat_l2": 10.0,
+    "min_data_per_group": 100,
     "booster": "gbtree",
     "multi_strategy": "one_output_per_tree",
     "rate_drop": 0.0,
@@ -85,7 +92,11 @@ _RANGES = {
     "max_delta_step": (0.0, None, True),
     "scale_pos_weight": (0.0, None, False),
     "huber_slope": (0.0, None, False),
+    "cat_smooth": (0.0, None, True),
+    "cat_l2": (0.0, None, True),
 }
+#: ``max_cat_threshold`` by ``categorical_split``: LightGBM's and XGBoost's defaults.
+MAX_CAT_THRESHOLD = {"lightgbm": 32, "xgboost": 64}
 _FRACTIONS = ("subsample", "colsample_bytree", "colsample_bylevel", "colsample_bynode")
 
 
@@ -159,7 +170,13 @@ def resolve_params(params):
     out["max_leaves"] = _integer("max_leaves", out["max_leaves"], 0)
     out["leaves_per_pass"] = _integer("leaves_per_pass", out["leaves_per_pass"], 1)
     out["max_cat_to_onehot"] = _integer("max_cat_to_onehot", out["max_cat_to_onehot"], 1)
+    if out["categorical_split"] not in MAX_CAT_THRESHOLD:
+        raise ParameterError(f"categorical_split must be 'lightgbm' or 'xgboost', got "
+                             f"{out['categorical_split']!r}")
+    if out["max_cat_threshold"] is None:
+        out["max_cat_threshold"] = MAX_CAT_THRESHOLD[out["categorical_split"]]
     out["max_cat_threshold"] = _integer("max_cat_threshold", out["max_cat_threshold"], 1)
+    out["min_data_per_group"] = _integer("min_data_per_group", out["min_data_per_group"], 0)
     out["seed"] = _integer("seed", out["seed"], 0)
     if out["grow_policy"] not in ("depthwise", "lossguide"):
         raise ParameterError(f"grow_policy must be 'depthwise' or 'lossguide', got "

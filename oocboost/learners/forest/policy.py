@@ -36,9 +36,9 @@ class ForestCartPolicy(CartPolicy):
             # The roots are evaluated first, in the tree's first pass: every later split
             # search of that tree sees its root weight.
             self.root_weight[trees[roots]] = self.weights(np.asarray(sums)[roots])
-        n_eval, n_columns = len(slots), hist.shape[1]
         if column_feature is None:
-            column_feature = full_columns(n_eval, n_columns)
+            column_feature = full_columns(len(slots), len(self.n_value_bins))
+        n_eval, n_columns = len(slots), column_feature.shape[1]
         if self.threshold_rngs is not None and n_eval:
             uniforms = np.empty((n_eval, n_columns))
             for t in np.unique(trees):
@@ -46,7 +46,8 @@ class ForestCartPolicy(CartPolicy):
                 uniforms[sel] = self.threshold_rngs[t].random((int(sel.sum()), n_columns))
             random_bin = np.empty((n_eval, n_columns), np.int32)
             kcart.draw_random_bins(hist, slots, column_feature, self.n_value_bins,
-                                self.is_categorical, self.count_stat, uniforms, random_bin)
+                                   self.is_categorical, self.count_stat, uniforms, random_bin,
+                                   column_of=self.hist_columns(hist, column_feature))
         # One search per tree, with that tree's own root weight: the gains are then
         # computed exactly as for a lone tree, whatever the other trees of the pass.
         out = None
