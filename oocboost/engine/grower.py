@@ -133,6 +133,9 @@ class TreeGrower(HistogramSlots):
         self._every_row = np.zeros((n_trees, 0), np.uint8)   # row_counts keeping every row
         self._row_list = None
         self._codes_dtype = binned_dtype(max_bin)   # the codes of the blocks accumulated
+        # set by a learner whose later passes read a sample of the rows, so that only
+        # the sample's rows know their nodes (see move_to_leaves)
+        self.grown_from_sample = False
 
     # ------------------------------------------------------------------ set-up
     def _initial_capacity(self):
@@ -295,6 +298,18 @@ class TreeGrower(HistogramSlots):
         if self._no_slots is None:
             self._no_slots = np.full_like(self.nodes.slot_of_node, -1)
         self._partition(codes, node_of_row, self._no_slots, self._every_row)
+
+    def move_to_leaves(self, codes, node_of_row):
+        """Move a block's rows to their leaves in the finished trees: the splits decided
+        after the last pass, or, for trees grown from a sample (``grown_from_sample``),
+        every split from the root down, one level per sweep."""
+        if not self.grown_from_sample:
+            self.apply_pending(codes, node_of_row)
+            return
+        node_of_row[:] = 0
+        nd = self.nodes
+        for _ in range(int(nd.depth[:, :max(int(nd.n_nodes.max()), 1)].max())):
+            self.apply_pending(codes, node_of_row)
 
     def _partition(self, codes, node_of_row, slot_of_node, row_counts):
         """Move a block's rows to their new nodes and list, per chunk, those whose node has

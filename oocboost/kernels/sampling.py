@@ -107,3 +107,90 @@ def node_feature_subsets(tree_key, nodes, allowed, k, out):
         chosen = np.sort(allowed[np.argsort(u)[:k]])
         for j in range(k):
             out[e, j] = chosen[j]
+
+
+@njit(parallel=True, cache=True)
+def gradient_scores(stats, mvs_lambda, out):
+    """Each row's importance for gradient-based sampling, from its statistics.
+
+    ``out[i] = sum_t |g h|`` (GOSS, ``mvs_lambda < 0``) or ``sqrt(sum_t g^2 + mvs_lambda
+    h^2)`` (MVS), over the outputs ``t``, in float64.
+
+    Parameters
+    ----------
+    stats : ndarray (n_outputs, n_rows, 2) float32, gradient and hessian   # IN
+    mvs_lambda : float
+    out : ndarray (n_rows,) float64                                       # OUT
+    """
+    n_outputs = stats.shape[0]
+    for i in prange(stats.shape[1]):
+        total = 0.0
+        for t in range(n_outputs):
+            g = np.float64(stats[t, i, 0])
+            h = np.float64(stats[t, i, 1])
+            if mvs_lambda < 0.0:
+                total += abs(g * h)
+            else:
+                total += g * g + mvs_lambda * h * h
+        out[i] = total if mvs_lambda < 0.0 else np.sqrt(total)
+
+
+@njit(inline="always")
+def _scale_row(stats, i, factor, keep):
+    for t in range(stats.shape[0]):
+        stats[t, i, 0] *= factor
+        stats[t, i, 1] *= factor
+    keep[i] = factor > 0.0
+
+
+@njit(parallel=True, cache=True)
+def goss_sample(score, threshold, p_other, multiply, seed, stream, row_start, stats, keep):
+    """Gradient-based one-side sampling of one block (LightGBM's GOSS), in place.
+
+    Row ``i`` keeps its statistics when ``score[i] >= threshold`` (a large gradient);
+    else, when its draw ``u < p_other``, they are multiplied by ``multiply`` (a sampled
+    small gradient, weighted up); else they become 0 (left out of the round).
+
+    Parameters
+    ----------
+    score : ndarray (n,) float64, ``|g h|`` summed over the outputs    # IN
+    threshold : float, the smallest score kept whole
+    p_other : float, probability of keeping a row below the threshold
+    multiply : float, the factor of such a row (``1 / p_other``)
+    seed, stream, row_start : int, the draw's counters (see :func:`uniform_per_row`)
+    stats : ndarray (n_outputs, n, 2) float32                         # IN/OUT
+    keep : ndarray (n,) bool, the row is in the sample                # OUT
+    """
+    key = _stream_key(seed, stream)
+    for i in prange(score.shape[0]):
+        if score[i] >= threshold:
+            keep[i] = True
+        elif _uniform_keyed(key, row_start + i) < p_other:
+            _scale_row(stats, i, multiply, keep)
+        else:
+            _scale_row(stats, i, 0.0, keep)
+
+
+@njit(parallel=True, cache=True)
+def mvs_sample(reg_grad, threshold, seed, stream, row_start, stats, keep):
+    """Minimal variance sampling of one block (XGBoost's ``gradient_based``), in place:
+    row ``i`` is kept with probability ``p = min(1, reg_grad[i] / threshold)`` and its
+    statistics multiplied by ``1 / p``; the others become 0.
+
+    Parameters
+    ----------
+    reg_grad : ndarray (n,) float64, ``sqrt(sum g^2 + lambda h^2)``   # IN
+    threshold : float, > 0 (``inf``: no row is kept)
+    seed, stream, row_start : int, the draw's counters (see :func:`uniform_per_row`)
+    stats : ndarray (n_outputs, n, 2) float32                         # IN/OUT
+    keep : ndarray (n,) bool, the row is in the sample                # OUT
+    """
+    key = _stream_key(seed, stream)
+    for i in prange(reg_grad.shape[0]):
+        p = reg_grad[i] / threshold
+        if p >= 1.0:
+            keep[i] = True
+        elif p > 0.0 and _uniform_keyed(key, row_start + i) <= p:
+            _scale_row(stats, i, 1.0 / p, keep)
+        else:
+            _scale_row(stats, i, 0.0, keep)

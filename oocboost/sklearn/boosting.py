@@ -52,7 +52,8 @@ _BOOSTER_ARGS = ("learning_rate", "max_depth", "max_leaves", "min_child_weight",
                  "normalize_type", "sample_type", "lambdarank_pair_method",
                  "lambdarank_num_pair_per_sample", "lambdarank_normalization",
                  "lambdarank_score_normalization", "ndcg_exp_gain", "categorical_split",
-                 "cat_smooth", "cat_l2", "min_data_per_group")
+                 "cat_smooth", "cat_l2", "min_data_per_group", "sampling_method",
+                 "data_sample_strategy", "top_rate", "other_rate")
 
 
 class _GradientBoosting(ParamsMixin):
@@ -72,8 +73,10 @@ class _GradientBoosting(ParamsMixin):
                  lambdarank_num_pair_per_sample=None, lambdarank_normalization=True,
                  lambdarank_score_normalization=True, ndcg_exp_gain=True,
                  categorical_split="lightgbm", cat_smooth=10.0, cat_l2=10.0,
-                 min_data_per_group=100, random_state=0, n_jobs=None, memory_limit=None,
-                 cache_dir=None, verbosity=0):
+                 min_data_per_group=100, sampling_method="uniform",
+                 data_sample_strategy="bagging", top_rate=0.2, other_rate=0.1,
+                 random_state=0, n_jobs=None, memory_limit=None, cache_dir=None,
+                 verbosity=0):
         self.n_estimators = n_estimators
         self.objective = objective
         self.learning_rate = learning_rate
@@ -117,6 +120,10 @@ class _GradientBoosting(ParamsMixin):
         self.cat_smooth = cat_smooth
         self.cat_l2 = cat_l2
         self.min_data_per_group = min_data_per_group
+        self.sampling_method = sampling_method
+        self.data_sample_strategy = data_sample_strategy
+        self.top_rate = top_rate
+        self.other_rate = other_rate
         self.random_state = random_state
         self.n_jobs = n_jobs
         self.memory_limit = memory_limit

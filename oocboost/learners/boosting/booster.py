@@ -11,6 +11,7 @@ so the last level of a tree costs no pass of its own: it is applied in the next 
 first pass. Per-row state (margins, gradient/hessian, node of each row) lives in RAM
 or is spilled per block (see ``engine/rowstate.py``), as the memory plan decides.
 """
+import dataclasses
 import time
 
 import numpy as np
@@ -31,6 +32,15 @@ from ...kernels.partition import add_node_values
 from ...kernels.sampling import uniform_per_row
 from .leaf_refresh import refresh_leaves
 from .ranking import QueryGroups, apply_patches, group_gradients
+from .row_sampling import (
+    SAMPLE_SLACK,
+    SampleBlock,
+    check_sampling_use,
+    expected_share,
+    sample_block,
+    sampled_round,
+    sampling_kind,
+)
 
 
 def state_spec(n_outputs, params):
@@ -98,6 +108,29 @@ class BoostingState:
         self.groups = None
         if getattr(objective, "needs_groups", False):
             self.groups = QueryGroups(cache, objective, folds)
+        check_sampling_use(params, objective, folds)
+        self.sample_passes = 0
+        self.sample_rows = 0
+        self.sample_capacity = self._plan_sample()
+
+    def _plan_sample(self):
+        """Rows to allocate for a round's gradient-based sample kept in memory, 0 when
+        there is none or it does not fit the plan (the rounds then read the cache in
+        every pass, skipping the rows left out). The sample takes its bytes from the
+        plan's resident blocks."""
+        p, cache = self.params, self.cache
+        if sampling_kind(p) is None:
+            return 0
+        rows = int(cache.n_rows * expected_share(p) * (1 + SAMPLE_SLACK)) + 1024
+        per_row = SampleBlock.nbytes_per_row(cache.n_features, self.n_outputs,
+                                             np.dtype(cache.codes_dtype).itemsize)
+        need = 2 * rows * per_row   # gathered, then trimmed into a copy
+        if self.plan.memory_limit is not None:
+            if need > self.plan.resident_bytes:
+                return 0
+            self.plan = dataclasses.replace(
+                self.plan, resident_bytes=self.plan.resident_bytes - need)
+        return rows
 
     def close(self):
         self.rows.close()
@@ -173,8 +206,9 @@ def _gradients_for_block(state, block, views, round_index):
 
 
 def _subsample(p, block, round_index, stats):
-    """Zero the stats of the rows left out of this round (``subsample < 1``)."""
-    if p["subsample"] < 1.0:
+    """Zero the stats of the rows left out of this round (``subsample < 1``, uniform;
+    gradient-based sampling is ``row_sampling.sample_block``'s)."""
+    if p["subsample"] < 1.0 and p["sampling_method"] == "uniform":
         u = np.empty(block.n_rows, np.float64)
         uniform_per_row(p["seed"], round_index, block.row_start, u)
         keep = (u < p["subsample"]).astype(G_H_DTYPE)
@@ -262,6 +296,10 @@ def grow_round(state, round_index, learning_rate):
                         mapper.is_categorical, mapper.bin_edges, policy, growth, rng,
                         hist_pool=state.hist_pool)
     grower.start()
+    sampled = sampled_round(p, round_index)
+    sample = (SampleBlock(cache.n_features, state.n_outputs, cache.codes_dtype,
+                          state.sample_capacity)
+              if sampled and state.sample_capacity else None)
     if state.all_rows is not None:
         t0 = time.perf_counter()
         _all_row_gradients(state, round_index)  # one more pass: every margin first
@@ -272,31 +310,7 @@ def grow_round(state, round_index, learning_rate):
         _ranking_pass(state, round_index)  # one more pass: whole query groups
         state.gradient_s += time.perf_counter() - t0
         grower.telemetry.passes += 1
-    prev, prev_values = state.prev_grower, state.prev_values
-    first = True
-    while grower.needs_pass():
-        # After the first pass of a round only the node positions change, and the
-        # margins are not read: a spilled state then reads 16 and writes 4 of its 24
-        # bytes a row instead of reading and writing all 24.
-        fields = None if first else ("stats", "node")
-        written = None if first else ("node",)
-        for block in _blocks(state):
-            views = state.rows.load(block.index, fields)
-            if first:
-                t0 = time.perf_counter()
-                if prev is not None:
-                    _apply_previous_round(state, block, views, prev, prev_values)
-                if state.groups is not None:
-                    apply_patches(state.groups, block, views["stats"])
-                    _subsample(state.params, block, round_index, views["stats"])
-                elif state.all_rows is None:
-                    _gradients_for_block(state, block, views, round_index)
-                views["node"][:] = 0
-                state.gradient_s += time.perf_counter() - t0
-            grower.accumulate(block.codes, views["stats"], views["node"])
-            state.rows.store(block.index, views, written)
-        grower.finish_pass()
-        first = False
+    _run_passes(state, grower, round_index, sampled, sample)
     trees = []
     values = []
     for c in range(state.n_outputs):
@@ -314,10 +328,60 @@ def grow_round(state, round_index, learning_rate):
     return trees
 
 
+def _run_passes(state, grower, round_index, sampled, sample):
+    """The round's passes: the first applies the last round and makes the gradients
+    (and, in a sampled round, draws the sample); the later ones read the in-memory
+    ``sample`` when there is one, else the cache again."""
+    prev, prev_values = state.prev_grower, state.prev_values
+    first = True
+    while grower.needs_pass():
+        if not first and sample is not None:
+            grower.accumulate(sample.codes, sample.stats, sample.node)
+            grower.finish_pass()
+            state.sample_passes += 1
+            continue
+        # After the first pass of a round only the node positions change, and the
+        # margins are not read: a spilled state then reads 16 and writes 4 of its 24
+        # bytes a row instead of reading and writing all 24.
+        fields = None if first else ("stats", "node")
+        written = None if first else ("node",)
+        for block in _blocks(state):
+            views = state.rows.load(block.index, fields)
+            keep = None
+            if first:
+                t0 = time.perf_counter()
+                if prev is not None:
+                    _apply_previous_round(state, block, views, prev, prev_values)
+                if state.groups is not None:
+                    apply_patches(state.groups, block, views["stats"])
+                    _subsample(state.params, block, round_index, views["stats"])
+                elif state.all_rows is None:
+                    _gradients_for_block(state, block, views, round_index)
+                views["node"][:] = 0
+                if sampled:
+                    keep = sample_block(state.params, views["stats"], round_index,
+                                        block.row_start)
+                    if sample is not None:
+                        sample.append(block.codes, views["stats"], keep)
+                state.gradient_s += time.perf_counter() - t0
+            elif sampled:
+                keep = (views["stats"] != 0).any(axis=(0, 2))
+            # rows left out of the sample are skipped, not added as zeros
+            row_counts = (None if keep is None
+                          else np.broadcast_to(keep, views["node"].shape))
+            grower.accumulate(block.codes, views["stats"], views["node"], row_counts)
+            state.rows.store(block.index, views, written)
+        grower.finish_pass()
+        if first and sample is not None:
+            state.sample_rows += sample.finish().n_rows
+            grower.grown_from_sample = True
+        first = False
+
+
 def _apply_previous_round(state, block, views, prev, prev_values):
     """Margins += the last round's leaf values (its splits applied now) and, with DART,
     the change of the dropped trees' weights."""
-    prev.apply_pending(block.codes, views["node"])
+    prev.move_to_leaves(block.codes, views["node"])
     for c in range(state.n_outputs):
         add_node_values(views["node"][c], prev_values[c], 1.0, views["margin"][:, c])
     if state.dart_change is not None:

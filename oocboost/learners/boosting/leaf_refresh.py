@@ -21,11 +21,13 @@ from ...kernels.sampling import uniform_per_row
 
 def _row_weights(state, block, round_index, column):
     """The weights the round's tree was fitted with: sample weight, subsample draw,
-    and for cross-validation the fold's held-out rows at zero."""
+    and for cross-validation the fold's held-out rows at zero. A gradient-based sample
+    (``row_sampling.py``) weighs rows by their gradients, which say nothing of their
+    residuals: its rounds refresh the leaves from every row."""
     p = state.params
     weight = (np.ones(block.n_rows) if block.weight is None
               else block.weight.astype(np.float64))
-    if p["subsample"] < 1.0:
+    if p["subsample"] < 1.0 and p["sampling_method"] == "uniform":
         u = np.empty(block.n_rows, np.float64)
         uniform_per_row(p["seed"], round_index, block.row_start, u)
         weight *= (u < p["subsample"]).astype(G_H_DTYPE)
@@ -51,7 +53,7 @@ def refresh_leaves(state, grower, trees, values, round_index, learning_rate, blo
     for block in blocks():
         views = state.rows.load(block.index, ("margin", "node"))
         node = views["node"].copy()
-        grower.apply_pending(block.codes, node)
+        grower.move_to_leaves(block.codes, node)
         margin = views["margin"]
         if state.dart_drop is not None:  # DART fitted this round without the dropped trees
             margin = margin - state.dart_drop.predict_margin_binned(
@@ -78,8 +80,9 @@ def refresh_leaves(state, grower, trees, values, round_index, learning_rate, blo
 
 def _unit_weights(state):
     """Whether every row of the run weighs 1 (no sample weights, subsample or folds)."""
-    return (not state.cache.has_weight and state.params["subsample"] >= 1.0
-            and state.folds is None)
+    return (not state.cache.has_weight and state.folds is None
+            and (state.params["subsample"] >= 1.0
+                 or state.params["sampling_method"] != "uniform"))
 
 
 def leaf_quantile(sketch, alpha, unit_weights):

@@ -10,11 +10,15 @@ Where we differ from XGBoost (documented in docs/parameters.md):
 - Categorical partitions follow LightGBM (``categorical_split="lightgbm"``: ``cat_smooth``,
   ``cat_l2``, ``min_data_per_group``, ``max_cat_threshold`` 32, LightGBM's defaults);
   ``categorical_split="xgboost"`` gives XGBoost's search (``max_cat_threshold`` 64).
+- Gradient-based row sampling: LightGBM's GOSS (``data_sample_strategy="goss"``,
+  ``top_rate``, ``other_rate``) and XGBoost's ``sampling_method="gradient_based"``
+  (with ``subsample``), both drawn block by block (``row_sampling.py``).
 """
 import numbers
 
 from ...errors import ParameterError
 from .dart import check_dart_params
+from .row_sampling import check_sampling_params
 
 #: name -> default. XGBoost 2/3 defaults.
 BOOSTER_DEFAULTS = {
@@ -28,6 +32,10 @@ BOOSTER_DEFAULTS = {
     "reg_alpha": 0.0,
     "max_delta_step": 0.0,
     "subsample": 1.0,
+    "sampling_method": "uniform",
+    "data_sample_strategy": "bagging",
+    "top_rate": 0.2,
+    "other_rate": 0.1,
     "colsample_bytree": 1.0,
     "colsample_bylevel": 1.0,
     "colsample_bynode": 1.0,
@@ -185,6 +193,7 @@ def resolve_params(params):
         raise ParameterError("max_depth=0 (no limit) needs grow_policy='lossguide' and "
                              "max_leaves > 0, as in XGBoost")
     check_dart_params(out)
+    check_sampling_params(out)
     if out["n_threads"] is not None:
         out["n_threads"] = _integer("n_threads", out["n_threads"], 1)
     if out["num_class"] is not None:

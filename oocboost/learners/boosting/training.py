@@ -348,7 +348,12 @@ def _training_log(state, plan, seconds, n_trees_new, rss_peak):
         "io_wait_s": state.io_wait_s, "bytes_read": state.bytes_read,
         # reading and writing spilled per-row state (0 when it stays in RAM)
         "state_io_s": state.rows.io_seconds,
-        "data_passes": tel.passes, "passes_per_round": tel.passes / n_trees_new,
+        # passes over the cache; a gradient-based sample kept in memory is read by the
+        # sampled rounds' later passes instead (row_sampling.py)
+        "data_passes": tel.passes - state.sample_passes,
+        "passes_per_round": (tel.passes - state.sample_passes) / n_trees_new,
+        "sample_passes": state.sample_passes,
+        "sample_rows_per_round": state.sample_rows / max(n_trees_new, 1),
         # The process's high-water mark (getrusage), which memory_limit bounds; sampling
         # between rounds missed peaks inside a pass.
         "peak_rss_bytes": int(max(rss_peak, peak_rss())),
@@ -363,7 +368,10 @@ def format_training_log(log):
             f"{log['partition_s']:.2f}s, split {log['split_s']:.2f}s, gradients "
             f"{log['gradient_s']:.2f}s, I/O wait {log['io_wait_s']:.2f}s, spilled state I/O "
             f"{log.get('state_io_s', 0.0):.2f}s; "
-            f"{log['data_passes']} data passes ({log['passes_per_round']:.1f} per round), "
-            f"{log['bytes_read'] / 2**20:.0f} MiB of codes read; peak RSS "
+            f"{log['data_passes']} data passes ({log['passes_per_round']:.1f} per round)"
+            + (f" and {log['sample_passes']} passes over the in-memory sample "
+               f"({log['sample_rows_per_round']:,.0f} rows a round)"
+               if log.get("sample_passes") else "")
+            + f", {log['bytes_read'] / 2**20:.0f} MiB of codes read; peak RSS "
             f"{log['peak_rss_bytes'] / 2**20:.0f} MiB; per-row state "
             f"{'in RAM' if log['state_in_ram'] else 'spilled to disk'}")
