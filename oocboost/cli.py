@@ -65,7 +65,10 @@ def cmd_build_cache(args):
                 compression=args.compression, memory_limit=args.memory_limit,
                 delimiter=args.delimiter, na_values=na_values, encoding=args.encoding,
                 on_bad_rows=args.on_bad_rows, reference=args.reference,
-                overwrite=args.overwrite, quiet=args.quiet, verbose=args.verbose)
+                overwrite=args.overwrite, quiet=args.quiet, verbose=args.verbose,
+                cat_encoding=args.cat_encoding, ts_prior=args.ts_prior,
+                ts_prior_weight=args.ts_prior_weight, ts_permutations=args.ts_permutations,
+                ts_seed=args.ts_seed)
     if not args.quiet:
         print(describe_cache(args.output))
     return 0
@@ -101,7 +104,7 @@ def describe_cache(path):
         n_missing = feat.get("n_missing")
         share = "" if n_missing is None else f"{100.0 * n_missing / max(cache.n_rows, 1):.1f}%"
         notes = []
-        if feat.get("type") == "categorical":
+        if feat.get("type") in ("categorical", "ordered_ts"):
             n_kept = feat.get("n_categories")
             notes.append(f"{n_kept} categories")
             if feat.get("has_other"):
@@ -109,7 +112,9 @@ def describe_cache(path):
                 notes.append("rare folded into 'other'" + (
                     "" if seen is None or n_kept is None
                     else f" ({seen - n_kept} of {seen} seen)"))
-            if cache.max_bin and feat.get("n_bins", 0) > cache.max_bin - 1:
+            if feat.get("type") == "ordered_ts":
+                notes.append("ordered target statistic")
+            elif cache.max_bin and feat.get("n_bins", 0) > cache.max_bin - 1:
                 notes.append(f"two-byte codes, {-(-feat['n_bins'] // cache.max_bin)} "
                              f"histogram columns")
         else:
@@ -316,7 +321,18 @@ def _add_build_cache_and_info(sub):
     b.add_argument("--max-bin", type=int, default=256,
                    help="codes per feature including the missing code (default 256)")
     b.add_argument("--max-categories", type=int, default=None,
-                   help="categories kept per column before folding into 'other'")
+                   help="categories kept per column before folding into 'other' "
+                        "(default and most 65535)")
+    b.add_argument("--cat-encoding", choices=("native", "ordered_ts"), default="native",
+                   help="categorical columns: native categories, or CatBoost's ordered "
+                        "target statistic (needs --label)")
+    b.add_argument("--ts-prior", type=float, default=None,
+                   help="ordered_ts: the statistic's prior (default the label mean)")
+    b.add_argument("--ts-prior-weight", type=float, default=1.0,
+                   help="ordered_ts: weight of the prior, in rows (1)")
+    b.add_argument("--ts-permutations", type=int, default=4,
+                   help="ordered_ts: random orders averaged (4, CatBoost's)")
+    b.add_argument("--ts-seed", type=int, default=0, help="ordered_ts: seed of the orders")
     b.add_argument("--block-rows", type=int, default=None, help="rows per block")
     b.add_argument("--format", choices=("arrow", "hdf5"), default="arrow",
                    help="store backend (default arrow)")

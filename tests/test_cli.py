@@ -489,7 +489,7 @@ if where == "pass1":
 elif where == "pass2":
     once(oocboost.cache.store.writer.CacheWriter, "write_block")
 else:  # the manifest, built right before the commit
-    once(oocboost.cache.build, "_feature_summary")
+    once(oocboost.cache.build, "feature_summary")
 sys.exit(cli.main(sys.argv[1:]))
 """
 

@@ -43,7 +43,10 @@ from .categories import as_category_array
 
 NUMERIC = "numeric"
 CATEGORICAL = "categorical"
-FEATURE_TYPES = (NUMERIC, CATEGORICAL)
+#: A categorical column encoded as its ordered target statistic (``target_stats.py``):
+#: binned like a numeric feature, read as strings, encoded by the mapper's encoder.
+ORDERED_TS = "ordered_ts"
+FEATURE_TYPES = (NUMERIC, CATEGORICAL, ORDERED_TS)
 _FORMAT = "oocboost.BinMapper"
 _VERSION = 1
 _FLOAT_MAX = np.finfo(np.float64).max
@@ -131,6 +134,30 @@ def category_codes(counter, max_categories=None):
     return ranked, False
 
 
+def _check_encoder(encoder, name):
+    """An ordered-TS encoder dict, checked field by field (see :class:`BinMapper`)."""
+    fields = {"categories", "values", "other", "unseen", "counts"}
+    if not isinstance(encoder, dict) or set(encoder) != fields:
+        raise ParameterError(f"feature {name!r}: an encoder needs exactly the fields "
+                             f"{sorted(fields)}")
+    cats, values, counts = encoder["categories"], encoder["values"], encoder["counts"]
+    if not (isinstance(cats, list) and all(isinstance(c, str) for c in cats)
+            and len(set(cats)) == len(cats)):
+        raise ParameterError(f"feature {name!r}: encoder categories must be unique strings")
+    for what, seq in (("values", values), ("counts", counts)):
+        if not isinstance(seq, list) or len(seq) != len(cats) or not np.isfinite(
+                np.asarray(seq, dtype=np.float64)).all():
+            raise ParameterError(f"feature {name!r}: encoder {what} must be "
+                                 f"{len(cats)} finite numbers")
+    for what in ("other", "unseen"):
+        if isinstance(encoder[what], bool) or not isinstance(encoder[what], (int, float)) \
+                or not np.isfinite(encoder[what]):
+            raise ParameterError(f"feature {name!r}: encoder {what} must be a finite number")
+    return {"categories": cats, "values": [float(v) for v in values],
+            "other": float(encoder["other"]), "unseen": float(encoder["unseen"]),
+            "counts": [float(c) for c in counts]}
+
+
 class BinMapper:
     """Maps raw feature values to bin codes.
 
@@ -148,6 +175,10 @@ class BinMapper:
         ``common.category_code``); numeric features: None.
     has_other : sequence of bool
         Categorical features whose last category is "other".
+    encoders : sequence of (dict or None), optional
+        ``ordered_ts`` features: ``{"categories": [str], "values": [float], "other":
+        float, "unseen": float, "counts": [float]}``, each category's statistic over
+        its training rows (``other``: for strings not listed); None for the others.
 
     Attributes
     ----------
@@ -162,7 +193,7 @@ class BinMapper:
     """
 
     def __init__(self, feature_names, feature_types, max_bin, bin_edges, categories,
-                 has_other):
+                 has_other, encoders=None):
         self.max_bin = check_max_bin(max_bin)
         self.missing_bin = missing_bin(self.max_bin)
         self.feature_names = [str(name) for name in feature_names]
@@ -179,11 +210,18 @@ class BinMapper:
         self.bin_edges = [np.asarray(e, dtype=np.float64).ravel() for e in bin_edges]
         self.categories = [None if c is None else [str(s) for s in c] for c in categories]
         self.has_other = np.asarray(has_other, dtype=bool).reshape(n)
+        self.encoders = [None] * n if encoders is None else [
+            None if e is None else _check_encoder(e, self.feature_names[f])
+            for f, e in enumerate(encoders)]
+        if len(self.encoders) != n:
+            raise ParameterError(f"encoders has {len(self.encoders)} entries, expected {n}")
         self.n_value_bins = np.array(
             [self._value_bins(f) for f in range(n)], dtype=np.int32).reshape(n)
         self.codes_dtype = codes_dtype(self.max_bin, self.n_value_bins)
         self._category_sets = [
-            None if c is None else pa.array(c, type=pa.string()) for c in self.categories
+            pa.array(e["categories"], type=pa.string()) if e is not None
+            else None if c is None else pa.array(c, type=pa.string())
+            for c, e in zip(self.categories, self.encoders)
         ]
         self._index = {name: f for f, name in enumerate(self.feature_names)}
 
@@ -193,7 +231,10 @@ class BinMapper:
             raise ParameterError(
                 f"feature {name!r}: type must be one of {FEATURE_TYPES}, got {kind!r}")
         edges = self.bin_edges[f]
-        if kind == NUMERIC:
+        if (kind == ORDERED_TS) != (self.encoders[f] is not None):
+            raise ParameterError(f"feature {name!r}: an encoder goes with type "
+                                 f"{ORDERED_TS!r} and only with it")
+        if kind in (NUMERIC, ORDERED_TS):
             if self.categories[f] is not None or self.has_other[f]:
                 raise ParameterError(f"numeric feature {name!r} cannot have categories")
             if not (np.isfinite(edges).all() and np.all(np.diff(edges) > 0)):
@@ -229,7 +270,7 @@ class BinMapper:
     # ------------------------------------------------------------------------------ fit
     @classmethod
     def fit(cls, feature_names, feature_types, sketches, counters, max_bin=256,
-            max_categories=None):
+            max_categories=None, encoders=None):
         """Bin mapper from pass-1 summaries.
 
         Parameters
@@ -244,11 +285,15 @@ class BinMapper:
         max_categories : int, optional
             Most categories of a categorical feature, "other" included (default and
             ceiling ``MAX_CATEGORIES``).
+        encoders : dict of str -> dict, optional
+            The encoder of each ``ordered_ts`` feature (its sketch, in ``sketches``, holds
+            its statistics).
 
         Returns
         -------
         BinMapper
         """
+        encoders = encoders or {}
         max_bin = check_max_bin(max_bin)
         if max_categories is not None and (
                 not isinstance(max_categories, (int, np.integer)) or max_categories < 1):
@@ -256,7 +301,7 @@ class BinMapper:
                 f"max_categories must be a positive integer, got {max_categories!r}")
         edges, categories, has_other = [], [], []
         for name, kind in zip(feature_names, feature_types):
-            if kind == NUMERIC:
+            if kind in (NUMERIC, ORDERED_TS):
                 if name not in sketches:
                     raise ParameterError(f"no quantile sketch for numeric feature {name!r}")
                 edges.append(numeric_edges(sketches[name], max_bin))
@@ -273,7 +318,8 @@ class BinMapper:
             else:
                 raise ParameterError(
                     f"feature {name!r}: type must be one of {FEATURE_TYPES}, got {kind!r}")
-        return cls(feature_names, feature_types, max_bin, edges, categories, has_other)
+        return cls(feature_names, feature_types, max_bin, edges, categories, has_other,
+                   [encoders.get(name) for name in feature_names])
 
     # ------------------------------------------------------------------------ transform
     @property
@@ -340,6 +386,9 @@ class BinMapper:
 
     def _column(self, columns, other_columns, f, n_rows):
         name, kind = self.feature_names[f], self.feature_types[f]
+        if kind == ORDERED_TS and name not in columns and name in other_columns:
+            # raw strings: each category's statistic over the training rows
+            return self.encode_categories(f, other_columns[name])
         if name not in columns:
             found = " (it came as the other type)" if name in other_columns else ""
             raise SchemaError(f"column {name!r}: expected a {kind} column{found}")
@@ -402,6 +451,8 @@ class BinMapper:
             for missing values and for unseen ones otherwise.
         """
         f = self._feature_index(feature_index)
+        if self.encoders[f] is not None:
+            return self._encode_targets(f, values)
         if not self.is_categorical[f]:
             raise ParameterError(f"feature {self.feature_names[f]!r} is not categorical")
         values = as_category_array(values, f"column {self.feature_names[f]!r}")
@@ -412,6 +463,28 @@ class BinMapper:
         if self.has_other[f]:
             codes[unseen] = float(self.n_value_bins[f] - 1)
         return codes
+
+    def _encode_targets(self, f, values):
+        """Ordered-TS feature ``f``: the statistic of each raw string (NaN missing)."""
+        enc = self.encoders[f]
+        values = as_category_array(values, f"column {self.feature_names[f]!r}")
+        position = pc.index_in(values, value_set=self._category_sets[f])
+        known = np.asarray(position.is_valid())
+        index = pc.fill_null(position, 0).to_numpy(zero_copy_only=False).astype(np.int64)
+        table = np.asarray(enc["values"], dtype=np.float64)
+        out = np.where(known, table[index] if len(table) else np.nan, enc["other"])
+        out[~np.asarray(values.is_valid())] = np.nan
+        return out
+
+    def category_positions(self, feature, values, n_kept):
+        """Position of each raw string in the encoder's (or category) list of
+        ``feature``: ``n_kept`` for strings not listed, -1 for missing (int64)."""
+        f = self._feature_index(feature)
+        values = as_category_array(values, f"column {self.feature_names[f]!r}")
+        position = pc.index_in(values, value_set=self._category_sets[f])
+        out = pc.fill_null(position, n_kept).to_numpy(zero_copy_only=False).astype(np.int64)
+        out[~np.asarray(values.is_valid())] = -1
+        return out
 
     def _feature_index(self, feature):
         if isinstance(feature, str):
@@ -431,7 +504,8 @@ class BinMapper:
             "format": _FORMAT, "version": _VERSION, "max_bin": self.max_bin,
             "features": [
                 {"name": name, "type": kind, "edges": self.bin_edges[f].tolist(),
-                 "categories": self.categories[f], "has_other": bool(self.has_other[f])}
+                 "categories": self.categories[f], "has_other": bool(self.has_other[f]),
+                 **({} if self.encoders[f] is None else {"encoder": self.encoders[f]})}
                 for f, (name, kind) in enumerate(zip(self.feature_names, self.feature_types))
             ],
         }
@@ -450,6 +524,7 @@ class BinMapper:
                 state["max_bin"], [feat["edges"] for feat in features],
                 [feat["categories"] for feat in features],
                 [feat["has_other"] for feat in features],
+                [feat.get("encoder") for feat in features],
             )
         except ModelError:
             raise
@@ -465,6 +540,7 @@ class BinMapper:
             and self.feature_types == other.feature_types
             and self.categories == other.categories
             and np.array_equal(self.has_other, other.has_other)
+            and self.encoders == other.encoders
             and all(np.array_equal(a, b) for a, b in zip(self.bin_edges, other.bin_edges))
         )
 

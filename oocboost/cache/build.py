@@ -40,18 +40,20 @@ from .label_stats import LabelStats
 from .plan import MIN_CSV_BLOCK_BYTES, plan_build
 from .sketch import DEFAULT_MAX_EXACT, QuantileSketch
 from .spool import Spool
+from .summary import feature_summary, label_stats_dict
+from .target_stats import ORDERED_TS_OPTIONS, OrderedTargetStats, fit_with_target_stats
 
 #: Build parameters that change the cache's content (part of its fingerprint).
 _CONTENT_PARAMS = ("label", "weight", "categorical", "drop", "max_bin", "max_categories",
                    "block_rows", "backend", "compression", "delimiter", "na_values",
-                   "encoding", "on_bad_rows", "reference", "group")
+                   "encoding", "on_bad_rows", "reference", "group", "cat_encoding")
 
 
 class _Pass1:
     """Accumulates everything pass 1 learns about the source."""
 
     def __init__(self, source, max_bin, max_categories, sketches=True,
-                 sketch_bytes=None):
+                 sketch_bytes=None, target_stats=None):
         # Keep every distinct value while there may be a bin for each (max_bin - 1 value
         # codes), so such features get exact midpoint edges whatever max_bin is.
         max_exact = max(DEFAULT_MAX_EXACT, max_bin - 1)
@@ -73,6 +75,8 @@ class _Pass1:
         self.weight_stats = LabelStats()
         self.n_rows = 0
         self.sketches = sketches
+        # cat_encoding="ordered_ts": the label sums of pass 1 (target_stats.py)
+        self.target_stats = target_stats
 
     def freeze(self):
         """Record each sketch's summary figures, then drop the sketches."""
@@ -102,6 +106,8 @@ class _Pass1:
             self.n_missing[name] += values.null_count
             if self.sketches:
                 self.categorical[name].update(values)
+        if self.target_stats is not None:
+            self.target_stats.update(batch)
         if batch.label is not None and batch.label.ndim == 2:
             # one set of statistics per label column (non-finite bounds not counted)
             if not isinstance(self.label_stats, list):
@@ -250,7 +256,9 @@ def _existing_fingerprint(path):
 
 def _check_schema(source, ref):
     ref_names = list(ref.feature_names)
-    ref_types = list(ref.bin_mapper.feature_types)
+    # ordered-TS features are read as strings
+    ref_types = ["categorical" if t == "ordered_ts" else t
+                 for t in ref.bin_mapper.feature_types]
     names = list(source.feature_names)
     missing = [n for n in ref_names if n not in names]
     extra = [n for n in names if n not in ref_names]
@@ -272,33 +280,13 @@ def _check_schema(source, ref):
                           f"reference cache {ref.path} ({names} vs {ref_names})")
 
 
-def _feature_summary(mapper, pass1):
-    out = []
-    for f, name in enumerate(mapper.feature_names):
-        entry = {"name": name, "type": mapper.feature_types[f],
-                 "n_bins": int(mapper.n_value_bins[f]),
-                 "n_missing": int(pass1.n_missing.get(name, 0)) if pass1 else None}
-        if mapper.feature_types[f] == "categorical":
-            entry["n_categories"] = len(mapper.categories[f])
-            entry["has_other"] = bool(mapper.has_other[f])
-            seen = getattr(pass1, "distinct_seen", {}).get(name) if pass1 else None
-            if seen is not None:
-                entry["n_distinct_seen"] = seen
-        else:
-            entry["n_inf"] = int(pass1.n_inf.get(name, 0)) if pass1 else None
-            summary = getattr(pass1, "summaries", {}).get(name) if pass1 else None
-            if summary is not None:
-                entry.update(summary)
-        out.append(entry)
-    return out
-
-
 def build_cache(data, output, *, label=None, weight=None, categorical="auto", drop=(),
                 max_bin=DEFAULT_MAX_BIN, max_categories=None, block_rows=None,
                 backend="arrow", compression=None, memory_limit=None,
                 delimiter=",", na_values=None, encoding="utf-8", on_bad_rows="error",
                 reference=None, overwrite=False, quiet=False, verbose=False,
-                feature_names=None, group=None):
+                feature_names=None, group=None, cat_encoding="native", ts_prior=None,
+                ts_prior_weight=1.0, ts_permutations=4, ts_seed=0):
     """Build a binned, compressed, on-disk cache from a file or in-memory data.
 
     Parameters
@@ -323,6 +311,12 @@ def build_cache(data, output, *, label=None, weight=None, categorical="auto", dr
     max_categories : int or None
         Categories kept per column before folding the rest into "other" (default
         ``max_bin - 1``).
+    cat_encoding : {"native", "ordered_ts"}
+        "native": categorical columns keep their categories (split natively by the
+        learners). "ordered_ts": each becomes one numeric feature, CatBoost's ordered
+        target statistic (``cache/target_stats.py``), averaged over ``ts_permutations``
+        random orders (counter-based, from ``ts_seed``) and smoothed toward ``ts_prior``
+        (default the label mean) with weight ``ts_prior_weight``; needs the label.
     block_rows : int or None
         Rows per block; chosen by the memory plan when None.
     backend : {"arrow", "hdf5"}
@@ -381,6 +375,9 @@ def build_cache(data, output, *, label=None, weight=None, categorical="auto", dr
     }
     if group is not None:  # absent otherwise: caches built before groups stay current
         build_params["group"] = group if isinstance(group, str) else "<array>"
+    if cat_encoding != "native":  # likewise
+        build_params["cat_encoding"] = ORDERED_TS_OPTIONS.check(
+            cat_encoding, ts_prior, ts_prior_weight, ts_permutations, ts_seed)
     source_fp = source.fingerprint()
     # A one-shot stream is only known once read: its fingerprint is checked after that.
     deferred = source_fp.get("sha256", "") is None
@@ -455,6 +452,11 @@ class _BuildJob:
     source_fp: dict
     deferred: bool
 
+    @property
+    def target_stats(self):
+        """The ordered-TS options (a dict) or None for native categories."""
+        return self.build_params.get("cat_encoding")
+
 
 def _build(job):
     """Both passes and the commit. Returns an up-to-date cache found once a stream's
@@ -477,9 +479,9 @@ def _build(job):
                                      job.overwrite, job.quiet)
                 if existing is not None:
                     return existing
-            mapper = BinMapper.fit(
-                source.feature_names, source.feature_kinds, pass1.numeric,
-                pass1.categorical, max_bin=job.max_bin, max_categories=job.max_categories)
+            mapper = fit_with_target_stats(
+                BinMapper, source.feature_names, source.feature_kinds, pass1,
+                max_bin=job.max_bin, max_categories=job.max_categories)
             # The sketches are done once the edges exist: keep their summary figures
             # and free them before pass 2 (they were the largest part of pass 1).
             pass1.freeze()
@@ -499,8 +501,13 @@ def _build(job):
 def _sketch_pass(job, spool):
     """Pass 1: sketch every column (on a second thread for text) and fill the spool."""
     source = job.source
+    ts = job.target_stats
     pass1 = _Pass1(source, job.max_bin, job.max_categories,
-                   sketch_bytes=job.plan.sketch_bytes_per_column)
+                   sketch_bytes=job.plan.sketch_bytes_per_column,
+                   target_stats=None if ts is None else OrderedTargetStats(
+                       [n for n, k in zip(source.feature_names, source.feature_kinds)
+                        if k == "categorical"], table_bytes=job.plan.sketch_bytes_per_column,
+                       **{k: v for k, v in ts.items() if k != "encoding"}))
     with ProgressBar(unit="rows", desc="pass 1/2: sketch",
                      enabled=False if job.quiet else None) as bar, \
             _InOrderWorker(pass1.update, threaded=_is_text(source)) as sketcher:
@@ -541,9 +548,11 @@ def _bin_pass(job, mapper, second_pass, stats, n_rows_expected, t0, t_pass1):
         desc = "pass 2/2: bin" if job.ref is None else "bin (reference edges)"
         with ProgressBar(total=n_rows_expected, unit="rows", desc=desc,
                          enabled=False if job.quiet else None) as bar:
+            ts = getattr(stats, "target_stats", None) if job.ref is None else None
             for batch in second_pass():
                 interrupt.check()
-                codes = mapper.transform_batch(batch)
+                codes = mapper.transform_batch(batch if ts is None
+                                               else ts.with_statistics(batch, mapper))
                 if counts is not None:
                     counts.update(batch)
                 assembler.add(codes, batch.label, batch.weight)
@@ -563,11 +572,11 @@ def _bin_pass(job, mapper, second_pass, stats, n_rows_expected, t0, t_pass1):
             if existing is not None:
                 return existing  # leaving the with block discards this build
         manifest = {
-            "features": _feature_summary(mapper, stats),
+            "features": feature_summary(mapper, stats),
             "max_bin": int(job.max_bin),
             "bin_mapper": mapper.to_dict(),
             "label": source.label_name, "weight": source.weight_name,
-            "label_stats": _label_stats_dict(stats.label_stats) if has_label else None,
+            "label_stats": label_stats_dict(stats.label_stats) if has_label else None,
             "weight_stats": stats.weight_stats.to_dict() if has_weight else None,
             "source": {"name": source.name, "fingerprint": job.source_fp,
                        "n_bad_rows": int(getattr(source, "n_bad_rows", 0) or 0)},
@@ -591,12 +600,6 @@ def _n_label_columns(source):
         return len(name)
     array = getattr(source, "_arrays", {}).get("label")
     return 1 if array is None or array.ndim == 1 else array.shape[1]
-
-
-def _label_stats_dict(label_stats):
-    if isinstance(label_stats, list):
-        return [s.to_dict() for s in label_stats]
-    return label_stats.to_dict()
 
 
 def _reusable(output, fingerprint, overwrite, quiet):

@@ -10,7 +10,7 @@ tree_group, ...     (groups, weights, base margin, best iteration, classes, tree
 learner             one of :data:`LEARNERS`
 objective,          a known objective whose parameters it accepts, with ``n_outputs``
 objective_params    outputs ("" : raw margins, no link function)
-feature_types       each "numeric" or "categorical"
+feature_types       each "numeric", "categorical" or "ordered_ts"
 bin_mapper          a valid ``BinMapper`` description over the model's features, or null
 attributes          ``label``, ``group`` (str or null), ``seed`` (int), ``adaboost`` (see
                     :func:`_check_adaboost`); other keys are free JSON, never read
@@ -29,7 +29,9 @@ FIELDS = ("format", "format_version", "learner", "objective", "objective_params"
           "feature_types", "bin_mapper", "params", "attributes", "trees")
 LEARNERS = ("gbtree", "random_forest", "extra_trees", "decision_tree", "bagging",
             "adaboost")
-FEATURE_TYPES = ("numeric", "categorical")
+#: "ordered_ts": a categorical column encoded as its ordered target statistic (a numeric
+#: feature whose raw strings the bin mapper's encoder turns into values).
+FEATURE_TYPES = ("numeric", "categorical", "ordered_ts")
 ADABOOST_PREDICTIONS = ("margin", "weighted_median")
 
 

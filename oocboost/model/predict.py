@@ -55,7 +55,11 @@ def _is_plain_matrix(model, data):
     features (categories would need their string-to-code mapping)."""
     return (isinstance(data, np.ndarray) and data.ndim == 2
             and data.dtype.kind in "fiub" and data.shape[1] == model.n_features
-            and "categorical" not in model.feature_types)
+            and not set(model.feature_types) & set(_TEXT_TYPES))
+
+
+#: Feature types whose raw values are strings (categories).
+_TEXT_TYPES = ("categorical", "ordered_ts")
 
 
 def _mapper(model):
@@ -67,12 +71,12 @@ def raw_matrix(model, batch, mapper):
     X = np.empty((batch.n_rows, model.n_features), dtype=X_DTYPE)
     for f, name in enumerate(model.feature_names):
         if name in batch.numeric:
-            if model.feature_types[f] == "categorical":
+            if model.feature_types[f] in _TEXT_TYPES:
                 raise SchemaError(f"column {name!r} is numeric in the data but categorical "
                                   f"in the model")
             X[:, f] = batch.numeric[name]
         elif name in batch.categorical:
-            if mapper is None or model.feature_types[f] != "categorical":
+            if mapper is None or model.feature_types[f] not in _TEXT_TYPES:
                 raise SchemaError(f"column {name!r} holds text but is numeric in the model")
             X[:, f] = mapper.encode_categories(f, batch.categorical[name])
         else:
@@ -85,7 +89,7 @@ def _open_for_model(model, data, label=None, group=None):
     ``data``."""
     from ..cache.ingest import open_source
 
-    cats = [n for n, t in zip(model.feature_names, model.feature_types) if t == "categorical"]
+    cats = [n for n, t in zip(model.feature_names, model.feature_types) if t in _TEXT_TYPES]
     if isinstance(data, np.ndarray):
         return open_source(data, categorical=None, feature_names=model.feature_names
                            if data.ndim == 2 and data.shape[1] == model.n_features else None)

@@ -1,0 +1,35 @@
+"""The manifest's per-feature summary and label statistics of a build (``oocboost info``
+prints them)."""
+
+
+def feature_summary(mapper, pass1):
+    """One dict per feature: name, type, value bins, missing count, and for categorical
+    features the categories kept and seen, for numeric ones the sketch's figures."""
+    out = []
+    for f, name in enumerate(mapper.feature_names):
+        entry = {"name": name, "type": mapper.feature_types[f],
+                 "n_bins": int(mapper.n_value_bins[f]),
+                 "n_missing": int(pass1.n_missing.get(name, 0)) if pass1 else None}
+        encoder = mapper.encoders[f]
+        if mapper.feature_types[f] == "categorical" or encoder is not None:
+            entry["n_categories"] = (len(mapper.categories[f]) if encoder is None
+                                     else len(encoder["categories"]))
+            seen = getattr(pass1, "distinct_seen", {}).get(name) if pass1 else None
+            entry["has_other"] = (bool(mapper.has_other[f]) if encoder is None
+                                  else seen is not None and seen > entry["n_categories"])
+            if seen is not None:
+                entry["n_distinct_seen"] = seen
+        else:
+            entry["n_inf"] = int(pass1.n_inf.get(name, 0)) if pass1 else None
+            summary = getattr(pass1, "summaries", {}).get(name) if pass1 else None
+            if summary is not None:
+                entry.update(summary)
+        out.append(entry)
+    return out
+
+
+def label_stats_dict(label_stats):
+    """The label statistics as JSON: one dict, or a list of one per label column."""
+    if isinstance(label_stats, list):
+        return [s.to_dict() for s in label_stats]
+    return label_stats.to_dict()
