@@ -170,7 +170,7 @@ def main(argv=None):
     import sys
 
     p = argparse.ArgumentParser(prog="python -m bench.data")
-    p.add_argument("what", choices=["prepare", "shards", "codes"])
+    p.add_argument("what", choices=["prepare", "shards", "codes", "categorical"])
     p.add_argument("--json-args", default="{}")
     ns = p.parse_args(argv)
     a = json.loads(ns.json_args)
@@ -180,6 +180,11 @@ def main(argv=None):
 
     if ns.what == "prepare":
         out = prepare(a["out_dir"], a["n_train"], a["n_test"], seed=a.get("seed", 0), log=log)
+    elif ns.what == "categorical":
+        from bench.cat_data import prepare_categorical
+
+        out = prepare_categorical(a["out_dir"], a["n_train"], a["n_test"],
+                                  seed=a.get("seed", 0), log=log)
     elif ns.what == "shards":
         out = prepare_shards(a["info"], a.get("shard_rows", 250_000), log=log)
     else:

@@ -16,7 +16,8 @@ import os
 import time
 
 MiB = 2 ** 20
-SUITE_ORDER = ("build", "boost", "forest", "adaboost", "predict", "scale", "limit")
+SUITE_ORDER = ("build", "boost", "forest", "adaboost", "predict", "scale", "limit",
+               "categorical")
 OURS = {"boost": "ooc", "build": "ooc", "predict": "ooc", "scale": "ooc", "forest": "ooc_rf",
         "adaboost": "ooc_ada"}
 
@@ -320,8 +321,50 @@ def section_boost(res, all_results):
             cols.append(("histogram per pass / reference pass",
                          lambda r: (hist_per_pass_s(r) or 0) / lim[0] or None, 1))
         out += ["oocboost's training log (`model.training_log`):", "", table(ooc, cols), ""]
+    out += _sampling_block(runs)
     out.append(_warmup_note(res["runs"]))
     return "\n".join(out)
+
+
+def _sampling_block(runs):
+    """GOSS against full training of the same library, pair by pair."""
+    lines = []
+    for goss, full, name in (("ooc_goss", "ooc", "oocboost"), ("lgb_goss", "lgb", "LightGBM")):
+        ratios = paired_ratios(runs, goss, full, t("train_s"))
+        if not ratios:
+            continue
+        if not lines:
+            lines = ["Gradient-based one-side sampling (`data_sample_strategy=\"goss\"`, "
+                     "top_rate 0.2, other_rate 0.1) against the same library's full "
+                     "training, pair by pair:", "",
+                     "| library | train time GOSS / full | AUC GOSS - full |", "|---|---|---|"]
+        lines.append(f"| {name} | {fmt(ratios, 2)} | "
+                     f"{fmt(paired_deltas(runs, goss, full, metric('auc')), 4)} |")
+    return lines + [""] if lines else []
+
+
+def section_categorical(res, all_results):
+    runs = res["runs"]
+    out = ["A label driven by per-category effects: `shop` (10,000 categories, Zipf-like "
+           "frequencies, 2% missing), `region` (300 categories) and 6 numeric columns "
+           "(`bench/cat_data.py`). Each library with its own categorical handling and the "
+           "boosting suite's parameters (rounds, eta 0.1, depth 6, 256 bins, lambda 1), 2 "
+           "threads: oocboost with native categories (LightGBM's partition search) and with "
+           "ordered target statistics (`cat_encoding=\"ordered_ts\"`), LightGBM with pandas "
+           "`category` columns, CatBoost with `cat_features`, XGBoost with "
+           "`enable_categorical`. Predictions on the held-out rows (oocboost from the test "
+           "CSV, raw strings). " + SEPARATE_BUILD_NOTE, "",
+           table(runs, BOOST_COLS), ""]
+    for ours in ("ooc_cat", "ooc_cat_ts"):
+        label = LIBS_LABELS.get(ours, ours)
+        out += [f"{label} / peer (same repeat):", "",
+                ratio_block(runs, ours, RATIO_COLS[:2] + RATIO_COLS[3:4]), ""]
+    return "\n".join(out)
+
+
+#: Labels of oocboost's rows in the categorical suite's ratio blocks.
+LIBS_LABELS = {"ooc_cat": "oocboost native categories",
+               "ooc_cat_ts": "oocboost ordered target statistics"}
 
 
 def section_ensemble(res, all_results, ours):
@@ -511,7 +554,8 @@ def render(all_results, plot_dir, plot_prefix="scale"):
                   f"{cfg.get('repeats')} repeat(s); "
                   + (f"{rows:,} training rows, {cfg.get('n_test'):,} test rows; "
                      if suite != "scale" and rows else "")
-                  + (f"{cfg.get('rounds')} rounds; " if suite in ("boost", "predict") else "")
+                  + (f"{cfg.get('rounds')} rounds; " if suite in ("boost", "predict",
+                                                               "categorical") else "")
                   + f"oocboost memory_limit {cfg.get('memory_limit') if suite != 'scale' else cfg.get('scale_memory_limit')}.",
                   ""]
         other = [r["other_cpu_cores"] for r in res["runs"] if r.get("other_cpu_cores") is not None]
@@ -540,6 +584,8 @@ def render(all_results, plot_dir, plot_prefix="scale"):
             body = section_scale(res, all_results, plot_dir, plot_prefix)
         elif suite == "limit":
             body = section_limit(res, all_results)
+        elif suite == "categorical":
+            body = section_categorical(res, all_results)
         else:
             body = table(res["runs"], BOOST_COLS)
         out += header + [body, ""]

@@ -1,7 +1,7 @@
 """Benchmark runner: ``python -m bench SUITE [SUITE...] [options]``.
 
-Suites: ``build``, ``boost``, ``forest``, ``adaboost``, ``predict``, ``scale``, ``limit``
-(or ``all``). Every measured job is its own subprocess (``python -m bench.jobs``), so every
+Suites: ``build``, ``boost``, ``forest``, ``adaboost``, ``predict``, ``scale``, ``limit``,
+``categorical`` (or ``all``). Every measured job is its own subprocess (``python -m bench.jobs``), so every
 figure has its own peak RSS, measured from outside as the larger of
 
 - a psutil poll of the job's process tree every 10 ms (sum of RSS), and
@@ -34,7 +34,7 @@ import time
 import psutil
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-SUITES = ("build", "boost", "forest", "adaboost", "predict", "scale", "limit")
+SUITES = ("build", "boost", "forest", "adaboost", "predict", "scale", "limit", "categorical")
 RESULT_PREFIX = "BENCH_RESULT "
 
 # id -> (display label, job name, role)
@@ -53,16 +53,25 @@ LIBS = {
     "ooc_ada": ("oocboost AdaBoost", "ooc_ada", "ours"),
     "skl_ada": ("sklearn AdaBoost", "skl_ada", "peer"),
     "limit": ("reference: plain histogram pass and memory read", "limit", "info"),
+    "ooc_goss": ("oocboost GOSS", "ooc_boost", "ours"),
+    "lgb_goss": ("LightGBM GOSS", "lgb", "peer"),
+    "ooc_cat": ("oocboost native categories", "ooc_cat", "ours"),
+    "ooc_cat_ts": ("oocboost ordered target statistics", "ooc_cat_ts", "ours"),
+    "lgb_cat": ("LightGBM categorical", "lgb_cat", "peer"),
+    "cb_cat": ("CatBoost cat_features", "cb_cat", "peer"),
+    "xgb_cat": ("XGBoost enable_categorical", "xgb_cat", "peer"),
 }
 
 SUITE_LIBS = {
     "build": ["ooc", "pa_read", "pa_stream", "pandas", "lgb", "xgb_hist", "xgb_extmem"],
-    "boost": ["ooc", "xgb_hist", "xgb_extmem", "lgb", "skl_hgb", "limit"],
+    "boost": ["ooc", "ooc_goss", "xgb_hist", "xgb_extmem", "lgb", "lgb_goss", "skl_hgb",
+              "limit"],
     "forest": ["ooc_rf", "skl_rf", "lgb_rf"],
     "adaboost": ["ooc_ada", "skl_ada"],
     "predict": ["ooc", "xgb_hist", "lgb", "skl_hgb"],
     "scale": ["ooc", "xgb_extmem", "xgb_hist", "lgb"],
     "limit": ["limit"],
+    "categorical": ["ooc_cat", "ooc_cat_ts", "lgb_cat", "cb_cat", "xgb_cat"],
 }
 
 
@@ -239,6 +248,10 @@ class _Data:
     def prepare(self, out_dir, n_train, n_test, seed=0):
         return self._call("prepare", out_dir=out_dir, n_train=n_train, n_test=n_test, seed=seed)
 
+    def categorical(self, out_dir, n_train, n_test, seed=0):
+        return self._call("categorical", out_dir=out_dir, n_train=n_train, n_test=n_test,
+                          seed=seed)
+
     def shards(self, info):
         return self._call("shards", info=info)
 
@@ -266,6 +279,10 @@ def _job_args(lib, suite, cfg, info, out_dir, rounds, memory_limit, bdata):
     if lib == "limit":
         a["codes"] = bdata.codes(info, rows=1_000_000)
         a["rows"] = 1_000_000
+    if lib in ("ooc_goss", "lgb_goss"):
+        a["params"] = {"data_sample_strategy": "goss"}
+    if lib == "ooc_cat_ts":
+        a["build_options"] = {"cat_encoding": "ordered_ts"}
     return a
 
 
@@ -289,7 +306,8 @@ def _build_cache_job(a, log_dir, cfg, name):
     Sets ``a["cache_dir"]``; the caller deletes the cache."""
     a["cache_dir"] = os.path.join(a["tmp_dir"], f"ooc-cache-{name}")
     return run_job("ooc_build_cache", dict(train=a["train"], cache_dir=a["cache_dir"],
-                                           memory_limit=a.get("memory_limit")),
+                                           memory_limit=a.get("memory_limit"),
+                                           build_options=a.get("build_options", {})),
                    log_dir=log_dir, timeout=cfg["timeout"], name=name + "-build")
 
 
@@ -305,7 +323,8 @@ def run_suite(suite, cfg, *, out_dir, libs_filter=None, skip=(), command="", log
                                  seed=cfg["seed"])
             groups.append((rows, info, cfg["scale_rounds"], cfg["scale_memory_limit"]))
     else:
-        info = bdata.prepare(out_dir, cfg["n_train"], cfg["n_test"], seed=cfg["seed"])
+        prepare = bdata.categorical if suite == "categorical" else bdata.prepare
+        info = prepare(out_dir, cfg["n_train"], cfg["n_test"], seed=cfg["seed"])
         groups.append((cfg["n_train"], info, cfg["rounds"], cfg["memory_limit"]))
     log_dir = os.path.join(out_dir, "logs", suite)
     res = {"suite": suite, "command": command, "config": cfg, "machine": machine_facts(),
@@ -319,9 +338,12 @@ def run_suite(suite, cfg, *, out_dir, libs_filter=None, skip=(), command="", log
         os.replace(tmp, path)
 
     if any(LIBS[l][2] == "ours" for l in libs):
-        tiny = bdata.prepare(out_dir, 5000, 1000, seed=cfg["seed"])
+        categorical = suite == "categorical"
+        tiny = (bdata.categorical if categorical else bdata.prepare)(out_dir, 5000, 1000,
+                                                                    seed=cfg["seed"])
         r = run_job("ooc_warmup", dict(train=tiny["train"], test=tiny["test"],
-                                       tmp_dir=os.path.join(out_dir, "tmp")),
+                                       tmp_dir=os.path.join(out_dir, "tmp"),
+                                       categorical=categorical),
                     log_dir=log_dir, timeout=cfg["timeout"], name="ooc_warmup")
         r.update(lib="ooc_warmup", label="oocboost cold start (numba compile, 5k rows)",
                  role="info", group=0, repeat=0)
