@@ -43,7 +43,12 @@ from ..kernels.histogram import (
     node_sums_from_histograms,
     subtract_histograms,
 )
-from ..kernels.partition import ROUTE_FLAGS, partition_select_rows, route_flags
+from ..kernels.partition import (
+    ROUTE_FLAGS,
+    partition_select_rows,
+    route_flags,
+    route_to_leaves,
+)
 from .constraints import InteractionConstraints
 from .hist_slots import HistogramSlots
 from .nodes import (
@@ -302,14 +307,15 @@ class TreeGrower(HistogramSlots):
     def move_to_leaves(self, codes, node_of_row):
         """Move a block's rows to their leaves in the finished trees: the splits decided
         after the last pass, or, for trees grown from a sample (``grown_from_sample``),
-        every split from the root down, one level per sweep."""
+        every split from the root down, in one sweep."""
         if not self.grown_from_sample:
             self.apply_pending(codes, node_of_row)
             return
         node_of_row[:] = 0
+        t0 = time.perf_counter()
         nd = self.nodes
-        for _ in range(int(nd.depth[:, :max(int(nd.n_nodes.max()), 1)].max())):
-            self.apply_pending(codes, node_of_row)
+        route_to_leaves(codes, node_of_row, nd.route, nd.cat_bitset, self.missing_bin)
+        self.telemetry.partition_s += time.perf_counter() - t0
 
     def _partition(self, codes, node_of_row, slot_of_node, row_counts):
         """Move a block's rows to their new nodes and list, per chunk, those whose node has

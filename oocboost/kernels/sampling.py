@@ -194,3 +194,32 @@ def mvs_sample(reg_grad, threshold, seed, stream, row_start, stats, keep):
             _scale_row(stats, i, 1.0 / p, keep)
         else:
             _scale_row(stats, i, 0.0, keep)
+
+
+@njit(parallel=True, cache=True)
+def gather_rows(codes, stats, index, start, out_codes, out_stats):
+    """Copy rows ``index`` (ascending), in order, to columns ``start ..`` of the outputs
+    (a sample gathered block by block).
+
+    Parameters
+    ----------
+    codes : ndarray (n_features, n_rows) uint8/uint16                  # IN
+    stats : ndarray (n_outputs, n_rows, 2) float32                     # IN
+    index : ndarray (m,) int64, the rows to copy                       # IN
+    start : int, the first output column
+    out_codes : ndarray (n_features, capacity), codes' dtype           # OUT
+    out_stats : ndarray (n_outputs, capacity, 2) float32               # OUT
+    """
+    n_features = codes.shape[0]
+    n_outputs = stats.shape[0]
+    m = index.shape[0]
+    # one task a feature (or an output's statistics): a thread writes its rows in order
+    for task in prange(n_features + n_outputs):
+        if task < n_features:
+            for j in range(m):
+                out_codes[task, start + j] = codes[task, index[j]]
+        else:
+            t = task - n_features
+            for j in range(m):
+                out_stats[t, start + j, 0] = stats[t, index[j], 0]
+                out_stats[t, start + j, 1] = stats[t, index[j], 1]

@@ -153,11 +153,13 @@ class RegressorMixin(_RegressorMixin):
 class TrainingData:
     """Turns estimator inputs into caches; removes temporary caches when closed."""
 
-    def __init__(self, cache_dir=None, memory_limit=None, max_bin=256, block_rows=None):
+    def __init__(self, cache_dir=None, memory_limit=None, max_bin=256, block_rows=None,
+                 cat_encoding="native"):
         self.cache_dir = cache_dir
         self.memory_limit = memory_limit
         self.max_bin = max_bin
         self.block_rows = block_rows
+        self.cat_encoding = cat_encoding
         self._tmp = None
 
     def _folder(self):
@@ -191,7 +193,9 @@ class TrainingData:
                            weight=sample_weight, max_bin=self.max_bin, quiet=True,
                            block_rows=self.block_rows,
                            memory_limit=self.memory_limit, reference=reference,
-                           overwrite=True, group=group)
+                           overwrite=True, group=group,
+                           cat_encoding="native" if reference is not None
+                           else self.cat_encoding)
 
     def close(self):
         if self._tmp is not None:

@@ -75,7 +75,7 @@ class _GradientBoosting(ParamsMixin):
                  categorical_split="lightgbm", cat_smooth=10.0, cat_l2=10.0,
                  min_data_per_group=100, sampling_method="uniform",
                  data_sample_strategy="bagging", top_rate=0.2, other_rate=0.1,
-                 random_state=0, n_jobs=None, memory_limit=None, cache_dir=None,
+                 cat_encoding="native", random_state=0, n_jobs=None, memory_limit=None, cache_dir=None,
                  verbosity=0):
         self.n_estimators = n_estimators
         self.objective = objective
@@ -124,6 +124,7 @@ class _GradientBoosting(ParamsMixin):
         self.data_sample_strategy = data_sample_strategy
         self.top_rate = top_rate
         self.other_rate = other_rate
+        self.cat_encoding = cat_encoding
         self.random_state = random_state
         self.n_jobs = n_jobs
         self.memory_limit = memory_limit
@@ -185,7 +186,12 @@ class _GradientBoosting(ParamsMixin):
              extra=None, group=None, eval_group=None):
         from ..learners.boosting.training import train
 
-        data = TrainingData(self.cache_dir, self.memory_limit, self.max_bin)
+        if self.cat_encoding == "ordered_ts" and objective in ("multi:softprob",
+                                                                "multi:softmax"):
+            raise ParameterError("cat_encoding='ordered_ts' encodes a category by its mean "
+                                 "label: binary classification and regression only")
+        data = TrainingData(self.cache_dir, self.memory_limit, self.max_bin,
+                            cat_encoding=self.cat_encoding)
         try:
             train_cache = data.cache(X, y, sample_weight, "train", group=group)
             evals = []

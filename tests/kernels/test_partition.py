@@ -2,8 +2,13 @@
 import numpy as np
 import pytest
 
-from oocboost.kernels.partition import add_node_values, pack_routes, partition_select_rows
-from oocboost.kernels.sampling import poisson1_per_row, uniform_per_row
+from oocboost.kernels.partition import (
+    add_node_values,
+    pack_routes,
+    partition_select_rows,
+    route_to_leaves,
+)
+from oocboost.kernels.sampling import gather_rows, poisson1_per_row, uniform_per_row
 
 
 def naive_partition(codes, node_of_row, left, right, feature, bin_thr, default_left, is_cat,
@@ -147,3 +152,53 @@ def test_routes_need_consecutive_children():
     assert route.dtype == np.int32
     # the leaf flagged categorical keeps its flag; only split nodes are read
     np.testing.assert_array_equal(route[0], [[1, 5, 9, 3], [-1, 0, 0, 0], [-1, 0, 0, 2]])
+
+
+def random_tree(rng, n_features, max_bin, depth, n_trees):
+    """Full trees of ``depth`` levels (children of node n at 2n+1, 2n+2), a random
+    numeric or categorical split at every internal node."""
+    n_nodes = 2 ** (depth + 1) - 1
+    internal = np.arange(n_nodes) < 2 ** depth - 1
+    shape = (n_trees, n_nodes)
+    left = np.where(internal, 2 * np.arange(n_nodes) + 1, -1) * np.ones(shape, np.int64)
+    right = np.where(internal, left + 1, -1)
+    feature = rng.integers(0, n_features, shape)
+    bin_thr = rng.integers(0, max_bin - 2, shape)
+    default_left = rng.random(shape) < 0.5
+    is_cat = rng.random(shape) < 0.3
+    bitset = rng.integers(0, 2 ** 32, (n_trees, n_nodes, (max_bin + 31) // 32),
+                          dtype=np.uint64).astype(np.uint32)
+    return left, right, feature, bin_thr, default_left, is_cat, bitset
+
+
+@pytest.mark.parametrize("depth", [0, 1, 5])
+def test_route_to_leaves_equals_level_by_level_partitions(depth):
+    rng = np.random.default_rng(depth)
+    n_features, max_bin, n_rows, n_trees = 5, 40, 3000, 2
+    codes = rng.integers(0, max_bin, (n_features, n_rows)).astype(np.uint8)
+    parts = random_tree(rng, n_features, max_bin, depth, n_trees)
+    left, right, feature, bin_thr, default_left, is_cat, bitset = parts
+    route = pack_routes(left, right, feature, bin_thr, default_left, is_cat)
+    node = np.zeros((n_trees, n_rows), np.int32)
+    route_to_leaves(codes, node, route, bitset, max_bin - 1)
+    expected = np.zeros((n_trees, n_rows), np.int32)
+    no_slots = np.full(left.shape, -1, np.int32)
+    for _ in range(depth):
+        expected, _ = naive_partition(codes, expected, left, right, feature, bin_thr,
+                                      default_left, is_cat, bitset, max_bin - 1, no_slots)
+    np.testing.assert_array_equal(node, expected)
+    assert (left[np.arange(n_trees)[:, None], node] == -1).all()
+
+
+def test_gather_rows_copies_the_kept_rows_in_order():
+    rng = np.random.default_rng(0)
+    codes = rng.integers(0, 65535, (3, 500)).astype(np.uint16)
+    stats = rng.normal(size=(2, 500, 2)).astype(np.float32)
+    index = np.flatnonzero(rng.random(500) < 0.4)
+    out_codes = np.zeros((3, 700), np.uint16)
+    out_stats = np.zeros((2, 700, 2), np.float32)
+    gather_rows(codes, stats, index, 100, out_codes, out_stats)
+    end = 100 + len(index)
+    np.testing.assert_array_equal(out_codes[:, 100:end], codes[:, index])
+    np.testing.assert_array_equal(out_stats[:, 100:end], stats[:, index])
+    assert not out_codes[:, :100].any() and not out_codes[:, end:].any()

@@ -6,6 +6,7 @@ from sklearn.base import clone
 import oocboost
 from oocboost import GradientBoostingClassifier, GradientBoostingRegressor
 from oocboost.datasets import generate_arrays
+from oocboost.errors import ParameterError
 from oocboost.model.metrics import get_metric
 
 
@@ -88,3 +89,23 @@ def test_params_clone_and_errors():
         est.predict(np.zeros((2, 3)))
     with pytest.raises(oocboost.ParameterError, match="single class"):
         GradientBoostingClassifier().fit(np.zeros((10, 2)), np.ones(10))
+
+
+def test_cat_encoding_ordered_ts_from_a_dataframe():
+    """The estimators build their cache with ``cat_encoding``: ordered target statistics
+    from a pandas category column, raw strings at predict time; multiclass is refused."""
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(0)
+    n = 3000
+    level = rng.integers(0, 150, n)
+    effect = rng.normal(size=150)
+    frame = pd.DataFrame({"shop": pd.Categorical([f"s{v}" for v in level]),
+                          "x": rng.normal(size=n)})
+    y = (effect[level] + frame["x"].to_numpy() + rng.normal(size=n) * 0.5 > 0).astype(int)
+    clf = GradientBoostingClassifier(n_estimators=20, max_depth=3,
+                                     cat_encoding="ordered_ts").fit(frame, y)
+    assert clf.model_.feature_types == ["ordered_ts", "numeric"]
+    assert (clf.predict(frame) == y).mean() > 0.75
+    with pytest.raises(ParameterError, match="binary classification and regression"):
+        GradientBoostingClassifier(n_estimators=2, cat_encoding="ordered_ts").fit(
+            frame, level % 3)

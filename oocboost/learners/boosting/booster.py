@@ -329,13 +329,18 @@ def grow_round(state, round_index, learning_rate):
 
 
 def _run_passes(state, grower, round_index, sampled, sample):
-    """The round's passes: the first applies the last round and makes the gradients
-    (and, in a sampled round, draws the sample); the later ones read the in-memory
-    ``sample`` when there is one, else the cache again."""
-    prev, prev_values = state.prev_grower, state.prev_values
+    """The round's passes. The first applies the last round and makes the gradients
+    (and, in a sampled round, draws the sample); the grower reads the cache in every
+    pass, or, with a ``sample`` kept in memory, only that sample, gathered by a first
+    pass of its own."""
     first = True
+    if sample is not None:
+        _sample_pass(state, round_index, sample)
+        grower.telemetry.passes += 1
+        grower.grown_from_sample = True
+        first = False
     while grower.needs_pass():
-        if not first and sample is not None:
+        if sample is not None:
             grower.accumulate(sample.codes, sample.stats, sample.node)
             grower.finish_pass()
             state.sample_passes += 1
@@ -349,21 +354,7 @@ def _run_passes(state, grower, round_index, sampled, sample):
             views = state.rows.load(block.index, fields)
             keep = None
             if first:
-                t0 = time.perf_counter()
-                if prev is not None:
-                    _apply_previous_round(state, block, views, prev, prev_values)
-                if state.groups is not None:
-                    apply_patches(state.groups, block, views["stats"])
-                    _subsample(state.params, block, round_index, views["stats"])
-                elif state.all_rows is None:
-                    _gradients_for_block(state, block, views, round_index)
-                views["node"][:] = 0
-                if sampled:
-                    keep = sample_block(state.params, views["stats"], round_index,
-                                        block.row_start)
-                    if sample is not None:
-                        sample.append(block.codes, views["stats"], keep)
-                state.gradient_s += time.perf_counter() - t0
+                keep = _first_pass_block(state, block, views, round_index, sampled)
             elif sampled:
                 keep = (views["stats"] != 0).any(axis=(0, 2))
             # rows left out of the sample are skipped, not added as zeros
@@ -372,10 +363,37 @@ def _run_passes(state, grower, round_index, sampled, sample):
             grower.accumulate(block.codes, views["stats"], views["node"], row_counts)
             state.rows.store(block.index, views, written)
         grower.finish_pass()
-        if first and sample is not None:
-            state.sample_rows += sample.finish().n_rows
-            grower.grown_from_sample = True
         first = False
+
+
+def _first_pass_block(state, block, views, round_index, sampled):
+    """A block of the round's first pass: the last round applied, the gradients, and in
+    a sampled round the sample drawn (returns its rows, else None)."""
+    t0 = time.perf_counter()
+    if state.prev_grower is not None:
+        _apply_previous_round(state, block, views, state.prev_grower, state.prev_values)
+    if state.groups is not None:
+        apply_patches(state.groups, block, views["stats"])
+        _subsample(state.params, block, round_index, views["stats"])
+    elif state.all_rows is None:
+        _gradients_for_block(state, block, views, round_index)
+    views["node"][:] = 0
+    keep = None
+    if sampled:
+        keep = sample_block(state.params, views["stats"], round_index, block.row_start)
+    state.gradient_s += time.perf_counter() - t0
+    return keep
+
+
+def _sample_pass(state, round_index, sample):
+    """The pass of a round grown from memory: the last round applied, the gradients
+    drawn into the sample, which the round's every histogram then reads."""
+    for block in _blocks(state):
+        views = state.rows.load(block.index)
+        keep = _first_pass_block(state, block, views, round_index, True)
+        sample.append(block.codes, views["stats"], keep)
+        state.rows.store(block.index, views)
+    state.sample_rows += sample.finish().n_rows
 
 
 def _apply_previous_round(state, block, views, prev, prev_values):

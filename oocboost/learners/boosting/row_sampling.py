@@ -28,7 +28,7 @@ import numpy as np
 
 from ...common import G_H_DTYPE, NODE_DTYPE
 from ...errors import ParameterError
-from ...kernels.sampling import goss_sample, gradient_scores, mvs_sample
+from ...kernels.sampling import gather_rows, goss_sample, gradient_scores, mvs_sample
 
 GOSS = "goss"
 MVS = "gradient_based"
@@ -201,8 +201,7 @@ class SampleBlock:
             grow = max(end, int(self._codes.shape[1] * (1 + SAMPLE_SLACK)) + 1024)
             self._codes = _grown(self._codes, 1, grow)
             self._stats = _grown(self._stats, 1, grow)
-        np.take(codes, index, axis=1, out=self._codes[:, self.n_rows:end])
-        np.take(stats, index, axis=1, out=self._stats[:, self.n_rows:end])
+        gather_rows(codes, stats, index, self.n_rows, self._codes, self._stats)
         self.n_rows = end
 
     def finish(self):
