@@ -223,3 +223,21 @@ def gather_rows(codes, stats, index, start, out_codes, out_stats):
             for j in range(m):
                 out_stats[t, start + j, 0] = stats[t, index[j], 0]
                 out_stats[t, start + j, 1] = stats[t, index[j], 1]
+
+
+@njit(parallel=True, cache=True)
+def sampled_rows(stats, out):
+    """``out[i]`` = 1 when row ``i`` has a non-zero statistic for some output (it is in
+    the round's sample), else 0.
+
+    Parameters
+    ----------
+    stats : ndarray (n_outputs, n_rows, 2) float32      # IN
+    out : ndarray (n_rows,) uint8                        # OUT
+    """
+    for i in prange(stats.shape[1]):
+        kept = 0
+        for t in range(stats.shape[0]):
+            if stats[t, i, 0] != 0.0 or stats[t, i, 1] != 0.0:
+                kept = 1
+        out[i] = kept

@@ -29,7 +29,7 @@ from ...engine.policies import GradientPolicy
 from ...engine.rowstate import RowStateSpec, make_row_state, spill_dir_for
 from ...errors import ParameterError
 from ...kernels.partition import add_node_values
-from ...kernels.sampling import uniform_per_row
+from ...kernels.sampling import sampled_rows, uniform_per_row
 from .leaf_refresh import refresh_leaves
 from .ranking import QueryGroups, apply_patches, group_gradients
 from .row_sampling import (
@@ -356,7 +356,8 @@ def _run_passes(state, grower, round_index, sampled, sample):
             if first:
                 keep = _first_pass_block(state, block, views, round_index, sampled)
             elif sampled:
-                keep = (views["stats"] != 0).any(axis=(0, 2))
+                keep = np.empty(block.n_rows, np.uint8)
+                sampled_rows(views["stats"], keep)
             # rows left out of the sample are skipped, not added as zeros
             row_counts = (None if keep is None
                           else np.broadcast_to(keep, views["node"].shape))
