@@ -5,7 +5,14 @@ with the boosting suite's common parameters (eta 0.1, depth 6, 256 bins, 100 rou
 """
 import numpy as np
 
-from bench.jobs import BOOST, THREADS, Unavailable, binary_metrics, import_oocboost
+from bench.jobs import (
+    BOOST,
+    THREADS,
+    Unavailable,
+    binary_metrics,
+    import_oocboost,
+    ooc_params,
+)
 
 CATEGORICAL = ("shop", "region")
 
@@ -106,9 +113,10 @@ def _as_strings(frame):
         frame[c] = frame[c].astype(object).where(frame[c].notna(), "<missing>").astype(str)
 
 
-def _ooc_cat(job, cat_encoding):
-    """oocboost from a cache built by the runner's ``ooc_build_cache`` job (with this
-    ``cat_encoding``), predicting the test CSV from the file."""
+def _ooc_cat(job):
+    """oocboost from a cache built by the runner's ``ooc_build_cache`` job (with the
+    job's ``build_options``: its ``cat_encoding``), predicting the test CSV from the
+    file."""
     oocboost, (train,) = import_oocboost("train")
     from oocboost.model.predict import predict
 
@@ -118,11 +126,7 @@ def _ooc_cat(job, cat_encoding):
     if not a.get("cache_dir"):
         raise Unavailable("the runner builds the cache (ooc_build_cache) first")
     cache = oocboost.Cache(a["cache_dir"])
-    params = {"objective": "binary:logistic", "eta": BOOST["eta"],
-              "max_depth": BOOST["max_depth"], "reg_lambda": BOOST["reg_lambda"],
-              "min_child_weight": BOOST["min_child_weight"], "n_threads": THREADS,
-              "verbosity": 0, **a.get("params", {})}
-    model = job.timed("train_s", train, params, cache, a["rounds"],
+    model = job.timed("train_s", train, ooc_params(a), cache, a["rounds"],
                       memory_limit=a.get("memory_limit"))
     job.extra["training_log"] = {k: v for k, v in model.training_log.items() if k != "plan"}
     import pyarrow.csv as pacsv
@@ -134,12 +138,12 @@ def _ooc_cat(job, cat_encoding):
 
 def job_ooc_cat(job):
     """oocboost, native categories (LightGBM's partition search, the default)."""
-    _ooc_cat(job, "native")
+    _ooc_cat(job)
 
 
 def job_ooc_cat_ts(job):
     """oocboost, ``cat_encoding="ordered_ts"`` (CatBoost's ordered target statistics)."""
-    _ooc_cat(job, "ordered_ts")
+    _ooc_cat(job)
 
 
 def warm_categorical(job, oocboost):

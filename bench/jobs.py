@@ -432,6 +432,14 @@ def _ooc_predict(model, X):
     return np.asarray(predict(model, np.asarray(X, dtype=np.float64))).reshape(-1)
 
 
+def ooc_params(a):
+    """oocboost's booster parameters: the suite's common ones, plus the job's own."""
+    return {"objective": "binary:logistic", "eta": BOOST["eta"],
+            "max_depth": BOOST["max_depth"], "reg_lambda": BOOST["reg_lambda"],
+            "min_child_weight": BOOST["min_child_weight"], "n_threads": THREADS,
+            "verbosity": 0, **a.get("params", {})}
+
+
 def _ooc_build(job, oocboost, build_cache):
     """The cache to train from: built here, or opened when the runner built it in a job
     of its own (``cache_dir``), so this process's peak RSS is training's alone."""
@@ -466,11 +474,7 @@ def job_ooc_boost(job):
     try:
         if a.get("phase", "all") == "build":
             return
-        params = {"objective": "binary:logistic", "eta": BOOST["eta"],
-                  "max_depth": BOOST["max_depth"], "reg_lambda": BOOST["reg_lambda"],
-                  "min_child_weight": BOOST["min_child_weight"], "n_threads": THREADS,
-                  "verbosity": 0, **a.get("params", {})}
-        model = job.timed("train_s", train, params, cache, a["rounds"],
+        model = job.timed("train_s", train, ooc_params(a), cache, a["rounds"],
                           memory_limit=a.get("memory_limit"))
         log = _jsonable_log(getattr(model, "training_log", None))
         job.extra["training_log"] = log

@@ -85,6 +85,47 @@ def test_report_renders_tables(tmp_path):
     assert "error: oocboost.X missing" in text
 
 
+def test_report_goss_and_categorical_sections(tmp_path):
+    """The GOSS block pairs each library's GOSS run with its full run; the categorical
+    suite gets a table and one ratio block per oocboost encoding."""
+    boost = _fixture()
+    for rep, (full, goss) in enumerate([(4.0, 3.0), (4.0, 2.0), (4.0, 4.0)]):
+        boost["runs"][3 * rep]["times"]["train_s"] = full
+        boost["runs"].append(_run("ooc_goss", "oocboost GOSS", "ours", rep, goss, 200, 0.821))
+    cat = dict(_fixture(), suite="categorical", command="python -m bench categorical")
+    cat["runs"] = [_run(lib, label, role, rep, train, 300, auc)
+                   for rep in range(2)
+                   for lib, label, role, train, auc in (
+                       ("ooc_cat", "oocboost native categories", "ours", 5.0, 0.76),
+                       ("ooc_cat_ts", "oocboost ordered target statistics", "ours", 4.0,
+                        0.79),
+                       ("lgb_cat", "LightGBM categorical", "peer", 4.5, 0.759),
+                       ("cb_cat", "CatBoost cat_features", "peer", 13.0, 0.788))]
+    for name, res in (("boost", boost), ("categorical", cat)):
+        with open(tmp_path / f"results-{name}.json", "w") as fh:
+            json.dump(res, fh)
+    text = report.write_report(str(tmp_path), str(tmp_path / "RESULTS.md"))
+    lines = text.splitlines()
+    block = lines.index("| library | train time GOSS / full | AUC GOSS - full |")
+    # GOSS / full per repeat: 3/4, 2/4, 4/4; AUC +0.001 each time
+    assert lines[block + 2] == "| oocboost | 0.75 [0.50-1.00] | 0.0010 |"
+    assert "## categorical" in text and "oocboost ordered target statistics / peer" in text
+    ts_vs_cb = [line for line in text.splitlines()
+                if line.startswith("| CatBoost cat_features |") and "0.0020" in line]
+    assert ts_vs_cb and "| 0.31 |" in ts_vs_cb[0]
+
+
+def test_categorical_data_is_deterministic(tmp_path):
+    from bench.cat_data import prepare_categorical
+
+    a = prepare_categorical(str(tmp_path / "a"), 3000, 500, seed=1, log=lambda m: None)
+    b = prepare_categorical(str(tmp_path / "b"), 3000, 500, seed=1, log=lambda m: None)
+    with open(a["train"]) as fa, open(b["train"]) as fb:
+        assert fa.read() == fb.read()
+    header = open(a["test"]).readline().strip().split(",")
+    assert header == ['"label"', '"shop"', '"region"'] + [f'"x{j}"' for j in range(6)]
+
+
 def test_report_scale_plots(tmp_path):
     pytest.importorskip("matplotlib")
     runs = []

@@ -200,10 +200,9 @@ def _add_rows_vector(codes, stats_t, row_class, draws, t, rows_t, slots_t, lo, h
     so numba compiles one loop per width and prunes the other width's update (one loop
     testing the lane count per update had made boosting's histograms 17% slower).
 
-    The columns a row updates are a compile-time constant in the common cases (256 bins
-    and 14, 7 or 4 columns: a thread's share of 28, 14 or 8 features on 2 threads), each
-    its own loop chosen once per call: 1M rows x 8 features on 2 threads, 7.1 -> 3.8 ms
-    a root pass. (Testing the count per row instead cost the 14-column loop 40%.)"""
+    256 bins and 14, 7 or 4 columns (a thread's share of 28, 14 or 8 features on 2
+    threads) each get a loop with that constant count, chosen once per call: 1M x 8
+    features, root pass 7.1 -> 3.8 ms (a test per row cost the 14-column loop 40%)."""
     width = q1 - q0
     if hist.shape[2] == 256 and width == UNROLLED_COLUMNS:
         _vector_rows(codes, stats_t, row_class, draws, t, rows_t, slots_t, lo, hi, q0,
