@@ -40,7 +40,7 @@ from .label_stats import LabelStats
 from .plan import MIN_CSV_BLOCK_BYTES, plan_build
 from .sketch import DEFAULT_MAX_EXACT, QuantileSketch
 from .spool import Spool
-from .summary import feature_summary, label_stats_dict
+from .summary import feature_summary, label_stats_dict, warn_folded
 from .target_stats import ORDERED_TS_OPTIONS, OrderedTargetStats, fit_with_target_stats
 
 #: Build parameters that change the cache's content (part of its fingerprint).
@@ -485,6 +485,7 @@ def _build(job):
             # The sketches are done once the edges exist: keep their summary figures
             # and free them before pass 2 (they were the largest part of pass 1).
             pass1.freeze()
+            warn_folded(mapper, pass1, job.max_categories, source.name)
             second_pass = spool.batches if spool is not None else source.batches
             stats, n_rows_expected = pass1, pass1.n_rows
         else:

@@ -33,3 +33,26 @@ def label_stats_dict(label_stats):
     if isinstance(label_stats, list):
         return [s.to_dict() for s in label_stats]
     return label_stats.to_dict()
+
+
+def warn_folded(mapper, pass1, max_categories, source_name):
+    """Warn, naming the columns, when a categorical column had more categories than
+    the 65,535 a feature keeps and the user set no ``max_categories`` (then the rarest
+    were folded into "other" without having been asked for)."""
+    import warnings
+
+    from ..common import MAX_CATEGORIES
+
+    if max_categories is not None:
+        return
+    seen = getattr(pass1, "distinct_seen", {})
+    for f, name in enumerate(mapper.feature_names):
+        n_seen = seen.get(name, 0)
+        if n_seen > MAX_CATEGORIES:
+            n_kept = (len(mapper.categories[f]) if mapper.encoders[f] is None
+                      else len(mapper.encoders[f]["categories"]))
+            warnings.warn(f"{source_name}: column {name!r} has at least {n_seen:,} "
+                          f"categories; a feature keeps at most {MAX_CATEGORIES:,}: the "
+                          f"{n_kept:,} most frequent keep their own code and the rest are "
+                          f"folded into 'other' (set max_categories to choose fewer)",
+                          stacklevel=4)

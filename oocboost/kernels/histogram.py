@@ -200,34 +200,21 @@ def _add_rows_vector(codes, stats_t, row_class, draws, t, rows_t, slots_t, lo, h
     so numba compiles one loop per width and prunes the other width's update (one loop
     testing the lane count per update had made boosting's histograms 17% slower).
 
-    256 bins and 14, 7 or 4 columns (a thread's share of 28, 14 or 8 features on 2
-    threads) each get a loop with that constant count, chosen once per call: 1M x 8
-    features, root pass 7.1 -> 3.8 ms (a test per row cost the 14-column loop 40%)."""
-    width = q1 - q0
-    if hist.shape[2] == 256 and width == UNROLLED_COLUMNS:
-        _vector_rows(codes, stats_t, row_class, draws, t, rows_t, slots_t, lo, hi, q0,
-                     UNROLLED_COLUMNS, 256, slot_columns, column_of, hist, n_stats, lanes)
-    elif hist.shape[2] == 256 and width == 7:
-        _vector_rows(codes, stats_t, row_class, draws, t, rows_t, slots_t, lo, hi, q0, 7,
-                     256, slot_columns, column_of, hist, n_stats, lanes)
-    elif hist.shape[2] == 256 and width == 4:
-        _vector_rows(codes, stats_t, row_class, draws, t, rows_t, slots_t, lo, hi, q0, 4,
-                     256, slot_columns, column_of, hist, n_stats, lanes)
-    else:
-        _vector_rows(codes, stats_t, row_class, draws, t, rows_t, slots_t, lo, hi, q0,
-                     width, hist.shape[2], slot_columns, column_of, hist, n_stats, lanes)
-
-
-@njit(inline="always")
-def _vector_rows(codes, stats_t, row_class, draws, t, rows_t, slots_t, lo, hi, q0, width,
-                 n_bins, slot_columns, column_of, hist, n_stats, lanes):
+    (Loops with a constant count for 7 and 4 columns too made 8 features' root pass 2x
+    faster but every specialization of this kernel took 2x longer to compile: the test
+    suite's cold run went past its 15 minutes. Not kept.)"""
+    n_bins = hist.shape[2]
     slot_size = hist.shape[1] * n_bins * lanes
     for j in range(lo, hi):
         i, s = _row_and_slot(rows_t, slots_t, j)
         s0, s1, s2, s3 = _row_lanes(stats_t, row_class, draws, t, i, n_stats)
         first = s * slot_size + q0 * n_bins * lanes
-        _update(codes, i, hist, first, q0, width, n_bins, slot_columns, column_of, s,
-                s0, s1, s2, s3, lanes)
+        if q1 - q0 == UNROLLED_COLUMNS and n_bins == 256:
+            _update(codes, i, hist, first, q0, UNROLLED_COLUMNS, 256, slot_columns,
+                    column_of, s, s0, s1, s2, s3, lanes)
+        else:
+            _update(codes, i, hist, first, q0, q1 - q0, n_bins, slot_columns, column_of,
+                    s, s0, s1, s2, s3, lanes)
 
 
 @njit(cache=True, nogil=True)

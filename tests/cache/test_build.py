@@ -518,3 +518,23 @@ def test_sketching_thread_stops_when_the_caller_fails():
             worker.submit(1)
             raise KeyboardInterrupt
     assert worker._thread.is_alive() is False
+
+
+def test_more_categories_than_a_feature_keeps_are_folded_with_a_warning(tmp_path):
+    """Past 65,535 categories the rarest are folded into "other", and the build says so,
+    naming the column; with max_categories set it folds silently (as asked)."""
+    from oocboost.common import MAX_CATEGORIES
+
+    n = MAX_CATEGORIES + 20
+    ids = [f"u{i:06d}" for i in range(n)] + ["u000000"] * 3
+    table = pa.table({"id": ids, "y": np.arange(len(ids)) % 2})
+    with pytest.warns(UserWarning, match=r"column 'id' has at least 65,555 categories"):
+        cache = build_cache(table, tmp_path / "c.oocb", label="y", quiet=True)
+    mapper = cache.bin_mapper
+    assert mapper.has_other[0] and len(mapper.categories[0]) == MAX_CATEGORIES - 1
+    assert cache.manifest["features"][0]["n_distinct_seen"] == n
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        build_cache(table, tmp_path / "d.oocb", label="y", quiet=True, max_categories=500)
