@@ -64,6 +64,8 @@ def test_boosting_splits_on_codes_past_the_missing_code(wide_cache, tmp_path, sp
     assert rmse < 0.6 * table["y"].to_numpy().std()
 
 
+@pytest.mark.slow  # 40 s of kernel compiling in a cold run; the CART search of a wide
+# feature is checked against brute force in tests/kernels/test_split_categorical.py
 def test_forest_and_adaboost_train_on_a_wide_feature(wide_cache):
     table, cache = wide_cache
     forest = oocboost.RandomForestRegressor(n_estimators=4, max_depth=8, max_features=1.0,
