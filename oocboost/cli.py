@@ -68,7 +68,8 @@ def cmd_build_cache(args):
                 overwrite=args.overwrite, quiet=args.quiet, verbose=args.verbose,
                 cat_encoding=args.cat_encoding, ts_prior=args.ts_prior,
                 ts_prior_weight=args.ts_prior_weight, ts_permutations=args.ts_permutations,
-                ts_seed=args.ts_seed)
+                ts_seed=args.ts_seed, enable_bundle=args.enable_bundle,
+                max_conflict_rate=args.max_conflict_rate)
     if not args.quiet:
         print(describe_cache(args.output))
     return 0
@@ -99,6 +100,17 @@ def describe_cache(path):
                      f"{src.get('n_bad_rows', 0)}")
     if m.get("reference"):
         lines.append(f"  binned with the edges of {m['reference']}")
+    bundle_of = {}
+    if cache.bundles is not None:
+        entry = m["bundles"]
+        lines.append(f"  {cache.n_features} features stored in {cache.n_columns} columns: "
+                     f"{len(entry['bundles'])} bundle{'s' * (len(entry['bundles']) != 1)} "
+                     f"of sparse features")
+        for i, (members, conflicts) in enumerate(zip(entry["bundles"], entry["conflicts"])):
+            names = [b["feature"] for b in members]
+            bundle_of.update(dict.fromkeys(names, i))
+            lines.append(f"    bundle {i}: {len(names)} features ({names[0]} .. "
+                         f"{names[-1]}), {conflicts} rows in conflict")
     lines.append(f"  {'feature':<24} {'type':<12} {'bins':>5} {'missing':>8}  notes")
     for feat in m.get("features", []):
         n_missing = feat.get("n_missing")
@@ -124,6 +136,8 @@ def describe_cache(path):
                 notes.append(f"{feat['n_inf']} infinite")
             if "min" in feat:
                 notes.append(f"range [{feat['min']}, {feat['max']}]")
+            if feat["name"] in bundle_of:
+                notes.append(f"bundle {bundle_of[feat['name']]}")
         lines.append(f"  {feat['name']:<24} {feat['type']:<12} {feat.get('n_bins', ''):>5} "
                      f"{share:>8}  {', '.join(notes)}")
     return "\n".join(lines)
@@ -333,6 +347,11 @@ def _add_build_cache_and_info(sub):
     b.add_argument("--ts-permutations", type=int, default=4,
                    help="ordered_ts: random orders averaged (4, CatBoost's)")
     b.add_argument("--ts-seed", type=int, default=0, help="ordered_ts: seed of the orders")
+    b.add_argument("--no-bundle", dest="enable_bundle", action="store_false",
+                   help="do not bundle sparse, mutually exclusive numeric features into "
+                        "shared columns (LightGBM's enable_bundle=false)")
+    b.add_argument("--max-conflict-rate", type=float, default=0.0,
+                   help="share of rows in which bundled features may overlap (0)")
     b.add_argument("--block-rows", type=int, default=None, help="rows per block")
     b.add_argument("--format", choices=("arrow", "hdf5"), default="arrow",
                    help="store backend (default arrow)")

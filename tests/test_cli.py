@@ -232,6 +232,30 @@ def test_high_cardinality_capped_and_info(tmp_path):
     assert re.search(r"label 'y'", info)
 
 
+def test_bundles_listed_by_info_and_no_bundle(tmp_path):
+    rng = np.random.default_rng(1)
+    hot = rng.integers(0, 4, 300)
+    src = tmp_path / "oh.csv"
+    with open(src, "w") as f:
+        f.write("x,h0,h1,h2,h3,y\n")
+        for i, h in enumerate(hot):
+            f.write(f"{rng.normal():.4f}," + ",".join("1" if k == h else "0" for k in range(4))
+                    + f",{i % 2}\n")
+    out = tmp_path / "b.oocb"
+    assert build(src, out, "--label", "y", "--quiet").returncode == 0
+    assert Cache(out).n_columns == 2
+    info = cli("info", out).stdout
+    assert "5 features stored in 2 columns: 1 bundle of sparse features" in info
+    assert "bundle 0: 4 features (h0 .. h3), 0 rows in conflict" in info
+    h2 = next(line for line in info.splitlines() if line.strip().startswith("h2 "))
+    assert h2.endswith("bundle 0")
+    plain = tmp_path / "p.oocb"
+    assert build(src, plain, "--label", "y", "--quiet", "--no-bundle").returncode == 0
+    assert Cache(plain).bundles is None and "stored in" not in cli("info", plain).stdout
+    r = build(src, tmp_path / "x.oocb", "--label", "y", "--max-conflict-rate", "1.5")
+    one_line_error(r, "max_conflict_rate must be a number in [0, 1), got 1.5", code=2)
+
+
 def test_gzip_csv_same_as_plain(tmp_path):
     text = "a,c,y\n" + "".join(f"{i * 0.5},{'abc'[i % 3]},{i % 2}\n" for i in range(300))
     plain = write(tmp_path, "d.csv", text)

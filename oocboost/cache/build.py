@@ -33,6 +33,7 @@ from ..utils import interrupt
 from ..utils.progress import ProgressBar
 from ..utils.sizes import format_size
 from .binning import BinMapper
+from .bundles import NonzeroSample, check_bundle_params, find_bundles
 from .categories import CategoryCounter
 from .groups import GroupRuns
 from .ingest import open_source
@@ -53,7 +54,7 @@ class _Pass1:
     """Accumulates everything pass 1 learns about the source."""
 
     def __init__(self, source, max_bin, max_categories, sketches=True,
-                 sketch_bytes=None, target_stats=None):
+                 sketch_bytes=None, target_stats=None, nonzero=None):
         # Keep every distinct value while there may be a bin for each (max_bin - 1 value
         # codes), so such features get exact midpoint edges whatever max_bin is.
         max_exact = max(DEFAULT_MAX_EXACT, max_bin - 1)
@@ -77,6 +78,8 @@ class _Pass1:
         self.sketches = sketches
         # cat_encoding="ordered_ts": the label sums of pass 1 (target_stats.py)
         self.target_stats = target_stats
+        # the non-zero pattern of the first rows, to bundle sparse features (bundles.py)
+        self.nonzero = nonzero
 
     def freeze(self):
         """Record each sketch's summary figures, then drop the sketches."""
@@ -108,6 +111,8 @@ class _Pass1:
                 self.categorical[name].update(values)
         if self.target_stats is not None:
             self.target_stats.update(batch)
+        if self.nonzero is not None:
+            self.nonzero.update(batch.numeric, batch.n_rows)
         if batch.label is not None and batch.label.ndim == 2:
             # one set of statistics per label column (non-finite bounds not counted)
             if not isinstance(self.label_stats, list):
@@ -286,7 +291,8 @@ def build_cache(data, output, *, label=None, weight=None, categorical="auto", dr
                 delimiter=",", na_values=None, encoding="utf-8", on_bad_rows="error",
                 reference=None, overwrite=False, quiet=False, verbose=False,
                 feature_names=None, group=None, cat_encoding="native", ts_prior=None,
-                ts_prior_weight=1.0, ts_permutations=4, ts_seed=0):
+                ts_prior_weight=1.0, ts_permutations=4, ts_seed=0, enable_bundle=True,
+                max_conflict_rate=0.0):
     """Build a binned, compressed, on-disk cache from a file or in-memory data.
 
     Parameters
@@ -317,6 +323,12 @@ def build_cache(data, output, *, label=None, weight=None, categorical="auto", dr
         target statistic (``cache/target_stats.py``), averaged over ``ts_permutations``
         random orders (counter-based, from ``ts_seed``) and smoothed toward ``ts_prior``
         (default the label mean) with weight ``ts_prior_weight``; needs the label.
+    enable_bundle, max_conflict_rate : bool, float
+        Exclusive feature bundling as LightGBM's (``cache/bundles.py``): numeric
+        features without missing values that are rarely non-zero in the same row share
+        a stored column, so the cache is smaller and histograms are built over fewer
+        columns; ``max_conflict_rate`` is the share of (the first 100,000) rows in
+        which a bundle's features may overlap. Not with ``reference``.
     block_rows : int or None
         Rows per block; chosen by the memory plan when None.
     backend : {"arrow", "hdf5"}
@@ -375,6 +387,9 @@ def build_cache(data, output, *, label=None, weight=None, categorical="auto", dr
     }
     if group is not None:  # absent otherwise: caches built before groups stay current
         build_params["group"] = group if isinstance(group, str) else "<array>"
+    bundle = check_bundle_params(enable_bundle, max_conflict_rate)
+    if bundle != (True, 0.0):  # likewise
+        build_params["bundle"] = {"enable_bundle": bundle[0], "max_conflict_rate": bundle[1]}
     if cat_encoding != "native":  # likewise
         build_params["cat_encoding"] = ORDERED_TS_OPTIONS.check(
             cat_encoding, ts_prior, ts_prior_weight, ts_permutations, ts_seed)
@@ -457,6 +472,12 @@ class _BuildJob:
         """The ordered-TS options (a dict) or None for native categories."""
         return self.build_params.get("cat_encoding")
 
+    @property
+    def bundle(self):
+        """``(enable_bundle, max_conflict_rate)``."""
+        b = self.build_params.get("bundle", {"enable_bundle": True, "max_conflict_rate": 0.0})
+        return b["enable_bundle"], b["max_conflict_rate"]
+
 
 def _build(job):
     """Both passes and the commit. Returns an up-to-date cache found once a stream's
@@ -482,6 +503,8 @@ def _build(job):
             mapper = fit_with_target_stats(
                 BinMapper, source.feature_names, source.feature_kinds, pass1,
                 max_bin=job.max_bin, max_categories=job.max_categories)
+            bundles = None if pass1.nonzero is None else find_bundles(
+                mapper, pass1.nonzero, pass1.n_missing, job.bundle[1])
             # The sketches are done once the edges exist: keep their summary figures
             # and free them before pass 2 (they were the largest part of pass 1).
             pass1.freeze()
@@ -490,9 +513,10 @@ def _build(job):
             stats, n_rows_expected = pass1, pass1.n_rows
         else:
             mapper, second_pass, n_rows_expected = job.ref.bin_mapper, source.batches, None
+            bundles = None
             # With a reference there is one pass: count missing values while binning.
             stats = _Pass1(source, job.max_bin, job.max_categories, sketches=False)
-        return _bin_pass(job, mapper, second_pass, stats, n_rows_expected, t0,
+        return _bin_pass(job, mapper, bundles, second_pass, stats, n_rows_expected, t0,
                          time.perf_counter() - t0)
     finally:
         if spool is not None:
@@ -508,7 +532,10 @@ def _sketch_pass(job, spool):
                    target_stats=None if ts is None else OrderedTargetStats(
                        [n for n, k in zip(source.feature_names, source.feature_kinds)
                         if k == "categorical"], table_bytes=job.plan.sketch_bytes_per_column,
-                       **{k: v for k, v in ts.items() if k != "encoding"}))
+                       **{k: v for k, v in ts.items() if k != "encoding"}),
+                   nonzero=NonzeroSample([n for n, k in zip(source.feature_names,
+                                                            source.feature_kinds)
+                                          if k == "numeric"]) if job.bundle[0] else None)
     with ProgressBar(unit="rows", desc="pass 1/2: sketch",
                      enabled=False if job.quiet else None) as bar, \
             _InOrderWorker(pass1.update, threaded=_is_text(source)) as sketcher:
@@ -525,13 +552,14 @@ def _sketch_pass(job, spool):
     return pass1
 
 
-def _bin_pass(job, mapper, second_pass, stats, n_rows_expected, t0, t_pass1):
+def _bin_pass(job, mapper, bundles, second_pass, stats, n_rows_expected, t0, t_pass1):
     """Pass 2: bin every batch into blocks, then commit the manifest. Returns an
     up-to-date cache found once a stream's fingerprint is known, else None."""
     from .store import CacheWriter
 
     source = job.source
     n_features = len(source.feature_names)
+    n_columns = n_features if bundles is None else bundles.n_columns
     has_label = source.label_name is not None
     has_weight = source.weight_name is not None
     n_label_columns = _n_label_columns(source)
@@ -540,8 +568,9 @@ def _bin_pass(job, mapper, second_pass, stats, n_rows_expected, t0, t_pass1):
     with CacheWriter(job.output, backend=job.backend, compression=job.compression,
                      n_features=n_features, codes_dtype=mapper.codes_dtype,
                      has_label=has_label, has_weight=has_weight,
-                     overwrite=job.overwrite, n_label_columns=n_label_columns) as writer:
-        assembler = _BlockAssembler(writer, n_features, job.plan.block_rows,
+                     overwrite=job.overwrite, n_label_columns=n_label_columns,
+                     n_columns=None if bundles is None else n_columns) as writer:
+        assembler = _BlockAssembler(writer, n_columns, job.plan.block_rows,
                                     mapper.codes_dtype, has_label, has_weight,
                                     n_label_columns)
         runs = None if source.group_name is None else GroupRuns(source.name,
@@ -556,7 +585,8 @@ def _bin_pass(job, mapper, second_pass, stats, n_rows_expected, t0, t_pass1):
                                                else ts.with_statistics(batch, mapper))
                 if counts is not None:
                     counts.update(batch)
-                assembler.add(codes, batch.label, batch.weight)
+                assembler.add(codes if bundles is None else bundles.encode(codes),
+                              batch.label, batch.weight)
                 if runs is not None:
                     runs.update(batch.group, n_rows)
                 n_rows += batch.n_rows
@@ -585,6 +615,8 @@ def _bin_pass(job, mapper, second_pass, stats, n_rows_expected, t0, t_pass1):
             "fingerprint": {"sha256": _fingerprint(job.source_fp, job.build_params)},
             "reference": None if job.ref is None else os.path.abspath(job.ref.path),
             "build_seconds": {"pass1": t_pass1, "total": time.perf_counter() - t0},
+            **({} if bundles is None else
+               {"bundles": bundles.to_dict(mapper.feature_names)}),
         }
         # The last chance to honour a Ctrl-C that a numba compile swallowed.
         interrupt.check()

@@ -30,6 +30,6 @@ def timed_blocks(cache, plan, account, prefetch=None):
             block = next(it)
         except StopIteration:
             return
-        account(time.perf_counter() - t0, block.codes.nbytes)
+        account(time.perf_counter() - t0, block.stored_codes.nbytes)
         interrupt.check()
         yield block

@@ -49,6 +49,7 @@ from ..kernels.partition import (
     route_flags,
     route_to_leaves,
 )
+from .bundled import BundledColumns
 from .constraints import InteractionConstraints
 from .hist_slots import HistogramSlots
 from .nodes import (
@@ -72,7 +73,7 @@ def _chunk_starts(n_rows):
     return (np.arange(n_chunks, dtype=np.int64) * n_rows) // n_chunks
 
 
-class TreeGrower(HistogramSlots):
+class TreeGrower(HistogramSlots, BundledColumns):
     """Grow ``n_trees`` trees from streamed histograms with one split policy.
 
     Parameters
@@ -104,10 +105,15 @@ class TreeGrower(HistogramSlots):
     hist_pool : ndarray or None
         A previous grower's ``hist`` to reuse when its shape fits (boosting grows one
         grower per round; allocating the pool every round cost 3% of training).
+    bundles : FeatureBundles or None
+        The cache's bundled features (``cache/bundles.py``): the blocks' codes are then
+        its stored columns, histograms are built over them and expanded to features
+        before the split search, and routes read the stored columns.
     """
 
     def __init__(self, n_trees, n_features, max_bin, n_value_bins, is_categorical, bin_edges,
-                 policy, params, rng, feature_rngs=None, tree_features=None, hist_pool=None):
+                 policy, params, rng, feature_rngs=None, tree_features=None, hist_pool=None,
+                 bundles=None):
         self.n_trees = n_trees
         self.n_features = n_features
         self.max_bin = max_bin
@@ -133,6 +139,11 @@ class TreeGrower(HistogramSlots):
         self.column_of = None if starts[-1] == n_features else starts
         self.n_hist_columns = int(starts[-1])
         self.n_words = (max(max_bin, int(self.n_value_bins.max(initial=0))) + 31) // 32
+        self.bundles = bundles
+        if bundles is not None:
+            self._feature_starts = starts
+            self._stored_starts = hist_column_starts(
+                bundles.stored_value_bins(self.n_value_bins), max_bin)
         self.telemetry = GrowerTelemetry()
         self._no_slots = None      # apply_pending: every slot -1
         self._every_row = np.zeros((n_trees, 0), np.uint8)   # row_counts keeping every row
@@ -159,11 +170,14 @@ class TreeGrower(HistogramSlots):
         """Reset for a new set of trees; every root is to be built in the next pass."""
         pol = self.policy
         self.nodes = NodeArrays(self.n_trees, self._initial_capacity(), self.n_words,
-                                 pol.n_outputs, pol.n_stats)
+                                 pol.n_outputs, pol.n_stats,
+                                 route_words=0 if self.bundles is None else self.n_words)
         self._n_slots = 0
         self._free_slots = []
         self._columns = (0 if self.column_of is not None else
                          sampled_columns(self.params, self.n_features, self.tree_feature_sets))
+        if self.bundles is not None:
+            self._columns = 0     # per-node column subsets are of features, not columns
         n_columns = self._columns or self.n_hist_columns
         shape = (n_columns, self.max_bin, hist_width(pol.n_stats))
         pool = self._hist_pool
@@ -175,6 +189,10 @@ class TreeGrower(HistogramSlots):
             self.hist = pool          # slots are zeroed when taken
         else:
             self.hist = aligned_zeros((0,) + shape, self._hist_dtype)
+        if self.bundles is not None:
+            # rows go into stored-column histograms, all zero between passes
+            self.stored_hist = aligned_zeros(
+                (len(self.hist), int(self._stored_starts[-1])) + shape[1:], self._hist_dtype)
         self._slot_columns = np.zeros((len(self.hist), n_columns), np.int32)
         self._pending_columns = []        # (slot, tree, node) whose features to draw
         self._slots_to_zero = []
@@ -254,6 +272,7 @@ class TreeGrower(HistogramSlots):
             statistic; every row for a policy without one (boosting).
         """
         self._codes_dtype = codes.dtype
+        hist, column_of = self._target_histograms()
         if row_counts is None:
             if self._select_count_stat >= 0:
                 row_counts = stats[:, :, self._select_count_stat]
@@ -263,8 +282,7 @@ class TreeGrower(HistogramSlots):
             # every row is at its tree's root (the only node) and counts: nothing to move
             # or list
             t1 = time.perf_counter()
-            build_histograms_all(codes, stats, self.nodes.slot_of_node[:, 0], self.hist,
-                                 self.column_of)
+            build_histograms_all(codes, stats, self.nodes.slot_of_node[:, 0], hist, column_of)
             self._account_histogram(t1, codes)
             return
         rows, slots, chunk_start, chunk_count = self._partition(
@@ -277,7 +295,7 @@ class TreeGrower(HistogramSlots):
                                      self._slot_columns, self.hist, records)
         else:
             build_histograms_selected(codes, stats, rows, slots, chunk_start, chunk_count,
-                                      self.hist, self.column_of)
+                                      hist, column_of)
         self._account_histogram(t1, codes)
 
     def _account_histogram(self, t_start, codes):
@@ -314,7 +332,7 @@ class TreeGrower(HistogramSlots):
         node_of_row[:] = 0
         t0 = time.perf_counter()
         nd = self.nodes
-        route_to_leaves(codes, node_of_row, nd.route, nd.cat_bitset, self.missing_bin)
+        route_to_leaves(codes, node_of_row, nd.route, nd.route_bitset, self.missing_bin)
         self.telemetry.partition_s += time.perf_counter() - t0
 
     def _partition(self, codes, node_of_row, slot_of_node, row_counts):
@@ -326,7 +344,7 @@ class TreeGrower(HistogramSlots):
         chunk_count = np.empty((self.n_trees, len(chunk_start)), np.int64)
         nd = self.nodes
         t0 = time.perf_counter()
-        partition_select_rows(codes, node_of_row, nd.route, nd.cat_bitset, self.missing_bin,
+        partition_select_rows(codes, node_of_row, nd.route, nd.route_bitset, self.missing_bin,
                               slot_of_node, row_counts, chunk_start, rows, slots,
                               chunk_count)
         self.telemetry.partition_s += time.perf_counter() - t0
@@ -342,6 +360,8 @@ class TreeGrower(HistogramSlots):
         """Complete this pass's histograms, search splits, and choose what to expand next."""
         if self._pass_records:
             self._sum_records()        # histogram time, not split time
+        if self.bundles is not None:
+            self._expand_bundles()     # likewise
         t0 = time.perf_counter()
         self.telemetry.passes += 1
         nd = self.nodes
@@ -572,6 +592,8 @@ class TreeGrower(HistogramSlots):
         nd.route[t, n, 1] = c["feature"]
         nd.route[t, n, 2] = c["bin"]
         nd.route[t, n, ROUTE_FLAGS] = route_flags(c["default_left"], c["is_categorical"])
+        if self.bundles is not None:
+            self._route_stored_columns(t, n, c)
         nd.gain[t, n] = c["importance_gain"]
         nd.depth[t, left_id] = nd.depth[t, right_id] = nd.depth[t, n] + 1
         self._record_paths(t, n, c, left_id, right_id)

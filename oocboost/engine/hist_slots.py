@@ -65,6 +65,10 @@ class HistogramSlots:
         clean[: self.hist.shape[0]] = self._clean
         self.hist = pool
         self._clean = clean
+        if getattr(self, "bundles", None) is not None:
+            stored = aligned_zeros((size,) + self.stored_hist.shape[1:], self._hist_dtype)
+            stored[: len(self.stored_hist)] = self.stored_hist
+            self.stored_hist = stored
         for name in ("_record_capacity", "_record_fill"):
             grown_array = np.zeros(size, np.int64)
             old = getattr(self, name)

@@ -121,9 +121,11 @@ def sample_count(n_available, fraction):
 class NodeArrays:
     """Growable per-tree node arrays, laid out for the partition kernel (tree, node)."""
 
-    def __init__(self, n_trees, capacity, n_words, n_outputs, n_stats):
+    def __init__(self, n_trees, capacity, n_words, n_outputs, n_stats, route_words=0):
         self.n_trees = n_trees
         self.n_words = n_words
+        # bundled features: the partition reads its own bitsets, over stored codes
+        self.route_words = route_words
         self.n_outputs = n_outputs
         self.n_stats = n_stats
         self.capacity = 0
@@ -144,6 +146,8 @@ class NodeArrays:
         # bin_threshold, flags
         self.route = np.zeros((t, capacity, 4), np.int32)
         self.route[:, :, 0] = -1
+        self.route_bitset = (np.zeros((t, capacity, self.route_words), np.uint32)
+                             if self.route_words else self.cat_bitset)
         self.slot_of_node = np.full((t, capacity), -1, np.int32)
         # every histogram still held, built this pass or kept for subtraction; -1 = none
         self.held_slot = np.full((t, capacity), -1, np.int64)
@@ -155,6 +159,7 @@ class NodeArrays:
             n = self.capacity
             for name in ("left", "right", "feature", "bin_threshold", "default_left",
                          "is_categorical", "cat_bitset", "route", "slot_of_node", "held_slot",
+                         *(("route_bitset",) if self.route_words else ()),
                          "value", "sums",
                          "gain", "depth"):
                 getattr(self, name)[:, :n] = old[name]

@@ -149,7 +149,8 @@ class Hdf5BlockReader:
     def __init__(self, path, manifest):
         self.path = path
         self.blocks = manifest["blocks"]
-        self.n_features = manifest["n_features"]
+        # rows of the stored codes (n_columns when features are bundled)
+        self.n_features = manifest.get("n_columns", manifest["n_features"])
         self.codes_dtype = np.dtype(manifest["codes_dtype"])
         self.has_label = manifest["has_label"]
         self.has_weight = manifest["has_weight"]

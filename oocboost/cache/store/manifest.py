@@ -51,6 +51,7 @@ RESERVED_KEYS = frozenset(
         "data_file_nbytes",
         "groups",
         "label_columns",
+        "n_columns",
     }
 )
 #: File of the query group boundaries (int64 ``.npy``), when the cache has groups.
@@ -223,6 +224,7 @@ def validate_manifest(manifest, path):
             crc = b.get("crc32")
             if not isinstance(crc, int) or isinstance(crc, bool) or not 0 <= crc < 2**32:
                 raise CacheError(f"cache {path}: block {i} has crc32={crc!r}, expected a 32-bit integer")
+    _check_n_columns(manifest, n_features, path)
     label_columns = manifest.get("label_columns", 1)
     if not isinstance(label_columns, int) or isinstance(label_columns, bool) or \
             label_columns < 1 or (label_columns > 1 and not manifest.get("has_label")):
@@ -236,6 +238,19 @@ def validate_manifest(manifest, path):
         if f != os.path.basename(f) or f in ("", ".", ".."):
             raise CacheError(f"cache {path}: data_file {f!r} should be a plain file name")
         _need(manifest, "data_file_nbytes", (int,), path)
+
+
+def _check_n_columns(manifest, n_features, path):
+    """``n_columns`` (rows of the stored codes) comes with ``bundles`` (the bundle entry
+    itself is checked against the bin mapper when the cache is opened)."""
+    if ("n_columns" in manifest) != ("bundles" in manifest):
+        raise CacheError(f"cache {path}: n_columns and bundles come together (a cache with "
+                         f"bundled features), got only one of them")
+    n_columns = manifest.get("n_columns", n_features)
+    if not isinstance(n_columns, int) or isinstance(n_columns, bool) \
+            or not 1 <= n_columns <= n_features:
+        raise CacheError(f"cache {path}: n_columns={n_columns!r}, expected 1 to "
+                         f"n_features={n_features}")
 
 
 def _check_groups_entry(groups, n_rows, path):

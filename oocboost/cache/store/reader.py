@@ -24,31 +24,52 @@ class Block:
     row_start : int
         Index of the block's first row in the cache.
     n_rows : int
+    stored_codes : ndarray (n_columns, n_rows) uint8/uint16, C-contiguous, or None
+        Bin codes as stored, column-major: one row per feature, or per stored column
+        when the cache bundles sparse features (``cache/bundles.py``). The engine's
+        histograms and partition read these. None when read with ``with_codes=False``.
     codes : ndarray (n_features, n_rows) uint8/uint16, C-contiguous, or None
-        Bin codes, feature-major. None when read with ``with_codes=False``.
+        Bin codes, feature-major: ``stored_codes`` itself, or decoded from the bundles
+        at each access.
     label, weight : ndarray (n_rows,) float32, or None
+    bundles : FeatureBundles or None
     Arrays are read-only: a block may be kept resident and handed out again, so
     consumers must not modify it in place.
     """
 
-    __slots__ = ("index", "row_start", "n_rows", "codes", "label", "weight")
+    __slots__ = ("index", "row_start", "n_rows", "stored_codes", "label", "weight",
+                 "bundles")
 
-    def __init__(self, index, row_start, n_rows, codes, label, weight):
+    def __init__(self, index, row_start, n_rows, codes, label, weight, bundles=None):
         self.index = index
         self.row_start = row_start
         self.n_rows = n_rows
-        self.codes = codes
+        self.stored_codes = codes
         self.label = label
         self.weight = weight
+        self.bundles = bundles
+
+    @property
+    def codes(self):
+        """Feature codes (decoded from bundled columns at each access)."""
+        if self.bundles is None or self.stored_codes is None:
+            return self.stored_codes
+        return self.bundles.decode(self.stored_codes)
 
     @property
     def nbytes(self):
         """Bytes held by the block's arrays."""
-        return sum(a.nbytes for a in (self.codes, self.label, self.weight) if a is not None)
+        return sum(a.nbytes for a in (self.stored_codes, self.label, self.weight)
+                   if a is not None)
 
     def without_codes(self):
         """The same block with ``codes=None`` (arrays shared)."""
         return Block(self.index, self.row_start, self.n_rows, None, self.label, self.weight)
+
+    def with_weight(self, weight):
+        """The same block with other row weights (arrays shared)."""
+        return Block(self.index, self.row_start, self.n_rows, self.stored_codes, self.label,
+                     weight, self.bundles)
 
     def __repr__(self):
         return f"Block(index={self.index}, row_start={self.row_start}, n_rows={self.n_rows})"
@@ -70,6 +91,10 @@ class Cache:
     manifest : dict
         The parsed ``manifest.json`` (treat as read-only).
     n_rows, n_features, n_blocks, block_rows : int
+    n_columns : int
+        Rows of the stored codes: ``n_features``, fewer when sparse features are bundled.
+    bundles : FeatureBundles or None
+        The bundled features (``cache/bundles.py``); blocks decode them in ``codes``.
     codes_dtype : numpy.dtype
         uint8 or uint16.
     has_label, has_weight : bool
@@ -139,6 +164,17 @@ class Cache:
         self._resident = {}
         self._resident_nbytes = 0
         self._bin_mapper = None
+        self.n_columns = m.get("n_columns", self.n_features)
+        self.bundles = None
+        if "bundles" in m:
+            from ..bundles import FeatureBundles
+
+            self.bundles = FeatureBundles.from_dict(m["bundles"], self.bin_mapper,
+                                                    f"cache {self.path}")
+            if self.bundles.n_columns != self.n_columns:
+                raise CacheError(f"cache {self.path}: its bundles make "
+                                 f"{self.bundles.n_columns} stored columns, the manifest "
+                                 f"says n_columns={self.n_columns}")
         self._group_ptr = None
         self.has_group = m.get("groups") is not None
 
@@ -188,6 +224,17 @@ class Cache:
         mapper = self.bin_mapper
         return int(hist_column_starts(mapper.n_value_bins, mapper.max_bin)[-1])
 
+    @property
+    def planned_hist_columns(self):
+        """Histogram columns a node costs in training (int): :attr:`n_hist_columns`,
+        plus the stored columns' when features are bundled (rows are added into those,
+        then expanded)."""
+        if self.bundles is None:
+            return self.n_hist_columns
+        mapper = self.bin_mapper
+        stored = self.bundles.stored_value_bins(mapper.n_value_bins)
+        return self.n_hist_columns + int(hist_column_starts(stored, mapper.max_bin)[-1])
+
     def require_one_label(self, who):
         """Raise :class:`ParameterError` unless the cache has one label column."""
         if self.n_label_columns != 1:
@@ -207,7 +254,8 @@ class Cache:
         if cached is not None:
             return cached if with_codes else cached.without_codes()
         codes, label, weight = self._reader.read_block(i, with_codes)
-        return Block(i, int(self.block_row_starts[i]), int(self.block_n_rows[i]), codes, label, weight)
+        return Block(i, int(self.block_row_starts[i]), int(self.block_n_rows[i]), codes, label,
+                     weight, self.bundles if with_codes else None)
 
     def read_block(self, i, with_codes=True):
         """Read one block.

@@ -4,7 +4,7 @@ import numpy as np
 
 from ...errors import ParameterError
 from ..label_stats import LabelStats
-from .reader import Block, Cache
+from .reader import Cache
 
 
 class RowWeightedCache(Cache):
@@ -47,8 +47,7 @@ class RowWeightedCache(Cache):
     def _weighted(self, block):
         factor = self._factor[block.row_start:block.row_start + block.n_rows]
         weight = factor if block.weight is None else block.weight * factor
-        return Block(block.index, block.row_start, block.n_rows, block.codes, block.label,
-                     weight)
+        return block.with_weight(weight)
 
     def read_block(self, i, with_codes=True):
         return self._weighted(self._base.read_block(i, with_codes))

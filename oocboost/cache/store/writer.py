@@ -97,7 +97,10 @@ class CacheWriter:
     compression : str or None
         Arrow: "lz4" (default), "zstd", "none"; HDF5: "lzf" (default), "gzip", "none".
     n_features : int
-        Rows of every ``codes`` block.
+        Features of the cache; rows of every ``codes`` block unless ``n_columns``.
+    n_columns : int, optional
+        Rows of every ``codes`` block when sparse features are bundled into fewer stored
+        columns (``cache/bundles.py``); recorded as the manifest's ``n_columns``.
     codes_dtype : numpy dtype
         uint8 or uint16 (see :func:`oocboost.common.binned_dtype`).
     has_label, has_weight : bool
@@ -125,6 +128,7 @@ class CacheWriter:
         has_weight,
         overwrite=False,
         n_label_columns=1,
+        n_columns=None,
     ):
         if backend not in _BACKENDS:
             raise ParameterError(f"backend must be one of {tuple(_BACKENDS)}, got {backend!r}")
@@ -139,6 +143,12 @@ class CacheWriter:
         self.backend = backend
         self.compression = compression
         self.n_features = int(n_features)
+        if n_columns is not None and (isinstance(n_columns, bool) or not isinstance(
+                n_columns, (int, np.integer)) or not 1 <= n_columns <= n_features):
+            raise ParameterError(f"n_columns must be an integer from 1 to n_features="
+                                 f"{n_features}, got {n_columns!r}")
+        self.n_columns = None if n_columns is None else int(n_columns)
+        self._code_rows = self.n_features if n_columns is None else self.n_columns
         self.codes_dtype = codes_dtype
         self.has_label = bool(has_label)
         self.has_weight = bool(has_weight)
@@ -164,7 +174,7 @@ class CacheWriter:
         self._state = "open"
         try:
             self._backend = writer_cls(
-                self._tmp, compression, self.n_features, codes_dtype, self.has_label,
+                self._tmp, compression, self._code_rows, codes_dtype, self.has_label,
                 self.has_weight, self.n_label_columns
             )
         except BaseException:
@@ -209,10 +219,10 @@ class CacheWriter:
         self._check_open()
         index = len(self._blocks)
         codes = np.asarray(codes)
-        if codes.dtype != self.codes_dtype or codes.ndim != 2 or codes.shape[0] != self.n_features:
+        if codes.dtype != self.codes_dtype or codes.ndim != 2 or codes.shape[0] != self._code_rows:
             raise ParameterError(
                 f"cache {self.path}: block {index} codes are {codes.dtype} {codes.shape}, "
-                f"expected {self.codes_dtype} ({self.n_features}, n_rows)"
+                f"expected {self.codes_dtype} ({self._code_rows}, n_rows)"
             )
         n_rows = codes.shape[1]
         if n_rows < 1:
@@ -278,6 +288,7 @@ class CacheWriter:
                 "compression": self.compression,
                 "n_rows": self._n_rows,
                 "n_features": self.n_features,
+                **({} if self.n_columns is None else {"n_columns": self.n_columns}),
                 "block_rows": self._block_rows,
                 "codes_dtype": self.codes_dtype.name,
                 "has_label": self.has_label,

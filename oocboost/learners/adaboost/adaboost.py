@@ -260,6 +260,7 @@ def _plan(cache, spec, algorithm, K, memory_limit, prefetch):
     # as its baseline: this run budgets residency itself.
     cache.release_resident()
     return plan_train(memory_limit, n_rows=cache.n_rows, n_features=cache.n_features,
+                      n_hist_columns=cache.planned_hist_columns,
                       max_bin=cache.max_bin, n_stats=n_stats, n_outputs=plan_outputs,
                       block_rows=cache.block_rows, n_blocks=cache.n_blocks,
                       codes_itemsize=np.dtype(cache.codes_dtype).itemsize,

@@ -70,7 +70,7 @@ class GiniBoost:
             else:
                 w[:] = sw if has_w else 1.0
         else:
-            self.prev.apply_pending(block.codes, node)
+            self.prev.apply_pending(block.stored_codes, node)
             if self.algorithm == "SAMME":
                 ak.samme_reweight(node[0], self.prev_leaf_class, y, self.alpha, self.scale, w)
             elif self.algorithm == "SAMME.R":
@@ -172,7 +172,7 @@ class AdditiveLogistic:
     def _apply_previous(self, block, views, y):
         """Leaf of each row in the previous trees, their weighted sign error, F += step."""
         node, F, stats = views["node"], views["F"], views["stats"]
-        self.prev.apply_pending(block.codes, node)
+        self.prev.apply_pending(block.stored_codes, node)
         for t in range(self.n_trees):
             self.wrong[t] += ak.sign_error(node[t], self.prev_f[t], y,
                                            self._positive_class(t), stats[t, :, 0])
@@ -301,7 +301,7 @@ class R2Boost:
         sums = np.zeros(2)
         for block in self.run.blocks():
             views = self.run.rows.load(block.index)
-            grower.apply_pending(block.codes, views["node"])
+            grower.apply_pending(block.stored_codes, views["node"])
             e, w = views["error"], views["weight"]
             ak.abs_errors(views["node"][0], value, block.label, e)
             positive = w > 0

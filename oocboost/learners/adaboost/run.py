@@ -65,7 +65,8 @@ class BoostRun:
                               max_hist_slots=2 * int(self.plan.hist_nodes))
         rng = np.random.default_rng([self.seed, round_index])
         return TreeGrower(n_trees, cache.n_features, cache.max_bin, mapper.n_value_bins,
-                          mapper.is_categorical, mapper.bin_edges, policy, growth, rng)
+                          mapper.is_categorical, mapper.bin_edges, policy, growth, rng,
+                          bundles=cache.bundles)
 
     def grow_weighted_tree(self, family, round_index):
         """Grow one tree for ``family`` (its ``policy()`` and ``prepare_block``), whose
@@ -93,7 +94,7 @@ class BoostRun:
                     t0 = time.perf_counter()
                     prepare_block(block, views)
                     self.update_s += time.perf_counter() - t0
-                grower.accumulate(block.codes, views["stats"], views["node"])
+                grower.accumulate(block.stored_codes, views["stats"], views["node"])
                 self.rows.store(block.index, views)
             if first:
                 after_first_pass()

@@ -122,7 +122,7 @@ class BoostingState:
         if sampling_kind(p) is None:
             return 0
         rows = int(cache.n_rows * expected_share(p) * (1 + SAMPLE_SLACK)) + 1024
-        per_row = SampleBlock.nbytes_per_row(cache.n_features, self.n_outputs,
+        per_row = SampleBlock.nbytes_per_row(cache.n_columns, self.n_outputs,
                                              np.dtype(cache.codes_dtype).itemsize)
         need = 2 * rows * per_row   # gathered, then trimmed into a copy
         if self.plan.memory_limit is not None:
@@ -294,10 +294,10 @@ def grow_round(state, round_index, learning_rate):
     rng = np.random.default_rng([p["seed"], round_index])
     grower = TreeGrower(state.n_outputs, cache.n_features, cache.max_bin, mapper.n_value_bins,
                         mapper.is_categorical, mapper.bin_edges, policy, growth, rng,
-                        hist_pool=state.hist_pool)
+                        hist_pool=state.hist_pool, bundles=cache.bundles)
     grower.start()
     sampled = sampled_round(p, round_index)
-    sample = (SampleBlock(cache.n_features, state.n_outputs, cache.codes_dtype,
+    sample = (SampleBlock(cache.n_columns, state.n_outputs, cache.codes_dtype,
                           state.sample_capacity)
               if sampled and state.sample_capacity else None)
     if state.all_rows is not None:
@@ -361,7 +361,7 @@ def _run_passes(state, grower, round_index, sampled, sample):
             # rows left out of the sample are skipped, not added as zeros
             row_counts = (None if keep is None
                           else np.broadcast_to(keep, views["node"].shape))
-            grower.accumulate(block.codes, views["stats"], views["node"], row_counts)
+            grower.accumulate(block.stored_codes, views["stats"], views["node"], row_counts)
             state.rows.store(block.index, views, written)
         grower.finish_pass()
         first = False
@@ -392,7 +392,7 @@ def _sample_pass(state, round_index, sample):
     for block in _blocks(state):
         views = state.rows.load(block.index)
         keep = _first_pass_block(state, block, views, round_index, True)
-        sample.append(block.codes, views["stats"], keep)
+        sample.append(block.stored_codes, views["stats"], keep)
         state.rows.store(block.index, views)
     state.sample_rows += sample.finish().n_rows
 
@@ -400,7 +400,7 @@ def _sample_pass(state, round_index, sample):
 def _apply_previous_round(state, block, views, prev, prev_values):
     """Margins += the last round's leaf values (its splits applied now) and, with DART,
     the change of the dropped trees' weights."""
-    prev.move_to_leaves(block.codes, views["node"])
+    prev.move_to_leaves(block.stored_codes, views["node"])
     for c in range(state.n_outputs):
         add_node_values(views["node"][c], prev_values[c], 1.0, views["margin"][:, c])
     if state.dart_change is not None:

@@ -121,6 +121,7 @@ def _fold_bases(objective, p, labels, weights, fold_of_row, nfold):
 def _plan(p, cache, objective, n_folds):
     k = objective.n_outputs * n_folds
     return plan_train(p["memory_limit"], n_rows=cache.n_rows, n_features=cache.n_features,
+                      n_hist_columns=cache.planned_hist_columns,
                       max_bin=cache.max_bin, n_stats=2, n_outputs=k,
                       block_rows=cache.block_rows, n_blocks=cache.n_blocks,
                       codes_itemsize=np.dtype(cache.codes_dtype).itemsize,

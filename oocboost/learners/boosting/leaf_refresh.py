@@ -53,7 +53,7 @@ def refresh_leaves(state, grower, trees, values, round_index, learning_rate, blo
     for block in blocks():
         views = state.rows.load(block.index, ("margin", "node"))
         node = views["node"].copy()
-        grower.move_to_leaves(block.codes, node)
+        grower.move_to_leaves(block.stored_codes, node)
         margin = views["margin"]
         if state.dart_drop is not None:  # DART fitted this round without the dropped trees
             margin = margin - state.dart_drop.predict_margin_binned(

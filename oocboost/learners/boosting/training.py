@@ -138,6 +138,7 @@ def train(params, dtrain, num_boost_round=10, *, evals=(), early_stopping_rounds
     # as its baseline: this run budgets residency itself.
     cache.release_resident()
     plan = plan_train(p["memory_limit"], n_rows=cache.n_rows, n_features=cache.n_features,
+                      n_hist_columns=cache.planned_hist_columns,
                       max_bin=cache.max_bin, n_stats=2, n_outputs=objective.n_outputs,
                       block_rows=cache.block_rows, n_blocks=cache.n_blocks,
                       codes_itemsize=np.dtype(cache.codes_dtype).itemsize,

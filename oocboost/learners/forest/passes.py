@@ -118,11 +118,14 @@ def choose_trees_per_pass(cache, config, n_new, plan_train):
                   prefetch=config.prefetch)
 
     # Every tree's feature set has the size of tree 0's, except with bootstrap_features
-    # (duplicates drawn and dropped), where the plan assumes full histograms.
-    columns = None if config.bootstrap_features else sampled_columns(
+    # (duplicates drawn and dropped), where the plan assumes full histograms; so does the
+    # grower when a feature is wide or bundled.
+    full = (config.bootstrap_features or cache.bundles is not None
+            or cache.n_hist_columns != cache.n_features)
+    columns = None if full else sampled_columns(
         _growth_params(config, 1), cache.n_features,
         _tree_feature_sets(config, [0], cache.n_features))
-    n_columns = columns or cache.n_features
+    n_columns = columns or cache.planned_hist_columns
 
     def scratch_bytes(t):
         # integer statistics are made in the kernels from each row's class
@@ -360,7 +363,8 @@ def _group_grower(cache, config, group, plan, integer):
         np.random.default_rng([config.seed, group[0]]),
         feature_rngs=[np.random.default_rng([config.seed, g, _RNG_FEATURES])
                       for g in group],
-        tree_features=_tree_feature_sets(config, group, cache.n_features))
+        tree_features=_tree_feature_sets(config, group, cache.n_features),
+        bundles=cache.bundles)
     grower.start()
     return policy, grower
 
@@ -394,7 +398,7 @@ def _grow_group(cache, config, group, grower, rows, plan, counters, integer):
             counters["stats_s"] += time.perf_counter() - t0
             # rows outside the bootstrap (draw 0) have all-zero statistics; without
             # draws, unweighted rows all count, weighted ones by their count statistic
-            grower.accumulate(block.codes, stats, node, row_counts=draws if draws.size
+            grower.accumulate(block.stored_codes, stats, node, row_counts=draws if draws.size
                               else every_row if integer else None)
             rows.store(block.index, views, None if first else ("node",))
         grower.finish_pass()
