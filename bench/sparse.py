@@ -7,8 +7,10 @@ parameters (eta 0.1, depth 6, 256 bins), each run in its own process::
 The data: 8 dense normal columns, one-hot blocks of 100, 100 and 50 columns (one 1 per
 block and row, skewed category frequencies) and 50 independent sparse count columns (2%
 non-zero), a logistic label from the dense columns and the one-hot categories. It prints
-per run the cache size (oocboost), the build and training time, the histogram time
-(oocboost), the peak RSS and the test AUC.
+per run the cache size and build (oocboost: its own process), the training time, the
+histogram and split time (oocboost), the peak RSS (oocboost: of the training process up
+to the end of training; LightGBM: with the data loaded in memory, which it trains from)
+and the test AUC.
 """
 import argparse
 import json
@@ -65,29 +67,38 @@ def write_data(out, n_rows, n_test, seed=0):
     return paths
 
 
-_OOC = """
+_OOC_BUILD = """
 import json, sys, time, shutil
-import numpy as np, pyarrow.parquet as pq
 import oocboost
-from sklearn.metrics import roc_auc_score
 from oocboost.utils.rss import peak_rss
-train, test, cache_path, bundle, rounds = sys.argv[1:6]
+train, cache_path, bundle = sys.argv[1:4]
 shutil.rmtree(cache_path, ignore_errors=True)
 t0 = time.perf_counter()
 cache = oocboost.build_cache(train, cache_path, label="label", quiet=True,
                              enable_bundle=bundle == "1")
-build_s = time.perf_counter() - t0
+print(json.dumps({"build_s": time.perf_counter() - t0,
+                  "cache_mib": cache.nbytes_stored / 2**20, "columns": cache.n_columns,
+                  "features": cache.n_features, "build_peak_rss_mib": peak_rss() / 2**20}))
+"""
+
+_OOC = """
+import json, sys, time
+import pyarrow.parquet as pq
+from sklearn.metrics import roc_auc_score
+import oocboost
+from oocboost.utils.rss import peak_rss
+test, cache_path, rounds = sys.argv[1:4]
+cache = oocboost.Cache(cache_path)
 t0 = time.perf_counter()
 model = oocboost.train({"objective": "binary:logistic", "eta": 0.1, "max_depth": 6,
                         "verbosity": 0}, cache, int(rounds))
 train_s = time.perf_counter() - t0
+train_peak = peak_rss() / 2**20
 y = pq.read_table(test, columns=["label"]).column(0).to_numpy()
 p = model.predict(test)
-print(json.dumps({"build_s": build_s, "train_s": train_s,
-                  "histogram_s": model.training_log["histogram_s"],
-                  "cache_mib": cache.nbytes_stored / 2**20, "columns": cache.n_columns,
-                  "features": cache.n_features, "peak_rss_mib": peak_rss() / 2**20,
-                  "auc": float(roc_auc_score(y, p))}))
+print(json.dumps({"train_s": train_s, "histogram_s": model.training_log["histogram_s"],
+                  "split_s": model.training_log["split_s"],
+                  "peak_rss_mib": train_peak, "auc": float(roc_auc_score(y, p))}))
 """
 
 _LGB = """
@@ -137,19 +148,26 @@ def main(argv=None):
     args = p.parse_args(argv)
     paths = write_data(args.out, args.rows, args.test_rows)
     cache = os.path.join(args.out, f"sparse-{args.rows}", "cache.oocb")
-    runs = [("oocboost, bundled", _OOC, (paths["train"], paths["test"], cache, 1)),
-            ("oocboost, not bundled", _OOC, (paths["train"], paths["test"], cache, 0))]
+    runs = [("oocboost, bundled", 1), ("oocboost, not bundled", 0)]
     if not args.no_lightgbm:
-        runs += [("LightGBM, enable_bundle", _LGB, (paths["train"], paths["test"], 1)),
-                 ("LightGBM, no bundles", _LGB, (paths["train"], paths["test"], 0))]
-    for name, code, run_args in runs:
+        runs += [("LightGBM, enable_bundle", 1), ("LightGBM, no bundles", 0)]
+    for name, bundle in runs:
+        lightgbm = name.startswith("LightGBM")
+        if not lightgbm:
+            built = _run(_OOC_BUILD, paths["train"], cache, bundle)
         for _ in range(args.repeats):
-            r = _run(code, *run_args, args.rounds)
-            extra = ("" if "cache_mib" not in r else
-                     f", {r['features']} features in {r['columns']} columns, cache "
-                     f"{r['cache_mib']:.1f} MiB, histogram {r['histogram_s']:.2f} s")
-            print(f"{name:>24}: build {r['build_s']:.1f} s, train {r['train_s']:.2f} s"
-                  f"{extra}, peak RSS {r['peak_rss_mib']:.0f} MiB, AUC {r['auc']:.4f}",
+            if lightgbm:
+                r = _run(_LGB, paths["train"], paths["test"], bundle, args.rounds)
+                print(f"{name:>24}: Dataset {r['build_s']:.1f} s, train {r['train_s']:.2f} "
+                      f"s, peak RSS {r['peak_rss_mib']:.0f} MiB (data loaded), AUC "
+                      f"{r['auc']:.4f}", flush=True)
+                continue
+            r = _run(_OOC, paths["test"], cache, args.rounds)
+            print(f"{name:>24}: build {built['build_s']:.1f} s ({built['features']} features "
+                  f"in {built['columns']} columns, cache {built['cache_mib']:.1f} MiB, peak "
+                  f"RSS {built['build_peak_rss_mib']:.0f} MiB), train {r['train_s']:.2f} s "
+                  f"(histogram {r['histogram_s']:.2f} s, split {r['split_s']:.2f} s), peak "
+                  f"RSS to end of training {r['peak_rss_mib']:.0f} MiB, AUC {r['auc']:.4f}",
                   flush=True)
     return 0
 
