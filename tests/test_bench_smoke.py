@@ -179,3 +179,31 @@ def test_quick_build_and_boost_suites_for_peers(tmp_path):
     assert "## build" in text and "## boost" in text
     assert "| XGBoost hist, in memory |" in text
     assert "--peers-only" in text
+
+
+def test_sparse_bench_data_is_deterministic_and_exclusive(tmp_path):
+    """bench.sparse's data: one 1 per one-hot block and row, the same file twice."""
+    import pyarrow.parquet as pq
+
+    from bench import sparse
+
+    a = sparse.write_data(str(tmp_path / "a"), 3000, 500)
+    b = sparse.write_data(str(tmp_path / "b"), 3000, 500)
+    ta, tb = pq.read_table(a["train"]), pq.read_table(b["train"])
+    assert ta.equals(tb) and ta.num_rows == 3000
+    assert len(ta.column_names) == sum(sparse.BLOCKS) + sparse.N_DENSE + sparse.N_COUNTS + 1
+    for block, width in enumerate(sparse.BLOCKS):
+        hot = sum(ta.column(f"b{block}_{k}").to_numpy() for k in range(width))
+        assert (hot == 1).all()
+
+
+@pytest.mark.slow
+def test_sparse_bench_runs(tmp_path):
+    r = subprocess.run([sys.executable, "-m", "bench.sparse", "--rows", "20000",
+                        "--test-rows", "2000", "--rounds", "2", "--out", str(tmp_path)],
+                       capture_output=True, text=True, cwd=ROOT, timeout=600)
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert "308 features in 61 columns" in lines[0] and "308 in 308" not in lines[0]
+    assert "308 features in 308 columns" in lines[1]
+    assert len(lines) == 4 and all("AUC 0." in line for line in lines)
