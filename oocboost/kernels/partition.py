@@ -107,6 +107,10 @@ def _numeric_only(route):
     return out
 
 
+#: Rows a task of :func:`route_to_leaves` sweeps level by level.
+ROUTE_CHUNK_ROWS = 1024
+
+
 @njit(cache=True, nogil=True)
 def route_to_leaves(codes, node_of_row, route, cat_bitset, missing_bin):
     """Move every row from its node down to a leaf through all the splits below it, in
@@ -124,18 +128,39 @@ def route_to_leaves(codes, node_of_row, route, cat_bitset, missing_bin):
     numeric_only = _numeric_only(route)
     for t in range(n_trees):
         _route_tree(codes, node_of_row[t], route[t], cat_bitset[t], missing_bin,
-                    numeric_only[t])
+                    numeric_only[t], _depth(route[t]))
+
+
+@njit(cache=True, nogil=True)
+def _depth(route):
+    """Levels of one tree's routes below its root (children are numbered after their
+    parents, so one forward sweep sees each parent first)."""
+    depth = np.zeros(route.shape[0], np.int64)
+    deepest = 0
+    for node in range(route.shape[0]):
+        left = route[node, 0]
+        if left >= 0:
+            depth[left] = depth[left + 1] = depth[node] + 1
+            deepest = max(deepest, depth[node] + 1)
+    return deepest
 
 
 @njit(parallel=True, cache=True, nogil=True)
-def _route_tree(codes, node_of_row, route, cat_bitset, missing_bin, numeric_only):
+def _route_tree(codes, node_of_row, route, cat_bitset, missing_bin, numeric_only, depth):
     """:func:`route_to_leaves` for one tree's 2-D arrays (views taken once, not per
-    row: a view per row made the sweep 8x slower)."""
-    for i in prange(node_of_row.shape[0]):
-        node = np.int64(node_of_row[i])
-        while route[node, 0] >= 0:
-            node = _move_row(codes, i, node, route, cat_bitset, missing_bin, numeric_only)
-        node_of_row[i] = node
+    row: a view per row made the sweep 8x slower). Chunks of rows are swept ``depth``
+    times, one level each (a row at a leaf stays): rows in a sweep are independent, so
+    their loads overlap, where following one row down to its leaf chained them (262k
+    rows at depth 6, 2 threads: 4.4 -> 2.6 ms)."""
+    n_rows = node_of_row.shape[0]
+    n_chunks = (n_rows + ROUTE_CHUNK_ROWS - 1) // ROUTE_CHUNK_ROWS
+    for c in prange(n_chunks):
+        lo = c * ROUTE_CHUNK_ROWS
+        hi = min(n_rows, lo + ROUTE_CHUNK_ROWS)
+        for _ in range(depth):
+            for i in range(lo, hi):
+                node_of_row[i] = _move_row(codes, i, np.int64(node_of_row[i]), route,
+                                           cat_bitset, missing_bin, numeric_only)
 
 
 @njit(parallel=True, cache=True, nogil=True)
