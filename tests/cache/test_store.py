@@ -581,3 +581,76 @@ def test_round_trip_property(tmp_path_factory, backend, n_rows, block_rows, dept
             np.testing.assert_array_equal(np.concatenate([b.codes for b in blocks], axis=1), codes)
             np.testing.assert_array_equal(np.concatenate([b.label for b in blocks]), label)
             assert c.resident_nbytes <= resident
+
+
+@pytest.mark.parametrize("shape", [(1, 1), (3, 17), (5, 1000)])
+def test_byte_planes_round_trip(shape):
+    from oocboost.cache.store.arrow_backend import from_byte_planes, to_byte_planes
+
+    rng = np.random.default_rng(shape[1])
+    codes = rng.integers(0, 65536, shape).astype(np.uint16)
+    planes = to_byte_planes(codes)
+    assert planes.shape == (2,) + shape and planes.dtype == np.uint8
+    np.testing.assert_array_equal(planes[0], codes & 0xFF)
+    np.testing.assert_array_equal(planes[1], codes >> 8)
+    np.testing.assert_array_equal(from_byte_planes(planes.ravel(), shape), codes)
+
+
+def _narrow_and_wide(n_rows=8192):
+    """Six one-byte-range rows and one two-byte row, uint16: the codes of a cache with one
+    wide categorical feature."""
+    rng = np.random.default_rng(7)
+    codes = rng.integers(0, 256, (7, n_rows)).astype(np.uint16)
+    codes[6] = rng.integers(0, 3000, n_rows)
+    return codes
+
+
+@pytest.mark.parametrize("compression", ["lz4", "zstd"])
+def test_two_byte_codes_stored_as_byte_planes(tmp_path, compression, monkeypatch):
+    """Numeric features' zero high bytes compress away as a plane; a cache written before
+    byte planes (no codes_layout, interleaved bytes) still reads the same codes."""
+    from oocboost.cache.store import arrow_backend
+
+    codes = _narrow_and_wide()
+
+    def write(path):
+        with CacheWriter(path, backend="arrow", compression=compression, n_features=7,
+                         codes_dtype=np.uint16, has_label=False, has_weight=False) as w:
+            for a in range(0, codes.shape[1], 4096):
+                w.write_block(codes[:, a:a + 4096])
+            w.commit({})
+        return Cache(path)
+
+    planes = write(tmp_path / "planes")
+    assert planes.manifest["codes_layout"] == "byte_planes"
+    monkeypatch.setattr(arrow_backend, "to_byte_planes", lambda c: c)
+    monkeypatch.setattr(arrow_backend.ArrowBlockWriter, "finish", lambda self: {})
+    interleaved = write(tmp_path / "interleaved")
+    assert "codes_layout" not in interleaved.manifest
+    for cache in (planes, interleaved):
+        got = np.concatenate([b.codes for b in cache.iter_blocks(prefetch=0)], axis=1)
+        np.testing.assert_array_equal(got, codes)
+        assert not got.flags.writeable or got.base is None
+    # the high-byte plane of the six one-byte rows is 6/14 of the raw codes, all zero:
+    # LZ4 removes it as a plane, not interleaved; zstd's entropy coder gets most of it
+    # either way
+    ratio = planes.nbytes_stored / interleaved.nbytes_stored
+    assert ratio < (0.75 if compression == "lz4" else 1.0), ratio
+
+
+@pytest.mark.parametrize("layout, dtype, backend", [
+    ("shuffled", "uint16", "arrow"), ("byte_planes", "uint8", "arrow"),
+    ("byte_planes", "uint16", "hdf5")])
+def test_codes_layout_is_checked(tmp_path, layout, dtype, backend):
+    path = tmp_path / "c"
+    with CacheWriter(path, backend=backend, n_features=2, codes_dtype=np.dtype(dtype),
+                     has_label=False, has_weight=False) as w:
+        w.write_block(np.zeros((2, 10), dtype))
+        w.commit({})
+    with open(path / "manifest.json") as f:
+        m = json.load(f)
+    m["codes_layout"] = layout
+    with open(path / "manifest.json", "w") as f:
+        json.dump(m, f)
+    with pytest.raises(CacheError, match="codes_layout"):
+        Cache(path)

@@ -52,6 +52,7 @@ RESERVED_KEYS = frozenset(
         "groups",
         "label_columns",
         "n_columns",
+        "codes_layout",
     }
 )
 #: File of the query group boundaries (int64 ``.npy``), when the cache has groups.
@@ -225,6 +226,11 @@ def validate_manifest(manifest, path):
             if not isinstance(crc, int) or isinstance(crc, bool) or not 0 <= crc < 2**32:
                 raise CacheError(f"cache {path}: block {i} has crc32={crc!r}, expected a 32-bit integer")
     _check_n_columns(manifest, n_features, path)
+    layout = manifest.get("codes_layout")
+    if layout is not None and (layout != "byte_planes" or backend != "arrow"
+                               or dtype != "uint16"):
+        raise CacheError(f"cache {path}: codes_layout {layout!r}: only 'byte_planes', for "
+                         f"the two-byte codes of an arrow cache")
     label_columns = manifest.get("label_columns", 1)
     if not isinstance(label_columns, int) or isinstance(label_columns, bool) or \
             label_columns < 1 or (label_columns > 1 and not manifest.get("has_label")):
