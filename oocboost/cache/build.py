@@ -62,7 +62,9 @@ class _Pass1:
         def sketch():
             if sketch_bytes is None:
                 return QuantileSketch(max_exact=max_exact)
-            return QuantileSketch.for_budget(sketch_bytes, max_exact=max_exact)
+            # a numeric column's non-zero bits come out of its budget
+            bits = 0 if nonzero is None else nonzero.bits.shape[1]
+            return QuantileSketch.for_budget(sketch_bytes - bits, max_exact=max_exact)
 
         self.numeric = {name: sketch() for name, kind in
                         zip(source.feature_names, source.feature_kinds) if kind == "numeric"}
@@ -535,7 +537,10 @@ def _sketch_pass(job, spool):
                        **{k: v for k, v in ts.items() if k != "encoding"}),
                    nonzero=NonzeroSample([n for n, k in zip(source.feature_names,
                                                             source.feature_kinds)
-                                          if k == "numeric"]) if job.bundle[0] else None)
+                                          if k == "numeric"],
+                                         NonzeroSample.rows_for(
+                                             job.plan.sketch_bytes_per_column))
+                   if job.bundle[0] else None)
     with ProgressBar(unit="rows", desc="pass 1/2: sketch",
                      enabled=False if job.quiet else None) as bar, \
             _InOrderWorker(pass1.update, threaded=_is_text(source)) as sketcher:

@@ -48,8 +48,16 @@ class NonzeroSample:
     names : list of str
         The numeric features.
     n_rows : int
-        Rows kept (:data:`SAMPLE_ROWS`).
+        Rows kept (:data:`SAMPLE_ROWS`; fewer under a tight memory plan, see
+        :meth:`rows_for`), one bit each a feature.
     """
+
+    @staticmethod
+    def rows_for(sketch_bytes):
+        """Rows to keep when a numeric column's pass-1 budget is ``sketch_bytes`` (its
+        bits take at most a quarter of it; the sketch gets the rest)."""
+        return SAMPLE_ROWS if sketch_bytes is None else max(
+            1, min(SAMPLE_ROWS, int(sketch_bytes) * 8 // 4))
 
     def __init__(self, names, n_rows=SAMPLE_ROWS):
         self.names = list(names)

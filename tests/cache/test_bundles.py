@@ -264,3 +264,13 @@ def test_find_bundles_leaves_categorical_and_dense_features(tmp_path):
     assert [[cache.feature_names[f] for f, _ in b] for b in cache.bundles.bundles] == \
         [["s1", "s2"]]
     assert find_bundles(cache.bin_mapper, NonzeroSample(["d"]), {}) is None
+
+
+def test_the_sample_fits_a_quarter_of_the_column_budget():
+    assert NonzeroSample.rows_for(None) == 100_000
+    assert NonzeroSample.rows_for(2 << 20) == 100_000
+    assert NonzeroSample.rows_for(16384) == 32768         # 4 KiB of bits
+    sample = NonzeroSample(["a"], NonzeroSample.rows_for(16384))
+    assert sample.bits.nbytes <= 16384 // 4
+    sample.update({"a": np.ones(50_000)}, 50_000)
+    assert sample.n_rows == 32768 and sample.counts()[0] == 32768
