@@ -23,6 +23,13 @@ import numpy as np
 from numba import njit, prange
 
 
+@njit(inline="always")
+def _copy_row(src, i, dst, j):
+    """``dst[j] = src[i]`` (a feature that is a stored column of its own)."""
+    for r in range(src.shape[1]):
+        dst[j, r] = src[i, r]
+
+
 @njit(parallel=True, cache=True, nogil=True)
 def encode_bundles(codes, col_ptr, col_members, default_bin, offset, out, conflicts):
     """Stored columns from feature codes.
@@ -40,9 +47,7 @@ def encode_bundles(codes, col_ptr, col_members, default_bin, offset, out, confli
         a = col_ptr[s]
         b = col_ptr[s + 1]
         if b - a == 1:
-            f = col_members[a]
-            for i in range(n_rows):
-                out[s, i] = codes[f, i]
+            _copy_row(codes, col_members[a], out, s)
             continue
         for i in range(n_rows):
             out[s, i] = 0
@@ -75,9 +80,7 @@ def decode_bundles(stored, col_ptr, col_members, default_bin, code_feature, code
         a = col_ptr[s]
         b = col_ptr[s + 1]
         if b - a == 1:
-            f = col_members[a]
-            for i in range(n_rows):
-                out[f, i] = stored[s, i]
+            _copy_row(stored, s, out, col_members[a])
             continue
         for k in range(a, b):
             f = col_members[k]

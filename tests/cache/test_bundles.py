@@ -14,6 +14,7 @@ from oocboost.cache.bundles import (
     find_bundles,
 )
 from oocboost.errors import CacheError, ParameterError
+from tests.cache.test_store import _edit_manifest
 
 
 def one_hot_table(rng, n_rows, blocks=(12, 7), n_dense=2, missing_in=None):
@@ -189,14 +190,6 @@ def _bundled_cache(tmp_path):
     return tmp_path / "c"
 
 
-def _edit(path, change):
-    with open(path / "manifest.json") as f:
-        m = json.load(f)
-    change(m)
-    with open(path / "manifest.json", "w") as f:
-        json.dump(m, f)
-
-
 def _set(*keys, value):
     def change(m):
         d = m
@@ -231,7 +224,7 @@ _DELETE = object()
 def test_manifest_bundles_are_checked(tmp_path, change, match):
     path = _bundled_cache(tmp_path)
     assert oocboost.Cache(path).n_columns == 2
-    _edit(path, change)
+    _edit_manifest(path, change)
     with pytest.raises(CacheError, match=match):
         oocboost.Cache(path)
 

@@ -647,10 +647,6 @@ def test_codes_layout_is_checked(tmp_path, layout, dtype, backend):
                      has_label=False, has_weight=False) as w:
         w.write_block(np.zeros((2, 10), dtype))
         w.commit({})
-    with open(path / "manifest.json") as f:
-        m = json.load(f)
-    m["codes_layout"] = layout
-    with open(path / "manifest.json", "w") as f:
-        json.dump(m, f)
+    _edit_manifest(path, lambda m: m.update(codes_layout=layout))
     with pytest.raises(CacheError, match="codes_layout"):
         Cache(path)
