@@ -236,33 +236,41 @@ class CsvSource(Source):
             ragged = [0] if self._skip else None
             reader = self._reader(string_numeric, ragged)
             seen, restart = 0, False
-            while True:
-                try:
-                    rb = reader.read_next_batch()
-                except StopIteration:
-                    break
-                except (pa.ArrowException, UnicodeDecodeError) as e:
-                    column = self._translate(e)
-                    if column in string_numeric:
-                        raise InputError(f"{self.name}: cannot parse column {column!r} after "
-                                         f"line ~{self._line_of_record(seen)}: {e}") from None
-                    string_numeric.add(column)
-                    restart = True
-                    break
-                n = rb.num_rows
-                if seen + n <= done:  # already yielded before a restart
+            # Closed on every way out, so that no read-ahead thread is left to the
+            # interpreter's exit (a build that failed on an encoding error under load
+            # once ended in SIGABRT, "terminate called without an active exception",
+            # while an error's traceback still held the reader).
+            try:
+                while True:
+                    try:
+                        rb = reader.read_next_batch()
+                    except StopIteration:
+                        break
+                    except (pa.ArrowException, UnicodeDecodeError) as e:
+                        column = self._translate(e)
+                        if column in string_numeric:
+                            raise InputError(
+                                f"{self.name}: cannot parse column {column!r} after line "
+                                f"~{self._line_of_record(seen)}: {e}") from None
+                        string_numeric.add(column)
+                        restart = True
+                        break
+                    n = rb.num_rows
+                    if seen + n <= done:  # already yielded before a restart
+                        seen += n
+                        continue
+                    if seen < done:
+                        rb = rb.slice(done - seen)
+                    record0 = max(seen, done)
                     seen += n
-                    continue
-                if seen < done:
-                    rb = rb.slice(done - seen)
-                record0 = max(seen, done)
-                seen += n
-                batch, n_bad = self._convert(rb, kept, record0, string_numeric)
-                done = seen
-                cast_bad += n_bad
-                kept += batch.n_rows
-                if batch.n_rows:
-                    yield batch
+                    batch, n_bad = self._convert(rb, kept, record0, string_numeric)
+                    done = seen
+                    cast_bad += n_bad
+                    kept += batch.n_rows
+                    if batch.n_rows:
+                        yield batch
+            finally:
+                reader.close()
             if not restart:
                 break
         # Every pass starts at the top of the file, so the last pass saw every ragged row.
