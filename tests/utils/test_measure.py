@@ -7,6 +7,11 @@ from oocboost.errors import ParameterError
 from oocboost.utils.measure import MeasurementError, measure_peak_rss
 from oocboost.utils.sizes import MiB, format_size
 
+# Run with the footprint tests, after the parallel part of the suite (README, .ci/run):
+# in a two-worker run an idle interpreter once read 246 MiB instead of 127 and these
+# assertions failed (cause not found; alone or in a serial run they hold).
+pytestmark = pytest.mark.memory
+
 
 def allocate(n_mib):
     """Run in a child by measure_peak_rss: allocate and touch ``n_mib`` MiB."""

@@ -226,11 +226,7 @@ def validate_manifest(manifest, path):
             if not isinstance(crc, int) or isinstance(crc, bool) or not 0 <= crc < 2**32:
                 raise CacheError(f"cache {path}: block {i} has crc32={crc!r}, expected a 32-bit integer")
     _check_n_columns(manifest, n_features, path)
-    layout = manifest.get("codes_layout")
-    if layout is not None and (layout != "byte_planes" or backend != "arrow"
-                               or dtype != "uint16"):
-        raise CacheError(f"cache {path}: codes_layout {layout!r}: only 'byte_planes', for "
-                         f"the two-byte codes of an arrow cache")
+    _check_codes_layout(manifest.get("codes_layout"), backend, dtype, path)
     label_columns = manifest.get("label_columns", 1)
     if not isinstance(label_columns, int) or isinstance(label_columns, bool) or \
             label_columns < 1 or (label_columns > 1 and not manifest.get("has_label")):
@@ -244,6 +240,15 @@ def validate_manifest(manifest, path):
         if f != os.path.basename(f) or f in ("", ".", ".."):
             raise CacheError(f"cache {path}: data_file {f!r} should be a plain file name")
         _need(manifest, "data_file_nbytes", (int,), path)
+
+
+def _check_codes_layout(layout, backend, dtype, path):
+    """``codes_layout``: absent, or ``"byte_planes"`` for an arrow cache's two-byte codes
+    (``arrow_backend.to_byte_planes``)."""
+    if layout is not None and (layout != "byte_planes" or backend != "arrow"
+                               or dtype != "uint16"):
+        raise CacheError(f"cache {path}: codes_layout {layout!r}: only 'byte_planes', for "
+                         f"the two-byte codes of an arrow cache")
 
 
 def _check_n_columns(manifest, n_features, path):
