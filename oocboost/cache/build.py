@@ -62,9 +62,10 @@ class _Pass1:
         def sketch():
             if sketch_bytes is None:
                 return QuantileSketch(max_exact=max_exact)
-            # a numeric column's non-zero bits come out of its budget
-            bits = 0 if nonzero is None else nonzero.bits.shape[1]
-            return QuantileSketch.for_budget(sketch_bytes - bits, max_exact=max_exact)
+            # (the bundling sample's bits, at most 1/16 of this budget, ride in the
+            # plan's safety margin: taking them out of the sketch made a bundled
+            # cache's edges differ from an unbundled one's)
+            return QuantileSketch.for_budget(sketch_bytes, max_exact=max_exact)
 
         self.numeric = {name: sketch() for name, kind in
                         zip(source.feature_names, source.feature_kinds) if kind == "numeric"}

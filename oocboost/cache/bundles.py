@@ -54,10 +54,12 @@ class NonzeroSample:
 
     @staticmethod
     def rows_for(sketch_bytes):
-        """Rows to keep when a numeric column's pass-1 budget is ``sketch_bytes`` (its
-        bits take at most a quarter of it; the sketch gets the rest)."""
+        """Rows to keep when a numeric column's pass-1 sketch budget is ``sketch_bytes``:
+        its bits take at most 1/16 of it, within the build plan's safety margin (10%),
+        so that the sketch keeps its whole budget and bundling does not change the
+        edges."""
         return SAMPLE_ROWS if sketch_bytes is None else max(
-            1, min(SAMPLE_ROWS, int(sketch_bytes) * 8 // 4))
+            1, min(SAMPLE_ROWS, int(sketch_bytes) * 8 // 16))
 
     def __init__(self, names, n_rows=SAMPLE_ROWS):
         self.names = list(names)

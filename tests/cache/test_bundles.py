@@ -259,11 +259,32 @@ def test_find_bundles_leaves_categorical_and_dense_features(tmp_path):
     assert find_bundles(cache.bin_mapper, NonzeroSample(["d"]), {}) is None
 
 
-def test_the_sample_fits_a_quarter_of_the_column_budget():
+def test_the_sample_fits_a_sixteenth_of_the_column_budget():
     assert NonzeroSample.rows_for(None) == 100_000
     assert NonzeroSample.rows_for(2 << 20) == 100_000
-    assert NonzeroSample.rows_for(16384) == 32768         # 4 KiB of bits
-    sample = NonzeroSample(["a"], NonzeroSample.rows_for(16384))
-    assert sample.bits.nbytes <= 16384 // 4
+    assert NonzeroSample.rows_for(65536) == 32768         # 4 KiB of bits
+    sample = NonzeroSample(["a"], NonzeroSample.rows_for(65536))
+    assert sample.bits.nbytes <= 65536 // 16
     sample.update({"a": np.ones(50_000)}, 50_000)
     assert sample.n_rows == 32768 and sample.counts()[0] == 32768
+
+
+def test_bundling_leaves_the_edges_alone(tmp_path):
+    """A bundled cache bins every feature as the unbundled one does (the sample's bits
+    do not come out of the sketches), under a tight memory limit too."""
+    rng = np.random.default_rng(8)
+    columns, y = one_hot_table(rng, 30_000, blocks=(6,), n_dense=3)
+    X, names = as_matrix(columns)
+    from oocboost.utils.budget import current_rss
+
+    # a limit close above this process's RSS: small sketches, approximate edges
+    for limit in (None, current_rss() + 150 * 2**20):
+        a = oocboost.build_cache(X, tmp_path / f"a{limit}", feature_names=names,
+                                 memory_limit=limit, quiet=True)
+        b = oocboost.build_cache(X, tmp_path / f"b{limit}", feature_names=names,
+                                 memory_limit=limit, enable_bundle=False, quiet=True)
+        assert a.bundles is not None and b.bundles is None
+        assert a.bin_mapper == b.bin_mapper
+    # the sketches of the dense columns were approximate: their budget set the edges
+    assert not any(f.get("exact_edges", True) is True
+                   for f in a.manifest["features"] if f["name"].startswith("x"))
