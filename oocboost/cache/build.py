@@ -33,7 +33,7 @@ from ..utils import interrupt
 from ..utils.progress import ProgressBar
 from ..utils.sizes import format_size
 from .binning import BinMapper
-from .bundles import NonzeroSample, check_bundle_params, find_bundles
+from .bundles import BUNDLE_DEFAULTS, NonzeroSample, check_bundle_params, find_bundles
 from .categories import CategoryCounter
 from .groups import GroupRuns
 from .ingest import open_source
@@ -391,7 +391,7 @@ def build_cache(data, output, *, label=None, weight=None, categorical="auto", dr
     if group is not None:  # absent otherwise: caches built before groups stay current
         build_params["group"] = group if isinstance(group, str) else "<array>"
     bundle = check_bundle_params(enable_bundle, max_conflict_rate)
-    if bundle != (True, 0.0):  # likewise
+    if bundle != BUNDLE_DEFAULTS:  # likewise
         build_params["bundle"] = {"enable_bundle": bundle[0], "max_conflict_rate": bundle[1]}
     if cat_encoding != "native":  # likewise
         build_params["cat_encoding"] = ORDERED_TS_OPTIONS.check(
@@ -478,8 +478,8 @@ class _BuildJob:
     @property
     def bundle(self):
         """``(enable_bundle, max_conflict_rate)``."""
-        b = self.build_params.get("bundle", {"enable_bundle": True, "max_conflict_rate": 0.0})
-        return b["enable_bundle"], b["max_conflict_rate"]
+        b = self.build_params.get("bundle")
+        return BUNDLE_DEFAULTS if b is None else (b["enable_bundle"], b["max_conflict_rate"])
 
 
 def _build(job):

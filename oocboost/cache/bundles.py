@@ -27,6 +27,10 @@ SAMPLE_ROWS = 100_000
 MAX_BUNDLES_SEARCHED = 128
 
 
+#: ``(enable_bundle, max_conflict_rate)`` by default, LightGBM's.
+BUNDLE_DEFAULTS = (True, 0.0)
+
+
 def check_bundle_params(enable_bundle, max_conflict_rate):
     """Validated ``(enable_bundle, max_conflict_rate)``; raises ParameterError naming the
     parameter."""

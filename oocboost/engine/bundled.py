@@ -51,7 +51,7 @@ class BundledColumns:
             left = np.zeros(words * 32, bool)
             bins = b.feature_bin_of_code(features[k])
             left[: len(bins)] = bins <= c["bin"][k]
-            bits = left.reshape(words, 32).astype(np.uint64) << np.arange(32, dtype=np.uint64)
-            nd.route_bitset[t[k], n[k]] = bits.sum(axis=1).astype(np.uint32)
+            # bit c of word c >> 5 (kernels/split.py's layout)
+            nd.route_bitset[t[k], n[k]] = np.packbits(left, bitorder="little").view("<u4")
             nd.route[t[k], n[k], ROUTE_FLAGS] = ROUTE_CATEGORICAL
 
