@@ -6,7 +6,7 @@ import time
 import numpy as np
 
 from ..kernels.bundles import expand_histograms
-from ..kernels.histogram import zero_slots
+from ..kernels.hist_ops import zero_slots
 from ..kernels.partition import ROUTE_CATEGORICAL, ROUTE_FLAGS
 
 

@@ -36,12 +36,11 @@ import numba
 import numpy as np
 
 from ..common import HIST_DTYPE, aligned_zeros, binned_dtype, hist_column_starts, hist_width
+from ..kernels.hist_ops import node_sums_from_histograms, subtract_histograms
 from ..kernels.histogram import (
     build_histograms_all,
     build_histograms_columns,
     build_histograms_selected,
-    node_sums_from_histograms,
-    subtract_histograms,
 )
 from ..kernels.partition import (
     ROUTE_FLAGS,
@@ -263,7 +262,7 @@ class TreeGrower(HistogramSlots, BundledColumns):
 
         Parameters
         ----------
-        codes : ndarray (n_features, n_rows) uint8/uint16
+        codes : ndarray (n_features, n_rows) uint8/uint16, or PlaneCodes (``kernels/codes.py``)
         stats : ndarray (n_trees, n_rows, n_stats) float32
         node_of_row : ndarray (n_trees, n_rows) int32, updated in place
         row_counts : ndarray (n_trees, n_rows) or None

@@ -7,7 +7,7 @@ import numba
 import numpy as np
 
 from ..common import aligned_zeros
-from ..kernels.histogram import record_words, records_to_histograms, zero_slots
+from ..kernels.hist_ops import record_words, records_to_histograms, zero_slots
 from ..kernels.sampling import node_feature_subsets
 
 #: Let small per-node histograms be built from row records (``_use_records``). Measured on

@@ -154,6 +154,7 @@ def plan_train(
     block_rows,
     n_blocks,
     codes_itemsize,
+    code_bytes_per_row=None,
     baseline_bytes=None,
     max_nodes_in_flight=64,
     n_trees_in_pass=1,
@@ -182,6 +183,10 @@ def plan_train(
         Rows per cache block and number of blocks.
     codes_itemsize : int
         Bytes per code (1 for uint8, 2 for uint16).
+    code_bytes_per_row : int or None
+        Bytes of codes a row takes in memory (``Cache.code_bytes_per_row``: one byte a
+        column but two for wide categorical ones); None: ``n_features *
+        codes_itemsize``.
     baseline_bytes : int or None
         RSS in bytes of the process before training, numba's compiled kernels included;
         None: :func:`current_rss` now plus :func:`pending_kernel_bytes` ``("train")``.
@@ -232,7 +237,10 @@ def plan_train(
         prefetch = check_int("prefetch", prefetch, 0)
     baseline = process_baseline(baseline_bytes, "train")
 
-    row_bytes = n_features * codes_itemsize + 8  # decompressed codes + label + weight
+    if code_bytes_per_row is None:
+        code_bytes_per_row = n_features * codes_itemsize
+    code_bytes_per_row = check_int("code_bytes_per_row", code_bytes_per_row, 1)
+    row_bytes = code_bytes_per_row + 8  # decompressed codes + label + weight
     block_bytes = 2 * block_rows * row_bytes
     n_columns = n_features if n_hist_columns is None else check_int(
         "n_hist_columns", n_hist_columns, 1)

@@ -35,6 +35,8 @@ import numpy as np
 from numba import njit, prange
 
 from ..common import HIST_LANES
+from .codes import PlaneCodes, code_arrays
+from .hist_ops import record_words
 from .partition import partition_select_rows
 from .simd import add2, add4
 
@@ -157,8 +159,8 @@ def _update(codes, i, hist, first, q0, width, n_bins, slot_columns, column_of, s
 
 
 @njit(cache=True, nogil=True)
-def _add_rows(codes, stats, row_class, draws, t, rows_t, slots_t, lo, hi, q0, q1,
-              slot_columns, column_of, hist, n_stats, vector):
+def _add_rows(codes, wide, wide_row, stats, row_class, draws, t, rows_t, slots_t, lo, hi, q0,
+              q1, slot_columns, column_of, hist, n_stats, vector):
     """Add listed rows ``lo .. hi`` of tree ``t`` into columns ``q0 .. q1`` of their slots'
     histograms; with ``rows_t`` None, rows ``lo .. hi`` themselves into slot
     ``slots_t[0]`` (a root pass, see :func:`build_histograms_all`). Column ``q`` of slot
@@ -172,7 +174,21 @@ def _add_rows(codes, stats, row_class, draws, t, rows_t, slots_t, lo, hi, q0, q1
     an update of exactly ``UNROLLED_COLUMNS`` columns (of 256 bins, the default) compiled
     with that trip count, which LLVM unrolls: 1M rows x 28 features, 2 threads, 2 lanes,
     12.9 -> 8.0 ms for listed rows and 11.2 -> 6.1 ms for every row. (A runtime trip
-    count gave a loop; all widths in one loop kept LLVM from unrolling.)"""
+    count gave a loop; all widths in one loop kept LLVM from unrolling.)
+
+    ``wide`` and ``wide_row`` are a ``PlaneCodes``' (``codes`` its low bytes), or None
+    for plain codes (pruned at compile time)."""
+    if wide is not None:
+        if vector == 4:
+            _add_rows_mixed(codes, wide, wide_row, stats[t], row_class, draws, t, rows_t,
+                            slots_t, lo, hi, q0, q1, column_of, hist, n_stats, 4)
+        elif vector == 2:
+            _add_rows_mixed(codes, wide, wide_row, stats[t], row_class, draws, t, rows_t,
+                            slots_t, lo, hi, q0, q1, column_of, hist, n_stats, 2)
+        else:
+            _add_rows_mixed(codes, wide, wide_row, stats[t], row_class, draws, t, rows_t,
+                            slots_t, lo, hi, q0, q1, column_of, hist, n_stats, 0)
+        return
     if vector == 4:
         _add_rows_vector(codes, stats[t], row_class, draws, t, rows_t, slots_t, lo, hi, q0,
                          q1, slot_columns, column_of, hist, n_stats, 4)
@@ -237,6 +253,69 @@ def _add_rows_scalar(codes, stats_t, row_class, draws, t, rows_t, slots_t, lo, h
                     hist[s, c, b, m] += _class_lane(d, k, m, n_classes)
 
 
+@njit(cache=True, nogil=True)
+def _add_rows_mixed(low, wide, wide_row, stats_t, row_class, draws, t, rows_t, slots_t, lo,
+                    hi, q0, q1, column_of, hist, n_stats, lanes):
+    """:func:`_add_rows` over a ``PlaneCodes`` (full histograms, ``column_of`` given): per
+    row, the runs of one-byte columns are updated as plain codes and each wide column
+    from its two-byte codes, so the statistics are read once a row and the narrow
+    columns never test their width. (Testing it per code made a categorical bench's
+    histograms 25% slower than two-byte codes; a sweep of its own for the wide column
+    15%.) ``lanes``: 4 or 2 for the vector update, 0 for the scalar loop."""
+    n_bins = hist.shape[2]
+    width = hist.shape[3]
+    slot_size = hist.shape[1] * n_bins * width
+    runs = np.empty((q1 - q0 + 1, 2), np.int64)
+    wide_columns = np.empty(q1 - q0, np.int64)
+    n_runs = n_wide = 0
+    start = q0
+    for q in range(q0, q1 + 1):
+        if q < q1 and wide_row[q] < 0:
+            continue
+        if q > start:
+            runs[n_runs, 0] = start
+            runs[n_runs, 1] = q
+            n_runs += 1
+        if q < q1:
+            wide_columns[n_wide] = q
+            n_wide += 1
+        start = q + 1
+    a0 = runs[0, 0]
+    width0 = runs[0, 1] - a0
+    wide0 = wide_columns[0] if n_wide > 0 else 0
+    wide_k0 = wide_row[wide0]
+    for j in range(lo, hi):
+        i, s = _row_and_slot(rows_t, slots_t, j)
+        base = s * slot_size
+        if lanes == 0:
+            for q in range(q0, q1):
+                k = wide_row[q]
+                code = np.int64(low[q, i]) if k < 0 else np.int64(wide[k, i])
+                at = base + (column_of[q] * n_bins + code) * width
+                for m in range(n_stats):
+                    hist.reshape(-1)[at + m] += _row_stat(stats_t, row_class, draws, t, i,
+                                                          m, n_stats - 1)
+            continue
+        s0, s1, s2, s3 = _row_lanes(stats_t, row_class, draws, t, i, n_stats)
+        # the first run and wide column from locals: read from the arrays after every
+        # store to hist (which LLVM cannot prove apart), they made the loop 40% slower
+        if n_runs > 0:
+            _update(low, i, hist, base + a0 * n_bins * lanes, a0, width0, n_bins, None,
+                    column_of, s, s0, s1, s2, s3, lanes)
+        for r in range(1, n_runs):
+            a = runs[r, 0]
+            _update(low, i, hist, base + a * n_bins * lanes, a, runs[r, 1] - a, n_bins,
+                    None, column_of, s, s0, s1, s2, s3, lanes)
+        for w in range(n_wide):
+            q = wide0 if w == 0 else wide_columns[w]
+            k = wide_k0 if w == 0 else wide_row[q]
+            at = base + (column_of[q] * n_bins + np.int64(wide[k, i])) * lanes
+            if lanes == 4:
+                add4(hist, at, s0, s1, s2, s3)
+            else:
+                add2(hist, at, s0, s1)
+
+
 @njit(inline="always")
 def _column_and_bin(codes, i, s, q, slot_columns, column_of, hist):
     """Histogram column and bin of row ``i``'s code in column ``q`` (a wide feature's code
@@ -250,7 +329,7 @@ def _column_and_bin(codes, i, s, q, slot_columns, column_of, hist):
 
 
 @njit(parallel=True, cache=True, nogil=True)
-def _build_histograms_grouped(codes, stats, row_class, draws, rows, slots,
+def _build_histograms_grouped(codes, wide, wide_row, stats, row_class, draws, rows, slots,
                               chunk_start, chunk_count, column_of, hist, n_groups,
                               feature_chunk, vector):
     """Full histograms: thread ``g`` owns a range of features for every tree. With
@@ -266,15 +345,15 @@ def _build_histograms_grouped(codes, stats, row_class, draws, rows, slots,
             f1 = min(f_hi, f0 + feature_chunk)
             for t in range(n_trees):
                 if rows is None:
-                    _add_rows(codes, stats, row_class, draws, t, None, slots[t], 0,
-                              codes.shape[1], f0, f1, None, column_of, hist, n_stats,
-                              vector)
+                    _add_rows(codes, wide, wide_row, stats, row_class, draws, t, None,
+                              slots[t], 0, codes.shape[1], f0, f1, None, column_of, hist,
+                              n_stats, vector)
                     continue
                 for c in range(n_chunks):
                     lo = chunk_start[c]
-                    _add_rows(codes, stats, row_class, draws, t, rows[t], slots[t], lo,
-                              lo + chunk_count[t, c], f0, f1, None, column_of, hist,
-                              n_stats, vector)
+                    _add_rows(codes, wide, wide_row, stats, row_class, draws, t, rows[t],
+                              slots[t], lo, lo + chunk_count[t, c], f0, f1, None,
+                              column_of, hist, n_stats, vector)
 
 
 def _column_lookup(codes, hist, column_of):
@@ -304,7 +383,7 @@ def build_histograms_all(codes, stats, slot_of_tree, hist, column_of=None):
 
     Parameters
     ----------
-    codes : ndarray (n_features, n_rows) uint8 or uint16            # IN
+    codes : ndarray (n_features, n_rows) uint8 or uint16, or PlaneCodes   # IN
     stats : ndarray (n_trees, n_rows, n_stats) float32 or int32, or ClassCounts   # IN
     slot_of_tree : ndarray (n_trees,) int32                         # IN
     hist : ndarray (n_slots, n_columns, max_bin, width) float64 or int32, ``width`` 2 or 4
@@ -320,7 +399,7 @@ def build_histograms_all(codes, stats, slot_of_tree, hist, column_of=None):
     n_groups = max(1, min(numba.get_num_threads(), codes.shape[0]))
     slots = np.ascontiguousarray(slot_of_tree, dtype=np.int32).reshape(-1, 1)
     no_chunks = np.zeros((slots.shape[0], 0), np.int64)
-    _build_histograms_grouped(codes, dense, row_class, draws, None, slots,
+    _build_histograms_grouped(*code_arrays(codes), dense, row_class, draws, None, slots,
                               no_chunks[0], no_chunks, _column_lookup(codes, hist, column_of),
                               hist, n_groups, FEATURE_CHUNK, vector)
 
@@ -353,7 +432,7 @@ def build_histograms_selected(codes, stats, rows, slots, chunk_start, chunk_coun
 
     Parameters
     ----------
-    codes : ndarray (n_features, n_rows) uint8 or uint16            # IN
+    codes : ndarray (n_features, n_rows) uint8 or uint16, or PlaneCodes   # IN
     stats : ndarray (n_trees, n_rows, n_stats) float32, float64 or int32,
         or ClassCounts                                              # IN
     rows, slots : ndarray (n_trees, n_rows) int32                   # IN
@@ -374,7 +453,7 @@ def build_histograms_selected(codes, stats, rows, slots, chunk_start, chunk_coun
     """
     n_groups = max(1, min(numba.get_num_threads(), codes.shape[0]))
     dense, row_class, draws = _stat_arrays(stats)
-    _build_histograms_grouped(codes, dense, row_class, draws, rows, slots,
+    _build_histograms_grouped(*code_arrays(codes), dense, row_class, draws, rows, slots,
                               chunk_start, chunk_count, _column_lookup(codes, hist, column_of),
                               hist, n_groups, FEATURE_CHUNK, _vector_update(dense, hist))
 
@@ -395,7 +474,7 @@ def _build_histograms_columns(codes, stats, row_class, draws, rows, slots,
         q_hi = (g + 1) * n_columns // n_column_groups
         for c in range(n_chunks):
             lo = chunk_start[c]
-            _add_rows(codes, stats, row_class, draws, t, rows[t], slots[t], lo,
+            _add_rows(codes, None, None, stats, row_class, draws, t, rows[t], slots[t], lo,
                       lo + chunk_count[t, c], q_lo, q_hi, slot_columns, None, hist,
                       n_stats, vector)
 
@@ -462,77 +541,6 @@ def _build_histograms_columns_records(codes, stats, row_class, draws, rows,
     return overflow.sum()
 
 
-@njit(inline="always")
-def _record_lane(words, base, lane, n_stats):
-    """Statistic ``lane`` of the record at ``words[base:]``: stored, the count (1), or a
-    padding lane (0)."""
-    if lane < n_stats - 1:
-        return words[base + lane]
-    return 1 if lane == n_stats - 1 else 0
-
-
-@njit(cache=True)
-def record_words(n_stats, n_columns, code_itemsize, word_itemsize):
-    """Words of one row record: its statistics but the count, then its codes. A word is
-    one histogram entry (``word_itemsize`` bytes: 8 for float64, 4 for int32 sums)."""
-    return (n_stats - 1) + (n_columns * code_itemsize + word_itemsize - 1) // word_itemsize
-
-
-@njit(parallel=True, cache=True, nogil=True)
-def records_to_histograms(hist, slot_words, slot_codes, record_slots, record_count,
-                          was_clean, n_stats):
-    """Turn record slots into histograms, in place: each slot's records are summed, in the
-    order they were appended, into the slot's own memory.
-
-    Parameters
-    ----------
-    hist : ndarray (n_slots, n_columns, max_bin, width) float64 or int32,
-        C-contiguous                                                             # IN/OUT
-    slot_words, slot_codes : views of ``hist`` as (n_slots, words) of its dtype and as
-        (n_slots, ...) of the codes' dtype                                       # IN
-    record_slots : ndarray (n,) int64, the record slots                          # IN
-    record_count : ndarray (n,) int64, records appended to each                  # IN
-    was_clean : ndarray (n,) bool, the slot was all zero before its records      # IN
-    n_stats : int, statistics per row (the last one, the count, is 1 per record)
-    """
-    n_columns = hist.shape[1]
-    n_bins = hist.shape[2]
-    width = hist.shape[3]
-    words = record_words(n_stats, n_columns, slot_codes.itemsize, slot_words.itemsize)
-    per_word = slot_words.itemsize // slot_codes.itemsize
-    code_offset = (n_stats - 1) * per_word
-    code_stride = words * per_word
-    vector = width == 4 and n_stats <= 4
-    for r in prange(record_slots.shape[0]):
-        s = record_slots[r]
-        n = record_count[r]
-        used = n * words
-        copy = slot_words[s, :used].copy()
-        codes = slot_codes[s, :used * per_word].copy()
-        # records sit at the start of the slot: zero what they used, or all of a slot
-        # that held a histogram before
-        end = used if was_clean[r] else slot_words.shape[1]
-        slot_words[s, :end] = 0
-        base_slot = np.int64(s) * n_columns
-        for k in range(n):
-            base = k * words
-            cbase = k * code_stride + code_offset
-            if vector:
-                s0 = _record_lane(copy, base, 0, n_stats)
-                s1 = _record_lane(copy, base, 1, n_stats)
-                s2 = _record_lane(copy, base, 2, n_stats)
-                s3 = _record_lane(copy, base, 3, n_stats)
-                for q in range(n_columns):
-                    b = np.int64(codes[cbase + q])
-                    add4(hist, ((base_slot + q) * n_bins + b) * 4, s0, s1, s2, s3)
-            else:
-                for q in range(n_columns):
-                    b = codes[cbase + q]
-                    for m in range(n_stats - 1):
-                        hist[s, q, b, m] += copy[base + m]
-                    hist[s, q, b, n_stats - 1] += 1
-
-
 def build_histograms_columns(codes, stats, rows, slots, chunk_start, chunk_count,
                              slot_columns, hist, records=None):
     """:func:`build_histograms_selected` for histograms of a few features per node.
@@ -566,6 +574,9 @@ def build_histograms_columns(codes, stats, rows, slots, chunk_start, chunk_count
     is summed by one task in row order, so the sums do not depend on the thread count,
     and records are summed in the order they were appended, the same order.
     """
+    if isinstance(codes, PlaneCodes):
+        raise ValueError("per-node histogram columns take one-byte codes; a cache with a "
+                         "wide categorical feature needs full histograms (column_of)")
     dense, row_class, draws = _stat_arrays(stats)
     n_trees, n_columns = dense.shape[0], hist.shape[1]
     vector = _vector_update(dense, hist)
@@ -591,7 +602,7 @@ def build_histograms(codes, stats, slot_of_row, hist, count_stat=-1):
 
     Parameters
     ----------
-    codes : ndarray (n_features, n_rows) uint8 or uint16            # IN
+    codes : ndarray (n_features, n_rows) uint8 or uint16, or PlaneCodes   # IN
     stats : ndarray (n_trees, n_rows, n_stats) float32              # IN
     slot_of_row : ndarray (n_trees, n_rows) int32, -1 to skip       # IN
     hist : ndarray (n_slots, n_features, max_bin, n_stats) float64  # IN/OUT, accumulated
@@ -620,68 +631,3 @@ def build_histograms(codes, stats, slot_of_row, hist, count_stat=-1):
                           slot_of_node, row_counts, chunk_start, rows, slots, chunk_count)
     build_histograms_selected(codes, stats, rows, slots, chunk_start, chunk_count, hist)
     return chunk_count[:, 0]
-
-
-@njit(parallel=True, cache=True)
-def zero_slots(hist, slots):
-    """``hist[slot] = 0`` for each slot.
-
-    Parameters
-    ----------
-    hist : ndarray (n_slots, n_columns, max_bin, width) float64   # IN/OUT
-    slots : ndarray (n,) int64                                     # IN
-    """
-    for j in prange(slots.shape[0]):
-        hist[slots[j]] = 0
-
-
-@njit(parallel=True, cache=True, nogil=True)
-def subtract_histograms(hist, parent_slots, built_slots, sibling_slots):
-    """``hist[sibling] = hist[parent] - hist[built]`` for each triple (the subtraction trick).
-
-    Parallel over (triple, column), so a level with one subtraction still uses every
-    thread (serial, it took 1.2 ms of a 55 ms boosting round on 1M x 28).
-
-    Parameters
-    ----------
-    hist : ndarray (n_slots, n_columns, max_bin, width) float64 or int32   # IN/OUT
-    parent_slots, built_slots, sibling_slots : ndarray (n,) int32          # IN
-    """
-    n_columns = hist.shape[1]
-    n_bins = hist.shape[2]
-    width = hist.shape[3]
-    for task in prange(parent_slots.shape[0] * n_columns):
-        j = task // n_columns
-        q = task - j * n_columns
-        parent = hist[parent_slots[j], q]
-        built = hist[built_slots[j], q]
-        sibling = hist[sibling_slots[j], q]
-        for b in range(n_bins):
-            for m in range(width):
-                sibling[b, m] = parent[b, m] - built[b, m]
-
-
-@njit(cache=True)
-def node_sums_from_histograms(hist, slots, out, first_columns=1):
-    """Totals of each slot's node: the sum over all bins of feature 0 (its
-    ``first_columns`` columns: more than one for a wide feature).
-
-    Every row falls in exactly one bin of every feature (missing rows in the missing bin),
-    so any feature's histogram sums to the node totals.
-
-    Parameters
-    ----------
-    hist : ndarray (n_slots, n_features, max_bin, width) float64    # IN
-    slots : ndarray (n,) int32                                      # IN
-    out : ndarray (n, n_stats) float64                              # OUT, n_stats <= width
-    first_columns : int, columns of feature 0
-    """
-    n_bins = hist.shape[2]
-    n_stats = out.shape[1]
-    for j in range(slots.shape[0]):
-        for k in range(n_stats):
-            total = 0.0
-            for c in range(first_columns):
-                for b in range(n_bins):
-                    total += hist[slots[j], c, b, k]
-            out[j, k] = total

@@ -17,6 +17,8 @@ children" applies each split exactly once per row.
 import numpy as np
 from numba import njit, prange
 
+from .codes import code_arrays, read_code
+
 #: Word of a route holding the flags, and its bits.
 ROUTE_FLAGS = 3
 ROUTE_DEFAULT_LEFT = 1
@@ -69,41 +71,58 @@ def _in_category_set(cat_bitset, node, code):
 
 
 @njit(inline="always")
-def _move_row(codes, i, node, route, cat_bitset, missing_bin, numeric_only):
+def _move_row(low, wide, wide_row, i, node, route, cat_bitset, missing_bin, kind):
     """The child of ``node`` that row ``i`` goes to (``node`` itself at a leaf), from one
     tree's routes (2-D; ``cat_bitset`` 2-D).
 
     Branch-free in the direction: which child a row takes is a coin flip to the branch
     predictor, and the branchy form measured 13 ns a row per thread, mostly mispredicts.
-    ``numeric_only`` (no categorical split in the tree) skips the categorical test; with
-    1-D arrays it halved the sweep (0.7 vs 1.3 ms for 262k rows at depth 5). One route
+    ``kind`` (:func:`_tree_kinds`) without ``TREE_CATEGORICAL`` skips the categorical
+    test; with 1-D arrays it halved the sweep (0.7 vs 1.3 ms for 262k rows at depth 5). One route
     of 4 words instead of 5 separate node arrays (and the right child as left + 1) made
     the sweep 16% faster (1M rows at depth 4, 2 threads: 2.15 -> 1.8 ms).
     """
     lft = np.int64(route[node, 0])
     if lft < 0:
         return np.int64(node)
-    code = np.int64(codes[route[node, 1], i])
+    f = route[node, 1]
     flags = route[node, ROUTE_FLAGS]
-    if not numeric_only and (flags & ROUTE_CATEGORICAL) != 0:
+    if (kind & TREE_CATEGORICAL) != 0 and (flags & ROUTE_CATEGORICAL) != 0:
+        code = read_code(low, wide, wide_row, f, i)
         go_left = _in_category_set(cat_bitset, node, code)
     else:
+        # numeric splits read one byte unless the tree splits a wide column numerically
+        # (testing each code's width cost 30% of a categorical bench's partition)
+        if wide is not None and (kind & TREE_NUMERIC_WIDE) != 0:
+            code = read_code(low, wide, wide_row, f, i)
+        else:
+            code = np.int64(low[f, i])
         go_left = np.int64(code <= route[node, 2])
     is_missing = np.int64(code == missing_bin)
     go_left = go_left + is_missing * (np.int64(flags & ROUTE_DEFAULT_LEFT) - go_left)
     return lft + 1 - go_left
 
 
+#: Bits of a tree's kind (:func:`_tree_kinds`).
+TREE_CATEGORICAL = 1
+TREE_NUMERIC_WIDE = 2
+
+
 @njit(cache=True)
-def _numeric_only(route):
-    """Per tree: True when none of its split nodes is categorical."""
+def _tree_kinds(route, wide_row):
+    """Per tree: ``TREE_CATEGORICAL`` when some split node is categorical,
+    ``TREE_NUMERIC_WIDE`` when a numeric split reads a wide column (``wide_row``, None
+    for plain codes)."""
     n_trees = route.shape[0]
-    out = np.ones(n_trees, np.bool_)
+    out = np.zeros(n_trees, np.int64)
     for t in range(n_trees):
         for node in range(route.shape[1]):
-            if (route[t, node, ROUTE_FLAGS] & ROUTE_CATEGORICAL) != 0 and route[t, node, 0] >= 0:
-                out[t] = False
-                break
+            if route[t, node, 0] < 0:
+                continue
+            if (route[t, node, ROUTE_FLAGS] & ROUTE_CATEGORICAL) != 0:
+                out[t] |= TREE_CATEGORICAL
+            elif wide_row is not None and wide_row[route[t, node, 1]] >= 0:
+                out[t] |= TREE_NUMERIC_WIDE
     return out
 
 
@@ -111,24 +130,23 @@ def _numeric_only(route):
 ROUTE_CHUNK_ROWS = 1024
 
 
-@njit(cache=True, nogil=True)
 def route_to_leaves(codes, node_of_row, route, cat_bitset, missing_bin):
     """Move every row from its node down to a leaf through all the splits below it, in
     one sweep (rows of trees grown from a sample, whose positions were never kept).
 
     Parameters
     ----------
-    codes : ndarray (n_features, n_rows) uint8/uint16           # IN
+    codes : ndarray (n_features, n_rows) uint8/uint16, or PlaneCodes   # IN
     node_of_row : ndarray (n_trees, n_rows) uint8/int32         # IN/OUT
     route : ndarray (n_trees, capacity, 4) int32                # IN
     cat_bitset : ndarray (n_trees, capacity, n_words) uint32    # IN
     missing_bin : int                                           # IN
     """
-    n_trees, n_rows = node_of_row.shape
-    numeric_only = _numeric_only(route)
-    for t in range(n_trees):
-        _route_tree(codes, node_of_row[t], route[t], cat_bitset[t], missing_bin,
-                    numeric_only[t], _depth(route[t]))
+    low, wide, wide_row = code_arrays(codes)
+    kinds = _tree_kinds(route, wide_row)
+    for t in range(node_of_row.shape[0]):
+        _route_tree(low, wide, wide_row, node_of_row[t], route[t], cat_bitset[t], missing_bin,
+                    kinds[t], _depth(route[t]))
 
 
 @njit(cache=True, nogil=True)
@@ -146,7 +164,8 @@ def _depth(route):
 
 
 @njit(parallel=True, cache=True, nogil=True)
-def _route_tree(codes, node_of_row, route, cat_bitset, missing_bin, numeric_only, depth):
+def _route_tree(low, wide, wide_row, node_of_row, route, cat_bitset, missing_bin, kind,
+                depth):
     """:func:`route_to_leaves` for one tree's 2-D arrays (views taken once, not per
     row: a view per row made the sweep 8x slower). Chunks of rows are swept ``depth``
     times, one level each (a row at a leaf stays): rows in a sweep are independent, so
@@ -159,11 +178,11 @@ def _route_tree(codes, node_of_row, route, cat_bitset, missing_bin, numeric_only
         hi = min(n_rows, lo + ROUTE_CHUNK_ROWS)
         for _ in range(depth):
             for i in range(lo, hi):
-                node_of_row[i] = _move_row(codes, i, np.int64(node_of_row[i]), route,
-                                           cat_bitset, missing_bin, numeric_only)
+                node_of_row[i] = _move_row(low, wide, wide_row, i, np.int64(node_of_row[i]),
+                                           route,
+                                           cat_bitset, missing_bin, kind)
 
 
-@njit(parallel=True, cache=True, nogil=True)
 def partition_select_rows(codes, node_of_row, route, cat_bitset, missing_bin, slot_of_node,
                           row_counts, chunk_start, rows, slots, chunk_count):
     """Apply pending splits to one block and list, per tree, the rows that go into a
@@ -181,7 +200,7 @@ def partition_select_rows(codes, node_of_row, route, cat_bitset, missing_bin, sl
 
     Parameters
     ----------
-    codes : ndarray (n_features, n_rows) uint8/uint16           # IN
+    codes : ndarray (n_features, n_rows) uint8/uint16, or PlaneCodes   # IN
     node_of_row : ndarray (n_trees, n_rows) uint8/int32         # IN/OUT
     route : ndarray (n_trees, capacity, 4) int32, see :func:`pack_routes`       # IN
     cat_bitset : ndarray (n_trees, capacity, n_words) uint32    # IN
@@ -196,29 +215,36 @@ def partition_select_rows(codes, node_of_row, route, cat_bitset, missing_bin, sl
     rows, slots : ndarray (n_trees, n_rows) int32               # OUT
     chunk_count : ndarray (n_trees, n_chunks) int64              # OUT
     """
+    _partition_select_rows(*code_arrays(codes), node_of_row, route, cat_bitset, missing_bin,
+                           slot_of_node, row_counts, chunk_start, rows, slots, chunk_count)
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def _partition_select_rows(low, wide, wide_row, node_of_row, route, cat_bitset, missing_bin,
+                           slot_of_node, row_counts, chunk_start, rows, slots, chunk_count):
     n_trees, n_rows = node_of_row.shape
     n_chunks = chunk_start.shape[0]
-    numeric_only = _numeric_only(route)
+    kinds = _tree_kinds(route, wide_row)
     has_counts = row_counts.shape[1] > 0
     for c in prange(n_chunks):
         lo = chunk_start[c]
         hi = chunk_start[c + 1] if c + 1 < n_chunks else n_rows
         for t in range(n_trees):
             chunk_count[t, c] = _select_chunk(
-                codes, node_of_row[t], route[t], cat_bitset[t], missing_bin,
-                numeric_only[t], slot_of_node[t], row_counts[t], has_counts, lo, hi,
+                low, wide, wide_row, node_of_row[t], route[t], cat_bitset[t], missing_bin,
+                kinds[t], slot_of_node[t], row_counts[t], has_counts, lo, hi,
                 rows[t], slots[t])
 
 
 @njit(inline="always")
-def _select_chunk(codes, node_of_row, route, cat_bitset, missing_bin, numeric_only,
+def _select_chunk(low, wide, wide_row, node_of_row, route, cat_bitset, missing_bin, kind,
                   slot_of_node, row_counts, has_counts, lo, hi, rows, slots):
     """Rows ``lo .. hi`` of one tree: move, then list those selected from ``lo`` on.
     Returns how many were listed."""
     k = lo
     for i in range(lo, hi):
-        node = _move_row(codes, i, node_of_row[i], route, cat_bitset, missing_bin,
-                         numeric_only)
+        node = _move_row(low, wide, wide_row, i, node_of_row[i], route, cat_bitset,
+                         missing_bin, kind)
         node_of_row[i] = node
         s = slot_of_node[node]
         # Branch-free: a row is always written and the cursor advances only when it is

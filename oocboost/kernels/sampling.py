@@ -12,6 +12,8 @@ three counters; its output passes BigCrush and is well suited to hashing counter
 import numpy as np
 from numba import njit, prange, uint64
 
+from .codes import code_arrays, read_code
+
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 
 
@@ -196,28 +198,32 @@ def mvs_sample(reg_grad, threshold, seed, stream, row_start, stats, keep):
             _scale_row(stats, i, 0.0, keep)
 
 
-@njit(parallel=True, cache=True)
 def gather_rows(codes, stats, index, start, out_codes, out_stats):
     """Copy rows ``index`` (ascending), in order, to columns ``start ..`` of the outputs
     (a sample gathered block by block).
 
     Parameters
     ----------
-    codes : ndarray (n_features, n_rows) uint8/uint16                  # IN
+    codes : ndarray (n_features, n_rows) uint8/uint16, or PlaneCodes   # IN
     stats : ndarray (n_outputs, n_rows, 2) float32                     # IN
     index : ndarray (m,) int64, the rows to copy                       # IN
     start : int, the first output column
     out_codes : ndarray (n_features, capacity), codes' dtype           # OUT
     out_stats : ndarray (n_outputs, capacity, 2) float32               # OUT
     """
-    n_features = codes.shape[0]
+    _gather_rows(*code_arrays(codes), stats, index, start, out_codes, out_stats)
+
+
+@njit(parallel=True, cache=True)
+def _gather_rows(low, wide, wide_row, stats, index, start, out_codes, out_stats):
+    n_features = low.shape[0]
     n_outputs = stats.shape[0]
     m = index.shape[0]
     # one task a feature (or an output's statistics): a thread writes its rows in order
     for task in prange(n_features + n_outputs):
         if task < n_features:
             for j in range(m):
-                out_codes[task, start + j] = codes[task, index[j]]
+                out_codes[task, start + j] = read_code(low, wide, wide_row, task, index[j])
         else:
             t = task - n_features
             for j in range(m):

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from oocboost.common import aligned_zeros, hist_width
+from oocboost.kernels import hist_ops as ho
 from oocboost.kernels import histogram as kh
 from oocboost.utils.threads import thread_limit
 
@@ -114,7 +115,7 @@ def test_subtraction_gives_sibling():
     kh.build_histograms(codes, stats, np.zeros((1, 500), np.int32), hist)          # parent
     kh.build_histograms(codes, stats, np.where(goes_left, 1, -1)[None].astype(np.int32),
                         hist)                                                      # left
-    kh.subtract_histograms(hist, np.array([0], np.int32), np.array([1], np.int32),
+    ho.subtract_histograms(hist, np.array([0], np.int32), np.array([1], np.int32),
                            np.array([2], np.int32))
     right = naive_histograms(codes, stats, np.where(goes_left, -1, 0)[None].astype(np.int32),
                              1, 16)[0]
@@ -127,7 +128,7 @@ def test_node_sums_are_totals(layout):
     hist = new_hist(2, 3, 16, 3, layout)
     kh.build_histograms(codes, stats, slots, hist)
     out = np.empty((2, 3))
-    kh.node_sums_from_histograms(hist, np.array([0, 1], np.int32), out)
+    ho.node_sums_from_histograms(hist, np.array([0, 1], np.int32), out)
     for s in range(2):
         np.testing.assert_array_equal(out[s], stats[0][slots[0] == s].sum(axis=0,
                                                                          dtype=np.float64))
@@ -233,14 +234,14 @@ def test_record_slots_give_the_same_histograms(layout, n_stats, max_bin, n_block
     got = new_hist(n_slots, k, max_bin, n_stats, layout, sums)
     was_clean = np.array([True, False, True, False, True])
     got[record_slots[~was_clean]] = 7             # a histogram held before: overwritten
-    words = kh.record_words(n_stats, k, np.dtype(dtype).itemsize, got.itemsize)
+    words = ho.record_words(n_stats, k, np.dtype(dtype).itemsize, got.itemsize)
     assert (capacity * words <= got[0].size).all(), "the test's records must fit a slot"
     for b in range(n_blocks):
         kh.build_histograms_columns(codes[b], stats[b], *_row_lists(slot_of_row[b]),
                                     slot_columns, got, (capacity, fill))
     np.testing.assert_array_equal(fill, capacity)
     flat = got.reshape(n_slots, -1)
-    kh.records_to_histograms(got, flat, flat.view(dtype), record_slots,
+    ho.records_to_histograms(got, flat, flat.view(dtype), record_slots,
                              fill[record_slots], was_clean, n_stats)
     np.testing.assert_array_equal(got, direct)     # padding lanes included
 
@@ -332,7 +333,7 @@ def test_class_counts_equal_the_statistics_they_stand_for(layout, n_classes, wit
         if kind == "records":
             flat = got.reshape(n_slots, -1)
             used = np.flatnonzero(capacity)
-            kh.records_to_histograms(got, flat, flat.view(codes.dtype), used,
+            ho.records_to_histograms(got, flat, flat.view(codes.dtype), used,
                                      records[1][used], np.ones(len(used), bool), n_stats)
     assert want.any()
     np.testing.assert_array_equal(got, want)

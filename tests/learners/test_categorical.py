@@ -42,6 +42,54 @@ def test_a_wide_feature_keeps_every_category(wide_cache):
     assert cache.n_hist_columns == -(-(n_shops + 1) // 256) + 2
 
 
+def test_narrow_columns_keep_one_byte_in_memory_beside_a_wide_one(wide_cache, tmp_path):
+    """Blocks of a cache with a wide categorical feature hold one byte a code and two
+    for the wide column only (``kernels/codes.py``), on either backend; ``codes`` gives
+    the whole two-byte matrix."""
+    from oocboost.kernels.codes import PlaneCodes
+
+    table, cache = wide_cache
+    hdf5 = oocboost.build_cache(table, tmp_path / "h.oocb", label="y", block_rows=4096,
+                                backend="hdf5", quiet=True)
+    assert cache.code_bytes_per_row == hdf5.code_bytes_per_row == 3 + 2
+    for c in (cache, hdf5):
+        np.testing.assert_array_equal(c.wide_columns, [True, False, False])
+        block = c.read_block(1)
+        planes = block.stored_codes
+        assert isinstance(planes, PlaneCodes) and planes.wide.shape == (1, block.n_rows)
+        assert planes.nbytes == block.n_rows * 5 + 3 * 8
+        codes = block.codes
+        assert codes.dtype == np.uint16 and codes[0].max() > 255 >= codes[1:].max()
+        np.testing.assert_array_equal(codes, planes.to_array())
+    np.testing.assert_array_equal(cache.read_block(1).codes, hdf5.read_block(1).codes)
+
+
+@pytest.mark.parametrize("params", [
+    {"max_depth": 4, "categorical_split": "lightgbm", "min_data_per_group": 20},
+    {"max_depth": 3, "categorical_split": "xgboost", "data_sample_strategy": "goss"},
+    {"max_depth": 5, "grow_policy": "lossguide", "max_leaves": 20, "subsample": 0.6},
+], ids=["lightgbm", "goss", "lossguide"])
+def test_models_from_one_byte_codes_equal_those_from_two_byte_codes(wide_cache,
+                                                                    monkeypatch, params):
+    """The same model, bit for bit, whether blocks hold mixed-width codes or the
+    two-byte matrix (``Cache.wide_columns`` None)."""
+    from oocboost.cache.store.reader import Cache
+    from tests.model.test_model import assert_same_model
+
+    table, cache = wide_cache
+    params = dict(params, eta=0.3, seed=1)
+    mixed = oocboost.train(params, cache, 12, verbose_eval=False)
+    path = cache.path
+    monkeypatch.setattr(Cache, "wide_columns", property(lambda self: None))
+    two_byte = oocboost.Cache(path)
+    assert isinstance(two_byte.read_block(0).stored_codes, np.ndarray)
+    reference = oocboost.train(params, two_byte, 12, verbose_eval=False)
+    assert_same_model(mixed, reference)
+    # 5 bytes a row instead of 6 (3 columns, one wide)
+    ratio = mixed.training_log["bytes_read"] / reference.training_log["bytes_read"]
+    assert 0.83 <= ratio < 0.84
+
+
 @pytest.mark.parametrize("split", ["lightgbm", "xgboost"])
 def test_boosting_splits_on_codes_past_the_missing_code(wide_cache, tmp_path, split):
     table, cache = wide_cache

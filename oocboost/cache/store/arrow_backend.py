@@ -49,6 +49,7 @@ import numpy as np
 import pyarrow as pa
 
 from ...errors import CacheError, ParameterError
+from ...kernels.codes import PlaneCodes
 
 COMPRESSIONS = ("lz4", "zstd", "none")
 DEFAULT_COMPRESSION = "lz4"
@@ -257,12 +258,13 @@ class ArrowBlockReader:
     def _fail(self, b, what):
         return CacheError(f"cache {self.path}: block {b['index']} ({b['file']}) is corrupted ({what})")
 
-    def read_block(self, i, with_codes=True):
-        """Read block ``i``.
+    def read_block(self, i, with_codes=True, wide=None):
+        """Read block ``i``; with ``wide`` (a bool per stored column) two-byte codes come
+        as a ``PlaneCodes`` holding the high bytes of the ``wide`` columns only.
 
         Returns
         -------
-        codes : ndarray (n_features, n_rows) uint8/uint16, read-only, or None
+        codes : ndarray (n_features, n_rows) uint8/uint16 or PlaneCodes, read-only, or None
         label, weight : ndarray (n_rows,) float32, read-only, or None
         """
         b = self.blocks[i]
@@ -305,6 +307,11 @@ class ArrowBlockReader:
             if name == "codes" and self.byte_planes:
                 planes = self._unblob(b, name, col, np.dtype(np.uint8),
                                       (2 * self.n_features * n_rows,))
+                if wide is not None:
+                    planes = planes.reshape(2, self.n_features, n_rows)
+                    # a copy of the low plane: a view would keep every high byte alive
+                    out[name] = PlaneCodes.from_planes(planes[0].copy(), planes[1], wide)
+                    continue
                 out[name] = from_byte_planes(planes, (self.n_features, n_rows))
                 out[name].flags.writeable = False
                 continue

@@ -200,8 +200,9 @@ class Hdf5BlockReader:
         self._file, self._dsets = f, dsets
         return dsets
 
-    def read_block(self, i, with_codes=True):
-        """Read block ``i``; same return values as the Arrow reader (arrays read-only)."""
+    def read_block(self, i, with_codes=True, wide=None):
+        """Read block ``i``; same return values as the Arrow reader (arrays read-only;
+        the caller makes ``PlaneCodes`` of ``wide`` columns)."""
         b = self.blocks[i]
         dsets = self._open()
         a, n = b["row_start"], b["n_rows"]

@@ -6,6 +6,7 @@ import numpy as np
 
 from ...common import hist_column_starts
 from ...errors import CacheError, InputError, ParameterError
+from ...kernels.codes import ONE_BYTE_MAX_CODE, PlaneCodes, as_array
 from ..prefetch import check_depth, prefetch
 from .arrow_backend import ArrowBlockReader
 from .hdf5_backend import Hdf5BlockReader
@@ -24,10 +25,13 @@ class Block:
     row_start : int
         Index of the block's first row in the cache.
     n_rows : int
-    stored_codes : ndarray (n_columns, n_rows) uint8/uint16, C-contiguous, or None
+    stored_codes : ndarray (n_columns, n_rows) uint8/uint16, C-contiguous, PlaneCodes, or None
         Bin codes as stored, column-major: one row per feature, or per stored column
-        when the cache bundles sparse features (``cache/bundles.py``). The engine's
-        histograms and partition read these. None when read with ``with_codes=False``.
+        when the cache bundles sparse features (``cache/bundles.py``). Two-byte codes
+        of a cache whose only wide columns are categorical come as a
+        ``kernels.codes.PlaneCodes`` (one byte a code, two for the wide columns). The
+        engine's histograms and partition read these. None when read with
+        ``with_codes=False``.
     codes : ndarray (n_features, n_rows) uint8/uint16, C-contiguous, or None
         Bin codes, feature-major: ``stored_codes`` itself, or decoded from the bundles
         at each access.
@@ -51,10 +55,12 @@ class Block:
 
     @property
     def codes(self):
-        """Feature codes (decoded from bundled columns at each access)."""
-        if self.bundles is None or self.stored_codes is None:
-            return self.stored_codes
-        return self.bundles.decode(self.stored_codes)
+        """Feature codes as one matrix (made whole from byte planes and decoded from
+        bundled columns at each access)."""
+        codes = as_array(self.stored_codes)
+        if self.bundles is None or codes is None:
+            return codes
+        return self.bundles.decode(codes)
 
     @property
     def nbytes(self):
@@ -164,6 +170,7 @@ class Cache:
         self._resident = {}
         self._resident_nbytes = 0
         self._bin_mapper = None
+        self._wide_columns = False    # not looked at yet (see wide_columns)
         self.n_columns = m.get("n_columns", self.n_features)
         self.bundles = None
         if "bundles" in m:
@@ -218,6 +225,31 @@ class Cache:
         return self._bin_mapper
 
     @property
+    def wide_columns(self):
+        """Which stored columns keep two bytes a code in memory: a bool array when the
+        codes are two bytes only for wide categorical features (``max_bin <= 256``;
+        blocks then hold ``PlaneCodes``), else None (blocks hold plain matrices)."""
+        if self._wide_columns is False:
+            self._wide_columns = None
+            if (self.codes_dtype == np.uint16 and self.max_bin is not None
+                    and self.max_bin <= ONE_BYTE_MAX_CODE + 1
+                    and "bin_mapper" in self.manifest):
+                bins = self.bin_mapper.n_value_bins
+                if self.bundles is not None:
+                    bins = self.bundles.stored_value_bins(bins)
+                self._wide_columns = np.asarray(bins) > ONE_BYTE_MAX_CODE + 1
+        return self._wide_columns
+
+    @property
+    def code_bytes_per_row(self):
+        """Bytes of codes one row takes in memory (int): a byte per stored column, two
+        for the wide ones (:attr:`wide_columns`)."""
+        wide = self.wide_columns
+        if wide is not None:
+            return int(self.n_columns + 2 * wide.sum())
+        return int(self.n_columns * self.codes_dtype.itemsize)
+
+    @property
     def n_hist_columns(self):
         """Histogram columns of one node (int): one per feature, more for a wide
         categorical feature (``common.hist_column_starts``)."""
@@ -253,7 +285,14 @@ class Cache:
         cached = self._resident.get(i)
         if cached is not None:
             return cached if with_codes else cached.without_codes()
-        codes, label, weight = self._reader.read_block(i, with_codes)
+        wide = self.wide_columns if with_codes else None
+        codes, label, weight = self._reader.read_block(i, with_codes, wide)
+        if wide is not None and not isinstance(codes, PlaneCodes):
+            try:
+                codes = PlaneCodes.from_array(codes, wide)
+            except ValueError as exc:
+                raise CacheError(f"cache {self.path}: block {i} does not match its bin "
+                                 f"mapper ({exc})") from None
         return Block(i, int(self.block_row_starts[i]), int(self.block_n_rows[i]), codes, label,
                      weight, self.bundles if with_codes else None)
 

@@ -264,6 +264,7 @@ def _plan(cache, spec, algorithm, K, memory_limit, prefetch):
                       max_bin=cache.max_bin, n_stats=n_stats, n_outputs=plan_outputs,
                       block_rows=cache.block_rows, n_blocks=cache.n_blocks,
                       codes_itemsize=np.dtype(cache.codes_dtype).itemsize,
+                      code_bytes_per_row=cache.code_bytes_per_row,
                       n_trees_in_pass=n_trees_in_pass, prefetch=prefetch,
                       state_bytes_per_row=spec.bytes_per_row())
 

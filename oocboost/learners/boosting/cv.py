@@ -125,6 +125,7 @@ def _plan(p, cache, objective, n_folds):
                       max_bin=cache.max_bin, n_stats=2, n_outputs=k,
                       block_rows=cache.block_rows, n_blocks=cache.n_blocks,
                       codes_itemsize=np.dtype(cache.codes_dtype).itemsize,
+                      code_bytes_per_row=cache.code_bytes_per_row,
                       n_trees_in_pass=k, prefetch=p["prefetch"],
                       state_bytes_per_row=boosting.state_spec(k, p).bytes_per_row())
 

@@ -142,6 +142,7 @@ def train(params, dtrain, num_boost_round=10, *, evals=(), early_stopping_rounds
                       max_bin=cache.max_bin, n_stats=2, n_outputs=objective.n_outputs,
                       block_rows=cache.block_rows, n_blocks=cache.n_blocks,
                       codes_itemsize=np.dtype(cache.codes_dtype).itemsize,
+                      code_bytes_per_row=cache.code_bytes_per_row,
                       n_trees_in_pass=objective.n_outputs, prefetch=p["prefetch"],
                       state_bytes_per_row=boosting.state_spec(objective.n_outputs,
                                                               p).bytes_per_row())

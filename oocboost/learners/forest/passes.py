@@ -115,6 +115,7 @@ def choose_trees_per_pass(cache, config, n_new, plan_train):
                   n_stats=n_stats, n_outputs=max(config.n_outputs, 1),
                   block_rows=cache.block_rows, n_blocks=cache.n_blocks,
                   codes_itemsize=np.dtype(cache.codes_dtype).itemsize,
+                  code_bytes_per_row=cache.code_bytes_per_row,
                   prefetch=config.prefetch)
 
     # Every tree's feature set has the size of tree 0's, except with bootstrap_features

@@ -1,0 +1,139 @@
+"""Bin codes of mixed width: one byte a code, two only for the wide columns.
+
+A cache whose codes are two bytes only because of a wide categorical feature (more than
+255 categories at ``max_bin=256``, ``common.py``) would double the bytes of every numeric
+column in memory if its blocks were plain ``uint16`` matrices. Its blocks hold instead a
+:class:`PlaneCodes`: the low byte of every column, and the whole two-byte codes of the
+wide columns only::
+
+    low[column, row]       uint8,  (n_columns, n_rows)   every column's low byte
+    wide[k, row]           uint16, (n_wide, n_rows)      codes of the wide columns
+    wide_row[column]       int64,  (n_columns,)          row of ``wide``, or -1 (narrow)
+
+(A wide column's low byte stays in ``low`` unread: one byte a row, against a copy of
+``low`` without it for every block. Its high byte alone would have been one byte less,
+but joining the two bytes at every read made the wide column's histogram 2x slower.)
+
+Kernels take the three arrays (:func:`code_arrays`; ``wide`` and ``wide_row`` None for a
+plain matrix) and read a code with :func:`read_code`, which numba resolves when it
+compiles: with None it is the indexing it always was, so caches without a wide feature
+run the same machine code as before. (The arrays are passed one by one, not as the
+named tuple: taking an array out of a tuple in a hot loop made numba count a reference
+to it per read, and a boosting run's histograms took 12x longer.)
+"""
+from typing import NamedTuple
+
+import numpy as np
+from numba import types
+from numba.extending import overload
+
+#: Codes past this are two bytes.
+ONE_BYTE_MAX_CODE = 255
+
+
+class PlaneCodes(NamedTuple):
+    """Codes of ``low.shape[0]`` columns whose wide columns keep their two-byte codes
+    in ``wide`` (module docstring). Behaves as a read-only ``(n_columns, n_rows)`` uint16
+    matrix for the attributes Python code reads (``shape``, ``dtype``, ``nbytes``) and
+    for every kernel that reads codes through :func:`read_code`.
+
+    >>> c = PlaneCodes.from_array(np.array([[1, 2], [300, 7]], np.uint16), [False, True])
+    >>> c.nbytes, c.to_array().tolist()
+    (24, [[1, 2], [300, 7]])
+    """
+
+    low: np.ndarray
+    wide: np.ndarray
+    wide_row: np.ndarray
+    n_rows: int
+
+    @property
+    def shape(self):
+        return (self.low.shape[0], self.n_rows)
+
+    @property
+    def ndim(self):
+        return 2
+
+    @property
+    def dtype(self):
+        """The codes' logical dtype: two bytes where they need them."""
+        return np.dtype(np.uint16)
+
+    @property
+    def nbytes(self):
+        """Bytes held (a byte a code, two more for a wide column's)."""
+        return self.low.nbytes + self.wide.nbytes + self.wide_row.nbytes
+
+    @classmethod
+    def from_planes(cls, low, high_plane, wide):
+        """From the two byte planes of a ``(n_columns, n_rows)`` uint16 matrix (low
+        bytes, high bytes): ``low`` is kept, the ``wide`` columns' codes are made whole."""
+        wide = np.asarray(wide, dtype=bool)
+        wide_row = np.full(wide.shape[0], -1, np.int64)
+        wide_row[wide] = np.arange(int(wide.sum()))
+        codes = low[wide].astype(np.uint16)
+        codes |= high_plane[wide].astype(np.uint16) << 8
+        for a in (low, codes):
+            a.flags.writeable = False
+        return cls(low, codes, wide_row, int(low.shape[1]))
+
+    @classmethod
+    def from_array(cls, codes, wide):
+        """From a ``(n_columns, n_rows)`` uint16 matrix whose narrow columns (``wide``
+        False) hold codes up to 255. Raises ValueError when one does not."""
+        codes = np.asarray(codes)
+        wide = np.asarray(wide, dtype=bool)
+        if codes.ndim != 2 or wide.shape != (codes.shape[0],):
+            raise ValueError(f"codes of shape {codes.shape} need one wide flag a row, "
+                             f"got {wide.shape}")
+        if codes.shape[1] and np.any(codes[~wide].max(axis=1, initial=0)
+                                     > ONE_BYTE_MAX_CODE):
+            raise ValueError("a column flagged narrow holds a code past 255")
+        low = np.ascontiguousarray(codes & 0xFF, dtype=np.uint8)
+        return cls.from_planes(low, (codes >> 8).astype(np.uint8), wide)
+
+    def to_array(self):
+        """The ``(n_columns, n_rows)`` uint16 matrix (a new array)."""
+        out = self.low.astype(np.uint16)
+        wide = self.wide_row >= 0
+        out[wide] = self.wide[self.wide_row[wide]]
+        return out
+
+
+def as_array(codes):
+    """``codes`` as a plain matrix: itself, or a :class:`PlaneCodes` made whole (for
+    the kernels and callers that only take arrays)."""
+    return codes.to_array() if isinstance(codes, PlaneCodes) else codes
+
+
+def code_arrays(codes):
+    """``(low, wide, wide_row)`` for the kernels: a :class:`PlaneCodes`' arrays, or
+    ``(codes, None, None)`` for a plain matrix (numba then compiles :func:`read_code`
+    to plain indexing; so do codes without a wide column, whose low bytes are all)."""
+    if isinstance(codes, PlaneCodes):
+        if codes.wide.shape[0] == 0:
+            return codes.low, None, None
+        return codes.low, codes.wide, codes.wide_row
+    return codes, None, None
+
+
+def read_code(low, wide, wide_row, f, i):
+    """Code of column ``f``, row ``i`` (int64) of :func:`code_arrays`' arrays. Only
+    callable from numba-compiled code."""
+    raise NotImplementedError("read_code is compiled by numba (kernels/codes.py)")
+
+
+@overload(read_code)
+def _read_code(low, wide, wide_row, f, i):
+    # compiled as a function of its own, which LLVM inlines: inlined by numba, its
+    # branch tripped numba's IR checks and the histograms ran 6x slower
+    if isinstance(wide, types.NoneType):
+        return lambda low, wide, wide_row, f, i: np.int64(low[f, i])
+
+    def mixed(low, wide, wide_row, f, i):
+        k = wide_row[f]
+        if k < 0:
+            return np.int64(low[f, i])
+        return np.int64(wide[k, i])
+    return mixed
