@@ -306,6 +306,43 @@ def _grad_partition_xgboost(h, node_sum, codes, missing_bin, parent_score, cons,
     return best, best_dl
 
 
+@njit(inline="always")
+def _keep_smallest(keys, codes, n, key, code):
+    """Insert ``(key, code)`` into the ``n`` smallest keys kept so far, ascending, at most
+    ``len(keys)``; an equal key goes after those kept (it came later), as in a stable
+    sort. Returns the new count."""
+    if n == keys.shape[0]:
+        if not key < keys[n - 1]:
+            return n
+        n -= 1
+    p = n
+    while p > 0 and keys[p - 1] > key:
+        keys[p] = keys[p - 1]
+        codes[p] = codes[p - 1]
+        p -= 1
+    keys[p] = key
+    codes[p] = code
+    return n + 1
+
+
+@njit(inline="always")
+def _keep_largest(keys, codes, n, key, code):
+    """:func:`_keep_smallest` for the largest keys, descending: the end of a stable
+    ascending sort read backwards, so an equal key goes before those kept."""
+    if n == keys.shape[0]:
+        if key < keys[n - 1]:
+            return n
+        n -= 1
+    p = n
+    while p > 0 and keys[p - 1] <= key:
+        keys[p] = keys[p - 1]
+        codes[p] = codes[p - 1]
+        p -= 1
+    keys[p] = key
+    codes[p] = code
+    return n + 1
+
+
 @njit(cache=True)
 def _grad_partition_lightgbm(h, node_sum, codes, missing_bin, parent_score, cons,
                              reg_lambda, reg_alpha, max_delta_step, min_child_weight,
@@ -322,21 +359,25 @@ def _grad_partition_lightgbm(h, node_sum, codes, missing_bin, parent_score, cons
     # rows of the missing code and of categories below cat_smooth rows go together
     mg = h[missing_bin, 0]
     mh = h[missing_bin, 1]
-    used = np.empty(codes.shape[0], np.int64)
-    n_used = 0
+    # Only the max_cat_threshold categories at each end of the sorted order are scanned:
+    # keep those two ends (in the order of a stable sort) instead of sorting every
+    # category, 10,000 of them per node on the categorical bench
+    threshold = int(cat_params[CAT_THRESHOLD])
+    k = max(1, threshold)
+    low_key, high_key = np.empty(k), np.empty(k)
+    low, high = np.empty(k, np.int64), np.empty(k, np.int64)
+    n_low = n_high = n_used = 0
     for j in range(codes.shape[0]):
         c = codes[j]
         if np.rint(h[c, 1] * rows_per_hessian) >= cat_smooth and h[c, 1] > 0.0:
-            used[n_used] = c
+            key = h[c, 0] / (h[c, 1] + cat_smooth)
+            n_low = _keep_smallest(low_key, low, n_low, key, c)
+            n_high = _keep_largest(high_key, high, n_high, key, c)
             n_used += 1
         else:
             mg += h[c, 0]
             mh += h[c, 1]
-    keys = np.empty(n_used)
-    for j in range(n_used):
-        keys[j] = h[used[j], 0] / (h[used[j], 1] + cat_smooth)
-    order = used[:n_used][np.argsort(keys, kind="mergesort")]
-    max_cats = min(int(cat_params[CAT_THRESHOLD]), (n_used + 1) // 2)
+    max_cats = min(threshold, (n_used + 1) // 2)
     has_missing = mh > 0.0 or mg != 0.0
     best = -np.inf
     best_dl = False
@@ -348,8 +389,8 @@ def _grad_partition_lightgbm(h, node_sum, codes, missing_bin, parent_score, cons
             hl = mh if miss_left else 0.0
             n_left = np.rint(hl * rows_per_hessian)
             n_group = 0.0
-            for i in range(min(n_used, max_cats)):
-                c = order[i] if direction == 0 else order[n_used - 1 - i]
+            for i in range(max_cats):
+                c = low[i] if direction == 0 else high[i]
                 gl += h[c, 0]
                 hl += h[c, 1]
                 n_c = np.rint(h[c, 1] * rows_per_hessian)
@@ -371,7 +412,7 @@ def _grad_partition_lightgbm(h, node_sum, codes, missing_bin, parent_score, cons
                     left_out[1] = hl
     if best > -np.inf:
         for i in range(best_k):
-            set_bit(bits_out, order[i] if best_dir == 0 else order[n_used - 1 - i])
+            set_bit(bits_out, low[i] if best_dir == 0 else high[i])
         if best_dl:
             # the rare and the empty categories go with the missing values
             for j in range(codes.shape[0]):

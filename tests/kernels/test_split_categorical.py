@@ -144,6 +144,32 @@ def test_lightgbm_search_equals_naive_twin(seed, n_codes, max_bin):
     np.testing.assert_allclose(out["left_sums"][0], stats[in_left].sum(axis=0), rtol=1e-9)
 
 
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("threshold", [1, 3, 32])
+def test_lightgbm_search_breaks_ties_as_a_stable_sort(seed, threshold):
+    """Many categories with equal sort keys (equal counts and gradient sums): the
+    categories scanned from each end, and so the set sent left, are those of a stable
+    sort, as LightGBM's (the search keeps the ends instead of sorting everything)."""
+    rng = np.random.default_rng(seed)
+    n_codes, max_bin = 300, 256
+    per_code = rng.integers(1, 4, n_codes) * 10        # 10, 20 or 30 rows a category
+    codes = np.repeat(category_code(np.arange(n_codes), max_bin), per_code)[None, :]
+    grad = np.repeat(rng.integers(-1, 2, n_codes).astype(float), per_code)
+    stats = np.column_stack([grad, np.ones(codes.shape[1])])
+    nvb = np.array([n_codes + 1], np.int32)
+    hist, sums, starts = flat_hist(codes, stats, max_bin, nvb)
+    out = run_gradient(hist, sums, nvb, np.ones(1, bool), starts,
+                       lightgbm_params(4, threshold, 10.0, 1.0, 10), lam=1.0)
+    flat = hist[0].reshape(-1, 2)
+    value_codes = [c for c in range(nvb[0]) if c != max_bin - 1]
+    gain, dl, left = naive_lightgbm(sums[0, 0], sums[0, 1], flat[:, 0], flat[:, 1],
+                                    value_codes, flat[max_bin - 1, 0], flat[max_bin - 1, 1],
+                                    1.0, 0.0, 10.0, 1.0, 10, threshold, 1.0)
+    assert gain > -INF
+    np.testing.assert_allclose(out["gain"][0], gain, rtol=1e-12)
+    assert bits_to_set(out["cat_bitset"][0]) == left
+
+
 @pytest.mark.parametrize("seed", range(8))
 @pytest.mark.parametrize("n_codes,max_bin", [(7, 16), (9, 6)])
 def test_lightgbm_search_is_optimal_without_smoothing(seed, n_codes, max_bin):
