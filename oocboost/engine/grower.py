@@ -377,13 +377,21 @@ class TreeGrower(HistogramSlots, BundledColumns):
             node_ids = np.concatenate([n for _, n in evaluate])
             slots = nd.held_slot[trees, node_ids].astype(np.int32)
             sums = np.empty((len(trees), self.policy.n_stats), np.float64)
-            node_sums_from_histograms(self.hist, slots, sums,
-                                      1 if self.column_of is None else int(self.column_of[1]))
+            node_sums_from_histograms(self.hist, slots, sums, *self._totals_columns())
             nd.sums[trees, node_ids] = sums
             nd.value[trees, node_ids] = self.policy.leaf_values(sums, trees, node_ids)
             self._evaluate(trees, node_ids, slots, sums)
         self._expand()
         self.telemetry.split_s += time.perf_counter() - t0
+
+    def _totals_columns(self):
+        """``(first column, columns)`` of the feature whose bins are summed for node
+        totals: the first of the narrowest (one column unless every feature is wide)."""
+        if self.column_of is None:
+            return 0, 1
+        widths = np.diff(self.column_of)
+        f = int(np.argmin(widths))
+        return int(self.column_of[f]), int(widths[f])
 
     def _feature_mask(self, trees, node_ids):
         p = self.params

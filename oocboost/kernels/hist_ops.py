@@ -118,9 +118,10 @@ def subtract_histograms(hist, parent_slots, built_slots, sibling_slots):
 
 
 @njit(cache=True)
-def node_sums_from_histograms(hist, slots, out, first_columns=1):
-    """Totals of each slot's node: the sum over all bins of feature 0 (its
-    ``first_columns`` columns: more than one for a wide feature).
+def node_sums_from_histograms(hist, slots, out, first_column=0, n_columns=1):
+    """Totals of each slot's node: the sum over all bins of one feature, the one whose
+    histogram is columns ``first_column .. first_column + n_columns - 1`` (the grower
+    picks its narrowest feature: a wide one spans many columns).
 
     Every row falls in exactly one bin of every feature (missing rows in the missing bin),
     so any feature's histogram sums to the node totals.
@@ -130,14 +131,14 @@ def node_sums_from_histograms(hist, slots, out, first_columns=1):
     hist : ndarray (n_slots, n_features, max_bin, width) float64    # IN
     slots : ndarray (n,) int32                                      # IN
     out : ndarray (n, n_stats) float64                              # OUT, n_stats <= width
-    first_columns : int, columns of feature 0
+    first_column, n_columns : int, the summed feature's columns
     """
     n_bins = hist.shape[2]
     n_stats = out.shape[1]
     for j in range(slots.shape[0]):
         for k in range(n_stats):
             total = 0.0
-            for c in range(first_columns):
+            for c in range(first_column, first_column + n_columns):
                 for b in range(n_bins):
                     total += hist[slots[j], c, b, k]
             out[j, k] = total

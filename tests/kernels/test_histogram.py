@@ -127,11 +127,13 @@ def test_node_sums_are_totals(layout):
     codes, stats, slots = make_data(400, 3, 1, 3, 2, 16, seed=6)
     hist = new_hist(2, 3, 16, 3, layout)
     kh.build_histograms(codes, stats, slots, hist)
-    out = np.empty((2, 3))
-    ho.node_sums_from_histograms(hist, np.array([0, 1], np.int32), out)
-    for s in range(2):
-        np.testing.assert_array_equal(out[s], stats[0][slots[0] == s].sum(axis=0,
-                                                                         dtype=np.float64))
+    for first, n_columns in [(0, 1), (2, 1), (1, 2)]:
+        out = np.empty((2, 3))
+        ho.node_sums_from_histograms(hist, np.array([0, 1], np.int32), out, first, n_columns)
+        for s in range(2):
+            # integer statistics: the sums are exact whichever feature is summed
+            expected = stats[0][slots[0] == s].sum(axis=0, dtype=np.float64)
+            np.testing.assert_array_equal(out[s], expected * n_columns)
 
 
 def _row_lists(slot_of_row):
