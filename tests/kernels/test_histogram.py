@@ -399,15 +399,16 @@ def test_all_rows_refuse_unpadded_histograms():
                                 np.zeros((1, 2, 4, 5)))
 
 
-@pytest.mark.parametrize("n_features", [14, 28, 31])
+@pytest.mark.parametrize("n_features", [4, 8, 14, 28, 31])
 @pytest.mark.parametrize("n_stats", [2, 3])
 @pytest.mark.parametrize("threads", [1, 2])
 @pytest.mark.parametrize("kind", ["listed", "all", "columns"])
 def test_unrolled_column_updates_match_naive(n_features, n_stats, threads, kind):
     """Updates of exactly UNROLLED_COLUMNS columns of 256 bins take a loop compiled with
-    that trip count; with 14, 28 and 31 features over 1 or 2 threads every mix of
-    unrolled and generic widths gives the naive sums."""
-    assert kh.UNROLLED_COLUMNS == 14
+    that trip count, and groups of SMALL_UNROLLED_COLUMNS features (4 or 8 features over
+    1 or 2 threads) a loop of their own; every mix of unrolled and generic widths gives
+    the naive sums."""
+    assert (kh.UNROLLED_COLUMNS, kh.SMALL_UNROLLED_COLUMNS) == (14, 4)
     rng = np.random.default_rng(n_features * 10 + n_stats)
     n_rows, n_slots, max_bin = 900, 3, 256
     codes = rng.integers(0, max_bin, size=(n_features, n_rows)).astype(np.uint8)
@@ -429,3 +430,11 @@ def test_unrolled_column_updates_match_naive(n_features, n_stats, threads, kind)
             kh.build_histograms_columns(codes, stats, *_row_lists(slot_of_row),
                                         slot_columns, got)
     np.testing.assert_array_equal(stats_part(got, n_stats), want)
+
+
+def test_unroll_tag_marks_groups_of_four_features():
+    assert kh._unroll_tag(8, 2) is kh.UNROLL_SMALL
+    assert kh._unroll_tag(4, 1) is kh.UNROLL_SMALL
+    for n_features, n_groups in [(8, 1), (4, 2), (9, 2), (28, 2), (7, 2), (12, 3)]:
+        expected = kh.UNROLL_SMALL if (n_features, n_groups) == (12, 3) else kh.UNROLL_WIDE
+        assert kh._unroll_tag(n_features, n_groups) is expected
