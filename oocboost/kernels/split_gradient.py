@@ -307,34 +307,18 @@ def _grad_partition_xgboost(h, node_sum, codes, missing_bin, parent_score, cons,
 
 
 @njit(inline="always")
-def _keep_smallest(keys, codes, n, key, code):
+def _keep_smallest(keys, codes, n, key, code, ties_first):
     """Insert ``(key, code)`` into the ``n`` smallest keys kept so far, ascending, at most
     ``len(keys)``; an equal key goes after those kept (it came later), as in a stable
-    sort. Returns the new count."""
+    sort, or before them with ``ties_first``. Returns the new count. The end of a stable
+    ascending sort read backwards is the smallest of ``-key`` with ``ties_first``."""
     if n == keys.shape[0]:
-        if not key < keys[n - 1]:
+        last = keys[n - 1]
+        if key > last or (key == last and not ties_first):
             return n
         n -= 1
     p = n
-    while p > 0 and keys[p - 1] > key:
-        keys[p] = keys[p - 1]
-        codes[p] = codes[p - 1]
-        p -= 1
-    keys[p] = key
-    codes[p] = code
-    return n + 1
-
-
-@njit(inline="always")
-def _keep_largest(keys, codes, n, key, code):
-    """:func:`_keep_smallest` for the largest keys, descending: the end of a stable
-    ascending sort read backwards, so an equal key goes before those kept."""
-    if n == keys.shape[0]:
-        if key < keys[n - 1]:
-            return n
-        n -= 1
-    p = n
-    while p > 0 and keys[p - 1] <= key:
+    while p > 0 and (keys[p - 1] > key or (ties_first and keys[p - 1] == key)):
         keys[p] = keys[p - 1]
         codes[p] = codes[p - 1]
         p -= 1
@@ -371,8 +355,8 @@ def _grad_partition_lightgbm(h, node_sum, codes, missing_bin, parent_score, cons
         c = codes[j]
         if np.rint(h[c, 1] * rows_per_hessian) >= cat_smooth and h[c, 1] > 0.0:
             key = h[c, 0] / (h[c, 1] + cat_smooth)
-            n_low = _keep_smallest(low_key, low, n_low, key, c)
-            n_high = _keep_largest(high_key, high, n_high, key, c)
+            n_low = _keep_smallest(low_key, low, n_low, key, c, False)
+            n_high = _keep_smallest(high_key, high, n_high, -key, c, True)
             n_used += 1
         else:
             mg += h[c, 0]
