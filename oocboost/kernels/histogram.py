@@ -69,9 +69,13 @@ UNROLL_WIDE = np.empty(0, np.uint8)
 UNROLL_SMALL = np.empty((0, 0), np.uint8)
 
 
-def _unroll_tag(n_features, n_groups):
+def _unroll_tag(n_features, n_groups, vector=2):
     """UNROLL_SMALL when every thread's group of features is SMALL_UNROLLED_COLUMNS
-    wide (the groups of :func:`_build_histograms_grouped`), else UNROLL_WIDE."""
+    wide (the groups of :func:`_build_histograms_grouped`) and a bin is boosting's 2
+    lanes, else UNROLL_WIDE. (Only boosting: every tag is one more compiled
+    specialization of the kernels, and the test suite's cold run has a time budget.)"""
+    if vector != 2:
+        return UNROLL_WIDE
     sizes = {(g + 1) * n_features // n_groups - g * n_features // n_groups
              for g in range(n_groups)}
     return UNROLL_SMALL if sizes == {SMALL_UNROLLED_COLUMNS} else UNROLL_WIDE
@@ -429,7 +433,7 @@ def build_histograms_all(codes, stats, slot_of_tree, hist, column_of=None):
     _build_histograms_grouped(*code_arrays(codes), dense, row_class, draws, None, slots,
                               no_chunks[0], no_chunks, _column_lookup(codes, hist, column_of),
                               hist, n_groups, FEATURE_CHUNK, vector,
-                              _unroll_tag(codes.shape[0], n_groups))
+                              _unroll_tag(codes.shape[0], n_groups, vector))
 
 
 def _vector_update(stats, hist):
@@ -481,10 +485,11 @@ def build_histograms_selected(codes, stats, rows, slots, chunk_start, chunk_coun
     """
     n_groups = max(1, min(numba.get_num_threads(), codes.shape[0]))
     dense, row_class, draws = _stat_arrays(stats)
+    vector = _vector_update(dense, hist)
     _build_histograms_grouped(*code_arrays(codes), dense, row_class, draws, rows, slots,
                               chunk_start, chunk_count, _column_lookup(codes, hist, column_of),
-                              hist, n_groups, FEATURE_CHUNK, _vector_update(dense, hist),
-                              _unroll_tag(codes.shape[0], n_groups))
+                              hist, n_groups, FEATURE_CHUNK, vector,
+                              _unroll_tag(codes.shape[0], n_groups, vector))
 
 
 @njit(parallel=True, cache=True, nogil=True)
