@@ -179,8 +179,7 @@ def _route_tree(low, wide, wide_row, node_of_row, route, cat_bitset, missing_bin
         for _ in range(depth):
             for i in range(lo, hi):
                 node_of_row[i] = _move_row(low, wide, wide_row, i, np.int64(node_of_row[i]),
-                                           route,
-                                           cat_bitset, missing_bin, kind)
+                                           route, cat_bitset, missing_bin, kind)
 
 
 def partition_select_rows(codes, node_of_row, route, cat_bitset, missing_bin, slot_of_node,
