@@ -315,6 +315,7 @@ def _add_rows_mixed(low, wide, wide_row, stats_t, row_class, draws, t, rows_t, s
     width0 = runs[0, 1] - a0
     wide0 = wide_columns[0] if n_wide > 0 else 0
     wide_k0 = wide_row[wide0]
+    flat = hist.reshape(-1)
     for j in range(lo, hi):
         i, s = _row_and_slot(rows_t, slots_t, j)
         base = s * slot_size
@@ -324,8 +325,8 @@ def _add_rows_mixed(low, wide, wide_row, stats_t, row_class, draws, t, rows_t, s
                 code = np.int64(low[q, i]) if k < 0 else np.int64(wide[k, i])
                 at = base + (column_of[q] * n_bins + code) * width
                 for m in range(n_stats):
-                    hist.reshape(-1)[at + m] += _row_stat(stats_t, row_class, draws, t, i,
-                                                          m, n_stats - 1)
+                    flat[at + m] += _row_stat(stats_t, row_class, draws, t, i, m,
+                                              n_stats - 1)
             continue
         s0, s1, s2, s3 = _row_lanes(stats_t, row_class, draws, t, i, n_stats)
         # the first run and wide column from locals: read from the arrays after every

@@ -260,7 +260,7 @@ class ArrowBlockReader:
 
     def read_block(self, i, with_codes=True, wide=None):
         """Read block ``i``; with ``wide`` (a bool per stored column) two-byte codes come
-        as a ``PlaneCodes`` holding the high bytes of the ``wide`` columns only.
+        as a ``PlaneCodes``: every column's low byte, the ``wide`` columns' whole codes.
 
         Returns
         -------

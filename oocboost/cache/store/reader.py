@@ -242,8 +242,8 @@ class Cache:
 
     @property
     def code_bytes_per_row(self):
-        """Bytes of codes one row takes in memory (int): a byte per stored column, two
-        for the wide ones (:attr:`wide_columns`)."""
+        """Bytes of codes one row takes in memory (int): a byte per stored column, and
+        two more for each wide one (its whole code, :attr:`wide_columns`)."""
         wide = self.wide_columns
         if wide is not None:
             return int(self.n_columns + 2 * wide.sum())
