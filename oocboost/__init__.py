@@ -71,6 +71,9 @@ def __getattr__(name):
     if name in ("AdaBoostClassifier", "AdaBoostRegressor"):
         from .sklearn import adaboost
         return getattr(adaboost, name)
+    if name in ("HoeffdingTreeClassifier", "HoeffdingTreeRegressor"):
+        from .sklearn import hoeffding
+        return getattr(hoeffding, name)
     raise AttributeError(f"module 'oocboost' has no attribute {name!r}")
 
 
@@ -78,6 +81,7 @@ __all__ = ["build_cache", "Cache", "train", "cv", "load_model", "Model", "Traini
            "EarlyStopping", "EvaluationMonitor", "TrainingCheckPoint",
            "LearningRateScheduler", "GradientBoostingClassifier", "GradientBoostingRegressor",
            "GradientBoostingRanker", *_TREE_ESTIMATORS, "AdaBoostClassifier", "AdaBoostRegressor",
+           "HoeffdingTreeClassifier", "HoeffdingTreeRegressor",
            "StackingClassifier", "StackingRegressor",
            "OocboostError", "InputError", "SchemaError", "CacheError", "ModelError",
            "ParameterError", "MemoryLimitError"]

@@ -15,6 +15,8 @@ bin_mapper          a valid ``BinMapper`` description over the model's features,
 attributes          ``label``, ``group`` (str or null), ``seed`` (int), ``adaboost`` (see
                     :func:`_check_adaboost`); other keys are free JSON, never read
 params              free JSON (the training parameters, for the record; never read)
+naive_bayes         optional: naive Bayes leaves (``model/naive_bayes.py``), each table
+                    checked against its tree, the classes and the bin mapper
 anything else       refused: an unknown field
 ==================  =================================================================
 """
@@ -26,9 +28,9 @@ from ..errors import ModelError, OocboostError
 FIELDS = ("format", "format_version", "learner", "objective", "objective_params",
           "aggregation", "n_outputs", "trees_per_round", "base_margin", "tree_group",
           "tree_weight", "best_iteration", "n_classes", "classes", "feature_names",
-          "feature_types", "bin_mapper", "params", "attributes", "trees")
+          "feature_types", "bin_mapper", "params", "attributes", "trees", "naive_bayes")
 LEARNERS = ("gbtree", "random_forest", "extra_trees", "decision_tree", "bagging",
-            "adaboost")
+            "adaboost", "hoeffding_tree", "online_bagging")
 #: "ordered_ts": a categorical column encoded as its ordered target statistic (a numeric
 #: feature whose raw strings the bin mapper's encoder turns into values).
 FEATURE_TYPES = ("numeric", "categorical", "ordered_ts")

@@ -118,14 +118,18 @@ class Model(ModelPrediction, ModelContributions):
         Free JSON-able metadata (evals_result, estimator weights, OOB score, ...).
     n_features : int, optional
         Only when ``feature_names`` is None.
+    naive_bayes : list of LeafTables, optional
+        Leaves that predict by naive Bayes (Hoeffding trees, ``model/naive_bayes.py``).
     """
 
     def __init__(self, trees=(), *, tree_group=None, tree_weight=None, base_margin=None,
                  n_outputs=1, objective="", objective_params=None, learner="gbtree",
                  aggregation="sum", trees_per_round=1, feature_names=None,
                  feature_types=None, bin_mapper=None, params=None, best_iteration=None,
-                 n_classes=None, classes=None, attributes=None, n_features=None):
+                 n_classes=None, classes=None, attributes=None, n_features=None,
+                 naive_bayes=None):
         self.trees = list(trees)
+        self.naive_bayes = list(naive_bayes or ())
         n_trees = len(self.trees)
         self.n_outputs = n_outputs
         self.tree_group = (np.zeros(n_trees, dtype=np.int32) if tree_group is None
@@ -274,6 +278,7 @@ class Model(ModelPrediction, ModelContributions):
                              f"{self.n_outputs} and {self.trees_per_round}")
         if list(other.feature_names) != list(self.feature_names):
             raise ModelError("cannot continue a model trained on other features")
+        self.naive_bayes += [nb.moved(nb.tree + len(self.trees)) for nb in other.naive_bayes]
         self.trees.extend(other.trees)
         self.tree_group = np.concatenate((self.tree_group, other.tree_group)).astype(np.int32)
         self.tree_weight = np.concatenate((self.tree_weight, other.tree_weight))
@@ -296,7 +301,9 @@ class Model(ModelPrediction, ModelContributions):
             best_iteration=bi - start if bi is not None and start <= bi < end else None,
             n_classes=self.n_classes,
             classes=None if self.classes is None else list(self.classes),
-            attributes=dict(self.attributes))
+            attributes=dict(self.attributes),
+            naive_bayes=[nb.moved(nb.tree - t0) for nb in self.naive_bayes
+                         if t0 <= nb.tree < t1])
 
     # Training metadata kept in ``attributes`` so that it is saved with the model.
     best_score = property(lambda self: self.attributes.get("best_score"),
@@ -395,7 +402,35 @@ class Model(ModelPrediction, ModelContributions):
             if tree.n_outputs != want:
                 fail(f"tree {t}: value has {tree.n_outputs} columns, expected {want} "
                      f"(group {self.tree_group[t]})")
+        if self.naive_bayes:
+            self._validate_naive_bayes(fail)
         return self
+
+    def _validate_naive_bayes(self, fail):
+        from .naive_bayes import LeafTables, cell_layout
+
+        if self.bin_mapper is None or not self.n_classes or self.aggregation != "mean":
+            fail("naive_bayes leaves need a bin_mapper, n_classes and 'mean' aggregation")
+        mapper = self.naive_bayes_mapper()
+        if mapper.n_features != self.n_features:
+            fail(f"naive_bayes: the bin mapper has {mapper.n_features} features, the model "
+                 f"{self.n_features}")
+        _, _, n_cells = cell_layout(mapper.n_value_bins, mapper.max_bin)
+        seen = set()
+        for i, tables in enumerate(self.naive_bayes):
+            if not isinstance(tables, LeafTables):
+                fail(f"naive_bayes[{i}] is a {type(tables).__name__}, not LeafTables")
+            if tables.tree in seen:
+                fail(f"naive_bayes[{i}]: tree {tables.tree} has two entries")
+            seen.add(tables.tree)
+            tree = self.trees[tables.tree] if 0 <= tables.tree < len(self.trees) else None
+            tables.validate(len(self.trees), tree.left if tree is not None
+                            else np.zeros(0, np.int32), int(self.n_classes), n_cells,
+                            where=f"naive_bayes[{i}]")
+            if tree is not None and np.any(tree.right[tree.left >= 0]
+                                           != tree.left[tree.left >= 0] + 1):
+                fail(f"naive_bayes[{i}]: tree {tables.tree} must number each right child "
+                     f"left + 1")
 
     # ------------------------------------------------------------------ JSON
     def to_json_dict(self):
@@ -421,6 +456,8 @@ class Model(ModelPrediction, ModelContributions):
             "params": jsonable(self.params, "params"),
             "attributes": jsonable(self.attributes, "attributes"),
             "trees": [tree.to_json_dict() for tree in self.trees],
+            **({"naive_bayes": [nb.to_json_dict() for nb in self.naive_bayes]}
+               if self.naive_bayes else {}),
         }
 
     @classmethod
@@ -498,10 +535,34 @@ class Model(ModelPrediction, ModelContributions):
             n_classes=read_int(doc, "n_classes", where, 0, INT32_MAX, optional=True),
             classes=read_typed(doc, "classes", (list,), where, optional=True),
             attributes=read_typed(doc, "attributes", (dict,), where),
+            naive_bayes=cls._read_naive_bayes(doc, where),
         )
         model.validate()
         check_model_fields(model)
         return model
+
+    def naive_bayes_mapper(self):
+        """The BinMapper naive Bayes leaves bin raw values with (built once)."""
+        from ..cache.binning import BinMapper
+
+        key = id(self.bin_mapper)
+        if getattr(self, "_nb_mapper_key", None) != key:
+            self._nb_mapper = BinMapper.from_dict(self.bin_mapper)
+            self._nb_mapper_key = key
+        return self._nb_mapper
+
+    @staticmethod
+    def _read_naive_bayes(doc, where):
+        from .naive_bayes import LeafTables
+
+        entries = read_typed(doc, "naive_bayes", (list,), where, optional=True)
+        if not entries:
+            return None
+        n_classes = doc.get("n_classes")
+        if not isinstance(n_classes, int) or isinstance(n_classes, bool) or n_classes < 2:
+            raise ModelError(f"{where}: naive_bayes leaves need n_classes >= 2")
+        return [LeafTables.from_json_dict(d, n_classes, f"{where}: naive_bayes[{i}]")
+                for i, d in enumerate(entries)]
 
     def save_model(self, path):
         """Validate and write the model as JSON, atomically.

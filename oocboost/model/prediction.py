@@ -164,6 +164,11 @@ class ModelPrediction:
         out = self._start_margin(X.shape[0], include_base)
         with _num_threads(n_threads):
             _kp.raw_margins(flat, X, t0, t1, out)
+            if self.naive_bayes:
+                from .naive_bayes import add_naive_bayes
+
+                codes = self.naive_bayes_mapper().transform_numeric(X)
+                add_naive_bayes(self, codes, out, t0, t1)
         return self._finish_margin(out, t0, t1, include_base)
 
     def predict_margin_binned(self, codes, missing_bin, iteration_range=None, n_threads=None,
@@ -193,6 +198,10 @@ class ModelPrediction:
         out = self._start_margin(codes.shape[1], include_base)
         with _num_threads(n_threads):
             _kp.binned_margins(flat, codes, int(missing_bin), t0, t1, out)
+            if self.naive_bayes:
+                from .naive_bayes import add_naive_bayes
+
+                add_naive_bayes(self, codes, out, t0, t1)
         return self._finish_margin(out, t0, t1, include_base)
 
     def predict_leaf(self, X, iteration_range=None, n_threads=None):

@@ -15,7 +15,8 @@ from oocboost.model.model import load_model
 
 @pytest.fixture(scope="module")
 def docs(tmp_path_factory):
-    """The JSON of a boosting model with a categorical feature and of an AdaBoost.R2 model."""
+    """The JSON of a boosting model with a categorical feature, of an AdaBoost.R2 model
+    and of a Hoeffding tree with naive Bayes leaves."""
     folder = tmp_path_factory.mktemp("checks")
     rng = np.random.default_rng(0)
     n = 400
@@ -28,7 +29,9 @@ def docs(tmp_path_factory):
     cache = oocboost.build_cache(table, folder / "c.oocb", label="label", quiet=True)
     boost = oocboost.train({"objective": "binary:logistic", "max_depth": 3}, cache, 4)
     ada = oocboost.AdaBoostRegressor(n_estimators=3).fit(np.c_[x, x ** 2], x)
-    return boost.to_json_dict(), ada.model_.to_json_dict()
+    hoeffding = oocboost.HoeffdingTreeClassifier(leaf_prediction="nb", grace_period=50)
+    hoeffding.fit(np.c_[x, x ** 2], y)
+    return boost.to_json_dict(), ada.model_.to_json_dict(), hoeffding.model_.to_json_dict()
 
 
 def _mutate(doc, fn):
@@ -62,6 +65,10 @@ def _reverse_first_edges(d):
 BOOSTING = [
     ("format", _set("format", "xgboost"), "not an oocboost model"),
     ("format_version", _set("format_version", 99), "newer oocboost"),
+    ("naive_bayes", _set("naive_bayes", {"tree": 0}), "'naive_bayes' must be list"),
+    ("naive_bayes", _set("naive_bayes", [{"tree": 0, "n_tables": 0, "n_cells": 1,
+                                          "node": [], "prior": [], "counts": []}]),
+     "naive_bayes leaves need"),
     ("learner", _set("learner", "gblinear"), "learner must be one of"),
     ("objective", _set("objective", "binary:logit"), "objective 'binary:logit'"),
     ("objective_params", _set("objective_params", {"scale_pos_weight": -1.0}),
@@ -124,7 +131,7 @@ def test_adaboost_attributes_are_checked(docs, tmp_path, field, mutation, patter
 
 
 def test_every_written_field_has_a_check(docs):
-    written = set(docs[0]) | set(docs[1])
+    written = set(docs[0]) | set(docs[1]) | set(docs[2])
     assert written == set(FIELDS)
     assert written <= {field for field, _, _ in BOOSTING}
 

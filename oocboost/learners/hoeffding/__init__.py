@@ -1,0 +1,1 @@
+"""Hoeffding trees (VFDT, EFDT) learning from streamed blocks through the engine."""

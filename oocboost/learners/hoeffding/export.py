@@ -1,0 +1,82 @@
+"""A Hoeffding learner's tree as a :class:`~oocboost.model.model.Model`: the reachable
+nodes renumbered breadth first (each right child ``left + 1``), leaf values the class
+distributions (or means), and the naive Bayes tables of the leaves that predict by
+them."""
+import numpy as np
+
+from ...model.naive_bayes import LeafTables
+from ...model.tree import Tree
+
+
+def _order(tree):
+    """Reachable node ids breadth first, and each one's new id."""
+    order = [0]
+    new_id = np.full(tree.n_nodes, -1, np.int64)
+    new_id[0] = 0
+    i = 0
+    while i < len(order):
+        lft = int(tree.left[order[i]])
+        if lft >= 0:
+            new_id[lft], new_id[lft + 1] = len(order), len(order) + 1
+            order += [lft, lft + 1]
+        i += 1
+    return np.asarray(order, np.int64), new_id
+
+
+def export_tree(learner):
+    """``(Tree, LeafTables or None)`` of the learner's current tree."""
+    tree, mapper = learner.tree, learner.mapper
+    order, new_id = _order(tree)
+    old_left = tree.left[order]
+    left = np.where(old_left >= 0, new_id[np.maximum(old_left, 0)], -1)
+    feature = tree.feature[order]
+    bins = tree.bin_threshold[order]
+    is_cat = tree.is_categorical[order]
+    threshold = np.zeros(len(order))
+    for i in np.flatnonzero((left >= 0) & ~is_cat):
+        edges = mapper.bin_edges[feature[i]]
+        b = bins[i]
+        threshold[i] = edges[b] if b < len(edges) else np.finfo(np.float64).max
+    dist = tree.dist[order]
+    out = Tree(left, np.where(left >= 0, left + 1, -1), feature, threshold,
+               learner.leaf_values()[order],
+               bin_threshold=np.where(left >= 0, bins, 0),
+               default_left=tree.default_left[order], is_categorical=is_cat,
+               cat_bitset=tree.cat_bitset[order] if is_cat.any() else None,
+               gain=np.where(left >= 0, tree.merit[order], 0.0),
+               cover=tree.weight(dist), n_samples=dist[:, -1])
+    tables = learner.naive_bayes_leaves()
+    if tables is not None and len(tables.node):
+        tables = LeafTables(0, new_id[tables.node], tables.prior, tables.counts)
+        keep = tables.node >= 0
+        tables = LeafTables(0, tables.node[keep], tables.prior[keep], tables.counts[keep])
+    else:
+        tables = None
+    return out, tables
+
+
+def hoeffding_model(learners, feature_names, *, classes=None, params=None,
+                    learner_name="hoeffding_tree", attributes=None):
+    """A Model of one or more Hoeffding learners' trees (their mean)."""
+    from ...model.model import Model
+
+    first = learners[0]
+    mapper = first.mapper
+    classification = first.classification
+    k = first.config.n_classes
+    trees, nb = [], []
+    for t, learner in enumerate(learners):
+        tree, tables = export_tree(learner)
+        trees.append(tree)
+        if tables is not None:
+            nb.append(tables.moved(t))
+    objective, obj_params = (("multi:proba", {"num_class": int(k)}) if classification
+                             else ("reg:squarederror", {}))
+    return Model(trees, tree_group=np.full(len(trees), -1 if classification else 0),
+                 n_outputs=k if classification else 1, objective=objective,
+                 objective_params=obj_params, learner=learner_name, aggregation="mean",
+                 feature_names=list(feature_names),
+                 feature_types=list(mapper.feature_types), bin_mapper=mapper.to_dict(),
+                 params=dict(params or {}), n_classes=int(k) if classification else None,
+                 classes=None if classes is None else list(classes),
+                 attributes=dict(attributes or {}), naive_bayes=nb)

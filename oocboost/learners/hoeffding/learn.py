@@ -1,0 +1,332 @@
+"""One Hoeffding tree learning from blocks of bin codes through the engine's kernels.
+
+Per block (``HoeffdingLearner.learn``)::
+
+    route      rows to their leaves              kernels.partition.route_to_leaves
+    predict    each row before it is learned     majority class / naive Bayes (nba
+               (prequential: river's test-then-train, a block at a time)
+    add        rows into their leaf's histogram  kernels.partition.partition_select_rows
+                                                 + kernels.histogram.build_histograms_selected
+               (split_revision: into every node on the row's path, one level a sweep)
+    decide     leaves past grace_period          decide.py (Hoeffding bound)
+               split nodes past min_samples_reevaluate (split_revision)
+
+A block is learned as a whole: the rows of a block all reach the leaves the tree had when
+the block began, so a split takes effect from the next block on (river splits between
+two rows). With blocks of ``grace_period`` rows or fewer the two orders agree; with
+larger blocks a leaf sees more rows before its first attempt, never fewer.
+"""
+import numpy as np
+
+from ...engine.grower import _chunk_starts
+from ...kernels.histogram import build_histograms_selected
+from ...kernels.partition import partition_select_rows, route_to_leaves
+from ...model.naive_bayes import LeafTables
+from .decide import (
+    NULL_SPLIT,
+    attempt_decision,
+    feature_splits,
+    ranked_candidates,
+    revision_decision,
+)
+from .nodes import StreamTree
+
+
+class HoeffdingLearner:
+    """A Hoeffding tree (VFDT, or EFDT with ``config.split_revision``) over a cache's bins.
+
+    Parameters
+    ----------
+    config : HoeffdingConfig
+    mapper : BinMapper
+        Bins of the codes it will learn from (a cache's, or one fitted to a first chunk).
+    max_slots : int
+        Histograms kept at most (leaves collecting split statistics; with split
+        revision, split nodes too).
+    """
+
+    def __init__(self, config, mapper, max_slots):
+        self.config = config
+        self.mapper = mapper
+        self.classification = config.task == "classification"
+        self.tree = StreamTree(mapper.n_value_bins, mapper.is_categorical, mapper.max_bin,
+                               config.n_stats, max_slots, self.classification)
+        self.tree.take_slot(0)
+        self.y_offset = None
+        self.rows_seen = 0
+        self.counters = {"splits": 0, "revisions": 0, "collapses": 0, "deactivated": 0,
+                         "waiting": 0}
+
+    # ------------------------------------------------------------------ statistics
+    def block_stats(self, y, w):
+        """(1, n_rows, n_stats) float32 statistics of a block's rows."""
+        n = len(y)
+        stats = np.zeros((1, n, self.config.n_stats), np.float32)
+        if self.classification:
+            stats[0, np.arange(n), y.astype(np.int64)] = w
+        else:
+            if self.y_offset is None:
+                # sums of squares about a first estimate of the mean keep float32 exact enough
+                total = float(w.sum())
+                self.y_offset = float(np.dot(w, y) / total) if total > 0 else 0.0
+            centred = y - self.y_offset
+            stats[0, :, 0] = w
+            stats[0, :, 1] = w * centred
+            stats[0, :, 2] = w * centred * centred
+        stats[0, :, -1] = w > 0
+        return stats
+
+    def node_totals(self, node_of_row, stats):
+        """(n_nodes, n_stats) sums of the block's rows per node they passed through."""
+        tree = self.tree
+        n = tree.n_nodes
+        totals = np.stack([np.bincount(node_of_row, weights=stats[0, :, m], minlength=n)
+                           for m in range(stats.shape[2])], axis=1)
+        left = tree.left[:n]
+        for d in range(int(tree.depth[:n].max()) - 1, -1, -1):
+            nodes = np.flatnonzero((tree.depth[:n] == d) & (left >= 0))
+            totals[nodes] = totals[left[nodes]] + totals[left[nodes] + 1]
+        return totals
+
+    # ------------------------------------------------------------------ prediction
+    def route(self, codes):
+        """(n_rows,) int32 leaf of each row."""
+        route, bits = self.tree.routes()
+        node_of_row = np.zeros((1, codes.shape[1]), np.int32)
+        route_to_leaves(codes, node_of_row, route, bits, self.tree.missing_bin)
+        return node_of_row[0]
+
+    def leaf_values(self):
+        """(n_nodes, n_outputs): class distribution (normalised) or mean of every node."""
+        tree = self.tree
+        dist = tree.dist[:tree.n_nodes]
+        if self.classification:
+            counts = dist[:, :self.config.n_classes]
+            total = counts.sum(axis=1, keepdims=True)
+            uniform = np.full_like(counts, 1.0 / counts.shape[1])
+            return np.where(total > 0, counts / np.where(total > 0, total, 1.0), uniform)
+        w = dist[:, 0]
+        mean = np.where(w > 0, dist[:, 1] / np.where(w > 0, w, 1.0), 0.0)
+        return (mean + (self.y_offset or 0.0))[:, None]
+
+    def naive_bayes_leaves(self, for_prediction=True):
+        """Leaves that may predict by naive Bayes, and their :class:`LeafTables`: active
+        leaves past ``nb_threshold`` ("nb"), those that predicted better by naive Bayes
+        than by majority class ("nba", when ``for_prediction``)."""
+        cfg, tree = self.config, self.tree
+        if not self.classification or cfg.leaf_prediction == "mc":
+            return None
+        n = tree.n_nodes
+        ok = (tree.left[:n] < 0) & (tree.slot[:n] >= 0)
+        ok &= tree.weight(tree.dist[:n]) >= cfg.nb_threshold
+        if cfg.leaf_prediction == "nba" and for_prediction:
+            ok &= tree.nb_correct[:n] > tree.mc_correct[:n]
+        ok &= tree.reachable()
+        nodes = np.flatnonzero(ok)
+        k = cfg.n_classes
+        counts = tree.hist[tree.slot[nodes], ..., :k].reshape(
+            len(nodes), tree.n_columns * tree.max_bin, k)
+        return LeafTables(0, nodes, tree.dist[nodes, :k], counts)
+
+    def predict_rows(self, codes, node_of_row=None):
+        """Predictions of the current tree for a block: (n_rows, K) class probabilities
+        or (n_rows, 1) values."""
+        if node_of_row is None:
+            node_of_row = self.route(codes)
+        out = self.leaf_values()[node_of_row]
+        tables = self.naive_bayes_leaves()
+        if tables is not None:
+            tables.probabilities(codes, node_of_row, self.tree.n_nodes, self.mapper, out)
+        return out
+
+    def _score_leaf_predictors(self, codes, node_of_row, y, w):
+        """nba: add each row's weight to its leaf's count of right majority-class and
+        right naive-Bayes predictions, made before the row is learned."""
+        tree, n = self.tree, self.tree.n_nodes
+        mc = self.leaf_values()[node_of_row].argmax(axis=1)
+        nb_prob = np.zeros((len(y), self.config.n_classes))
+        tables = self.naive_bayes_leaves(for_prediction=False)
+        tables.probabilities(codes, node_of_row, n, self.mapper, nb_prob)
+        has_nb = tree.slot[node_of_row] >= 0
+        tree.mc_correct[:n] += np.bincount(node_of_row, weights=w * (mc == y) * has_nb,
+                                           minlength=n)
+        tree.nb_correct[:n] += np.bincount(node_of_row, weights=w * (nb_prob.argmax(axis=1)
+                                                                     == y) * has_nb,
+                                           minlength=n)
+
+    # ------------------------------------------------------------------ learning
+    def learn(self, codes, y, w, predict=False):
+        """Learn one block. Returns the rows' predictions made before learning them
+        when ``predict`` (prequential evaluation), else None.
+
+        Parameters
+        ----------
+        codes : ndarray (n_features, n_rows) uint8/uint16, or PlaneCodes
+        y : ndarray (n_rows,) float64, class indices or targets
+        w : ndarray (n_rows,) float64, row weights (0: not learned)
+        """
+        cfg, tree = self.config, self.tree
+        n_nodes_before = tree.n_nodes
+        stats = self.block_stats(y, w)
+        node_of_row = self.route(codes)
+        before = self.predict_rows(codes, node_of_row) if predict else None
+        if self.classification and cfg.leaf_prediction == "nba":
+            self._score_leaf_predictors(codes, node_of_row, y.astype(np.int64), w)
+        if cfg.split_revision:
+            self._add_paths(codes, stats)
+        else:
+            self._add_leaves(codes, stats, node_of_row)
+        totals = self.node_totals(node_of_row, stats)
+        tree.dist[:n_nodes_before] += totals
+        held = tree.slot[:n_nodes_before] >= 0
+        tree.hist_sums[tree.slot[:n_nodes_before][held]] += totals[held]
+        self.rows_seen += len(y)
+        if cfg.split_revision:
+            self._revise()
+        self._attempt_splits()
+        self._assign_free_slots()
+        return before
+
+    def _listing(self, codes, node_of_row, slot_of_node, route, bits):
+        n = node_of_row.shape[1]
+        chunk_start = _chunk_starts(n)
+        rows = np.empty((1, n), np.int32)
+        slots = np.empty((1, n), np.int32)
+        chunk_count = np.empty((1, len(chunk_start)), np.int64)
+        partition_select_rows(codes, node_of_row, route, bits, self.tree.missing_bin,
+                              np.ascontiguousarray(slot_of_node[None]),
+                              np.zeros((1, 0), np.uint8), chunk_start, rows, slots,
+                              chunk_count)
+        return rows, slots, chunk_start, chunk_count
+
+    def _add_leaves(self, codes, stats, node_of_row):
+        """Rows (already at their leaves) into their leaves' histograms."""
+        tree = self.tree
+        route, bits = tree.routes()
+        listing = self._listing(codes, node_of_row[None].copy(), tree.slot[:tree.n_nodes],
+                                route, bits)
+        build_histograms_selected(codes, stats, *listing, tree.hist, tree.column_of)
+
+    def _add_paths(self, codes, stats):
+        """Rows into the histogram of every node on their path, a level a sweep (split
+        revision re-evaluates split nodes from them)."""
+        tree = self.tree
+        n = tree.n_nodes
+        route, bits = tree.routes()
+        stay = route.copy()
+        stay[..., 0] = -1                 # the first sweep lists the root's rows in place
+        node_of_row = np.zeros((1, codes.shape[1]), np.int32)
+        for d in range(int(tree.depth[:n].max()) + 1):
+            slot_at_depth = np.where(tree.depth[:n] == d, tree.slot[:n], -1).astype(np.int32)
+            if d == 0 and slot_at_depth[0] < 0:
+                continue
+            # every sweep but the first moves the rows one level down, then lists them
+            listing = self._listing(codes, node_of_row, slot_at_depth,
+                                    stay if d == 0 else route, bits)
+            build_histograms_selected(codes, stats, *listing, tree.hist, tree.column_of)
+
+    # ------------------------------------------------------------------ growth
+    def _split_from(self, res, i, f):
+        return {"feature": f, "bin_threshold": int(res["bin_threshold"][i, f]),
+                "default_left": bool(res["default_left"][i, f]),
+                "is_categorical": bool(self.tree.is_categorical_feature[f]),
+                "cat_bitset": res["cat_bitset"][i, f], "merit": float(res["merit"][i, f])}
+
+    def _grow_children(self, node, res, i, f):
+        tree, cfg = self.tree, self.config
+        children = tree.split(node, self._split_from(res, i, f), res["left"][i, f],
+                              res["right"][i, f])
+        if not cfg.split_revision:
+            tree.release_slot(node)
+        for c in children:
+            if cfg.max_depth is not None and tree.depth[c] >= cfg.max_depth:
+                tree.can_grow[c] = False
+            elif not tree.take_slot(c):
+                self.counters["waiting"] += 1
+        self.counters["splits"] += 1
+
+    def _deactivate(self, node):
+        self.tree.can_grow[node] = False
+        self.tree.release_slot(node)
+        self.counters["deactivated"] += 1
+
+    def _due(self, nodes, period):
+        tree = self.tree
+        return nodes[tree.weight(tree.dist[nodes]) - tree.checked_at[nodes] >= period]
+
+    def _attempt_splits(self):
+        """VFDT's split attempts at active leaves past ``grace_period`` of new weight."""
+        cfg, tree = self.config, self.tree
+        leaves = tree.leaves()
+        leaves = self._due(leaves[(tree.slot[leaves] >= 0) & tree.can_grow[leaves]],
+                           cfg.grace_period)
+        weights = tree.weight(tree.dist[leaves])
+        tree.checked_at[leaves] = weights
+        if self.classification:
+            counts = tree.dist[leaves, :cfg.n_classes]
+            pure = np.count_nonzero(counts > 0, axis=1) <= 1
+            dominated = counts.max(axis=1) > cfg.max_share_to_split * weights
+            for node in leaves[dominated & ~pure]:
+                self._deactivate(node)     # river: only the null split is offered
+            leaves = leaves[~pure & ~dominated]
+            weights = tree.weight(tree.dist[leaves])
+        if len(leaves) == 0:
+            return
+        res = feature_splits(tree, cfg, tree.slot[leaves])
+        for i, node in enumerate(leaves):
+            choice = attempt_decision(ranked_candidates(res["merit"][i], cfg), cfg,
+                                      float(weights[i]))
+            if choice is None:
+                continue
+            if choice == NULL_SPLIT:
+                self._deactivate(node)
+            else:
+                self._grow_children(node, res, i, choice)
+
+    def _revise(self):
+        """EFDT: re-evaluate split nodes past ``min_samples_reevaluate`` of new weight,
+        parents first; replace a split whose feature is beaten by the bound."""
+        cfg, tree = self.config, self.tree
+        n = tree.n_nodes
+        split_nodes = np.flatnonzero(tree.reachable() & (tree.left[:n] >= 0)
+                                     & (tree.slot[:n] >= 0))
+        nodes = self._due(split_nodes, cfg.min_samples_reevaluate)
+        if len(nodes) == 0:
+            return
+        weights = tree.weight(tree.dist[nodes])
+        tree.checked_at[nodes] = weights
+        res = feature_splits(tree, cfg, tree.slot[nodes])
+        for i, node in enumerate(nodes):
+            if not tree.reachable()[node] or tree.left[node] < 0:
+                continue                  # an ancestor was replaced in this round
+            choice = revision_decision(ranked_candidates(res["merit"][i], cfg),
+                                       int(tree.feature[node]), cfg, float(weights[i]))
+            if choice is None:
+                continue
+            tree.collapse(node)
+            if choice == "collapse":
+                self.counters["collapses"] += 1
+            else:
+                self._grow_children(node, res, i, choice)
+                self.counters["revisions"] += 1
+
+    def _promise(self, nodes):
+        """River's promise of a leaf: weight it misclassifies (classification), or its
+        weight (regression); slots go to the most promising."""
+        tree = self.tree
+        if self.classification:
+            counts = tree.dist[nodes, :self.config.n_classes]
+            return counts.sum(axis=1) - counts.max(axis=1)
+        return tree.weight(tree.dist[nodes])
+
+    def _assign_free_slots(self):
+        """Give free slots to leaves waiting for one, most promising first."""
+        tree = self.tree
+        if not tree.free_slots and tree.hist.shape[0] >= tree.max_slots:
+            return
+        leaves = tree.leaves()
+        waiting = leaves[(tree.slot[leaves] < 0) & tree.can_grow[leaves]]
+        for node in waiting[np.argsort(-self._promise(waiting), kind="stable")]:
+            if not tree.take_slot(node):
+                break
+            tree.checked_at[node] = tree.weight(tree.dist[node])

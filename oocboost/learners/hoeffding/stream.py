@@ -1,0 +1,177 @@
+"""Hoeffding trees over a cache (one streamed pass) and over chunks of rows: the memory
+plan that bounds their histograms, the pass, and prequential scores."""
+from types import SimpleNamespace
+
+import numpy as np
+
+from ...common import hist_width
+from ...engine.blocks import timed_blocks
+from ...errors import InputError, MemoryLimitError
+from ...utils.budget import DEFAULT_PREFETCH, smallest_limit, usable_bytes
+from ...utils.rss import current_rss
+from ...utils.sizes import MiB, format_size
+from .learn import HoeffdingLearner
+
+#: Bytes of histograms kept when neither ``max_leaves`` nor ``memory_limit`` bounds them
+#: (river's ``max_size`` is 100 MiB of Python objects; a slot of 28 features x 256 bins
+#: takes 224 KiB, so this keeps over a thousand leaves collecting statistics).
+DEFAULT_HISTOGRAM_BYTES = 256 * MiB
+
+#: Rows learned at a time when a block is longer: the leaves a row reaches are those of
+#: the start of its batch, so long batches delay splits (module docstring of learn.py).
+DEFAULT_BATCH_ROWS = 1000
+
+
+def slot_bytes(mapper, n_stats):
+    """Bytes of one leaf's histogram (and its sums)."""
+    from ...common import hist_column_starts
+
+    columns = int(hist_column_starts(mapper.n_value_bins, mapper.max_bin)[-1])
+    return columns * mapper.max_bin * hist_width(n_stats) * 8 + n_stats * 8
+
+
+def plan_slots(config, mapper, block_rows, code_bytes_per_row, prefetch=DEFAULT_PREFETCH,
+               n_trees=1):
+    """Histogram slots each of ``n_trees`` trees may keep.
+
+    Within ``memory_limit`` (peak RSS, bytes): this process's RSS now, the prefetched and
+    current blocks (codes, label, weight), the per-block scratch (statistics, row lists,
+    leaf of each row), then whole histograms; ``max_leaves`` caps them further. Refuses
+    (MemoryLimitError naming the smallest limit) when not even two slots a tree fit.
+    """
+    per_slot = slot_bytes(mapper, config.n_stats)
+    cap = config.max_leaves if config.max_leaves is not None else None
+    if config.memory_limit is None:
+        budget = DEFAULT_HISTOGRAM_BYTES // (per_slot * n_trees)
+        return max(2, min(cap or budget, budget))
+    per_row = code_bytes_per_row + 16            # codes, label and weight as float64
+    scratch_per_row = config.n_stats * 4 * n_trees + 24 + 8 * config.n_classes
+    fixed = block_rows * (per_row * (prefetch + 1) + scratch_per_row)
+    baseline = current_rss()
+    usable = usable_bytes(config.memory_limit, baseline) - fixed
+    n_slots = usable // (per_slot * n_trees) if usable > 0 else 0
+    if n_slots < 2:
+        need = fixed + 2 * per_slot * n_trees
+        raise MemoryLimitError(
+            f"memory_limit={format_size(config.memory_limit)} leaves no room for the "
+            f"Hoeffding tree's histograms ({format_size(per_slot)} a leaf, blocks of "
+            f"{block_rows} rows); the smallest limit that works is "
+            f"{format_size(smallest_limit(need, baseline))}")
+    return int(min(cap, n_slots) if cap else n_slots)
+
+
+def check_block_labels(y, config, where, row_start=0):
+    """Refuse missing labels and, for a classifier, labels that are not class indices."""
+    bad = ~np.isfinite(y)
+    if config.task == "classification":
+        bad |= (y != np.floor(y)) | (y < 0) | (y >= config.n_classes)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        expected = (f"a class index in [0, {config.n_classes})"
+                    if config.task == "classification" else "a finite target")
+        raise InputError(f"{where}: row {row_start + i} has label {y[i]!r}; expected "
+                         f"{expected}")
+
+
+class Prequential:
+    """Test-then-train scores: each block predicted before it is learned (accuracy and
+    log loss for a classifier, squared and absolute error for a regressor), weighted by
+    the rows' weights."""
+
+    def __init__(self, classification):
+        self.classification = classification
+        self.weight = 0.0
+        self.sums = {}
+
+    def add(self, pred, y, w):
+        self.weight += float(w.sum())
+        if self.classification:
+            k = y.astype(np.int64)
+            p = np.clip(pred[np.arange(len(k)), k], 1e-15, 1.0)
+            parts = {"accuracy": w * (pred.argmax(axis=1) == k), "log_loss": -w * np.log(p)}
+        else:
+            err = pred[:, 0] - y
+            parts = {"mse": w * err * err, "mae": w * np.abs(err)}
+        for name, v in parts.items():
+            self.sums[name] = self.sums.get(name, 0.0) + float(v.sum())
+
+    def scores(self):
+        return {k: v / self.weight for k, v in self.sums.items()} if self.weight else {}
+
+
+def learn_cache(learners, cache, *, prefetch=None, evaluate=False, draws=None,
+                counters=None, batch_rows=DEFAULT_BATCH_ROWS):
+    """Stream ``cache`` once through ``learners`` (several for online bagging).
+
+    Parameters
+    ----------
+    learners : list of HoeffdingLearner
+    cache : Cache
+    prefetch : int or None
+    evaluate : bool
+        Keep prequential scores of the first learner's (or the ensemble's mean)
+        predictions.
+    draws : callable ``(tree, row_start, n_rows) -> weights`` or None
+        Per-tree row multiplicities (online bagging's Poisson(1) draws).
+    batch_rows : int
+        Rows learned at a time (:data:`DEFAULT_BATCH_ROWS`).
+
+    Returns
+    -------
+    Prequential or None
+    """
+    cache.require_one_label("a Hoeffding tree")
+    config = learners[0].config
+    counters = counters if counters is not None else {"io_wait_s": 0.0, "bytes_read": 0}
+
+    def account(wait_s, nbytes):
+        counters["io_wait_s"] += wait_s
+        counters["bytes_read"] += nbytes
+
+    plan = SimpleNamespace(prefetch=DEFAULT_PREFETCH if prefetch is None else prefetch,
+                           resident_bytes=0)
+    score = Prequential(learners[0].classification) if evaluate else None
+    for block in timed_blocks(cache, plan, account):
+        codes = block.stored_codes if cache.bundles is None else block.codes
+        y = np.asarray(block.label, np.float64).reshape(-1)
+        check_block_labels(y, config, f"cache {cache.path}", block.row_start)
+        w = (np.ones(len(y)) if block.weight is None
+             else np.asarray(block.weight, np.float64))
+        learn_rows(learners, codes, y, w, score, draws, block.row_start, batch_rows)
+    return score
+
+
+def _rows_of(codes, lo, hi):
+    """Contiguous codes of rows ``lo .. hi - 1`` (a plain matrix or PlaneCodes)."""
+    from ...kernels.codes import PlaneCodes
+
+    if isinstance(codes, PlaneCodes):
+        return PlaneCodes(np.ascontiguousarray(codes.low[:, lo:hi]),
+                          np.ascontiguousarray(codes.wide[:, lo:hi]), codes.wide_row,
+                          hi - lo)
+    return np.ascontiguousarray(codes[:, lo:hi])
+
+
+def learn_rows(learners, codes, y, w, score=None, draws=None, row_start=0,
+               batch_rows=DEFAULT_BATCH_ROWS):
+    """Rows into every learner (each with its draws), ``batch_rows`` at a time, each
+    batch scored before it is learned."""
+    n = len(y)
+    for lo in range(0, n, batch_rows):
+        hi = min(n, lo + batch_rows)
+        part = codes if (lo, hi) == (0, n) else _rows_of(codes, lo, hi)
+        preds = []
+        for t, learner in enumerate(learners):
+            wt = w[lo:hi] if draws is None else w[lo:hi] * draws(t, row_start + lo, hi - lo)
+            pred = learner.learn(part, y[lo:hi], wt, predict=score is not None)
+            if pred is not None:
+                preds.append(pred)
+        if score is not None:
+            score.add(np.mean(preds, axis=0), y[lo:hi], w[lo:hi])
+
+
+def new_learners(config, mapper, n_trees, *, block_rows, code_bytes_per_row, prefetch=None):
+    """``n_trees`` fresh learners sharing the memory plan."""
+    max_slots = plan_slots(config, mapper, block_rows, code_bytes_per_row,
+                           DEFAULT_PREFETCH if prefetch is None else prefetch, n_trees)
+    return [HoeffdingLearner(config, mapper, max_slots) for _ in range(n_trees)]

@@ -1,0 +1,235 @@
+"""Naive Bayes leaves: a tree's leaves that predict by naive Bayes over the class counts
+they kept per bin (Hoeffding trees' ``leaf_prediction="nb"`` / ``"nba"``), and their
+part of the model file.
+
+For a row reaching leaf ``l`` with table ``t``::
+
+    P(k | x) ~ prior[t, k] * prod_f P(code_f(x) | k)
+
+with ``P(code | k)`` read from the class counts the leaf kept per bin (its histogram,
+cells ``bin_start[f] + code``, ``kernels/naive_bayes.py``):
+
+* numeric feature: as river's Gaussian naive Bayes, a normal density per class whose
+  mean and variance are those of the class's rows (each at its bin's middle value), at
+  the row's bin; a missing value by the class's share of missing values (Laplace);
+* categorical feature: the class's share of rows in the category, Laplace smoothing
+  (count + 1 over total + number of codes) so an unseen category zeroes no class.
+
+In the model file (``"naive_bayes"``, one entry per tree that has tables, validated
+field by field on load)::
+
+    {"tree": t, "n_tables": m, "n_cells": c, "node": [...m], "prior": [...m*K],
+     "counts": [...m*c*K]}
+"""
+import numpy as np
+
+from ..common import hist_column_starts
+from ..errors import ModelError
+from ..kernels.naive_bayes import naive_bayes_scores
+from .fields import read_array, read_int
+from .tree import coerce
+
+#: Cells * classes * tables of one tree read from a file, at most (2 GiB of float64).
+MAX_TABLE_VALUES = 1 << 28
+
+
+def cell_layout(n_value_bins, max_bin):
+    """``(bin_start, cell_feature, n_cells)`` of tables over features with
+    ``n_value_bins`` bins (``max_bin`` codes a histogram column)."""
+    starts = hist_column_starts(n_value_bins, max_bin)
+    bin_start = starts[:-1] * int(max_bin)
+    n_cells = int(starts[-1]) * int(max_bin)
+    cell_feature = np.repeat(np.arange(len(n_value_bins)), np.diff(starts) * int(max_bin))
+    return bin_start, cell_feature, n_cells
+
+
+class LeafTables:
+    """Naive Bayes tables of some leaves of one tree.
+
+    Parameters
+    ----------
+    tree : int
+        Index of the tree in the model.
+    node : array-like (n_tables,) int32
+        Leaf ids that predict by naive Bayes.
+    prior : array-like (n_tables, K) float64
+        Class weights of each leaf (its class distribution, any scale).
+    counts : array-like (n_tables, n_cells, K) float64
+        Class weights per histogram cell of each leaf.
+    """
+
+    def __init__(self, tree, node, prior, counts):
+        self.tree = int(tree)
+        self.node = coerce("naive_bayes node", node, np.int32, 1)
+        self.prior = coerce("naive_bayes prior", prior, np.float64, 2)
+        self.counts = coerce("naive_bayes counts", counts, np.float64, 3)
+
+    def moved(self, tree):
+        """The same tables for the tree now at index ``tree``."""
+        return LeafTables(tree, self.node, self.prior, self.counts)
+
+    def validate(self, n_trees, tree_nodes, n_classes, n_cells, where="naive_bayes"):
+        """Raise ModelError unless every array fits the model's tree and classes."""
+        m = self.node.shape[0]
+        if not 0 <= self.tree < n_trees:
+            raise ModelError(f"{where}: tree {self.tree} is not in [0, {n_trees})")
+        if self.prior.shape != (m, n_classes) or self.counts.shape != (m, n_cells, n_classes):
+            raise ModelError(f"{where}: prior {self.prior.shape} and counts "
+                             f"{self.counts.shape} must be ({m}, {n_classes}) and "
+                             f"({m}, {n_cells}, {n_classes})")
+        left = tree_nodes
+        bad = (self.node < 0) | (self.node >= left.shape[0])
+        if bad.any() or np.any(left[self.node[~bad]] != -1):
+            raise ModelError(f"{where}: node ids must be leaves of tree {self.tree}")
+        if len(np.unique(self.node)) != m:
+            raise ModelError(f"{where}: a leaf is listed twice")
+        for name, a in (("prior", self.prior), ("counts", self.counts)):
+            if not np.all(np.isfinite(a)) or np.any(a < 0):
+                raise ModelError(f"{where}: {name} must be finite and >= 0")
+        return self
+
+    def log_tables(self, mapper):
+        """``(log_likelihood, log_prior)`` for ``kernels.naive_bayes`` (module docstring)."""
+        log_likelihood = np.zeros(self.counts.shape)
+        bin_start, _, _ = cell_layout(mapper.n_value_bins, mapper.max_bin)
+        missing = mapper.max_bin - 1
+        for f in range(mapper.n_features):
+            n_bins = int(mapper.n_value_bins[f])
+            if mapper.is_categorical[f]:
+                cells = bin_start[f] + np.arange(max(n_bins, missing + 1))
+                c = self.counts[:, cells, :]
+                log_likelihood[:, cells, :] = np.log(c + 1.0) - np.log(
+                    c.sum(axis=1, keepdims=True) + cells.size)
+            else:
+                cells = bin_start[f] + np.arange(n_bins)
+                log_likelihood[:, cells, :] = _gaussian_log_likelihood(
+                    self.counts[:, cells, :], self.counts[:, bin_start[f] + missing, :],
+                    bin_values(mapper.bin_edges[f]))
+                miss = self.counts[:, bin_start[f] + missing, :]
+                seen = self.counts[:, cells, :].sum(axis=1)
+                log_likelihood[:, bin_start[f] + missing, :] = (
+                    np.log(miss + 1.0) - np.log(miss + seen + 2.0))
+        total = self.prior.sum(axis=1, keepdims=True)
+        # a leaf that has seen no weight yet: every class equally likely
+        prior = np.where(total > 0, self.prior, 1.0)
+        with np.errstate(divide="ignore"):
+            log_prior = np.log(prior / prior.sum(axis=1, keepdims=True))
+        return np.ascontiguousarray(log_likelihood), log_prior
+
+    def probabilities(self, codes, node_of_row, n_nodes, mapper, out):
+        """Write the posterior of rows whose leaf has a table into ``out`` (n_rows, K)."""
+        if self.node.shape[0] == 0:
+            return out
+        table_of_node = np.full(n_nodes, -1, np.int32)
+        table_of_node[self.node] = np.arange(self.node.shape[0], dtype=np.int32)
+        log_likelihood, log_prior = self.log_tables(mapper)
+        bin_start, _, _ = cell_layout(mapper.n_value_bins, mapper.max_bin)
+        rows = table_of_node[node_of_row] >= 0
+        scores = np.zeros((len(node_of_row), out.shape[1]))
+        naive_bayes_scores(codes, np.ascontiguousarray(node_of_row, np.int32), table_of_node,
+                           bin_start, log_likelihood, log_prior, scores)
+        s = scores[rows]
+        s -= s.max(axis=1, keepdims=True)
+        p = np.exp(s)
+        out[rows] = p / p.sum(axis=1, keepdims=True)
+        return out
+
+    def to_json_dict(self):
+        return {"tree": self.tree, "n_tables": int(self.node.shape[0]),
+                "n_cells": int(self.counts.shape[1]), "node": self.node.tolist(),
+                "prior": self.prior.ravel().tolist(), "counts": self.counts.ravel().tolist()}
+
+    @classmethod
+    def from_json_dict(cls, d, n_classes, where):
+        if not isinstance(d, dict):
+            raise ModelError(f"{where}: must be a JSON object")
+        unknown = set(d) - {"tree", "n_tables", "n_cells", "node", "prior", "counts"}
+        if unknown:
+            raise ModelError(f"{where}: unknown fields {sorted(unknown)}")
+        tree = read_int(d, "tree", where, 0, 1 << 31)
+        m = read_int(d, "n_tables", where, 0, 1 << 31)
+        c = read_int(d, "n_cells", where, 1, 1 << 31)
+        if m * c * n_classes > MAX_TABLE_VALUES:
+            raise ModelError(f"{where}: {m} tables of {c} cells x {n_classes} classes "
+                             f"exceed {MAX_TABLE_VALUES} values")
+        node = read_array(d, "node", np.int32, m, where)
+        prior = read_array(d, "prior", np.float64, m * n_classes, where)
+        counts = read_array(d, "counts", np.float64, m * c * n_classes, where)
+        return cls(tree, node, prior.reshape(m, n_classes),
+                   counts.reshape(m, c, n_classes))
+
+
+def bin_values(edges):
+    """A value standing for each bin of a numeric feature: the midpoint of its edges
+    (the outer bins are as wide as their neighbours; a single bin stands for 0).
+
+    >>> bin_values(np.array([1.0, 2.0])).tolist()
+    [0.5, 1.5, 2.5]
+    """
+    edges = np.asarray(edges, np.float64)
+    if edges.size == 0:
+        return np.zeros(1)
+    if edges.size == 1:
+        return np.array([edges[0] - 0.5, edges[0] + 0.5])
+    inner = (edges[:-1] + edges[1:]) * 0.5
+    first = edges[0] - (edges[1] - edges[0]) * 0.5
+    last = edges[-1] + (edges[-1] - edges[-2]) * 0.5
+    return np.concatenate(([first], inner, [last]))
+
+
+def _gaussian_log_likelihood(counts, missing, values):
+    """log of ``P(not missing | k) * N(value_b; mean_k, var_k) * width`` per bin, with
+    the class's mean and variance over the bins' values (river's Gaussian estimators,
+    computed from the histogram). The variance is at least a twelfth of the narrowest
+    bin's squared width (the spread of a value within its bin)."""
+    n = counts.sum(axis=1, keepdims=True)                          # (m, 1, K)
+    safe = np.where(n > 0, n, 1.0)
+    v = values[None, :, None]
+    mean = (counts * v).sum(axis=1, keepdims=True) / safe
+    var = (counts * (v - mean) ** 2).sum(axis=1, keepdims=True) / safe
+    widths = np.diff(values)
+    floor = (widths[widths > 0].min() ** 2 / 12.0) if np.any(widths > 0) else 1e-12
+    var = np.maximum(var, floor)
+    log_density = -0.5 * np.log(2.0 * np.pi * var) - (v - mean) ** 2 / (2.0 * var)
+    present = np.log(n + 1.0) - np.log(n + missing[:, None, :] + 2.0)
+    # a class this leaf has not seen (n == 0) gives every bin the same likelihood
+    return np.where(n > 0, log_density + present, present)
+
+
+def leaves_of(tree, codes, missing_bin):
+    """(n_rows,) int32 leaf of each row of bin ``codes`` in ``tree`` (right child
+    ``left + 1``, as every tree with naive Bayes leaves numbers them)."""
+    from ..kernels.partition import pack_routes, route_to_leaves
+
+    route = pack_routes(tree.left[None], tree.right[None], tree.feature[None],
+                        tree.bin_threshold[None], tree.default_left[None],
+                        tree.is_categorical[None])
+    bits = np.zeros((1, tree.n_nodes, max(tree.n_words, 1)), np.uint32)
+    if tree.n_words:
+        bits[0] = tree.cat_bitset
+    node_of_row = np.zeros((1, codes.shape[1]), np.int32)
+    route_to_leaves(codes, node_of_row, np.ascontiguousarray(route), bits, int(missing_bin))
+    return node_of_row[0]
+
+
+def add_naive_bayes(model, codes, out, t0, t1):
+    """Replace, in the summed outputs ``out`` of trees ``t0 .. t1 - 1``, the class
+    distribution of every naive Bayes leaf a row reaches by the row's posterior (before
+    the aggregation's division: each tree adds ``weight * (posterior - distribution)``).
+
+    Parameters
+    ----------
+    model : Model
+    codes : ndarray (n_features, n_rows) uint8/uint16, the model's bins    # IN
+    out : ndarray (n_rows, K) float64                                     # IN/OUT
+    """
+    mapper = model.naive_bayes_mapper()
+    for tables in model.naive_bayes:
+        if not t0 <= tables.tree < t1:
+            continue
+        tree = model.trees[tables.tree]
+        node_of_row = leaves_of(tree, codes, mapper.missing_bin)
+        majority = tree.value[node_of_row]
+        posterior = majority.copy()
+        tables.probabilities(codes, node_of_row, tree.n_nodes, mapper, posterior)
+        out += model.tree_weight[tables.tree] * (posterior - majority)

@@ -1,0 +1,248 @@
+"""Hoeffding trees: the split decision against a NumPy reference, concepts learned and
+followed, results independent of block size and threads, the memory bound, the model
+file, and agreement with river."""
+import json
+
+import numba
+import numpy as np
+import pytest
+
+from oocboost import HoeffdingTreeClassifier, HoeffdingTreeRegressor, load_model
+from oocboost.cache.build import build_cache
+from oocboost.cache.store import Cache
+from oocboost.errors import ModelError, ParameterError
+from oocboost.learners.hoeffding.config import resolve_config
+from oocboost.learners.hoeffding.decide import hoeffding_bound
+from oocboost.learners.hoeffding.stream import learn_cache, new_learners
+
+
+def _hyperplane(n, d=4, seed=0, noise=0.05):
+    rng = np.random.default_rng(seed)
+    X = rng.random((n, d))
+    w = np.linspace(1.0, 0.2, d)
+    y = (X @ w > w.sum() / 2).astype(np.float64)
+    flip = rng.random(n) < noise
+    y[flip] = 1 - y[flip]
+    return X, y
+
+
+def _cache(tmp_path, X, y, name="c", block_rows=1000, reference=None):
+    path = str(tmp_path / name)
+    build_cache(X, path, label=y, quiet=True, block_rows=block_rows,
+                max_bin=32, overwrite=True, reference=reference)
+    return Cache(path)
+
+
+def _learn(cache, batch_rows=200, **params):
+    cfg = resolve_config("classification", 2, **params)
+    learners = new_learners(cfg, cache.bin_mapper, 1, block_rows=cache.block_rows,
+                            code_bytes_per_row=cache.code_bytes_per_row)
+    score = learn_cache(learners, cache, evaluate=True, batch_rows=batch_rows)
+    return learners[0], score
+
+
+def _entropy(c):
+    w = c.sum()
+    p = c[c > 0] / w
+    return float(-(p * np.log2(p)).sum())
+
+
+def test_first_split_equals_numpy_reference(tmp_path):
+    """The root's first split: merits of every feature's best threshold by brute force
+    over the binned rows, the Hoeffding bound of the rows seen, VFDT's rule."""
+    X, y = _hyperplane(4000, seed=1)
+    everything = _cache(tmp_path, X, y, name="all")
+    codes = everything.bin_mapper.transform_numeric(X)
+    # replay: attempts after 200, 400, ... rows; the first that passes the rule splits
+    for n in range(200, 4001, 200):
+        merits = []
+        for f in range(X.shape[1]):
+            best = (-np.inf, -1)
+            for b in range(int(codes[f, :n].max())):
+                left = codes[f, :n] <= b
+                cl = np.bincount(y[:n][left].astype(int), minlength=2)
+                cr = np.bincount(y[:n][~left].astype(int), minlength=2)
+                if min(cl.sum(), cr.sum()) <= 0.01 * n:
+                    continue
+                parent = np.bincount(y[:n].astype(int), minlength=2)
+                merit = _entropy(parent) - (cl.sum() * _entropy(cl)
+                                            + cr.sum() * _entropy(cr)) / n
+                if merit > best[0]:
+                    best = (merit, b)
+            merits.append((best[0], f, best[1]))
+        merits.sort(key=lambda m: (-m[0], m[1]))
+        eps = np.sqrt(np.log(1 / 1e-7) / (2 * n))
+        assert eps == pytest.approx(hoeffding_bound(1.0, 1e-7, n))
+        second = max(merits[1][0], 0.0)         # the null split (merit 0) competes
+        if merits[0][0] - second > eps or eps < 0.05:
+            break
+    assert n < 4000
+    # the same bins, learned up to the attempt before and up to the split
+    before, _ = _learn(_cache(tmp_path, X[:n - 200], y[:n - 200], name="before",
+                              block_rows=200, reference=everything), leaf_prediction="mc")
+    assert before.tree.n_nodes == 1
+    learner, _ = _learn(_cache(tmp_path, X[:n], y[:n], name="upto", block_rows=200,
+                               reference=everything),
+                        leaf_prediction="mc")
+    tree = learner.tree
+    _, f, b = merits[0]
+    assert (tree.feature[0], tree.bin_threshold[0]) == (f, b)
+    left = codes[f, :n] <= b
+    np.testing.assert_allclose(tree.dist[1, :2], np.bincount(y[:n][left].astype(int),
+                                                             minlength=2))
+
+
+def test_hyperplane_is_learned(tmp_path):
+    X, y = _hyperplane(60000, seed=2, noise=0.0)
+    clf = HoeffdingTreeClassifier().fit(X[:50000], y[:50000])
+    assert (clf.predict(X[50000:]) == y[50000:]).mean() > 0.93
+    assert clf.prequential_score_["accuracy"] > 0.9
+
+
+def _drifting(n, seed=3):
+    rng = np.random.default_rng(seed)
+    X = rng.random((n, 3))
+    y = np.where(np.arange(n) < n // 2, X[:, 0] > 0.5, X[:, 1] > 0.5).astype(float)
+    return X, y
+
+
+def test_split_revision_follows_an_abrupt_change(tmp_path):
+    X, y = _drifting(40000)
+    cache = _cache(tmp_path, X, y)
+    codes = cache.bin_mapper.transform_numeric(X)
+    tail = slice(36000, 40000)
+    accuracy, root = {}, {}
+    for revision in (False, True):
+        learner, _ = _learn(cache, split_revision=revision, leaf_prediction="mc")
+        pred = learner.predict_rows(codes[:, tail]).argmax(axis=1)
+        accuracy[revision] = (pred == y[tail]).mean()
+        root[revision] = learner.tree.feature[0]
+        if revision:
+            assert learner.counters["revisions"] > 0
+    # VFDT keeps its first root and grows the new concept below it; EFDT replaces it
+    assert root == {False: 0, True: 1}
+    assert accuracy[True] > 0.95
+
+
+@pytest.mark.parametrize("block_rows", [1000, 4000])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_model_independent_of_blocks_and_threads(tmp_path, block_rows, threads):
+    X, y = _hyperplane(12000, seed=4)
+    cache = _cache(tmp_path, X, y, block_rows=block_rows)
+    reference = _cache(tmp_path, X, y, name="ref", block_rows=12000)
+    old = numba.get_num_threads()
+    numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
+    try:
+        got, _ = _learn(cache, batch_rows=500, leaf_prediction="nba", split_revision=True)
+    finally:
+        numba.set_num_threads(old)
+    want, _ = _learn(reference, batch_rows=500, leaf_prediction="nba", split_revision=True)
+    n = want.tree.n_nodes
+    assert got.tree.n_nodes == n
+    for name in ("left", "feature", "bin_threshold", "dist", "mc_correct", "nb_correct"):
+        np.testing.assert_array_equal(getattr(got.tree, name)[:n],
+                                      getattr(want.tree, name)[:n], err_msg=name)
+
+
+def test_max_leaves_bounds_the_histograms(tmp_path):
+    X, y = _hyperplane(40000, seed=5)
+    clf = HoeffdingTreeClassifier(max_leaves=4, grace_period=100).fit(X, y)
+    tree = clf._learners[0].tree
+    assert tree.hist.shape[0] <= 4
+    assert clf.n_active_leaves_ <= 4
+    assert clf.n_leaves_ > 4                  # leaves beyond the bound still predict
+
+
+def test_memory_limit_too_small_is_refused():
+    X, y = _hyperplane(2000, seed=6)
+    with pytest.raises(Exception, match="smallest limit"):
+        HoeffdingTreeClassifier(memory_limit="1MB").fit(X, y)
+
+
+@pytest.mark.parametrize("leaf_prediction", ["mc", "nb", "nba"])
+def test_saved_model_predicts_the_same(tmp_path, leaf_prediction):
+    X, y = _hyperplane(20000, seed=7)
+    clf = HoeffdingTreeClassifier(leaf_prediction=leaf_prediction).fit(X, y)
+    path = tmp_path / "m.json"
+    clf.save_model(path)
+    model = load_model(path)
+    np.testing.assert_allclose(model.predict(X[:3000]), clf.predict_proba(X[:3000]))
+    assert bool(model.naive_bayes) == (leaf_prediction != "mc")
+    # the in-training predictions are the exported model's
+    codes = clf._mapper.transform_numeric(X[:3000])
+    np.testing.assert_allclose(clf._learners[0].predict_rows(codes),
+                               clf.predict_proba(X[:3000]), atol=1e-12)
+
+
+def test_naive_bayes_fields_are_checked(tmp_path):
+    X, y = _hyperplane(20000, seed=8)
+    clf = HoeffdingTreeClassifier(leaf_prediction="nb").fit(X, y)
+    doc = clf.model_.to_json_dict()
+    leaf = doc["naive_bayes"][0]["node"][0]
+    for mutate, message in (
+            (lambda d: d["naive_bayes"][0].__setitem__("node", [0] * len(
+                d["naive_bayes"][0]["node"])), "leaves|twice"),
+            (lambda d: d["naive_bayes"][0]["counts"].__setitem__(0, -1.0), ">= 0"),
+            (lambda d: d["naive_bayes"][0].__setitem__("extra", 1), "unknown"),
+            (lambda d: d["naive_bayes"][0].__setitem__("n_cells", 3), "items")):
+        bad = json.loads(json.dumps(doc))
+        mutate(bad)
+        path = tmp_path / "bad.json"
+        path.write_text(json.dumps(bad))
+        with pytest.raises(ModelError, match=message):
+            load_model(path)
+    assert leaf > 0
+
+
+def test_partial_fit_equals_fit_on_the_same_bins(tmp_path):
+    X, y = _hyperplane(8000, seed=9)
+    cache = _cache(tmp_path, X, y, block_rows=8000)
+    whole = HoeffdingTreeClassifier(leaf_prediction="mc").fit(cache)
+    chunks = HoeffdingTreeClassifier(leaf_prediction="mc", reference=cache)
+    for lo in range(0, 8000, 1000):
+        chunks.partial_fit(X[lo:lo + 1000], y[lo:lo + 1000], classes=[0.0, 1.0])
+    np.testing.assert_allclose(chunks.predict_proba(X), whole.predict_proba(X))
+    assert chunks.prequential_score_ == pytest.approx(whole.prequential_score_)
+
+
+def test_partial_fit_errors():
+    X, y = _hyperplane(3000, seed=10)
+    clf = HoeffdingTreeClassifier()
+    with pytest.raises(ParameterError, match="classes must be passed"):
+        clf.partial_fit(X, y)
+    clf.partial_fit(X, y, classes=[0, 1])
+    with pytest.raises(ParameterError, match="not among the classes"):
+        clf.partial_fit(X[:5], np.array([0, 1, 2, 0, 1]))
+    with pytest.raises(ParameterError, match="features"):
+        clf.partial_fit(X[:5, :2], y[:5])
+    with pytest.raises(ParameterError, match="grace_period"):
+        HoeffdingTreeClassifier(grace_period=0).fit(X, y)
+    with pytest.raises(ParameterError, match="leaf_prediction"):
+        HoeffdingTreeClassifier(leaf_prediction="gaussian").fit(X, y)
+
+
+def test_regressor_learns_a_step_and_a_slope():
+    rng = np.random.default_rng(11)
+    X = rng.random((60000, 3))
+    target = np.where(X[:, 0] > 0.5, 2.0, -1.0) + X[:, 1]
+    reg = HoeffdingTreeRegressor().fit(X[:50000], target[:50000] + rng.normal(0, 0.1, 50000))
+    mse = np.mean((reg.predict(X[50000:]) - target[50000:]) ** 2)
+    assert mse < 0.05                          # the step (variance 2.25) is learned
+    assert reg.model_.trees[0].feature[0] == 0
+
+
+def test_prequential_accuracy_close_to_rivers():
+    """River's HoeffdingTreeClassifier on the same stream, majority-class leaves; our
+    batches of 50 rows against its row-at-a-time learning."""
+    river_tree = pytest.importorskip("river.tree")
+    X, y = _hyperplane(20000, seed=12)
+    clf = HoeffdingTreeClassifier(leaf_prediction="mc")
+    for lo in range(0, 20000, 50):
+        clf.partial_fit(X[lo:lo + 50], y[lo:lo + 50], classes=[0.0, 1.0])
+    river = river_tree.HoeffdingTreeClassifier(leaf_prediction="mc")
+    correct = 0
+    for xi, yi in zip(X, y):
+        x = {f"x{j}": v for j, v in enumerate(xi)}
+        correct += river.predict_one(x) == yi
+        river.learn_one(x, yi)
+    assert abs(clf.prequential_score_["accuracy"] - correct / len(y)) < 0.015
