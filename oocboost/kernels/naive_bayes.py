@@ -6,51 +6,110 @@ Layout::
     codes[feature, row]            uint8/uint16, or PlaneCodes (kernels/codes.py)
     node_of_row[row]               int32, the leaf each row reached
     table_of_node[node]            int32, the leaf's table, or -1 (no naive Bayes there)
-    bin_start[feature]             int64, first cell of the feature in a table
-    log_likelihood[table, cell, k] float64, log P(bin | class k) of cell bin_start[f] + code
-    log_prior[table, k]            float64, log P(class k)
+    counts[row_of_table, cell, k]  float64, class weights per cell (a histogram slot's
+                                   first K lanes: a leaf's histogram read in place)
+    count_row[table]               int64, the table's row of ``counts``
+    bin_start[feature]             int64, first cell of the feature
+    cell_value[cell]               float64, the value a numeric bin stands for
+    moments[table, f, k, :]        (weight present, sum w v, sum w v^2, weight missing)
+    params[table, f, k, :]         numeric: (mean, 1 / (2 var), log P(present | k) +
+                                   log of the density's normaliser, log P(missing | k));
+                                   categorical: (0, 0, -log(n_k + codes), 0)
+    log_prior[table, k]            float64
 
 A table's cells are a leaf's histogram columns laid end to end (bin ``b`` of feature
 ``f`` is cell ``bin_start[f] + b``, ``bin_start = column_of * max_bin``), so a wide
 categorical feature's codes run on through its columns as in the histograms.
 """
+import math
+
 from numba import njit, prange
 
 from .codes import code_arrays, read_code
 
 
-def naive_bayes_scores(codes, node_of_row, table_of_node, bin_start, log_likelihood,
-                       log_prior, out):
-    """Add ``log P(k) + sum_f log P(code_f | k)`` of each row's leaf table into ``out``;
-    rows whose leaf has no table (``table_of_node`` -1) are left as they are.
+@njit(parallel=True, cache=True, nogil=True)
+def class_moments(counts, count_row, bin_start, n_value_bins, missing_bin, is_categorical,
+                  cell_value, out):
+    """Per (table, feature, class): weight of rows with a value, their sums of values
+    and squared values (bin values), and weight of missing rows; categorical features:
+    the class's whole weight in slot 0.
+
+    Parameters
+    ----------
+    counts : ndarray (n, n_cells, lanes >= K) float64     # IN
+    count_row : ndarray (n_tables,) int64                 # IN
+    bin_start, n_value_bins : ndarray (n_features,)       # IN
+    missing_bin : int
+    is_categorical : ndarray (n_features,) bool           # IN
+    cell_value : ndarray (n_cells,) float64               # IN
+    out : ndarray (n_tables, n_features, K, 4) float64     # OUT
+    """
+    n_classes = out.shape[2]
+    for t in prange(out.shape[0]):
+        r = count_row[t]
+        for f in range(bin_start.shape[0]):
+            s = bin_start[f]
+            for k in range(n_classes):
+                n = 0.0
+                sv = 0.0
+                svv = 0.0
+                if is_categorical[f]:
+                    for b in range(max(n_value_bins[f], missing_bin + 1)):
+                        n += counts[r, s + b, k]
+                    out[t, f, k, 0] = n
+                    out[t, f, k, 1] = 0.0
+                    out[t, f, k, 2] = 0.0
+                    out[t, f, k, 3] = 0.0
+                    continue
+                for b in range(n_value_bins[f]):
+                    c = counts[r, s + b, k]
+                    v = cell_value[s + b]
+                    n += c
+                    sv += c * v
+                    svv += c * v * v
+                out[t, f, k, 0] = n
+                out[t, f, k, 1] = sv
+                out[t, f, k, 2] = svv
+                out[t, f, k, 3] = counts[r, s + missing_bin, k]
+
+
+def naive_bayes_scores(codes, node_of_row, table_of_node, counts, count_row, bin_start,
+                       is_categorical, missing_bin, cell_value, params, log_prior, out):
+    """Write ``log P(k) + sum_f log P(code_f | k)`` of each row whose leaf has a table
+    into ``out``; other rows are left as they are.
 
     Parameters
     ----------
     codes : ndarray (n_features, n_rows) uint8/uint16, or PlaneCodes   # IN
     node_of_row : ndarray (n_rows,) int32                              # IN
     table_of_node : ndarray (n_nodes,) int32                           # IN
-    bin_start : ndarray (n_features,) int64                            # IN
-    log_likelihood : ndarray (n_tables, n_cells, n_classes) float64     # IN
-    log_prior : ndarray (n_tables, n_classes) float64                   # IN
-    out : ndarray (n_rows, n_classes) float64                           # OUT (rows with a
-        table are overwritten)
+    counts, count_row, bin_start, cell_value, params, log_prior : module docstring  # IN
+    is_categorical : ndarray (n_features,) bool                        # IN
+    missing_bin : int
+    out : ndarray (n_rows, n_classes) float64                          # OUT
 
+    >>> import numpy as np
     >>> codes = np.array([[0, 1]], np.uint8)
-    >>> ll = np.log(np.array([[[0.75, 0.25], [0.25, 0.75]]]))
+    >>> counts = np.array([[[3.0, 1.0], [1.0, 3.0]]])
+    >>> params = np.zeros((1, 1, 2, 4)); params[..., 2] = -np.log(4.0 + 2.0)
     >>> out = np.zeros((2, 2))
-    >>> naive_bayes_scores(codes, np.zeros(2, np.int32), np.zeros(1, np.int32),
-    ...                    np.zeros(1, np.int64), ll, np.log([[0.5, 0.5]]), out)
+    >>> naive_bayes_scores(codes, np.zeros(2, np.int32), np.zeros(1, np.int32), counts,
+    ...                    np.zeros(1, np.int64), np.zeros(1, np.int64), np.ones(1, bool),
+    ...                    1, np.zeros(2), params, np.log([[0.5, 0.5]]), out)
     >>> np.exp(out).round(3).tolist()
-    [[0.375, 0.125], [0.125, 0.375]]
+    [[0.333, 0.167], [0.167, 0.333]]
     """
     low, wide, wide_row = code_arrays(codes)
-    _naive_bayes_scores(low, wide, wide_row, node_of_row, table_of_node, bin_start,
-                        log_likelihood, log_prior, out)
+    _naive_bayes_scores(low, wide, wide_row, node_of_row, table_of_node, counts, count_row,
+                        bin_start, is_categorical, missing_bin, cell_value, params,
+                        log_prior, out)
 
 
 @njit(parallel=True, cache=True, nogil=True)
-def _naive_bayes_scores(low, wide, wide_row, node_of_row, table_of_node, bin_start,
-                        log_likelihood, log_prior, out):
+def _naive_bayes_scores(low, wide, wide_row, node_of_row, table_of_node, counts, count_row,
+                        bin_start, is_categorical, missing_bin, cell_value, params,
+                        log_prior, out):
     n_rows = node_of_row.shape[0]
     n_features = bin_start.shape[0]
     n_classes = out.shape[1]
@@ -58,9 +117,18 @@ def _naive_bayes_scores(low, wide, wide_row, node_of_row, table_of_node, bin_sta
         t = table_of_node[node_of_row[i]]
         if t < 0:
             continue
+        r = count_row[t]
         for k in range(n_classes):
             out[i, k] = log_prior[t, k]
         for f in range(n_features):
-            cell = bin_start[f] + read_code(low, wide, wide_row, f, i)
+            code = read_code(low, wide, wide_row, f, i)
+            cell = bin_start[f] + code
             for k in range(n_classes):
-                out[i, k] += log_likelihood[t, cell, k]
+                p = params[t, f, k]
+                if is_categorical[f]:
+                    out[i, k] += math.log(counts[r, cell, k] + 1.0) + p[2]
+                elif code == missing_bin:
+                    out[i, k] += p[3]
+                else:
+                    d = cell_value[cell] - p[0]
+                    out[i, k] += p[2] - d * d * p[1]

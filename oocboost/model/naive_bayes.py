@@ -88,51 +88,13 @@ class LeafTables:
                 raise ModelError(f"{where}: {name} must be finite and >= 0")
         return self
 
-    def log_tables(self, mapper):
-        """``(log_likelihood, log_prior)`` for ``kernels.naive_bayes`` (module docstring)."""
-        log_likelihood = np.zeros(self.counts.shape)
-        bin_start, _, _ = cell_layout(mapper.n_value_bins, mapper.max_bin)
-        missing = mapper.max_bin - 1
-        for f in range(mapper.n_features):
-            n_bins = int(mapper.n_value_bins[f])
-            if mapper.is_categorical[f]:
-                cells = bin_start[f] + np.arange(max(n_bins, missing + 1))
-                c = self.counts[:, cells, :]
-                log_likelihood[:, cells, :] = np.log(c + 1.0) - np.log(
-                    c.sum(axis=1, keepdims=True) + cells.size)
-            else:
-                cells = bin_start[f] + np.arange(n_bins)
-                log_likelihood[:, cells, :] = _gaussian_log_likelihood(
-                    self.counts[:, cells, :], self.counts[:, bin_start[f] + missing, :],
-                    bin_values(mapper.bin_edges[f]))
-                miss = self.counts[:, bin_start[f] + missing, :]
-                seen = self.counts[:, cells, :].sum(axis=1)
-                log_likelihood[:, bin_start[f] + missing, :] = (
-                    np.log(miss + 1.0) - np.log(miss + seen + 2.0))
-        total = self.prior.sum(axis=1, keepdims=True)
-        # a leaf that has seen no weight yet: every class equally likely
-        prior = np.where(total > 0, self.prior, 1.0)
-        with np.errstate(divide="ignore"):
-            log_prior = np.log(prior / prior.sum(axis=1, keepdims=True))
-        return np.ascontiguousarray(log_likelihood), log_prior
-
     def probabilities(self, codes, node_of_row, n_nodes, mapper, out):
         """Write the posterior of rows whose leaf has a table into ``out`` (n_rows, K)."""
-        if self.node.shape[0] == 0:
-            return out
         table_of_node = np.full(n_nodes, -1, np.int32)
         table_of_node[self.node] = np.arange(self.node.shape[0], dtype=np.int32)
-        log_likelihood, log_prior = self.log_tables(mapper)
-        bin_start, _, _ = cell_layout(mapper.n_value_bins, mapper.max_bin)
-        rows = table_of_node[node_of_row] >= 0
-        scores = np.zeros((len(node_of_row), out.shape[1]))
-        naive_bayes_scores(codes, np.ascontiguousarray(node_of_row, np.int32), table_of_node,
-                           bin_start, log_likelihood, log_prior, scores)
-        s = scores[rows]
-        s -= s.max(axis=1, keepdims=True)
-        p = np.exp(s)
-        out[rows] = p / p.sum(axis=1, keepdims=True)
-        return out
+        return posterior(codes, node_of_row, table_of_node, self.counts,
+                         np.arange(self.node.shape[0], dtype=np.int64), self.prior,
+                         Layout.of(mapper), out)
 
     def to_json_dict(self):
         return {"tree": self.tree, "n_tables": int(self.node.shape[0]),
@@ -177,23 +139,91 @@ def bin_values(edges):
     return np.concatenate(([first], inner, [last]))
 
 
-def _gaussian_log_likelihood(counts, missing, values):
-    """log of ``P(not missing | k) * N(value_b; mean_k, var_k) * width`` per bin, with
-    the class's mean and variance over the bins' values (river's Gaussian estimators,
-    computed from the histogram). The variance is at least a twelfth of the narrowest
-    bin's squared width (the spread of a value within its bin)."""
-    n = counts.sum(axis=1, keepdims=True)                          # (m, 1, K)
-    safe = np.where(n > 0, n, 1.0)
-    v = values[None, :, None]
-    mean = (counts * v).sum(axis=1, keepdims=True) / safe
-    var = (counts * (v - mean) ** 2).sum(axis=1, keepdims=True) / safe
-    widths = np.diff(values)
-    floor = (widths[widths > 0].min() ** 2 / 12.0) if np.any(widths > 0) else 1e-12
-    var = np.maximum(var, floor)
-    log_density = -0.5 * np.log(2.0 * np.pi * var) - (v - mean) ** 2 / (2.0 * var)
-    present = np.log(n + 1.0) - np.log(n + missing[:, None, :] + 2.0)
-    # a class this leaf has not seen (n == 0) gives every bin the same likelihood
-    return np.where(n > 0, log_density + present, present)
+class Layout:
+    """What naive Bayes needs of a bin mapper: cells, the value of each numeric bin, the
+    least variance of each feature (a twelfth of its narrowest bin's squared width: the
+    spread of a value within its bin). Built once per mapper (:meth:`of`)."""
+
+    _last = (None, None)
+
+    def __init__(self, mapper):
+        self.n_value_bins = np.asarray(mapper.n_value_bins, np.int64)
+        self.is_categorical = np.asarray(mapper.is_categorical, bool)
+        self.missing_bin = int(mapper.max_bin) - 1
+        self.bin_start, _, self.n_cells = cell_layout(self.n_value_bins, mapper.max_bin)
+        self.cell_value = np.zeros(self.n_cells)
+        self.min_var = np.ones(len(self.n_value_bins))
+        self.n_codes = np.maximum(self.n_value_bins, self.missing_bin + 1).astype(np.float64)
+        for f in np.flatnonzero(~self.is_categorical):
+            values = bin_values(mapper.bin_edges[f])[:self.n_value_bins[f]]
+            self.cell_value[self.bin_start[f]:self.bin_start[f] + len(values)] = values
+            widths = np.diff(values)
+            self.min_var[f] = (widths[widths > 0].min() ** 2 / 12.0
+                               if np.any(widths > 0) else 1e-12)
+
+    @classmethod
+    def of(cls, mapper):
+        if cls._last[0] is not mapper:
+            cls._last = (mapper, cls(mapper))
+        return cls._last[1]
+
+    def parameters(self, moments, prior):
+        """``(params, log_prior)`` of ``kernels.naive_bayes`` from class moments."""
+        n, sv, svv, miss = (moments[..., j] for j in range(4))
+        safe = np.where(n > 0, n, 1.0)
+        mean = sv / safe
+        var = np.maximum(svv / safe - mean * mean, self.min_var[None, :, None])
+        log_total = np.log(n + miss + 2.0)
+        params = np.empty(moments.shape)
+        seen = n > 0
+        cat = self.is_categorical[None, :, None]
+        params[..., 0] = np.where(seen & ~cat, mean, 0.0)
+        params[..., 1] = np.where(seen & ~cat, 0.5 / var, 0.0)
+        params[..., 2] = np.where(
+            cat, -np.log(n + self.n_codes[None, :, None]),
+            np.log(n + 1.0) - log_total - np.where(seen, 0.5 * np.log(2.0 * np.pi * var), 0.0))
+        params[..., 3] = np.where(cat, 0.0, np.log(miss + 1.0) - log_total)
+        total = prior.sum(axis=1, keepdims=True)
+        # a leaf that has seen no weight yet: every class equally likely
+        prior = np.where(total > 0, prior, 1.0)
+        with np.errstate(divide="ignore"):
+            log_prior = np.log(prior / prior.sum(axis=1, keepdims=True))
+        return np.ascontiguousarray(params), log_prior
+
+
+def posterior(codes, node_of_row, table_of_node, counts, count_row, prior, layout, out):
+    """Naive Bayes posteriors of the rows whose leaf has a table, written into ``out``.
+
+    Parameters
+    ----------
+    codes : ndarray (n_features, n_rows) or PlaneCodes       # IN
+    node_of_row : ndarray (n_rows,) int32                    # IN
+    table_of_node : ndarray (n_nodes,) int32, -1: no table   # IN
+    counts : ndarray (n, n_cells, lanes >= K) float64        # IN, read in place
+    count_row : ndarray (n_tables,) int64, each table's row of ``counts``   # IN
+    prior : ndarray (n_tables, K) float64, class weights     # IN
+    layout : Layout
+    out : ndarray (n_rows, K) float64                        # OUT
+    """
+    from ..kernels.naive_bayes import class_moments
+
+    n_tables, k = len(count_row), out.shape[1]
+    if n_tables == 0:
+        return out
+    moments = np.empty((n_tables, len(layout.n_value_bins), k, 4))
+    class_moments(counts, count_row, layout.bin_start, layout.n_value_bins,
+                  layout.missing_bin, layout.is_categorical, layout.cell_value, moments)
+    params, log_prior = layout.parameters(moments, prior)
+    scores = np.zeros((len(node_of_row), k))
+    naive_bayes_scores(codes, np.ascontiguousarray(node_of_row, np.int32), table_of_node,
+                       counts, count_row, layout.bin_start, layout.is_categorical,
+                       layout.missing_bin, layout.cell_value, params, log_prior, scores)
+    rows = table_of_node[node_of_row] >= 0
+    s = scores[rows]
+    s -= s.max(axis=1, keepdims=True)
+    p = np.exp(s)
+    out[rows] = p / p.sum(axis=1, keepdims=True)
+    return out
 
 
 def leaves_of(tree, codes, missing_bin):

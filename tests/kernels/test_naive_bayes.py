@@ -4,38 +4,76 @@ import numpy as np
 import pytest
 
 from oocboost.kernels.codes import PlaneCodes
-from oocboost.kernels.naive_bayes import naive_bayes_scores
+from oocboost.kernels.naive_bayes import class_moments, naive_bayes_scores
 from oocboost.kernels.split_cart import find_feature_splits_cart
 
 
-def _naive_scores(codes, node_of_row, table_of_node, bin_start, log_lik, log_prior, out):
+def _naive_moments(counts, count_row, bin_start, n_value_bins, missing_bin, is_cat,
+                   cell_value, n_classes):
+    out = np.zeros((len(count_row), len(bin_start), n_classes, 4))
+    for t, r in enumerate(count_row):
+        for f, s in enumerate(bin_start):
+            if is_cat[f]:
+                out[t, f, :, 0] = counts[r, s:s + max(n_value_bins[f], missing_bin + 1),
+                                         :n_classes].sum(axis=0)
+                continue
+            for b in range(n_value_bins[f]):
+                c = counts[r, s + b, :n_classes]
+                out[t, f, :, 0] += c
+                out[t, f, :, 1] += c * cell_value[s + b]
+                out[t, f, :, 2] += c * cell_value[s + b] ** 2
+            out[t, f, :, 3] = counts[r, s + missing_bin, :n_classes]
+    return out
+
+
+def _naive_scores(codes, node_of_row, table_of_node, counts, count_row, bin_start, is_cat,
+                  missing_bin, cell_value, params, log_prior, out):
     for i in range(codes.shape[1]):
         t = table_of_node[node_of_row[i]]
         if t < 0:
             continue
         out[i] = log_prior[t]
         for f in range(codes.shape[0]):
-            out[i] += log_lik[t, bin_start[f] + int(codes[f, i])]
+            code = int(codes[f, i])
+            p = params[t, f]
+            if is_cat[f]:
+                out[i] += np.log(counts[count_row[t], bin_start[f] + code, :2] + 1) + p[:, 2]
+            elif code == missing_bin:
+                out[i] += p[:, 3]
+            else:
+                out[i] += p[:, 2] - (cell_value[bin_start[f] + code] - p[:, 0]) ** 2 * p[:, 1]
 
 
 @pytest.mark.parametrize("planes", [False, True])
-def test_naive_bayes_scores_equal_the_loop(planes):
+def test_naive_bayes_kernels_equal_the_loops(planes):
     rng = np.random.default_rng(3)
-    n_rows, max_bin, k = 300, 8, 3
-    n_value_bins = [5, 7, 12]                    # the last feature spans two columns
+    n_rows, max_bin, k = 300, 8, 2
+    n_value_bins = np.array([5, 7, 12])           # the last feature spans two columns
+    is_cat = np.array([False, False, True])
     starts = np.array([0, 1, 2, 4])
     codes = np.stack([rng.integers(0, b, n_rows) for b in n_value_bins]).astype(np.uint16)
     codes[0, ::17] = max_bin - 1                 # missing
     bin_start = starts[:-1] * max_bin
-    log_lik = rng.normal(size=(2, starts[-1] * max_bin, k))
+    counts = rng.integers(0, 5, size=(3, starts[-1] * max_bin, 4)).astype(np.float64)
+    count_row = np.array([2, 0], np.int64)
+    cell_value = rng.normal(size=starts[-1] * max_bin)
+    moments = np.empty((2, 3, k, 4))
+    class_moments(counts, count_row, bin_start, n_value_bins, max_bin - 1, is_cat,
+                  cell_value, moments)
+    np.testing.assert_allclose(moments, _naive_moments(counts, count_row, bin_start,
+                                                       n_value_bins, max_bin - 1, is_cat,
+                                                       cell_value, k), rtol=1e-12)
+    params = rng.normal(size=(2, 3, k, 4))
     log_prior = rng.normal(size=(2, k))
     node_of_row = rng.integers(0, 4, n_rows).astype(np.int32)
     table_of_node = np.array([-1, 0, 1, -1], np.int32)
+    args = (table_of_node, counts, count_row, bin_start, is_cat, max_bin - 1, cell_value,
+            params, log_prior)
     want = np.full((n_rows, k), 7.0)
-    _naive_scores(codes, node_of_row, table_of_node, bin_start, log_lik, log_prior, want)
+    _naive_scores(codes, node_of_row, *args, want)
     got = np.full((n_rows, k), 7.0)
     arg = PlaneCodes.from_array(codes, [False, False, True]) if planes else codes
-    naive_bayes_scores(arg, node_of_row, table_of_node, bin_start, log_lik, log_prior, got)
+    naive_bayes_scores(arg, node_of_row, *args, got)
     np.testing.assert_allclose(got, want, rtol=1e-12)
 
 

@@ -37,7 +37,11 @@ def export_tree(learner):
         edges = mapper.bin_edges[feature[i]]
         b = bins[i]
         threshold[i] = edges[b] if b < len(edges) else np.finfo(np.float64).max
-    dist = tree.dist[order]
+    dist = tree.dist[order].copy()
+    # a split node's weight is its leaves' (VFDT stops counting at a node once it splits)
+    for i in range(len(order) - 1, -1, -1):
+        if left[i] >= 0:
+            dist[i] = dist[left[i]] + dist[left[i] + 1]
     out = Tree(left, np.where(left >= 0, left + 1, -1), feature, threshold,
                learner.leaf_values()[order],
                bin_threshold=np.where(left >= 0, bins, 0),

@@ -21,7 +21,7 @@ import numpy as np
 from ...engine.grower import _chunk_starts
 from ...kernels.histogram import build_histograms_selected
 from ...kernels.partition import partition_select_rows, route_to_leaves
-from ...model.naive_bayes import LeafTables
+from ...model.naive_bayes import Layout, LeafTables, posterior
 from .decide import (
     NULL_SPLIT,
     attempt_decision,
@@ -77,15 +77,19 @@ class HoeffdingLearner:
         return stats
 
     def node_totals(self, node_of_row, stats):
-        """(n_nodes, n_stats) sums of the block's rows per node they passed through."""
+        """(n_nodes, n_stats) sums of the block's rows per leaf they reached (and, with
+        split revision, per split node they passed through)."""
         tree = self.tree
         n = tree.n_nodes
         totals = np.stack([np.bincount(node_of_row, weights=stats[0, :, m], minlength=n)
                            for m in range(stats.shape[2])], axis=1)
-        left = tree.left[:n]
-        for d in range(int(tree.depth[:n].max()) - 1, -1, -1):
-            nodes = np.flatnonzero((tree.depth[:n] == d) & (left >= 0))
-            totals[nodes] = totals[left[nodes]] + totals[left[nodes] + 1]
+        if self.config.split_revision:
+            # split nodes keep statistics of every row through them (their re-evaluation
+            # reads their histograms; these totals keep their weights in step)
+            left = tree.left[:n]
+            for d in range(int(tree.depth[:n].max()) - 1, -1, -1):
+                nodes = np.flatnonzero((tree.depth[:n] == d) & (left >= 0))
+                totals[nodes] = totals[left[nodes]] + totals[left[nodes] + 1]
         return totals
 
     # ------------------------------------------------------------------ prediction
@@ -109,50 +113,73 @@ class HoeffdingLearner:
         mean = np.where(w > 0, dist[:, 1] / np.where(w > 0, w, 1.0), 0.0)
         return (mean + (self.y_offset or 0.0))[:, None]
 
-    def naive_bayes_leaves(self, for_prediction=True):
-        """Leaves that may predict by naive Bayes, and their :class:`LeafTables`: active
-        leaves past ``nb_threshold`` ("nb"), those that predicted better by naive Bayes
-        than by majority class ("nba", when ``for_prediction``)."""
+    def _naive_bayes_nodes(self, chosen=True):
+        """Leaves that may predict by naive Bayes: active leaves past ``nb_threshold``
+        ("nb"), of which, when ``chosen``, those that predicted better by naive Bayes
+        than by majority class ("nba"); None when the tree does not use naive Bayes."""
         cfg, tree = self.config, self.tree
         if not self.classification or cfg.leaf_prediction == "mc":
             return None
         n = tree.n_nodes
         ok = (tree.left[:n] < 0) & (tree.slot[:n] >= 0)
         ok &= tree.weight(tree.dist[:n]) >= cfg.nb_threshold
-        if cfg.leaf_prediction == "nba" and for_prediction:
+        if cfg.leaf_prediction == "nba" and chosen:
             ok &= tree.nb_correct[:n] > tree.mc_correct[:n]
-        ok &= tree.reachable()
-        nodes = np.flatnonzero(ok)
-        k = cfg.n_classes
+        return np.flatnonzero(ok & tree.reachable())
+
+    def naive_bayes_leaves(self):
+        """:class:`LeafTables` (copies of the histograms) of the leaves that predict by
+        naive Bayes, or None."""
+        nodes = self._naive_bayes_nodes()
+        if nodes is None:
+            return None
+        tree, k = self.tree, self.config.n_classes
         counts = tree.hist[tree.slot[nodes], ..., :k].reshape(
             len(nodes), tree.n_columns * tree.max_bin, k)
         return LeafTables(0, nodes, tree.dist[nodes, :k], counts)
+
+    def _leaf_predictions(self, codes, node_of_row):
+        """``(majority, naive_bayes)`` predictions of each row's leaf; the second is None
+        without naive Bayes leaves, and equals the first where its leaf has no table."""
+        tree = self.tree
+        majority = self.leaf_values()[node_of_row]
+        nodes = self._naive_bayes_nodes(chosen=False)
+        if nodes is None:
+            return majority, None
+        table_of_node = np.full(tree.n_nodes, -1, np.int32)
+        table_of_node[nodes] = np.arange(len(nodes), dtype=np.int32)
+        counts = tree.hist.reshape(tree.hist.shape[0], tree.n_columns * tree.max_bin,
+                                   tree.hist.shape[3])
+        bayes = majority.copy()
+        posterior(codes, node_of_row, table_of_node, counts,
+                  tree.slot[nodes].astype(np.int64), tree.dist[nodes, :self.config.n_classes],
+                  Layout.of(self.mapper), bayes)
+        return majority, bayes
+
+    def _combine(self, node_of_row, majority, bayes):
+        if bayes is None:
+            return majority
+        if self.config.leaf_prediction == "nb":
+            return bayes
+        tree = self.tree
+        use = (tree.nb_correct > tree.mc_correct)[node_of_row]
+        return np.where(use[:, None], bayes, majority)
 
     def predict_rows(self, codes, node_of_row=None):
         """Predictions of the current tree for a block: (n_rows, K) class probabilities
         or (n_rows, 1) values."""
         if node_of_row is None:
             node_of_row = self.route(codes)
-        out = self.leaf_values()[node_of_row]
-        tables = self.naive_bayes_leaves()
-        if tables is not None:
-            tables.probabilities(codes, node_of_row, self.tree.n_nodes, self.mapper, out)
-        return out
+        return self._combine(node_of_row, *self._leaf_predictions(codes, node_of_row))
 
-    def _score_leaf_predictors(self, codes, node_of_row, y, w):
+    def _score_leaf_predictors(self, node_of_row, majority, bayes, y, w):
         """nba: add each row's weight to its leaf's count of right majority-class and
         right naive-Bayes predictions, made before the row is learned."""
         tree, n = self.tree, self.tree.n_nodes
-        mc = self.leaf_values()[node_of_row].argmax(axis=1)
-        nb_prob = np.zeros((len(y), self.config.n_classes))
-        tables = self.naive_bayes_leaves(for_prediction=False)
-        tables.probabilities(codes, node_of_row, n, self.mapper, nb_prob)
-        has_nb = tree.slot[node_of_row] >= 0
-        tree.mc_correct[:n] += np.bincount(node_of_row, weights=w * (mc == y) * has_nb,
-                                           minlength=n)
-        tree.nb_correct[:n] += np.bincount(node_of_row, weights=w * (nb_prob.argmax(axis=1)
-                                                                     == y) * has_nb,
-                                           minlength=n)
+        active = tree.slot[node_of_row] >= 0
+        for correct, pred in ((tree.mc_correct, majority), (tree.nb_correct, bayes)):
+            right = w * (pred.argmax(axis=1) == y) * active
+            correct[:n] += np.bincount(node_of_row, weights=right, minlength=n)
 
     # ------------------------------------------------------------------ learning
     def learn(self, codes, y, w, predict=False):
@@ -169,9 +196,15 @@ class HoeffdingLearner:
         n_nodes_before = tree.n_nodes
         stats = self.block_stats(y, w)
         node_of_row = self.route(codes)
-        before = self.predict_rows(codes, node_of_row) if predict else None
-        if self.classification and cfg.leaf_prediction == "nba":
-            self._score_leaf_predictors(codes, node_of_row, y.astype(np.int64), w)
+        before = None
+        nba = self.classification and cfg.leaf_prediction == "nba"
+        if predict or nba:
+            majority, bayes = self._leaf_predictions(codes, node_of_row)
+            if predict:
+                before = self._combine(node_of_row, majority, bayes)
+            if nba:
+                self._score_leaf_predictors(node_of_row, majority, bayes,
+                                            y.astype(np.int64), w)
         if cfg.split_revision:
             self._add_paths(codes, stats)
         else:

@@ -64,7 +64,7 @@ class StreamTree:
                              HIST_DTYPE)
         self.hist_sums = np.zeros((0, self.n_stats))
         self.free_slots = []
-        self._routes = None
+        self._routes = self._reachable = None
         self.add_node(-1, np.zeros(self.n_stats))
 
     # ------------------------------------------------------------------ storage
@@ -102,7 +102,7 @@ class StreamTree:
         self.depth[n] = 0 if parent < 0 else self.depth[parent] + 1
         self.dist[n] = dist
         self.checked_at[n] = self.weight(dist)
-        self._routes = None
+        self._routes = self._reachable = None
         return n
 
     def weight(self, sums):
@@ -149,6 +149,11 @@ class StreamTree:
 
     def reachable(self):
         """Bool mask of the nodes under the root (split revision orphans subtrees)."""
+        if self._reachable is None:
+            self._reachable = self._walk_reachable()
+        return self._reachable
+
+    def _walk_reachable(self):
         n = self.n_nodes
         seen = np.zeros(n, bool)
         seen[0] = True
@@ -183,7 +188,7 @@ class StreamTree:
         self.is_categorical[node] = split["is_categorical"]
         self.cat_bitset[node] = split["cat_bitset"]
         self.merit[node] = split["merit"]
-        self._routes = None
+        self._routes = self._reachable = None
         return lft, lft + 1
 
     def collapse(self, node):
@@ -195,7 +200,7 @@ class StreamTree:
         self.is_categorical[node] = False
         self.cat_bitset[node] = 0
         self.merit[node] = 0.0
-        self._routes = None
+        self._routes = self._reachable = None
 
     def routes(self):
         """``(route, cat_bitset)`` of this tree for the partition kernels (one tree)."""
