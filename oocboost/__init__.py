@@ -74,6 +74,9 @@ def __getattr__(name):
     if name in ("HoeffdingTreeClassifier", "HoeffdingTreeRegressor"):
         from .sklearn import hoeffding
         return getattr(hoeffding, name)
+    if name == "OnlineBaggingClassifier":
+        from .sklearn.online_bagging import OnlineBaggingClassifier
+        return OnlineBaggingClassifier
     raise AttributeError(f"module 'oocboost' has no attribute {name!r}")
 
 
@@ -81,7 +84,7 @@ __all__ = ["build_cache", "Cache", "train", "cv", "load_model", "Model", "Traini
            "EarlyStopping", "EvaluationMonitor", "TrainingCheckPoint",
            "LearningRateScheduler", "GradientBoostingClassifier", "GradientBoostingRegressor",
            "GradientBoostingRanker", *_TREE_ESTIMATORS, "AdaBoostClassifier", "AdaBoostRegressor",
-           "HoeffdingTreeClassifier", "HoeffdingTreeRegressor",
+           "HoeffdingTreeClassifier", "HoeffdingTreeRegressor", "OnlineBaggingClassifier",
            "StackingClassifier", "StackingRegressor",
            "OocboostError", "InputError", "SchemaError", "CacheError", "ModelError",
            "ParameterError", "MemoryLimitError"]

@@ -49,6 +49,9 @@ def _iteration_range(text):
 def cmd_build_cache(args):
     from .cache.build import build_cache
 
+    if args.append:
+        return _append(args)
+
     categorical = args.categorical
     if categorical not in ("auto", "none"):
         categorical = _csv_list(categorical)
@@ -70,6 +73,30 @@ def cmd_build_cache(args):
                 ts_prior_weight=args.ts_prior_weight, ts_permutations=args.ts_permutations,
                 ts_seed=args.ts_seed, enable_bundle=args.enable_bundle,
                 max_conflict_rate=args.max_conflict_rate)
+    if not args.quiet:
+        print(describe_cache(args.output))
+    return 0
+
+
+def _append(args):
+    from .cache.append import append_to_cache
+
+    fixed = {"--max-bin": args.max_bin != 256, "--block-rows": args.block_rows is not None,
+             "--format": args.format != "arrow", "--compression": args.compression is not None,
+             "--reference": args.reference is not None, "--overwrite": args.overwrite,
+             "--cat-encoding": args.cat_encoding != "native"}
+    given = [flag for flag, on in fixed.items() if on]
+    if given:
+        raise ParameterError(f"--append keeps the cache's settings: drop {', '.join(given)}")
+    categorical = args.categorical
+    if categorical not in ("auto", "none"):
+        categorical = _csv_list(categorical)
+    append_to_cache(args.input, args.output, label=args.label, weight=args.weight,
+                    quiet=args.quiet, categorical=None if categorical == "none"
+                    else categorical, drop=_csv_list(args.drop) or (),
+                    memory_limit=args.memory_limit, delimiter=args.delimiter,
+                    na_values=_csv_list(args.na_values) if args.na_values else None,
+                    encoding=args.encoding, on_bad_rows=args.on_bad_rows)
     if not args.quiet:
         print(describe_cache(args.output))
     return 0
@@ -100,6 +127,9 @@ def describe_cache(path):
                      f"{src.get('n_bad_rows', 0)}")
     if m.get("reference"):
         lines.append(f"  binned with the edges of {m['reference']}")
+    for entry in m.get("appends") or []:
+        lines.append(f"  appended {entry['n_rows']} rows from row {entry['row_start']}: "
+                     f"{(entry.get('source') or {}).get('name')}")
     bundle_of = {}
     if cache.bundles is not None:
         entry = m["bundles"]
@@ -136,6 +166,8 @@ def describe_cache(path):
                 notes.append(f"{feat['n_inf']} infinite")
             if "min" in feat:
                 notes.append(f"range [{feat['min']}, {feat['max']}]")
+            if feat.get("n_out_of_range"):
+                notes.append(f"{feat['n_out_of_range']} appended values outside it")
             if feat["name"] in bundle_of:
                 notes.append(f"bundle {bundle_of[feat['name']]}")
         lines.append(f"  {feat['name']:<24} {feat['type']:<12} {feat.get('n_bins', ''):>5} "
@@ -172,7 +204,8 @@ def cmd_train(args):
         from .learners import train_learner
 
         model = train_learner(args.learner, params, args.cache, n_estimators=args.rounds,
-                              memory_limit=args.memory_limit, verbose=args.verbose)
+                              memory_limit=args.memory_limit, verbose=args.verbose,
+                              init_model=args.init_model)
     else:
         if args.verbose:
             params.setdefault("verbosity", 2)
@@ -367,6 +400,8 @@ def _add_build_cache_and_info(sub):
     b.add_argument("--reference", default=None,
                    help="training cache whose bin edges and categories to use")
     b.add_argument("--overwrite", action="store_true")
+    b.add_argument("--append", action="store_true",
+                   help="add the rows to the existing cache -o, binned with its edges")
     b.add_argument("--quiet", action="store_true")
     b.add_argument("--verbose", action="store_true", help="print the memory plan")
     b.set_defaults(func=cmd_build_cache)
@@ -382,12 +417,13 @@ def _add_train(sub):
     t.add_argument("-o", "--output", required=True, help="model file (JSON)")
     t.add_argument("--learner", default="gbtree",
                    choices=("gbtree", "random-forest", "extra-trees", "decision-tree",
-                            "adaboost"))
+                            "adaboost", "hoeffding-tree", "online-bagging"))
     t.add_argument("--objective", default=None, help="e.g. binary:logistic")
     t.add_argument("--algorithm", default=None,
                    help="adaboost: SAMME (default), SAMME.R, gentle, logitboost, arc-x4, R2")
     t.add_argument("--rounds", type=int, default=100,
-                   help="boosting rounds (or trees for forests)")
+                   help="boosting rounds (trees for forests and online bagging; with "
+                        "--init-model, rounds or trees added)")
     t.add_argument("--learning-rate", type=float, default=None)
     t.add_argument("--max-depth", type=int, default=None)
     t.add_argument("--num-class", type=int, default=None)
@@ -398,7 +434,8 @@ def _add_train(sub):
     t.add_argument("--early-stopping", type=int, default=None, metavar="N")
     t.add_argument("--param", action="append", metavar="KEY=VALUE",
                    help="any booster parameter (repeatable)")
-    t.add_argument("--init-model", default=None, help="continue training from this model")
+    t.add_argument("--init-model", default=None,
+                   help="continue training from this model (boosting, forests)")
     t.add_argument("--checkpoint", default=None, help="save the model here every "
                                                       "--checkpoint-interval rounds")
     t.add_argument("--checkpoint-interval", type=int, default=10)

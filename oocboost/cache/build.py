@@ -54,7 +54,7 @@ class _Pass1:
     """Accumulates everything pass 1 learns about the source."""
 
     def __init__(self, source, max_bin, max_categories, sketches=True,
-                 sketch_bytes=None, target_stats=None, nonzero=None):
+                 sketch_bytes=None, target_stats=None, nonzero=None, ranges=None):
         # Keep every distinct value while there may be a bin for each (max_bin - 1 value
         # codes), so such features get exact midpoint edges whatever max_bin is.
         max_exact = max(DEFAULT_MAX_EXACT, max_bin - 1)
@@ -83,6 +83,10 @@ class _Pass1:
         self.target_stats = target_stats
         # the non-zero pattern of the first rows, to bundle sparse features (bundles.py)
         self.nonzero = nonzero
+        # with a reference: its numeric features' sketched (min, max), and how many
+        # values fall outside them (binned into the outer bins)
+        self.ranges = ranges or {}
+        self.n_out_of_range = {name: 0 for name in self.ranges}
 
     def freeze(self):
         """Record each sketch's summary figures, then drop the sketches."""
@@ -106,6 +110,10 @@ class _Pass1:
             n_missing = int(np.count_nonzero(missing))
             self.n_missing[name] += n_missing
             self.n_inf[name] += int(np.count_nonzero(np.isinf(values)))
+            if name in self.ranges:
+                lo, hi = self.ranges[name]
+                self.n_out_of_range[name] += int(np.count_nonzero((values < lo)
+                                                                  | (values > hi)))
             if self.sketches:
                 self.numeric[name].update(values)
         for name, values in batch.categorical.items():
@@ -518,12 +526,24 @@ def _build(job):
             mapper, second_pass, n_rows_expected = job.ref.bin_mapper, source.batches, None
             bundles = None
             # With a reference there is one pass: count missing values while binning.
-            stats = _Pass1(source, job.max_bin, job.max_categories, sketches=False)
+            stats = _Pass1(source, job.max_bin, job.max_categories, sketches=False,
+                           ranges=_reference_ranges(job.ref))
         return _bin_pass(job, mapper, bundles, second_pass, stats, n_rows_expected, t0,
                          time.perf_counter() - t0)
     finally:
         if spool is not None:
             spool.remove()
+
+
+def _reference_ranges(ref):
+    """(min, max) of each numeric feature the reference cache was sketched on."""
+    out = {}
+    for feat in ref.manifest.get("features") or []:
+        lo, hi = feat.get("min"), feat.get("max")
+        if feat.get("type") == "numeric" and isinstance(lo, (int, float)) \
+                and isinstance(hi, (int, float)):
+            out[feat["name"]] = (float(lo), float(hi))
+    return out
 
 
 def _sketch_pass(job, spool):

@@ -21,6 +21,8 @@ def feature_summary(mapper, pass1):
                 entry["n_distinct_seen"] = seen
         else:
             entry["n_inf"] = int(pass1.n_inf.get(name, 0)) if pass1 else None
+            if pass1 and name in getattr(pass1, "n_out_of_range", {}):
+                entry["n_out_of_range"] = int(pass1.n_out_of_range[name])
             summary = getattr(pass1, "summaries", {}).get(name) if pass1 else None
             if summary is not None:
                 entry.update(summary)

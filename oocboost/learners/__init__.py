@@ -7,9 +7,11 @@ store -> prefetch -> histogram -> split -> grow.
 
 
 def train_learner(name, params, cache, *, n_estimators=100, memory_limit=None,
-                  verbose=False):
+                  verbose=False, init_model=None):
     """Train the learner ``name`` ("random-forest", "extra-trees", "decision-tree",
-    "adaboost") on a cache with parameters given as a dict of estimator arguments.
+    "adaboost", "hoeffding-tree", "online-bagging") on a cache with parameters given as
+    a dict of estimator arguments; forests add ``n_estimators`` trees to ``init_model``
+    (a Model or model file) when given.
 
     Returns
     -------
@@ -21,11 +23,21 @@ def train_learner(name, params, cache, *, n_estimators=100, memory_limit=None,
         from .forest.forest import train_forest_from_params
 
         return train_forest_from_params(name, params, cache, n_estimators=n_estimators,
-                                        memory_limit=memory_limit, verbose=verbose)
+                                        memory_limit=memory_limit, verbose=verbose,
+                                        init_model=init_model)
+    if init_model is not None:
+        raise ParameterError(f"--init-model continues boosting and forests; --learner "
+                             f"{name} does not take it")
+    if name in ("hoeffding-tree", "online-bagging"):
+        from .hoeffding.train import train_hoeffding_from_params
+
+        return train_hoeffding_from_params(name, params, cache, n_estimators=n_estimators,
+                                           memory_limit=memory_limit, verbose=verbose)
     if name == "adaboost":
         from .adaboost.adaboost import train_adaboost_from_params
 
         return train_adaboost_from_params(params, cache, n_estimators=n_estimators,
                                           memory_limit=memory_limit, verbose=verbose)
     raise ParameterError(f"unknown learner {name!r}; expected gbtree, random-forest, "
-                         f"extra-trees, decision-tree or adaboost")
+                         f"extra-trees, decision-tree, adaboost, hoeffding-tree or "
+                         f"online-bagging")

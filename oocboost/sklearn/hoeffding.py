@@ -45,6 +45,14 @@ _TREE_PARAMS = ("grace_period", "max_depth", "delta", "tau", "leaf_prediction",
 class _HoeffdingBase(ParamsMixin):
     _task = None
     _extra_params = ()
+    _learner_name = "hoeffding_tree"
+
+    def _n_trees(self):
+        return 1
+
+    def _draws(self):
+        """Per-tree row copies ``(row_start, n_rows) -> (n_trees, n_rows)``, or None."""
+        return None
 
     # ------------------------------------------------------------------ state
     def _config(self, n_classes):
@@ -54,9 +62,11 @@ class _HoeffdingBase(ParamsMixin):
 
     def _start(self, mapper, n_classes, feature_names, block_rows, code_bytes_per_row):
         self._config_ = self._config(n_classes)
-        self._learners = new_learners(self._config_, mapper, 1, block_rows=block_rows,
+        self._learners = new_learners(self._config_, mapper, self._n_trees(),
+                                      block_rows=block_rows,
                                       code_bytes_per_row=code_bytes_per_row,
                                       prefetch=self.prefetch)
+        self._row_draws = self._draws()
         self._mapper = mapper
         self.feature_names_in_ = np.asarray(feature_names, dtype=object)
         self.n_features_in_ = len(feature_names)
@@ -65,7 +75,7 @@ class _HoeffdingBase(ParamsMixin):
 
     def _reset(self):
         for name in ("_learners", "_model", "_mapper", "classes_", "n_features_in_",
-                     "feature_names_in_", "_score"):
+                     "feature_names_in_", "_score", "_row_draws"):
             self.__dict__.pop(name, None)
 
     @property
@@ -77,6 +87,7 @@ class _HoeffdingBase(ParamsMixin):
             classes = getattr(self, "classes_", None)
             self._model = hoeffding_model(
                 self._learners, list(self.feature_names_in_),
+                learner_name=self._learner_name,
                 classes=None if classes is None else [c.item() if hasattr(c, "item") else c
                                                       for c in classes],
                 params={k: v for k, v in self.get_params().items()
@@ -141,7 +152,7 @@ class _HoeffdingBase(ParamsMixin):
             self._start(cache.bin_mapper, n_classes, list(cache.feature_names),
                         cache.block_rows, cache.code_bytes_per_row)
             self._score = learn_cache(self._learners, cache, prefetch=self.prefetch,
-                                      evaluate=True)
+                                      evaluate=True, draws=self._row_draws)
         finally:
             data.close()
         return self
@@ -178,7 +189,8 @@ class _HoeffdingBase(ParamsMixin):
                 raise ParameterError(f"cache {X.path} is not binned with the bins this "
                                      f"estimator learns on (build it with reference=)")
             self._merge_score(learn_cache(self._learners, X, prefetch=self.prefetch,
-                                          evaluate=True))
+                                          evaluate=True, draws=self._row_draws,
+                                          row_offset=self._learners[0].rows_seen))
         else:
             X = as_matrix(X, type(self).__name__)
             if not isinstance(X, np.ndarray):
@@ -191,7 +203,8 @@ class _HoeffdingBase(ParamsMixin):
             y_code = self._chunk_labels(y, len(X))
             w = self._chunk_weights(sample_weight, len(X))
             codes = self._mapper.transform_numeric(X)
-            learn_rows(self._learners, codes, y_code, w, self._score)
+            learn_rows(self._learners, codes, y_code, w, self._score, self._row_draws,
+                       row_start=self._learners[0].rows_seen)
         self._model = None
         return self
 

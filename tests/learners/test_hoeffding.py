@@ -246,3 +246,53 @@ def test_prequential_accuracy_close_to_rivers():
         correct += river.predict_one(x) == yi
         river.learn_one(x, yi)
     assert abs(clf.prequential_score_["accuracy"] - correct / len(y)) < 0.015
+
+
+def test_command_line_trains_on_a_cache(tmp_path, capsys):
+    from oocboost.cli import main
+
+    X, y = _hyperplane(6000, seed=13)
+    cache = _cache(tmp_path, X, y)
+    out = tmp_path / "h.json"
+    assert main(["train", cache.path, "--learner", "hoeffding-tree", "--param",
+                 "grace_period=100", "--param", "leaf_prediction=mc", "-o", str(out),
+                 "--verbose"]) == 0
+    assert "prequential" in capsys.readouterr().out
+    model = load_model(out)
+    clf = HoeffdingTreeClassifier(grace_period=100, leaf_prediction="mc").fit(cache)
+    np.testing.assert_allclose(model.predict(X), clf.predict_proba(X))
+    assert model.attributes["prequential"] == pytest.approx(clf.prequential_score_)
+    bag = tmp_path / "b.json"
+    assert main(["train", cache.path, "--learner", "online-bagging", "--rounds", "3",
+                 "--param", "seed=4", "-o", str(bag), "--quiet"]) == 0
+    assert load_model(bag).n_trees == 3 and load_model(bag).learner == "online_bagging"
+    capsys.readouterr()
+    assert main(["train", cache.path, "--learner", "hoeffding-tree", "--param", "eta=1",
+                 "-o", str(out)]) != 0
+    assert "unknown parameter(s) ['eta']" in capsys.readouterr().err
+
+
+def test_online_bagging_draws_poisson_copies(tmp_path):
+    """Each tree learns each row as often as the forests' counter-based Poisson(1) draw
+    of (seed, tree, row) says, whatever the chunking; same seed, same model."""
+    from oocboost import OnlineBaggingClassifier
+    from oocboost.kernels import cart_stats as kc
+
+    X, y = _hyperplane(5000, seed=14)
+    bag = OnlineBaggingClassifier(HoeffdingTreeClassifier(leaf_prediction="mc"),
+                                  n_estimators=3, random_state=7).fit(X, y)
+    draws = np.empty((3, 5000))
+    kc.row_draws(7, np.arange(3, dtype=np.int64), 0, kc.MODE_POISSON, 1.0, draws)
+    for t, learner in enumerate(bag._learners):
+        assert learner.weight_seen == draws[t].sum()
+        assert abs(draws[t].mean() - 1.0) < 0.05
+    chunks = OnlineBaggingClassifier(HoeffdingTreeClassifier(leaf_prediction="mc"),
+                                     n_estimators=3, random_state=7)
+    chunks.partial_fit(X[:1000], y[:1000], classes=[0.0, 1.0])
+    for lo in range(1000, 5000, 1000):
+        chunks.partial_fit(X[lo:lo + 1000], y[lo:lo + 1000])
+    assert chunks.model_.n_trees == 3
+    again = OnlineBaggingClassifier(HoeffdingTreeClassifier(leaf_prediction="mc"),
+                                    n_estimators=3, random_state=7).fit(X, y)
+    np.testing.assert_array_equal(again.predict_proba(X), bag.predict_proba(X))
+    assert bag.prequential_score_["accuracy"] > 0.7     # majority class: 0.5

@@ -166,6 +166,23 @@ CLI_PARAMS = ("criterion", "splitter", "max_depth", "min_samples_split", "min_sa
               "verbosity")
 
 
+def _init_forest(init_model, learner, cache):
+    """The forest to continue (loaded and checked), or None."""
+    if init_model is None:
+        return None
+    from ...model.model import Model, load_model
+
+    model = init_model if isinstance(init_model, Model) else load_model(init_model)
+    if model.learner != learner or learner == "decision_tree":
+        raise ParameterError(f"--init-model is a {model.learner!r} model; it can only be "
+                             f"continued by the same forest learner (not {learner!r})")
+    if model.bin_mapper != cache.bin_mapper.to_dict():
+        raise ParameterError(f"--init-model was trained on other bins than cache "
+                             f"{cache.path}'s (append to the first cache, or build this one "
+                             f"with --reference)")
+    return model
+
+
 def infer_task(params, cache):
     """"classification" or "regression" for the command line.
 
@@ -196,7 +213,7 @@ def infer_task(params, cache):
 
 
 def train_forest_from_params(name, params, cache, *, n_estimators, memory_limit=None,
-                             verbose=False):
+                             verbose=False, init_model=None):
     """The command line's entry: ``oocboost train --learner random-forest --param k=v``.
 
     Parameters
@@ -208,9 +225,15 @@ def train_forest_from_params(name, params, cache, *, n_estimators, memory_limit=
         classification or regression (default: inferred, see :func:`infer_task`).
     cache : Cache or path
     n_estimators : int
-        Trees (ignored for a decision tree).
+        Trees (ignored for a decision tree); with ``init_model``, trees added to it.
     memory_limit : int, str or None
     verbose : bool
+    init_model : Model, model file or None
+        A forest of the same learner trained on this cache's bins: its trees are kept and
+        ``n_estimators`` more are grown, with its parameters (``params`` override them)
+        and its seed, as scikit-learn's ``warm_start``: tree ``t`` depends only on the
+        seed and ``t``, so the result equals one run of all the trees on this cache when
+        the cache is the one the first trees saw.
 
     Returns
     -------
@@ -226,7 +249,10 @@ def train_forest_from_params(name, params, cache, *, n_estimators, memory_limit=
     if not cache.has_label:
         raise ParameterError(f"training cache {cache.path} has no label column; rebuild it "
                              f"with --label")
+    model = _init_forest(init_model, learner, cache)
     p = dict(params or {})
+    if model is not None:
+        p = {**{k: v for k, v in model.params.items() if k in CLI_PARAMS}, **p}
     unknown = sorted(set(p) - set(CLI_PARAMS))
     if unknown:
         raise ParameterError(f"unknown parameter(s) {unknown} for --learner {name}; known: "
@@ -258,8 +284,12 @@ def train_forest_from_params(name, params, cache, *, n_estimators, memory_limit=
     config = resolve_config(learner, p, task=task, n_rows=cache.n_rows,
                             n_features=cache.n_features, classes=classes,
                             class_counts=counts)
-    model, _, _ = train_forest(cache, config, 1 if learner == "decision_tree"
-                               else n_estimators, classes=classes)
+    if model is not None and int(model.n_outputs) != int(config.n_outputs):
+        raise ParameterError(f"--init-model has {model.n_outputs} outputs; this cache's "
+                             f"labels make {config.n_outputs}")
+    total = 1 if learner == "decision_tree" else n_estimators + (model.n_trees if model
+                                                                 else 0)
+    model, _, _ = train_forest(cache, config, total, classes=classes, model=model)
     model.params = {k: (v if isinstance(v, (int, float, str, bool, type(None))) else str(v))
                     for k, v in p.items()}
     model.params["task"] = task

@@ -54,6 +54,7 @@ class HoeffdingLearner:
         self.tree.take_slot(0)
         self.y_offset = None
         self.rows_seen = 0
+        self.weight_seen = 0.0
         self.counters = {"splits": 0, "revisions": 0, "collapses": 0, "deactivated": 0,
                          "waiting": 0}
 
@@ -214,6 +215,7 @@ class HoeffdingLearner:
         held = tree.slot[:n_nodes_before] >= 0
         tree.hist_sums[tree.slot[:n_nodes_before][held]] += totals[held]
         self.rows_seen += len(y)
+        self.weight_seen += float(w.sum())
         if cfg.split_revision:
             self._revise()
         self._attempt_splits()

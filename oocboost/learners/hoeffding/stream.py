@@ -100,7 +100,7 @@ class Prequential:
 
 
 def learn_cache(learners, cache, *, prefetch=None, evaluate=False, draws=None,
-                counters=None, batch_rows=DEFAULT_BATCH_ROWS):
+                counters=None, batch_rows=DEFAULT_BATCH_ROWS, row_offset=0):
     """Stream ``cache`` once through ``learners`` (several for online bagging).
 
     Parameters
@@ -111,10 +111,12 @@ def learn_cache(learners, cache, *, prefetch=None, evaluate=False, draws=None,
     evaluate : bool
         Keep prequential scores of the first learner's (or the ensemble's mean)
         predictions.
-    draws : callable ``(tree, row_start, n_rows) -> weights`` or None
+    draws : callable ``(row_start, n_rows) -> (n_trees, n_rows) copies`` or None
         Per-tree row multiplicities (online bagging's Poisson(1) draws).
     batch_rows : int
         Rows learned at a time (:data:`DEFAULT_BATCH_ROWS`).
+    row_offset : int
+        Index in the stream of the cache's first row (the draws' row counter).
 
     Returns
     -------
@@ -137,7 +139,8 @@ def learn_cache(learners, cache, *, prefetch=None, evaluate=False, draws=None,
         check_block_labels(y, config, f"cache {cache.path}", block.row_start)
         w = (np.ones(len(y)) if block.weight is None
              else np.asarray(block.weight, np.float64))
-        learn_rows(learners, codes, y, w, score, draws, block.row_start, batch_rows)
+        learn_rows(learners, codes, y, w, score, draws, row_offset + block.row_start,
+                   batch_rows)
     return score
 
 
@@ -161,8 +164,9 @@ def learn_rows(learners, codes, y, w, score=None, draws=None, row_start=0,
         hi = min(n, lo + batch_rows)
         part = codes if (lo, hi) == (0, n) else _rows_of(codes, lo, hi)
         preds = []
+        copies = None if draws is None else draws(row_start + lo, hi - lo)
         for t, learner in enumerate(learners):
-            wt = w[lo:hi] if draws is None else w[lo:hi] * draws(t, row_start + lo, hi - lo)
+            wt = w[lo:hi] if copies is None else w[lo:hi] * copies[t]
             pred = learner.learn(part, y[lo:hi], wt, predict=score is not None)
             if pred is not None:
                 preds.append(pred)
@@ -175,3 +179,18 @@ def new_learners(config, mapper, n_trees, *, block_rows, code_bytes_per_row, pre
     max_slots = plan_slots(config, mapper, block_rows, code_bytes_per_row,
                            DEFAULT_PREFETCH if prefetch is None else prefetch, n_trees)
     return [HoeffdingLearner(config, mapper, max_slots) for _ in range(n_trees)]
+
+
+def poisson_draws(seed, n_trees):
+    """Online bagging's copies (Oza and Russell): Poisson(1) per (tree, row), from the
+    counter-based hash forests draw their bootstraps with, so a row's copies depend only
+    on (seed, tree, row index in the stream)."""
+    from ...kernels import cart_stats as kc
+
+    streams = np.arange(n_trees, dtype=np.int64)
+
+    def draws(row_start, n_rows):
+        out = np.empty((n_trees, n_rows))
+        kc.row_draws(int(seed), streams, int(row_start), kc.MODE_POISSON, 1.0, out)
+        return out
+    return draws
