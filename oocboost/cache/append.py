@@ -122,7 +122,7 @@ def append_to_cache(data, cache_path, *, label=None, weight=None, quiet=False, *
                                        new.manifest.get("weight_stats")),
             appends=list(m.get("appends") or []) + [{
                 "source": new.manifest["source"], "n_rows": new.n_rows,
-                "row_start": cache.n_rows}])
+                "row_start": cache.n_rows, "previous_fingerprint": m["fingerprint"]}])
         grown["fingerprint"] = {"sha256": hashlib.sha256(json.dumps(
             [m["fingerprint"], new.manifest["fingerprint"]], sort_keys=True).encode()
         ).hexdigest()}

@@ -11,7 +11,7 @@ def train_learner(name, params, cache, *, n_estimators=100, memory_limit=None,
     """Train the learner ``name`` ("random-forest", "extra-trees", "decision-tree",
     "adaboost", "hoeffding-tree", "online-bagging") on a cache with parameters given as
     a dict of estimator arguments; forests add ``n_estimators`` trees to ``init_model``
-    (a Model or model file) when given.
+    (a Model or model file) when given; Hoeffding trees go on learning from it.
 
     Returns
     -------
@@ -25,14 +25,15 @@ def train_learner(name, params, cache, *, n_estimators=100, memory_limit=None,
         return train_forest_from_params(name, params, cache, n_estimators=n_estimators,
                                         memory_limit=memory_limit, verbose=verbose,
                                         init_model=init_model)
-    if init_model is not None:
-        raise ParameterError(f"--init-model continues boosting and forests; --learner "
-                             f"{name} does not take it")
     if name in ("hoeffding-tree", "online-bagging"):
         from .hoeffding.train import train_hoeffding_from_params
 
         return train_hoeffding_from_params(name, params, cache, n_estimators=n_estimators,
-                                           memory_limit=memory_limit, verbose=verbose)
+                                           memory_limit=memory_limit, verbose=verbose,
+                                           init_model=init_model)
+    if init_model is not None:
+        raise ParameterError(f"--init-model continues boosting, forests and Hoeffding "
+                             f"trees; --learner {name} does not take it")
     if name == "adaboost":
         from .adaboost.adaboost import train_adaboost_from_params
 

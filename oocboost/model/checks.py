@@ -17,6 +17,8 @@ attributes          ``label``, ``group`` (str or null), ``seed`` (int), ``adaboo
 params              free JSON (the training parameters, for the record; never read)
 naive_bayes         optional: naive Bayes leaves (``model/naive_bayes.py``), each table
                     checked against its tree, the classes and the bin mapper
+stream_state        optional: Hoeffding trees' learning state (``model/stream_state.py``),
+                    each array checked against its tree and the bin mapper
 anything else       refused: an unknown field
 ==================  =================================================================
 """
@@ -28,7 +30,8 @@ from ..errors import ModelError, OocboostError
 FIELDS = ("format", "format_version", "learner", "objective", "objective_params",
           "aggregation", "n_outputs", "trees_per_round", "base_margin", "tree_group",
           "tree_weight", "best_iteration", "n_classes", "classes", "feature_names",
-          "feature_types", "bin_mapper", "params", "attributes", "trees", "naive_bayes")
+          "feature_types", "bin_mapper", "params", "attributes", "trees", "naive_bayes",
+          "stream_state")
 LEARNERS = ("gbtree", "random_forest", "extra_trees", "decision_tree", "bagging",
             "adaboost", "hoeffding_tree", "online_bagging")
 #: "ordered_ts": a categorical column encoded as its ordered target statistic (a numeric

@@ -54,6 +54,7 @@ from .fields import (
     reject_constant,
 )
 from .prediction import ModelPrediction
+from .streaming_parts import StreamingParts
 from .tree import MAX_BITSET_CELLS, MAX_OUTPUTS, Tree, coerce
 
 FORMAT = "oocboost-model"
@@ -77,7 +78,7 @@ def source_attributes(cache):
     return out
 
 
-class Model(ModelPrediction, ModelContributions):
+class Model(ModelPrediction, ModelContributions, StreamingParts):
     """A tree ensemble: trees, how they combine, the feature schema and training metadata.
 
     Parameters
@@ -120,6 +121,8 @@ class Model(ModelPrediction, ModelContributions):
         Only when ``feature_names`` is None.
     naive_bayes : list of LeafTables, optional
         Leaves that predict by naive Bayes (Hoeffding trees, ``model/naive_bayes.py``).
+    stream_state : list of StreamState, optional
+        What Hoeffding trees need to go on learning (``model/stream_state.py``).
     """
 
     def __init__(self, trees=(), *, tree_group=None, tree_weight=None, base_margin=None,
@@ -127,9 +130,10 @@ class Model(ModelPrediction, ModelContributions):
                  aggregation="sum", trees_per_round=1, feature_names=None,
                  feature_types=None, bin_mapper=None, params=None, best_iteration=None,
                  n_classes=None, classes=None, attributes=None, n_features=None,
-                 naive_bayes=None):
+                 naive_bayes=None, stream_state=None):
         self.trees = list(trees)
         self.naive_bayes = list(naive_bayes or ())
+        self.stream_state = list(stream_state or ())
         n_trees = len(self.trees)
         self.n_outputs = n_outputs
         self.tree_group = (np.zeros(n_trees, dtype=np.int32) if tree_group is None
@@ -279,6 +283,8 @@ class Model(ModelPrediction, ModelContributions):
         if list(other.feature_names) != list(self.feature_names):
             raise ModelError("cannot continue a model trained on other features")
         self.naive_bayes += [nb.moved(nb.tree + len(self.trees)) for nb in other.naive_bayes]
+        self.stream_state += [st.moved(st.tree + len(self.trees))
+                              for st in other.stream_state]
         self.trees.extend(other.trees)
         self.tree_group = np.concatenate((self.tree_group, other.tree_group)).astype(np.int32)
         self.tree_weight = np.concatenate((self.tree_weight, other.tree_weight))
@@ -303,7 +309,9 @@ class Model(ModelPrediction, ModelContributions):
             classes=None if self.classes is None else list(self.classes),
             attributes=dict(self.attributes),
             naive_bayes=[nb.moved(nb.tree - t0) for nb in self.naive_bayes
-                         if t0 <= nb.tree < t1])
+                         if t0 <= nb.tree < t1],
+            stream_state=[st.moved(st.tree - t0) for st in self.stream_state
+                          if t0 <= st.tree < t1])
 
     # Training metadata kept in ``attributes`` so that it is saved with the model.
     best_score = property(lambda self: self.attributes.get("best_score"),
@@ -404,33 +412,26 @@ class Model(ModelPrediction, ModelContributions):
                      f"(group {self.tree_group[t]})")
         if self.naive_bayes:
             self._validate_naive_bayes(fail)
+        if self.stream_state:
+            self._validate_stream_state(fail)
         return self
 
-    def _validate_naive_bayes(self, fail):
-        from .naive_bayes import LeafTables, cell_layout
+    def _validate_stream_state(self, fail):
+        from .naive_bayes import cell_layout
+        from .stream_state import StreamState
 
-        if self.bin_mapper is None or not self.n_classes or self.aggregation != "mean":
-            fail("naive_bayes leaves need a bin_mapper, n_classes and 'mean' aggregation")
+        if self.bin_mapper is None:
+            fail("stream_state needs the bin_mapper its histograms are over")
         mapper = self.naive_bayes_mapper()
-        if mapper.n_features != self.n_features:
-            fail(f"naive_bayes: the bin mapper has {mapper.n_features} features, the model "
-                 f"{self.n_features}")
         _, _, n_cells = cell_layout(mapper.n_value_bins, mapper.max_bin)
         seen = set()
-        for i, tables in enumerate(self.naive_bayes):
-            if not isinstance(tables, LeafTables):
-                fail(f"naive_bayes[{i}] is a {type(tables).__name__}, not LeafTables")
-            if tables.tree in seen:
-                fail(f"naive_bayes[{i}]: tree {tables.tree} has two entries")
-            seen.add(tables.tree)
-            tree = self.trees[tables.tree] if 0 <= tables.tree < len(self.trees) else None
-            tables.validate(len(self.trees), tree.left if tree is not None
-                            else np.zeros(0, np.int32), int(self.n_classes), n_cells,
-                            where=f"naive_bayes[{i}]")
-            if tree is not None and np.any(tree.right[tree.left >= 0]
-                                           != tree.left[tree.left >= 0] + 1):
-                fail(f"naive_bayes[{i}]: tree {tables.tree} must number each right child "
-                     f"left + 1")
+        for i, state in enumerate(self.stream_state):
+            if not isinstance(state, StreamState):
+                fail(f"stream_state[{i}] is a {type(state).__name__}, not StreamState")
+            if state.tree in seen:
+                fail(f"stream_state[{i}]: tree {state.tree} has two entries")
+            seen.add(state.tree)
+            state.validate(self.trees, n_cells, where=f"stream_state[{i}]")
 
     # ------------------------------------------------------------------ JSON
     def to_json_dict(self):
@@ -458,6 +459,8 @@ class Model(ModelPrediction, ModelContributions):
             "trees": [tree.to_json_dict() for tree in self.trees],
             **({"naive_bayes": [nb.to_json_dict() for nb in self.naive_bayes]}
                if self.naive_bayes else {}),
+            **({"stream_state": [st.to_json_dict() for st in self.stream_state]}
+               if self.stream_state else {}),
         }
 
     @classmethod
@@ -536,35 +539,13 @@ class Model(ModelPrediction, ModelContributions):
             classes=read_typed(doc, "classes", (list,), where, optional=True),
             attributes=read_typed(doc, "attributes", (dict,), where),
             naive_bayes=cls._read_naive_bayes(doc, where),
+            stream_state=cls._read_stream_state(doc, where, raw_trees),
         )
         model.validate()
         check_model_fields(model)
         return model
 
-    def naive_bayes_mapper(self):
-        """The BinMapper naive Bayes leaves bin raw values with (built once)."""
-        from ..cache.binning import BinMapper
-
-        key = id(self.bin_mapper)
-        if getattr(self, "_nb_mapper_key", None) != key:
-            self._nb_mapper = BinMapper.from_dict(self.bin_mapper)
-            self._nb_mapper_key = key
-        return self._nb_mapper
-
-    @staticmethod
-    def _read_naive_bayes(doc, where):
-        from .naive_bayes import LeafTables
-
-        entries = read_typed(doc, "naive_bayes", (list,), where, optional=True)
-        if not entries:
-            return None
-        n_classes = doc.get("n_classes")
-        if not isinstance(n_classes, int) or isinstance(n_classes, bool) or n_classes < 2:
-            raise ModelError(f"{where}: naive_bayes leaves need n_classes >= 2")
-        return [LeafTables.from_json_dict(d, n_classes, f"{where}: naive_bayes[{i}]")
-                for i, d in enumerate(entries)]
-
-    def save_model(self, path):
+    def save_model(self, path, state=True):
         """Validate and write the model as JSON, atomically.
 
         The text goes to a temporary file in the destination's folder, is flushed to disk
@@ -574,10 +555,16 @@ class Model(ModelPrediction, ModelContributions):
         Parameters
         ----------
         path : str or os.PathLike
+        state : bool
+            Keep Hoeffding trees' learning state (``stream_state``, to continue learning
+            later); False writes a file that only predicts.
         """
         self.validate()
         check_model_fields(self)  # never write what load_model would refuse
-        text = json.dumps(self.to_json_dict(), allow_nan=False, separators=(",", ":"))
+        doc = self.to_json_dict()
+        if not state:
+            doc.pop("stream_state", None)
+        text = json.dumps(doc, allow_nan=False, separators=(",", ":"))
         path = os.fspath(path)
         folder = os.path.dirname(os.path.abspath(path))
         fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp",

@@ -37,6 +37,9 @@ from ..learners.hoeffding.stream import Prequential, learn_cache, learn_rows, ne
 from .base import ClassifierMixin, ParamsMixin, RegressorMixin, TrainingData
 from .validation import NotFittedError, as_matrix, fit_input, predict_input
 
+#: Rows a block is planned with when a saved tree is restored (the data to come is not
+#: known yet; only a memory_limit makes the plan matter).
+_RESTORE_BLOCK_ROWS = 1 << 16
 #: Parameters handed to ``learners.hoeffding.config.resolve_config``.
 _TREE_PARAMS = ("grace_period", "max_depth", "delta", "tau", "leaf_prediction",
                 "merit_preprune", "max_leaves", "memory_limit")
@@ -50,8 +53,9 @@ class _HoeffdingBase(ParamsMixin):
     def _n_trees(self):
         return 1
 
-    def _draws(self):
-        """Per-tree row copies ``(row_start, n_rows) -> (n_trees, n_rows)``, or None."""
+    def _draws(self, model=None):
+        """Per-tree row copies ``(row_start, n_rows) -> (n_trees, n_rows)``, or None
+        (``model``: the one being continued)."""
         return None
 
     # ------------------------------------------------------------------ state
@@ -93,7 +97,10 @@ class _HoeffdingBase(ParamsMixin):
                 params={k: v for k, v in self.get_params().items()
                         if isinstance(v, (int, float, str, bool, type(None)))},
                 attributes={"prequential": self._score.scores(),
-                            "rows_seen": int(self._learners[0].rows_seen)})
+                            "prequential_weight": self._score.weight,
+                            "rows_seen": int(self._learners[0].rows_seen),
+                            **({"seed": int(self.seed_)} if hasattr(self, "seed_")
+                               else {})})
         return self._model
 
     @property
@@ -114,23 +121,29 @@ class _HoeffdingBase(ParamsMixin):
         tree = self._learners[0].tree
         return int(np.count_nonzero(tree.slot[tree.leaves()] >= 0))
 
-    def save_model(self, path):
-        """Write ``model_`` as a JSON model file (temporary file, then rename)."""
+    def save_model(self, path, state=True):
+        """Write ``model_`` as a JSON model file (temporary file, then rename); with
+        ``state`` (default) it keeps what ``fit(init_model=...)`` needs to go on
+        learning (``model/stream_state.py``: the active leaves' histograms)."""
         self._check_fitted()
-        self.model_.save_model(path)
+        self.model_.save_model(path, state=state)
 
     # ------------------------------------------------------------------ learning
     def _labels(self, y, first):
         return np.asarray(y, dtype=np.float64)
 
-    def fit(self, X, y=None, sample_weight=None):
-        """Learn ``X`` in one streamed pass, from scratch.
+    def fit(self, X, y=None, sample_weight=None, init_model=None):
+        """Learn ``X`` in one streamed pass, from scratch or from ``init_model``.
 
         Parameters
         ----------
         X : array-like (n_rows, n_features), DataFrame, or Cache
         y : array-like (n_rows,), or None with a Cache
         sample_weight : array-like (n_rows,) or None
+        init_model : Model, model file or None
+            A model this estimator saved (with its learning state): learning goes on
+            from it, with this estimator's parameters, on rows binned with its bins
+            (numeric arrays, or caches built with the same edges).
 
         Returns
         -------
@@ -139,6 +152,9 @@ class _HoeffdingBase(ParamsMixin):
         from ..cache.store import Cache
 
         self._reset()
+        if init_model is not None:
+            self._restore(init_model)
+            return self.partial_fit(X, y, sample_weight=sample_weight)
         classification = self._task == "classification"
         X, y, sample_weight = fit_input(self, X, y, sample_weight, classifier=classification)
         data = TrainingData(self.cache_dir, self.memory_limit, self.max_bin)
@@ -207,6 +223,37 @@ class _HoeffdingBase(ParamsMixin):
                        row_start=self._learners[0].rows_seen)
         self._model = None
         return self
+
+    def _restore(self, init_model):
+        from ..learners.hoeffding.state import restore_learners
+        from ..learners.hoeffding.stream import Prequential
+        from ..model.model import Model, load_model
+
+        model = init_model if isinstance(init_model, Model) else load_model(init_model)
+        n_classes = 0
+        if self._task == "classification":
+            if not model.classes:
+                raise ParameterError("init_model has no classes: it is not a classifier's")
+            self.classes_ = np.asarray(model.classes)
+            n_classes = len(self.classes_)
+        if model.n_trees != self._n_trees():
+            raise ParameterError(f"init_model has {model.n_trees} trees; this estimator "
+                                 f"grows {self._n_trees()}")
+        self._config_ = self._config(n_classes)
+        self._learners = restore_learners(
+            model, self._config_, block_rows=_RESTORE_BLOCK_ROWS,
+            code_bytes_per_row=2 * model.n_features, prefetch=self.prefetch,
+            learner_name=self._learner_name)
+        self._mapper = model.naive_bayes_mapper()
+        self.feature_names_in_ = np.asarray(model.feature_names, dtype=object)
+        self.n_features_in_ = model.n_features
+        self._score = Prequential(self._task == "classification")
+        weight = float(model.attributes.get("prequential_weight") or 0.0)
+        self._score.weight = weight
+        self._score.sums = {k: v * weight for k, v in
+                            (model.attributes.get("prequential") or {}).items()}
+        self._row_draws = self._draws(model)
+        self._model = None
 
     def _merge_score(self, score):
         for k, v in score.sums.items():

@@ -70,6 +70,9 @@ class OnlineBaggingClassifier(HoeffdingTreeClassifier):
     def _n_trees(self):
         return int_param("n_estimators", self.n_estimators, 1)
 
-    def _draws(self):
-        self.seed_ = resolve_seed(self.random_state)
+    def _draws(self, model=None):
+        saved = None if model is None else model.attributes.get("seed")
+        # continuing a saved ensemble: its seed, so its trees draw as if never stopped
+        self.seed_ = int(saved) if isinstance(saved, int) and self.random_state is None \
+            else resolve_seed(self.random_state)
         return poisson_draws(self.seed_, self._n_trees())

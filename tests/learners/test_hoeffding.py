@@ -296,3 +296,58 @@ def test_online_bagging_draws_poisson_copies(tmp_path):
                                     n_estimators=3, random_state=7).fit(X, y)
     np.testing.assert_array_equal(again.predict_proba(X), bag.predict_proba(X))
     assert bag.prequential_score_["accuracy"] > 0.7     # majority class: 0.5
+
+
+@pytest.mark.parametrize("params", [{"leaf_prediction": "nba"},
+                                    {"leaf_prediction": "mc", "split_revision": True}])
+def test_saved_tree_goes_on_learning_as_if_never_stopped(tmp_path, params):
+    X, y = _hyperplane(9000, seed=15)
+    cache = _cache(tmp_path, X[:5000], y[:5000], block_rows=1000)
+    whole = HoeffdingTreeClassifier(grace_period=100, **params).fit(cache)
+    whole.partial_fit(X[5000:], y[5000:])
+    first = HoeffdingTreeClassifier(grace_period=100, **params).fit(cache)
+    first.save_model(tmp_path / "h.json")
+    resumed = HoeffdingTreeClassifier(grace_period=100, **params)
+    resumed.fit(X[5000:], y[5000:], init_model=tmp_path / "h.json")
+    np.testing.assert_array_equal(resumed.predict_proba(X), whole.predict_proba(X))
+    assert resumed.prequential_score_ == pytest.approx(whole.prequential_score_)
+    assert resumed.model_.attributes["rows_seen"] == 9000
+    first.save_model(tmp_path / "p.json", state=False)
+    assert not load_model(tmp_path / "p.json").stream_state
+    with pytest.raises(ParameterError, match="without its learning state"):
+        HoeffdingTreeClassifier().fit(X[:10], y[:10], init_model=tmp_path / "p.json")
+
+
+def test_command_line_continues_on_appended_rows(tmp_path):
+    """train, append, train --init-model: only the appended rows are learned, and the
+    tree is the one a single pass over the grown cache grows (online bagging: the same
+    Poisson draws too)."""
+    from oocboost.cache.append import append_to_cache
+    from oocboost.cli import main
+
+    X, y = _hyperplane(8000, seed=16)
+    files = []
+    for name, rows in (("first.csv", slice(0, 5000)), ("more.csv", slice(5000, 8000))):
+        with open(tmp_path / name, "w") as f:
+            f.write(",".join(f"f{j}" for j in range(4)) + ",label\n")
+            np.savetxt(f, np.c_[X[rows], y[rows]], delimiter=",", fmt="%.17g")
+        files.append(tmp_path / name)
+    path = str(tmp_path / "c.oocb")
+    build_cache(str(files[0]), path, label="label", quiet=True, block_rows=1000)
+    more = files[1]
+    for learner in ("hoeffding-tree", "online-bagging"):
+        args = ["--learner", learner, "--rounds", "2", "--param", "seed=3", "--quiet"]
+        grown = tmp_path / f"grown-{learner}"
+        import shutil
+
+        shutil.copytree(path, grown)
+        assert main(["train", str(grown), *args, "-o", str(tmp_path / "a.json")]) == 0
+        append_to_cache(str(more), str(grown), quiet=True)
+        assert main(["train", str(grown), *args, "--init-model", str(tmp_path / "a.json"),
+                     "-o", str(tmp_path / "b.json")]) == 0
+        assert main(["train", str(grown), *args, "-o", str(tmp_path / "c.json")]) == 0
+        resumed, once = load_model(tmp_path / "b.json"), load_model(tmp_path / "c.json")
+        assert resumed.attributes["rows_seen"] == 8000
+        np.testing.assert_array_equal(resumed.predict(X), once.predict(X))
+        assert resumed.attributes["prequential"] == pytest.approx(
+            once.attributes["prequential"])

@@ -66,6 +66,7 @@ BOOSTING = [
     ("format", _set("format", "xgboost"), "not an oocboost model"),
     ("format_version", _set("format_version", 99), "newer oocboost"),
     ("naive_bayes", _set("naive_bayes", {"tree": 0}), "'naive_bayes' must be list"),
+    ("stream_state", _set("stream_state", 3), "'stream_state' must be list"),
     ("naive_bayes", _set("naive_bayes", [{"tree": 0, "n_tables": 0, "n_cells": 1,
                                           "node": [], "prior": [], "counts": []}]),
      "naive_bayes leaves need"),
@@ -107,6 +108,28 @@ ADABOOST = [
     ("attributes", _ada("estimator_weights", [1.0]), "estimator_weights must be a list"),
     ("attributes", _ada("estimator_errors", [None, 0.1, 0.1]), "estimator_errors must be"),
 ]
+
+
+def _state(key, fn):
+    return lambda d: d["stream_state"][0].__setitem__(key, fn(d["stream_state"][0][key]))
+
+
+#: Hostile variants of a Hoeffding tree's naive Bayes leaves and learning state.
+HOEFFDING = [
+    ("stream_state", _state("depth", lambda v: [v[0] + 1] + v[1:]), "depth does not match"),
+    ("stream_state", _state("active", lambda v: v + v[:1]), "items|distinct node ids"),
+    ("stream_state", _state("dist", lambda v: v[:-1]), "'dist' has"),
+    ("stream_state", _state("tree", lambda v: 5), "tree 5 is not in the model"),
+    ("stream_state", lambda d: d["stream_state"][0].__setitem__("extra", 1), "unknown"),
+    ("stream_state", _state("weight_seen", lambda v: "many"), "weight_seen"),
+    ("naive_bayes", lambda d: d["naive_bayes"][0]["node"].__setitem__(0, -1), "leaves"),
+]
+
+
+@pytest.mark.parametrize("field, mutation, pattern", HOEFFDING,
+                         ids=[p[:24] for _, _, p in HOEFFDING])
+def test_hoeffding_parts_are_checked(docs, tmp_path, field, mutation, pattern):
+    _refused(tmp_path, _mutate(docs[2], mutation), pattern)
 
 
 def _refused(tmp_path, doc, pattern):

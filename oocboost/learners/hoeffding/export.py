@@ -1,7 +1,7 @@
 """A Hoeffding learner's tree as a :class:`~oocboost.model.model.Model`: the reachable
 nodes renumbered breadth first (each right child ``left + 1``), leaf values the class
-distributions (or means), and the naive Bayes tables of the leaves that predict by
-them."""
+distributions (or means), the naive Bayes tables of the leaves that predict by them,
+and the learning state that lets it continue (``state.py``)."""
 import numpy as np
 
 from ...model.naive_bayes import LeafTables
@@ -24,7 +24,8 @@ def _order(tree):
 
 
 def export_tree(learner):
-    """``(Tree, LeafTables or None)`` of the learner's current tree."""
+    """``(Tree, LeafTables or None, order)`` of the learner's current tree; ``order``
+    lists the learner's node ids in the exported tree's order."""
     tree, mapper = learner.tree, learner.mapper
     order, new_id = _order(tree)
     old_left = tree.left[order]
@@ -56,7 +57,7 @@ def export_tree(learner):
         tables = LeafTables(0, tables.node[keep], tables.prior[keep], tables.counts[keep])
     else:
         tables = None
-    return out, tables
+    return out, tables, order
 
 
 def hoeffding_model(learners, feature_names, *, classes=None, params=None,
@@ -68,12 +69,15 @@ def hoeffding_model(learners, feature_names, *, classes=None, params=None,
     mapper = first.mapper
     classification = first.classification
     k = first.config.n_classes
-    trees, nb = [], []
+    from .state import learner_state
+
+    trees, nb, states = [], [], []
     for t, learner in enumerate(learners):
-        tree, tables = export_tree(learner)
+        tree, tables, order = export_tree(learner)
         trees.append(tree)
         if tables is not None:
             nb.append(tables.moved(t))
+        states.append(learner_state(learner, order, t))
     objective, obj_params = (("multi:proba", {"num_class": int(k)}) if classification
                              else ("reg:squarederror", {}))
     return Model(trees, tree_group=np.full(len(trees), -1 if classification else 0),
@@ -83,4 +87,4 @@ def hoeffding_model(learners, feature_names, *, classes=None, params=None,
                  feature_types=list(mapper.feature_types), bin_mapper=mapper.to_dict(),
                  params=dict(params or {}), n_classes=int(k) if classification else None,
                  classes=None if classes is None else list(classes),
-                 attributes=dict(attributes or {}), naive_bayes=nb)
+                 attributes=dict(attributes or {}), naive_bayes=nb, stream_state=states)

@@ -100,7 +100,7 @@ class Prequential:
 
 
 def learn_cache(learners, cache, *, prefetch=None, evaluate=False, draws=None,
-                counters=None, batch_rows=DEFAULT_BATCH_ROWS, row_offset=0):
+                counters=None, batch_rows=DEFAULT_BATCH_ROWS, row_offset=0, start_row=0):
     """Stream ``cache`` once through ``learners`` (several for online bagging).
 
     Parameters
@@ -117,6 +117,9 @@ def learn_cache(learners, cache, *, prefetch=None, evaluate=False, draws=None,
         Rows learned at a time (:data:`DEFAULT_BATCH_ROWS`).
     row_offset : int
         Index in the stream of the cache's first row (the draws' row counter).
+    start_row : int
+        Learn the cache's rows from this one on (rows appended since a saved model
+        learned the first ones).
 
     Returns
     -------
@@ -134,13 +137,19 @@ def learn_cache(learners, cache, *, prefetch=None, evaluate=False, draws=None,
                            resident_bytes=0)
     score = Prequential(learners[0].classification) if evaluate else None
     for block in timed_blocks(cache, plan, account):
+        skip = start_row - block.row_start
+        if skip >= block.n_rows:
+            continue
         codes = block.stored_codes if cache.bundles is None else block.codes
         y = np.asarray(block.label, np.float64).reshape(-1)
         check_block_labels(y, config, f"cache {cache.path}", block.row_start)
         w = (np.ones(len(y)) if block.weight is None
              else np.asarray(block.weight, np.float64))
-        learn_rows(learners, codes, y, w, score, draws, row_offset + block.row_start,
-                   batch_rows)
+        if skip > 0:
+            codes, y, w = _rows_of(codes, skip, block.n_rows), y[skip:], w[skip:]
+        skip = max(skip, 0)
+        learn_rows(learners, codes, y, w, score, draws,
+                   row_offset + block.row_start + skip, batch_rows)
     return score
 
 

@@ -3,7 +3,43 @@
 from ...errors import ParameterError
 from .config import resolve_config
 from .export import hoeffding_model
+from .state import restore_learners
 from .stream import learn_cache, new_learners, poisson_draws
+
+
+def new_rows_start(init, cache):
+    """First row of ``cache`` that the model ``init`` has not learned: the row an append
+    started at when the model learned the cache as it was before (its fingerprint then
+    is the model's ``data_fingerprint``), else 0 (every row is new)."""
+    if init is None:
+        return 0
+    learned = init.attributes.get("data_fingerprint")
+    for entry in cache.manifest.get("appends") or []:
+        if learned is not None and entry.get("previous_fingerprint") == learned \
+                and entry.get("row_start") == init.attributes.get("rows_seen"):
+            return int(entry["row_start"])
+    return 0
+
+
+def merge_scores(score, attributes):
+    """Add a saved model's prequential sums to this run's."""
+    weight = float(attributes.get("prequential_weight") or 0.0)
+    for k, v in (attributes.get("prequential") or {}).items():
+        score.sums[k] = score.sums.get(k, 0.0) + v * weight
+    score.weight += weight
+
+
+def _init(init_model, cache):
+    """The saved model to go on from (bins checked against the cache's), or None."""
+    if init_model is None:
+        return None
+    from ...model.model import Model, load_model
+
+    model = init_model if isinstance(init_model, Model) else load_model(init_model)
+    if model.bin_mapper != cache.bin_mapper.to_dict():
+        raise ParameterError(f"--init-model learned other bins than cache {cache.path}'s "
+                             f"(append to its cache, or build this one with --reference)")
+    return model
 
 #: Parameters ``--param`` accepts (river's names; ``n_estimators`` and ``seed`` for online
 #: bagging, ``task`` to force classification or regression).
@@ -15,7 +51,7 @@ CLI_PARAMS = ("grace_period", "max_depth", "split_criterion", "delta", "tau",
 
 
 def train_hoeffding_from_params(name, params, cache, *, n_estimators=10, memory_limit=None,
-                                verbose=False):
+                                verbose=False, init_model=None):
     """Learn ``cache`` in one streamed pass with a Hoeffding tree ("hoeffding-tree") or
     online bagging of them ("online-bagging", ``n_estimators`` trees).
 
@@ -30,6 +66,9 @@ def train_hoeffding_from_params(name, params, cache, *, n_estimators=10, memory_
     memory_limit : int, str or None
     verbose : bool
         Print the prequential scores and the tree's size.
+    init_model : Model, model file or None
+        A saved Hoeffding model (with its learning state) to go on learning from: its
+        trees, classes and, for online bagging, seed; ``params`` as given.
 
     Returns
     -------
@@ -42,17 +81,21 @@ def train_hoeffding_from_params(name, params, cache, *, n_estimators=10, memory_
     from ..forest.passes import cache_classes
 
     cache = open_cache(cache)
+    init = _init(init_model, cache)
     p = dict(params or {})
     unknown = sorted(set(p) - set(CLI_PARAMS))
     if unknown:
         raise ParameterError(f"unknown parameter(s) {unknown} for --learner {name}; known: "
                              f"{', '.join(CLI_PARAMS)}")
-    task = infer_task(p, cache)
+    task = infer_task(p, cache) if init is None else (
+        "classification" if init.classes else "regression")
     p.pop("task", None)
-    seed = int(p.pop("seed", 0))
+    seed = int(p.pop("seed", init.attributes.get("seed", 0) if init else 0))
     prefetch = p.pop("prefetch", None)
     batch_kw = {"batch_rows": int(p.pop("batch_rows"))} if "batch_rows" in p else {}
     classes = cache_classes(cache) if task == "classification" else None
+    if init is not None and init.classes:
+        classes = list(init.classes)
     if task == "classification" and (classes is None or len(classes) < 2):
         raise ParameterError(f"cache {cache.path}: classification needs integer class "
                              f"labels 0..K-1 with K >= 2 (--param task=regression for a "
@@ -63,17 +106,34 @@ def train_hoeffding_from_params(name, params, cache, *, n_estimators=10, memory_
     if bagging and task != "classification":
         raise ParameterError("--learner online-bagging is a classifier")
     n_trees = n_estimators if bagging else 1
-    learners = new_learners(config, cache.bin_mapper, n_trees, block_rows=cache.block_rows,
-                            code_bytes_per_row=cache.code_bytes_per_row, prefetch=prefetch)
+    if init is not None:
+        learners = restore_learners(init, config, block_rows=cache.block_rows,
+                                    code_bytes_per_row=cache.code_bytes_per_row,
+                                    prefetch=prefetch, learner_name=name.replace("-", "_"))
+        n_trees = len(learners)
+    else:
+        learners = new_learners(config, cache.bin_mapper, n_trees,
+                                block_rows=cache.block_rows,
+                                code_bytes_per_row=cache.code_bytes_per_row,
+                                prefetch=prefetch)
+    start = new_rows_start(init, cache)
     score = learn_cache(learners, cache, prefetch=prefetch, evaluate=True,
-                        draws=poisson_draws(seed, n_trees) if bagging else None, **batch_kw)
+                        draws=poisson_draws(seed, n_trees) if bagging else None,
+                        row_offset=learners[0].rows_seen - start if init is not None
+                        else 0, start_row=start, **batch_kw)
+    if init is not None:
+        merge_scores(score, init.attributes)
     record = {**p, "task": task, **({"seed": seed, "n_estimators": n_trees} if bagging
                                      else {})}
     model = hoeffding_model(learners, cache.feature_names, classes=classes, params=record,
                             learner_name="online_bagging" if bagging else "hoeffding_tree",
                             attributes={**source_attributes(cache),
                                         "prequential": score.scores(),
-                                        "rows_seen": int(learners[0].rows_seen)})
+                                        "prequential_weight": score.weight,
+                                        "rows_seen": int(learners[0].rows_seen),
+                                        "data_fingerprint": cache.manifest.get(
+                                            "fingerprint"),
+                                        **({"seed": seed} if bagging else {})})
     if verbose:
         tree = learners[0].tree
         print(f"{name}: {learners[0].rows_seen} rows, prequential {score.scores()}, "
