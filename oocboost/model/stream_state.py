@@ -11,9 +11,10 @@ predicts.
 
 Layout (node ids are the tree's)::
 
-    {"tree": t, "n_stats": s, "rows_seen": r, "weight_seen": w, "y_offset": y or null,
-     "depth": [...n], "can_grow": [...n], "checked_at": [...n], "mc_correct": [...n],
-     "nb_correct": [...n], "merit": [...n], "dist": [...n*s],
+    {"tree": t, "n_stats": s, "rows_seen": r, "weight_seen": w, "row_weight": v,
+     "y_offset": y or null, "depth": [...n], "can_grow": [...n], "checked_at": [...n],
+     "mc_correct": [...n], "nb_correct": [...n], "merit": [...n], "share": [...n],
+     "dist": [...n*s],
      "active": [...m], "hist": [...m*cells*s], "hist_sums": [...m*s]}
 """
 import numpy as np
@@ -23,8 +24,10 @@ from .fields import read_array, read_int
 from .tree import coerce
 
 _NODE = (("depth", np.int32), ("can_grow", np.bool_), ("checked_at", np.float64),
-         ("mc_correct", np.float64), ("nb_correct", np.float64), ("merit", np.float64))
-_KEYS = {"tree", "n_stats", "rows_seen", "weight_seen", "y_offset", "dist", "active",
+         ("mc_correct", np.float64), ("nb_correct", np.float64), ("merit", np.float64),
+         ("share", np.float64))
+_KEYS = {"tree", "n_stats", "rows_seen", "weight_seen", "row_weight", "y_offset", "dist",
+         "active",
          "hist", "hist_sums", *(name for name, _ in _NODE)}
 #: Histogram numbers of one tree read from a file, at most (2 GiB of float64).
 MAX_STATE_VALUES = 1 << 28
@@ -34,11 +37,12 @@ class StreamState:
     """Learning state of one Hoeffding tree of a model (module docstring)."""
 
     def __init__(self, tree, n_stats, rows_seen, weight_seen, y_offset, nodes, dist, active,
-                 hist, hist_sums):
+                 hist, hist_sums, row_weight=1.0):
         self.tree = int(tree)
         self.n_stats = int(n_stats)
         self.rows_seen = int(rows_seen)
         self.weight_seen = float(weight_seen)
+        self.row_weight = float(row_weight)
         self.y_offset = None if y_offset is None else float(y_offset)
         self.nodes = {name: coerce(f"stream_state {name}", nodes[name], dtype, 1)
                       for name, dtype in _NODE}
@@ -50,7 +54,7 @@ class StreamState:
     def moved(self, tree):
         return StreamState(tree, self.n_stats, self.rows_seen, self.weight_seen,
                            self.y_offset, self.nodes, self.dist, self.active, self.hist,
-                           self.hist_sums)
+                           self.hist_sums, self.row_weight)
 
     def validate(self, trees, n_cells, where="stream_state"):
         """Raise ModelError unless every array fits tree ``self.tree`` of ``trees``."""
@@ -77,6 +81,10 @@ class StreamState:
                 fail(f"{name} is not finite")
         if self.rows_seen < 0 or not np.isfinite(self.weight_seen) or self.weight_seen < 0:
             fail("rows_seen and weight_seen must be finite and >= 0")
+        if not (np.isfinite(self.row_weight) and self.row_weight > 0):
+            fail("row_weight must be finite and > 0")
+        if np.any(self.nodes["share"] < 0):
+            fail("share must be >= 0")
         if self.y_offset is not None and not np.isfinite(self.y_offset):
             fail("y_offset must be finite or null")
         depth = np.zeros(n, np.int64)
@@ -92,7 +100,8 @@ class StreamState:
 
     def to_json_dict(self):
         d = {"tree": self.tree, "n_stats": self.n_stats, "rows_seen": self.rows_seen,
-             "weight_seen": self.weight_seen, "y_offset": self.y_offset}
+             "weight_seen": self.weight_seen, "row_weight": self.row_weight,
+             "y_offset": self.y_offset}
         d.update({name: a.tolist() for name, a in self.nodes.items()})
         d.update(dist=self.dist.ravel().tolist(), active=self.active.tolist(),
                  hist=self.hist.ravel().tolist(), hist_sums=self.hist_sums.ravel().tolist())
@@ -114,7 +123,9 @@ class StreamState:
         rows = read_int(d, "rows_seen", where, 0, 1 << 62)
         weight = d.get("weight_seen")
         offset = d.get("y_offset")
-        for name, v, optional in (("weight_seen", weight, False), ("y_offset", offset, True)):
+        row_weight = d.get("row_weight")
+        for name, v, optional in (("weight_seen", weight, False), ("y_offset", offset, True),
+                                  ("row_weight", row_weight, False)):
             if not (optional and v is None) and (
                     not isinstance(v, (int, float)) or isinstance(v, bool)):
                 raise ModelError(f"{where}: {name!r} must be a number")
@@ -131,4 +142,5 @@ class StreamState:
                    read_array(d, "dist", np.float64, n * s, where).reshape(n, s), active,
                    read_array(d, "hist", np.float64, m * n_cells * s, where).reshape(
                        m, n_cells, s),
-                   read_array(d, "hist_sums", np.float64, m * s, where).reshape(m, s))
+                   read_array(d, "hist_sums", np.float64, m * s, where).reshape(m, s),
+                   row_weight)

@@ -75,10 +75,10 @@ class _HoeffdingBase(ParamsMixin):
         self.feature_names_in_ = np.asarray(feature_names, dtype=object)
         self.n_features_in_ = len(feature_names)
         self._score = Prequential(self._task == "classification")
-        self._model = None
+        self._exported = {}
 
     def _reset(self):
-        for name in ("_learners", "_model", "_mapper", "classes_", "n_features_in_",
+        for name in ("_learners", "_exported", "_mapper", "classes_", "n_features_in_",
                      "feature_names_in_", "_score", "_row_draws"):
             self.__dict__.pop(name, None)
 
@@ -87,9 +87,11 @@ class _HoeffdingBase(ParamsMixin):
         """The tree as a :class:`~oocboost.model.model.Model` (exported when asked)."""
         if "_learners" not in self.__dict__:
             raise AttributeError("model_")
-        if self._model is None:
+        # exported on first use after learning, kept in a dict made by fit so that
+        # predicting leaves the estimator's attributes as they were
+        if "model" not in self._exported:
             classes = getattr(self, "classes_", None)
-            self._model = hoeffding_model(
+            self._exported["model"] = hoeffding_model(
                 self._learners, list(self.feature_names_in_),
                 learner_name=self._learner_name,
                 classes=None if classes is None else [c.item() if hasattr(c, "item") else c
@@ -101,7 +103,7 @@ class _HoeffdingBase(ParamsMixin):
                             "rows_seen": int(self._learners[0].rows_seen),
                             **({"seed": int(self.seed_)} if hasattr(self, "seed_")
                                else {})})
-        return self._model
+        return self._exported["model"]
 
     @property
     def prequential_score_(self):
@@ -168,7 +170,8 @@ class _HoeffdingBase(ParamsMixin):
             self._start(cache.bin_mapper, n_classes, list(cache.feature_names),
                         cache.block_rows, cache.code_bytes_per_row)
             self._score = learn_cache(self._learners, cache, prefetch=self.prefetch,
-                                      evaluate=True, draws=self._row_draws)
+                                      evaluate=True, draws=self._row_draws,
+                                      batch_rows=self._batch_rows())
         finally:
             data.close()
         return self
@@ -206,7 +209,8 @@ class _HoeffdingBase(ParamsMixin):
                                      f"estimator learns on (build it with reference=)")
             self._merge_score(learn_cache(self._learners, X, prefetch=self.prefetch,
                                           evaluate=True, draws=self._row_draws,
-                                          row_offset=self._learners[0].rows_seen))
+                                          row_offset=self._learners[0].rows_seen,
+                                          batch_rows=self._batch_rows()))
         else:
             X = as_matrix(X, type(self).__name__)
             if not isinstance(X, np.ndarray):
@@ -214,13 +218,15 @@ class _HoeffdingBase(ParamsMixin):
                                      "with reference=); tables with text columns: build "
                                      "a cache of each chunk with reference=")
             if X.shape[1] != self.n_features_in_:
-                raise ParameterError(f"X has {X.shape[1]} features, but the first chunk "
-                                     f"had {self.n_features_in_}")
+                raise ParameterError(f"X has {X.shape[1]} features, but "
+                                     f"{type(self).__name__} is expecting "
+                                     f"{self.n_features_in_} features as input")
             y_code = self._chunk_labels(y, len(X))
             w = self._chunk_weights(sample_weight, len(X))
             codes = self._mapper.transform_numeric(X)
             learn_rows(self._learners, codes, y_code, w, self._score, self._row_draws,
-                       row_start=self._learners[0].rows_seen)
+                       row_start=self._learners[0].rows_seen,
+                       batch_rows=self._batch_rows())
         self._model = None
         return self
 
@@ -253,7 +259,12 @@ class _HoeffdingBase(ParamsMixin):
         self._score.sums = {k: v * weight for k, v in
                             (model.attributes.get("prequential") or {}).items()}
         self._row_draws = self._draws(model)
-        self._model = None
+        self._exported = {}
+
+    def _batch_rows(self):
+        from ..learners.forest.config import int_param
+
+        return int_param("batch_rows", self.batch_rows, 1, allow_none=True)
 
     def _merge_score(self, score):
         for k, v in score.sums.items():
@@ -340,6 +351,10 @@ class HoeffdingTreeClassifier(ClassifierMixin, _HoeffdingBase):
         read ahead.
     reference : Cache or path or None
         Bins for ``partial_fit``'s arrays (else the first chunk's).
+    batch_rows : int or None
+        Rows learned at a time; None (default) ends each batch when the first leaf is
+        expected to be due for a split attempt (``learners/hoeffding/batches.py``:
+        ``grace_period`` rows while the root takes every row, up to 8192 later).
     """
 
     _task = "classification"
@@ -351,7 +366,8 @@ class HoeffdingTreeClassifier(ClassifierMixin, _HoeffdingBase):
                  min_branch_fraction=0.01, max_share_to_split=0.99, merit_preprune=True,
                  split_revision=False, min_samples_reevaluate=20, max_leaves=None,
                  memory_limit=None, max_bin=256, cache_dir=None, prefetch=None,
-                 reference=None):
+                 reference=None, batch_rows=None):
+        self.batch_rows = batch_rows
         self.grace_period = grace_period
         self.max_depth = max_depth
         self.split_criterion = split_criterion
@@ -387,7 +403,7 @@ class HoeffdingTreeClassifier(ClassifierMixin, _HoeffdingBase):
             raise ParameterError(f"y must be 1-D, got shape {y.shape}")
         self.classes_, y_code = np.unique(y, return_inverse=True)
         if len(self.classes_) < 2:
-            raise ParameterError(f"y has a single class ({list(self.classes_)}); "
+            raise ParameterError(f"y has 1 class ({list(self.classes_)}); "
                                  f"classification needs at least two")
         return y_code.astype(np.float64), len(self.classes_)
 
@@ -412,7 +428,8 @@ class HoeffdingTreeClassifier(ClassifierMixin, _HoeffdingBase):
 
     def predict(self, X):
         """Most probable class label of each row."""
-        return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
+        proba = self.predict_proba(X)
+        return self.classes_[np.argmax(proba, axis=1)]
 
 
 class HoeffdingTreeRegressor(RegressorMixin, _HoeffdingBase):
@@ -423,7 +440,8 @@ class HoeffdingTreeRegressor(RegressorMixin, _HoeffdingBase):
     Parameters
     ----------
     grace_period, max_depth, delta, tau, merit_preprune, max_leaves, memory_limit,
-    max_bin, cache_dir, prefetch, reference : as :class:`HoeffdingTreeClassifier`
+    max_bin, cache_dir, prefetch, reference, batch_rows : as
+    :class:`HoeffdingTreeClassifier`
     leaf_prediction : {"mean"}
         The leaf's mean target. (river's linear-model leaves need per-row state the
         engine does not keep; not offered.)
@@ -437,7 +455,8 @@ class HoeffdingTreeRegressor(RegressorMixin, _HoeffdingBase):
     def __init__(self, grace_period=200, max_depth=None, delta=1e-7, tau=0.05,
                  leaf_prediction="mean", min_samples_split=5, merit_preprune=True,
                  max_leaves=None, memory_limit=None, max_bin=256, cache_dir=None,
-                 prefetch=None, reference=None):
+                 prefetch=None, reference=None, batch_rows=None):
+        self.batch_rows = batch_rows
         self.grace_period = grace_period
         self.max_depth = max_depth
         self.delta = delta

@@ -34,14 +34,16 @@ class OnlineBaggingClassifier(HoeffdingTreeClassifier):
         Seed of the Poisson(1) copies (None: a fresh seed per fit).
     memory_limit : str or int or None
         Peak RSS within which every tree's histograms are kept (split evenly).
-    max_bin, cache_dir, prefetch, reference : as :class:`HoeffdingTreeClassifier`.
+    max_bin, cache_dir, prefetch, reference, batch_rows : as
+        :class:`HoeffdingTreeClassifier` (a batch ends when any tree's first leaf is due).
     """
 
     _learner_name = "online_bagging"
 
     def __init__(self, estimator=None, n_estimators=10, random_state=None,
                  memory_limit=None, max_bin=256, cache_dir=None, prefetch=None,
-                 reference=None):
+                 reference=None, batch_rows=None):
+        self.batch_rows = batch_rows
         self.estimator = estimator
         self.n_estimators = n_estimators
         self.random_state = random_state

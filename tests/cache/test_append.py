@@ -115,13 +115,15 @@ def test_hoeffding_continues_on_appended_rows(tmp_path, parts):
     one, two, _ = parts
     path = str(tmp_path / "c.oocb")
     build_cache(one, path, label="y", quiet=True, block_rows=1000)
-    clf = oocboost.HoeffdingTreeClassifier(grace_period=50, leaf_prediction="mc")
+    clf = oocboost.HoeffdingTreeClassifier(grace_period=50, leaf_prediction="mc",
+                                           batch_rows=500)
     clf.partial_fit(Cache(path), classes=[0, 1])
     extra = str(tmp_path / "extra.oocb")
     build_cache(two, extra, label="y", quiet=True, reference=Cache(path))
     clf.partial_fit(Cache(extra))
     append_to_cache(two, path, quiet=True)
-    once = oocboost.HoeffdingTreeClassifier(grace_period=50, leaf_prediction="mc")
+    once = oocboost.HoeffdingTreeClassifier(grace_period=50, leaf_prediction="mc",
+                                            batch_rows=500)
     once.fit(Cache(path))
     X = np.random.default_rng(1).random((500, 3))
     np.testing.assert_array_equal(clf.predict_proba(X), once.predict_proba(X))

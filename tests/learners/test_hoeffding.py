@@ -133,10 +133,10 @@ def test_model_independent_of_blocks_and_threads(tmp_path, block_rows, threads):
     old = numba.get_num_threads()
     numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
     try:
-        got, _ = _learn(cache, batch_rows=500, leaf_prediction="nba", split_revision=True)
+        got, _ = _learn(cache, batch_rows=None, leaf_prediction="nba", split_revision=True)
     finally:
         numba.set_num_threads(old)
-    want, _ = _learn(reference, batch_rows=500, leaf_prediction="nba", split_revision=True)
+    want, _ = _learn(reference, batch_rows=None, leaf_prediction="nba", split_revision=True)
     n = want.tree.n_nodes
     assert got.tree.n_nodes == n
     for name in ("left", "feature", "bin_threshold", "dist", "mc_correct", "nb_correct"):
@@ -197,8 +197,8 @@ def test_naive_bayes_fields_are_checked(tmp_path):
 def test_partial_fit_equals_fit_on_the_same_bins(tmp_path):
     X, y = _hyperplane(8000, seed=9)
     cache = _cache(tmp_path, X, y, block_rows=8000)
-    whole = HoeffdingTreeClassifier(leaf_prediction="mc").fit(cache)
-    chunks = HoeffdingTreeClassifier(leaf_prediction="mc", reference=cache)
+    whole = HoeffdingTreeClassifier(leaf_prediction="mc", batch_rows=1000).fit(cache)
+    chunks = HoeffdingTreeClassifier(leaf_prediction="mc", reference=cache, batch_rows=1000)
     for lo in range(0, 8000, 1000):
         chunks.partial_fit(X[lo:lo + 1000], y[lo:lo + 1000], classes=[0.0, 1.0])
     np.testing.assert_allclose(chunks.predict_proba(X), whole.predict_proba(X))
@@ -336,7 +336,9 @@ def test_command_line_continues_on_appended_rows(tmp_path):
     build_cache(str(files[0]), path, label="label", quiet=True, block_rows=1000)
     more = files[1]
     for learner in ("hoeffding-tree", "online-bagging"):
-        args = ["--learner", learner, "--rounds", "2", "--param", "seed=3", "--quiet"]
+        # fixed batches: an adaptive batch would span row 5000 in the one-pass run
+        args = ["--learner", learner, "--rounds", "2", "--param", "seed=3", "--param",
+                "batch_rows=500", "--quiet"]
         grown = tmp_path / f"grown-{learner}"
         import shutil
 

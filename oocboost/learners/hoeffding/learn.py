@@ -32,6 +32,12 @@ from .decide import (
 from .nodes import StreamTree
 
 
+#: A leaf's split attempt may come this fraction of ``grace_period`` late (module
+#: docstring of batches.py): with hundreds of leaves one is always nearly due, and
+#: batches cut for it alone would be a few rows long.
+DUE_SLACK = 0.25
+
+
 class HoeffdingLearner:
     """A Hoeffding tree (VFDT, or EFDT with ``config.split_revision``) over a cache's bins.
 
@@ -55,6 +61,11 @@ class HoeffdingLearner:
         self.y_offset = None
         self.rows_seen = 0
         self.weight_seen = 0.0
+        # each node's share of the last batch's weight, and that batch's mean row
+        # weight: how many rows until a leaf is due (rows_until_due)
+        self.share = np.ones(1)
+        self.row_weight = 1.0
+        self._child_share = {}
         self.counters = {"splits": 0, "revisions": 0, "collapses": 0, "deactivated": 0,
                          "waiting": 0}
 
@@ -216,11 +227,44 @@ class HoeffdingLearner:
         tree.hist_sums[tree.slot[:n_nodes_before][held]] += totals[held]
         self.rows_seen += len(y)
         self.weight_seen += float(w.sum())
+        self._note_shares(tree.weight(totals), float(w.sum()), len(y))
         if cfg.split_revision:
             self._revise()
         self._attempt_splits()
         self._assign_free_slots()
+        self._extend_shares()
         return before
+
+    def _note_shares(self, node_weight, batch_weight, n_rows):
+        if batch_weight > 0:
+            self.share = node_weight / batch_weight
+            self.row_weight = batch_weight / n_rows
+
+    def _extend_shares(self):
+        n = self.tree.n_nodes
+        if len(self.share) < n:
+            share = np.zeros(n)
+            share[:len(self.share)] = self.share
+            for node, value in self._child_share.items():
+                share[node] = value
+            self.share = share
+        self._child_share = {}
+
+    def rows_until_due(self):
+        """Rows until the first active leaf is expected to have seen ``grace_period``
+        more weight (its share of the last batch's rows), inf when none can split."""
+        tree = self.tree
+        leaves = tree.leaves()
+        leaves = leaves[(tree.slot[leaves] >= 0) & tree.can_grow[leaves]]
+        share = self.share[leaves] if len(leaves) else self.share[:0]
+        ok = share > 0
+        if not ok.any():
+            return np.inf
+        leaves = leaves[ok]
+        pending = self.config.grace_period - (tree.weight(tree.dist[leaves])
+                                              - tree.checked_at[leaves])
+        slack = DUE_SLACK * self.config.grace_period
+        return float(((np.maximum(pending, 0.0) + slack) / (share[ok] * self.row_weight)).min())
 
     def _listing(self, codes, node_of_row, slot_of_node, route, bits):
         n = node_of_row.shape[1]
@@ -271,6 +315,11 @@ class HoeffdingLearner:
         tree, cfg = self.tree, self.config
         children = tree.split(node, self._split_from(res, i, f), res["left"][i, f],
                               res["right"][i, f])
+        # until they have seen a batch, children share their parent's rows as it split
+        wl, wr = (float(tree.weight(res[k][i, f])) for k in ("left", "right"))
+        parent = self.share[node] if node < len(self.share) else 0.0
+        for c, wc in zip(children, (wl, wr)):
+            self._child_share[c] = parent * wc / (wl + wr) if wl + wr > 0 else 0.0
         if not cfg.split_revision:
             tree.release_slot(node)
         for c in children:

@@ -18,9 +18,12 @@ def learner_state(learner, order, tree_index):
     hist = tree.hist[slots, ..., :s].reshape(len(held), tree.n_columns * tree.max_bin, s)
     nodes = {name: getattr(tree, name)[order] for name in
              ("depth", "can_grow", "checked_at", "mc_correct", "nb_correct", "merit")}
+    share = np.zeros(tree.n_nodes)
+    share[:len(learner.share)] = learner.share[:tree.n_nodes]
+    nodes["share"] = share[order]
     return StreamState(tree_index, s, learner.rows_seen, learner.weight_seen,
                        learner.y_offset, nodes, tree.dist[order], new_id[held], hist,
-                       tree.hist_sums[slots])
+                       tree.hist_sums[slots], learner.row_weight)
 
 
 def restore_learner(config, mapper, max_slots, model_tree, state):
@@ -48,7 +51,10 @@ def restore_learner(config, mapper, max_slots, model_tree, state):
     tree.cat_bitset[:n, :words] = model_tree.cat_bitset[:, :words]
     tree.dist[:n] = state.dist
     for name, values in state.nodes.items():
-        getattr(tree, name)[:n] = values
+        if name != "share":
+            getattr(tree, name)[:n] = values
+    learner.share = state.nodes["share"].copy()
+    learner.row_weight = state.row_weight
     for j, node in enumerate(state.active):
         tree.take_slot(int(node))
         slot = tree.slot[node]

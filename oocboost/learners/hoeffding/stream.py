@@ -10,6 +10,7 @@ from ...errors import InputError, MemoryLimitError
 from ...utils.budget import DEFAULT_PREFETCH, smallest_limit, usable_bytes
 from ...utils.rss import current_rss
 from ...utils.sizes import MiB, format_size
+from .batches import batches, next_batch_rows, rows_of
 from .learn import HoeffdingLearner
 
 #: Bytes of histograms kept when neither ``max_leaves`` nor ``memory_limit`` bounds them
@@ -17,9 +18,6 @@ from .learn import HoeffdingLearner
 #: takes 224 KiB, so this keeps over a thousand leaves collecting statistics).
 DEFAULT_HISTOGRAM_BYTES = 256 * MiB
 
-#: Rows learned at a time when a block is longer: the leaves a row reaches are those of
-#: the start of its batch, so long batches delay splits (module docstring of learn.py).
-DEFAULT_BATCH_ROWS = 1000
 
 
 def slot_bytes(mapper, n_stats):
@@ -100,7 +98,7 @@ class Prequential:
 
 
 def learn_cache(learners, cache, *, prefetch=None, evaluate=False, draws=None,
-                counters=None, batch_rows=DEFAULT_BATCH_ROWS, row_offset=0, start_row=0):
+                counters=None, batch_rows=None, row_offset=0, start_row=0):
     """Stream ``cache`` once through ``learners`` (several for online bagging).
 
     Parameters
@@ -113,8 +111,8 @@ def learn_cache(learners, cache, *, prefetch=None, evaluate=False, draws=None,
         predictions.
     draws : callable ``(row_start, n_rows) -> (n_trees, n_rows) copies`` or None
         Per-tree row multiplicities (online bagging's Poisson(1) draws).
-    batch_rows : int
-        Rows learned at a time (:data:`DEFAULT_BATCH_ROWS`).
+    batch_rows : int or None
+        Rows learned at a time; None: adaptive (``batches.py``).
     row_offset : int
         Index in the stream of the cache's first row (the draws' row counter).
     start_row : int
@@ -135,52 +133,44 @@ def learn_cache(learners, cache, *, prefetch=None, evaluate=False, draws=None,
 
     plan = SimpleNamespace(prefetch=DEFAULT_PREFETCH if prefetch is None else prefetch,
                            resident_bytes=0)
+
+    def parts():
+        for block in timed_blocks(cache, plan, account):
+            skip = max(start_row - block.row_start, 0)
+            if skip >= block.n_rows:
+                continue
+            codes = block.stored_codes if cache.bundles is None else block.codes
+            y = np.asarray(block.label, np.float64).reshape(-1)
+            check_block_labels(y, config, f"cache {cache.path}", block.row_start)
+            w = (np.ones(len(y)) if block.weight is None
+                 else np.asarray(block.weight, np.float64))
+            yield (rows_of(codes, skip, block.n_rows), y[skip:], w[skip:],
+                   row_offset + block.row_start + skip)
+
     score = Prequential(learners[0].classification) if evaluate else None
-    for block in timed_blocks(cache, plan, account):
-        skip = start_row - block.row_start
-        if skip >= block.n_rows:
-            continue
-        codes = block.stored_codes if cache.bundles is None else block.codes
-        y = np.asarray(block.label, np.float64).reshape(-1)
-        check_block_labels(y, config, f"cache {cache.path}", block.row_start)
-        w = (np.ones(len(y)) if block.weight is None
-             else np.asarray(block.weight, np.float64))
-        if skip > 0:
-            codes, y, w = _rows_of(codes, skip, block.n_rows), y[skip:], w[skip:]
-        skip = max(skip, 0)
-        learn_rows(learners, codes, y, w, score, draws,
-                   row_offset + block.row_start + skip, batch_rows)
+    learn_parts(learners, parts(), score, draws, batch_rows)
     return score
 
 
-def _rows_of(codes, lo, hi):
-    """Contiguous codes of rows ``lo .. hi - 1`` (a plain matrix or PlaneCodes)."""
-    from ...kernels.codes import PlaneCodes
-
-    if isinstance(codes, PlaneCodes):
-        return PlaneCodes(np.ascontiguousarray(codes.low[:, lo:hi]),
-                          np.ascontiguousarray(codes.wide[:, lo:hi]), codes.wide_row,
-                          hi - lo)
-    return np.ascontiguousarray(codes[:, lo:hi])
-
-
-def learn_rows(learners, codes, y, w, score=None, draws=None, row_start=0,
-               batch_rows=DEFAULT_BATCH_ROWS):
-    """Rows into every learner (each with its draws), ``batch_rows`` at a time, each
-    batch scored before it is learned."""
-    n = len(y)
-    for lo in range(0, n, batch_rows):
-        hi = min(n, lo + batch_rows)
-        part = codes if (lo, hi) == (0, n) else _rows_of(codes, lo, hi)
+def learn_parts(learners, parts, score=None, draws=None, batch_rows=None):
+    """Learn consecutive parts ``(codes, y, w, stream_row)`` batch by batch (each batch
+    scored before it is learned)."""
+    for codes, y, w, row in batches(parts, lambda: next_batch_rows(learners, batch_rows)):
         preds = []
-        copies = None if draws is None else draws(row_start + lo, hi - lo)
+        copies = None if draws is None else draws(row, len(y))
         for t, learner in enumerate(learners):
-            wt = w[lo:hi] if copies is None else w[lo:hi] * copies[t]
-            pred = learner.learn(part, y[lo:hi], wt, predict=score is not None)
+            pred = learner.learn(codes, y, w if copies is None else w * copies[t],
+                                 predict=score is not None)
             if pred is not None:
                 preds.append(pred)
         if score is not None:
-            score.add(np.mean(preds, axis=0), y[lo:hi], w[lo:hi])
+            score.add(np.mean(preds, axis=0), y, w)
+
+
+def learn_rows(learners, codes, y, w, score=None, draws=None, row_start=0,
+               batch_rows=None):
+    """:func:`learn_parts` of one chunk of rows."""
+    learn_parts(learners, [(codes, y, w, row_start)], score, draws, batch_rows)
 
 
 def new_learners(config, mapper, n_trees, *, block_rows, code_bytes_per_row, prefetch=None):
@@ -190,16 +180,25 @@ def new_learners(config, mapper, n_trees, *, block_rows, code_bytes_per_row, pre
     return [HoeffdingLearner(config, mapper, max_slots) for _ in range(n_trees)]
 
 
-def poisson_draws(seed, n_trees):
+class PoissonDraws:
     """Online bagging's copies (Oza and Russell): Poisson(1) per (tree, row), from the
     counter-based hash forests draw their bootstraps with, so a row's copies depend only
-    on (seed, tree, row index in the stream)."""
-    from ...kernels import cart_stats as kc
+    on (seed, tree, row index in the stream). Called ``(row_start, n_rows)``, returns
+    (n_trees, n_rows) float64 copies."""
 
-    streams = np.arange(n_trees, dtype=np.int64)
+    def __init__(self, seed, n_trees):
+        self.seed = int(seed)
+        self.n_trees = int(n_trees)
 
-    def draws(row_start, n_rows):
-        out = np.empty((n_trees, n_rows))
-        kc.row_draws(int(seed), streams, int(row_start), kc.MODE_POISSON, 1.0, out)
+    def __call__(self, row_start, n_rows):
+        from ...kernels import cart_stats as kc
+
+        out = np.empty((self.n_trees, n_rows))
+        kc.row_draws(self.seed, np.arange(self.n_trees, dtype=np.int64), int(row_start),
+                     kc.MODE_POISSON, 1.0, out)
         return out
-    return draws
+
+
+def poisson_draws(seed, n_trees):
+    """:class:`PoissonDraws` (a picklable callable)."""
+    return PoissonDraws(seed, n_trees)
