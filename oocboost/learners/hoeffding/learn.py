@@ -31,7 +31,6 @@ from .decide import (
 )
 from .nodes import StreamTree
 
-
 #: A leaf's split attempt may come this fraction of ``grace_period`` late (module
 #: docstring of batches.py): with hundreds of leaves one is always nearly due, and
 #: batches cut for it alone would be a few rows long.
