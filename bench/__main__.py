@@ -3,4 +3,8 @@ import sys
 from bench.run import main
 
 if __name__ == "__main__":
+    if sys.argv[1:2] == ["streaming"]:
+        from bench.streaming import main as streaming
+
+        sys.exit(streaming(sys.argv[2:]))
     sys.exit(main())

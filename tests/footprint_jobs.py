@@ -149,8 +149,20 @@ def _train_adaboost(cache, memory_limit, rounds):
             "state_in_ram": bool(log.get("state_in_ram")), "plan": log.get("plan")}
 
 
+def _train_hoeffding(cache, memory_limit, rounds):
+    import oocboost
+
+    est = oocboost.HoeffdingTreeClassifier(leaf_prediction="nba", grace_period=100,
+                                           memory_limit=memory_limit).fit(cache)
+    tree = est._learners[0].tree
+    return {"n_trees": int(est.model_.n_trees), "expected_trees": 1,
+            "n_leaves": est.n_leaves_, "histograms": int(tree.hist.shape[0]),
+            "max_histograms": int(tree.max_slots)}
+
+
 TRAINERS = {
     "boosting": _train_boosting,
+    "hoeffding": _train_hoeffding,
     "forest": _train_forest,
     "tree": _train_tree,
     "adaboost": _train_adaboost,

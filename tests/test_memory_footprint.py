@@ -47,7 +47,7 @@ import footprint_jobs  # noqa: E402
 pytestmark = pytest.mark.memory
 
 #: Learners whose training footprint is tested (each has a ``footprint_jobs.TRAINERS`` entry).
-LEARNERS = ["boosting", "forest", "tree", "adaboost"]
+LEARNERS = ["boosting", "forest", "tree", "adaboost", "hoeffding"]
 
 # Training: a cache of TRAIN_ROWS x TRAIN_FEATURES one-byte codes (260 MB decompressed),
 # and one with a quarter of the rows for the growth check.

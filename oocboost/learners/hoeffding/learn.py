@@ -1,6 +1,6 @@
 """One Hoeffding tree learning from blocks of bin codes through the engine's kernels.
 
-Per block (``HoeffdingLearner.learn``)::
+Per batch of rows (``HoeffdingLearner.learn``)::
 
     route      rows to their leaves              kernels.partition.route_to_leaves
     predict    each row before it is learned     majority class / naive Bayes (nba
@@ -11,10 +11,10 @@ Per block (``HoeffdingLearner.learn``)::
     decide     leaves past grace_period          decide.py (Hoeffding bound)
                split nodes past min_samples_reevaluate (split_revision)
 
-A block is learned as a whole: the rows of a block all reach the leaves the tree had when
-the block began, so a split takes effect from the next block on (river splits between
-two rows). With blocks of ``grace_period`` rows or fewer the two orders agree; with
-larger blocks a leaf sees more rows before its first attempt, never fewer.
+A batch is learned as a whole: its rows all reach the leaves the tree had when the batch
+began, so a split takes effect from the next batch on (river splits between two rows).
+``batches.py`` cuts the stream so that a leaf's attempt comes at most a quarter of
+``grace_period`` late.
 """
 import numpy as np
 
@@ -405,7 +405,7 @@ class HoeffdingLearner:
     def _assign_free_slots(self):
         """Give free slots to leaves waiting for one, most promising first."""
         tree = self.tree
-        if not tree.free_slots and tree.hist.shape[0] >= tree.max_slots:
+        if not tree.free_slots:
             return
         leaves = tree.leaves()
         waiting = leaves[(tree.slot[leaves] < 0) & tree.can_grow[leaves]]

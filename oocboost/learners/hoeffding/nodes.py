@@ -60,10 +60,13 @@ class StreamTree:
         self.n_nodes = 0
         self._capacity = 0
         self._grow(_GROW)
-        self.hist = np.zeros((0, self.n_columns, self.max_bin, hist_width(self.n_stats)),
-                             HIST_DTYPE)
-        self.hist_sums = np.zeros((0, self.n_stats))
-        self.free_slots = []
+        # All the slots at once: np.zeros maps pages lazily, so only the slots taken
+        # (zeroed, then filled) count in RSS; growing the pool by copies would briefly
+        # hold two of it.
+        self.hist = np.zeros((self.max_slots, self.n_columns, self.max_bin,
+                              hist_width(self.n_stats)), HIST_DTYPE)
+        self.hist_sums = np.zeros((self.max_slots, self.n_stats))
+        self.free_slots = list(range(self.max_slots - 1, -1, -1))
         self._routes = self._reachable = None
         self.add_node(-1, np.zeros(self.n_stats))
 
@@ -114,15 +117,7 @@ class StreamTree:
     def take_slot(self, node):
         """Give ``node`` a zeroed histogram slot; False when the pool is full."""
         if not self.free_slots:
-            n = self.hist.shape[0]
-            if n >= self.max_slots:
-                return False
-            extra = min(max(n, 8), self.max_slots - n)
-            self.hist = np.concatenate(
-                (self.hist, np.zeros((extra,) + self.hist.shape[1:], HIST_DTYPE)))
-            self.hist_sums = np.concatenate((self.hist_sums,
-                                             np.zeros((extra, self.n_stats))))
-            self.free_slots = list(range(n + extra - 1, n - 1, -1))
+            return False
         s = self.free_slots.pop()
         self.hist[s] = 0.0
         self.hist_sums[s] = 0.0

@@ -7,8 +7,7 @@ import numpy as np
 from ...common import hist_width
 from ...engine.blocks import timed_blocks
 from ...errors import InputError, MemoryLimitError
-from ...utils.budget import DEFAULT_PREFETCH, smallest_limit, usable_bytes
-from ...utils.rss import current_rss
+from ...utils.budget import DEFAULT_PREFETCH, process_baseline, smallest_limit, usable_bytes
 from ...utils.sizes import MiB, format_size
 from .batches import batches, next_batch_rows, rows_of
 from .learn import HoeffdingLearner
@@ -32,7 +31,8 @@ def plan_slots(config, mapper, block_rows, code_bytes_per_row, prefetch=DEFAULT_
                n_trees=1):
     """Histogram slots each of ``n_trees`` trees may keep.
 
-    Within ``memory_limit`` (peak RSS, bytes): this process's RSS now, the prefetched and
+    Within ``memory_limit`` (peak RSS, bytes): this process's RSS now (with the kernels it
+    has still to load, ``utils.budget.process_baseline``), the prefetched and
     current blocks (codes, label, weight), the per-block scratch (statistics, row lists,
     leaf of each row), then whole histograms; ``max_leaves`` caps them further. Refuses
     (MemoryLimitError naming the smallest limit) when not even two slots a tree fit.
@@ -45,7 +45,7 @@ def plan_slots(config, mapper, block_rows, code_bytes_per_row, prefetch=DEFAULT_
     per_row = code_bytes_per_row + 16            # codes, label and weight as float64
     scratch_per_row = config.n_stats * 4 * n_trees + 24 + 8 * config.n_classes
     fixed = block_rows * (per_row * (prefetch + 1) + scratch_per_row)
-    baseline = current_rss()
+    baseline = process_baseline(None, "train")
     usable = usable_bytes(config.memory_limit, baseline) - fixed
     n_slots = usable // (per_slot * n_trees) if usable > 0 else 0
     if n_slots < 2:
