@@ -200,7 +200,17 @@ def cmd_train(args):
     from .learners.boosting.training import train
 
     params = _train_params(args)
-    if args.learner != "gbtree":
+    if not os.path.isdir(args.cache) and args.learner in ("hoeffding-tree", "online-bagging"):
+        from .learners.hoeffding.files import learn_file
+
+        if args.init_model is not None:
+            raise ParameterError("--init-model takes a cache: build one from the file")
+        params.pop("num_class", None)
+        model = learn_file(args.learner, params, args.cache, label=args.label,
+                           reference=args.reference, num_class=args.num_class,
+                           n_estimators=args.rounds, memory_limit=args.memory_limit,
+                           verbose=args.verbose)
+    elif args.learner != "gbtree":
         from .learners import train_learner
 
         model = train_learner(args.learner, params, args.cache, n_estimators=args.rounds,
@@ -413,7 +423,13 @@ def _add_build_cache_and_info(sub):
 
 def _add_train(sub):
     t = sub.add_parser("train", help="train a model from a cache")
-    t.add_argument("cache")
+    t.add_argument("cache", help="the cache (streaming trees: also a CSV/Parquet/Arrow "
+                                 "file, read once in batches)")
+    t.add_argument("--label", default=None,
+                   help="streaming trees on a file: the label column")
+    t.add_argument("--reference", default=None,
+                   help="streaming trees on a file: bin with this cache's edges (else the "
+                        "first batch's)")
     t.add_argument("-o", "--output", required=True, help="model file (JSON)")
     t.add_argument("--learner", default="gbtree",
                    choices=("gbtree", "random-forest", "extra-trees", "decision-tree",

@@ -353,3 +353,31 @@ def test_command_line_continues_on_appended_rows(tmp_path):
         np.testing.assert_array_equal(resumed.predict(X), once.predict(X))
         assert resumed.attributes["prequential"] == pytest.approx(
             once.attributes["prequential"])
+
+
+def test_command_line_learns_a_file_as_it_reads_it(tmp_path, capsys):
+    """A CSV read in record batches, binned with a reference cache's edges, grows the
+    tree its cache grows; without a reference the first batch sets the bins."""
+    from oocboost.cli import main
+
+    X, y = _hyperplane(7000, seed=17)
+    csv = tmp_path / "s.csv"
+    with open(csv, "w") as f:
+        f.write("a,b,c,d,label\n")
+        np.savetxt(f, np.c_[X, y], delimiter=",", fmt="%.17g")
+    cache = str(tmp_path / "s.oocb")
+    build_cache(str(csv), cache, label="label", quiet=True, block_rows=3000)
+    for args in (["--reference", cache], []):
+        out = tmp_path / "f.json"
+        assert main(["train", str(csv), "--label", "label", "--learner", "hoeffding-tree",
+                     "-o", str(out), "--quiet", *args]) == 0
+        assert main(["train", cache, "--learner", "hoeffding-tree", "-o",
+                     str(tmp_path / "c.json"), "--quiet"]) == 0
+        from_file, from_cache = load_model(out), load_model(tmp_path / "c.json")
+        assert from_file.attributes["rows_seen"] == 7000
+        if args:
+            np.testing.assert_array_equal(from_file.predict(X), from_cache.predict(X))
+        else:
+            assert from_file.attributes["prequential"]["accuracy"] > 0.8
+    assert main(["train", str(csv), "--learner", "hoeffding-tree", "-o", str(out)]) == 2
+    assert "needs --label" in capsys.readouterr().err
