@@ -416,23 +416,6 @@ class Model(ModelPrediction, ModelContributions, StreamingParts):
             self._validate_stream_state(fail)
         return self
 
-    def _validate_stream_state(self, fail):
-        from .naive_bayes import cell_layout
-        from .stream_state import StreamState
-
-        if self.bin_mapper is None:
-            fail("stream_state needs the bin_mapper its histograms are over")
-        mapper = self.naive_bayes_mapper()
-        _, _, n_cells = cell_layout(mapper.n_value_bins, mapper.max_bin)
-        seen = set()
-        for i, state in enumerate(self.stream_state):
-            if not isinstance(state, StreamState):
-                fail(f"stream_state[{i}] is a {type(state).__name__}, not StreamState")
-            if state.tree in seen:
-                fail(f"stream_state[{i}]: tree {state.tree} has two entries")
-            seen.add(state.tree)
-            state.validate(self.trees, n_cells, where=f"stream_state[{i}]")
-
     # ------------------------------------------------------------------ JSON
     def to_json_dict(self):
         """The model as a JSON-able dict (``format``, ``format_version``, fields, trees)."""

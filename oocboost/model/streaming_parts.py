@@ -67,13 +67,7 @@ class StreamingParts:
             fail(f"naive_bayes: the bin mapper has {mapper.n_features} features, the model "
                  f"{self.n_features}")
         _, _, n_cells = cell_layout(mapper.n_value_bins, mapper.max_bin)
-        seen = set()
-        for i, tables in enumerate(self.naive_bayes):
-            if not isinstance(tables, LeafTables):
-                fail(f"naive_bayes[{i}] is a {type(tables).__name__}, not LeafTables")
-            if tables.tree in seen:
-                fail(f"naive_bayes[{i}]: tree {tables.tree} has two entries")
-            seen.add(tables.tree)
+        for i, tables in _entries(self.naive_bayes, LeafTables, "naive_bayes", fail):
             tree = self.trees[tables.tree] if 0 <= tables.tree < len(self.trees) else None
             tables.validate(len(self.trees), tree.left if tree is not None
                             else np.zeros(0, np.int32), int(self.n_classes), n_cells,
@@ -82,3 +76,27 @@ class StreamingParts:
                                            != tree.left[tree.left >= 0] + 1):
                 fail(f"naive_bayes[{i}]: tree {tables.tree} must number each right child "
                      f"left + 1")
+
+    def _validate_stream_state(self, fail):
+        from .naive_bayes import cell_layout
+        from .stream_state import StreamState
+
+        if self.bin_mapper is None:
+            fail("stream_state needs the bin_mapper its histograms are over")
+        mapper = self.naive_bayes_mapper()
+        _, _, n_cells = cell_layout(mapper.n_value_bins, mapper.max_bin)
+        for i, state in _entries(self.stream_state, StreamState, "stream_state", fail):
+            state.validate(self.trees, n_cells, where=f"stream_state[{i}]")
+
+
+def _entries(entries, kind, name, fail):
+    """``(i, entry)`` of a list of per-tree entries, refusing another type and a tree
+    listed twice."""
+    seen = set()
+    for i, entry in enumerate(entries):
+        if not isinstance(entry, kind):
+            fail(f"{name}[{i}] is a {type(entry).__name__}, not {kind.__name__}")
+        if entry.tree in seen:
+            fail(f"{name}[{i}]: tree {entry.tree} has two entries")
+        seen.add(entry.tree)
+        yield i, entry
