@@ -34,7 +34,7 @@ from ..errors import ParameterError
 from ..learners.hoeffding.config import resolve_config
 from ..learners.hoeffding.export import hoeffding_model
 from ..learners.hoeffding.stream import Prequential, learn_cache, learn_rows, new_learners
-from .base import ClassifierMixin, ParamsMixin, RegressorMixin, TrainingData
+from .base import ClassifierMixin, ParamsMixin, RegressorMixin, TrainingData, _n_rows
 from .validation import NotFittedError, as_matrix, fit_input, predict_input
 
 #: Rows a block is planned with when a saved tree is restored (the data to come is not
@@ -181,7 +181,8 @@ class _HoeffdingBase(ParamsMixin):
 
         Parameters
         ----------
-        X : array-like (n_rows, n_features) of numbers, or Cache
+        X : array-like (n_rows, n_features), DataFrame / Arrow table (categories as
+            strings), or Cache
         y : array-like (n_rows,), or None with a Cache
         classes : array-like, required on a classifier's first call
             Every class label the stream will hold (scikit-learn's rule).
@@ -212,22 +213,13 @@ class _HoeffdingBase(ParamsMixin):
                                           row_offset=self._learners[0].rows_seen,
                                           batch_rows=self._batch_rows()))
         else:
-            X = as_matrix(X, type(self).__name__)
-            if not isinstance(X, np.ndarray):
-                raise ParameterError("partial_fit takes numeric arrays (or a Cache built "
-                                     "with reference=); tables with text columns: build "
-                                     "a cache of each chunk with reference=")
-            if X.shape[1] != self.n_features_in_:
-                raise ParameterError(f"X has {X.shape[1]} features, but "
-                                     f"{type(self).__name__} is expecting "
-                                     f"{self.n_features_in_} features as input")
-            y_code = self._chunk_labels(y, len(X))
-            w = self._chunk_weights(sample_weight, len(X))
-            codes = self._mapper.transform_numeric(X)
+            codes, n_rows = self._chunk_codes(as_matrix(X, type(self).__name__))
+            y_code = self._chunk_labels(y, n_rows)
+            w = self._chunk_weights(sample_weight, n_rows)
             learn_rows(self._learners, codes, y_code, w, self._score, self._row_draws,
                        row_start=self._learners[0].rows_seen,
                        batch_rows=self._batch_rows())
-        self._model = None
+        self._exported.clear()     # the next model_ exports the grown tree
         return self
 
     def _restore(self, init_model):
@@ -295,11 +287,34 @@ class _HoeffdingBase(ParamsMixin):
         X = as_matrix(X, type(self).__name__)
         data = TrainingData(self.cache_dir, self.memory_limit, self.max_bin)
         try:
-            cache = data.cache(X, np.zeros(len(X)))
+            cache = data.cache(X, np.zeros(_n_rows(X)))
             self._start(cache.bin_mapper, n_classes, list(cache.feature_names),
                         cache.block_rows, cache.code_bytes_per_row)
         finally:
             data.close()
+
+    def _chunk_codes(self, X):
+        """``(codes, n_rows)`` of a chunk: a numeric array, or a table (pandas, Polars,
+        Arrow; categories as strings) with the first chunk's columns."""
+        if isinstance(X, np.ndarray):
+            if X.shape[1] != self.n_features_in_:
+                raise ParameterError(f"X has {X.shape[1]} features, but "
+                                     f"{type(self).__name__} is expecting "
+                                     f"{self.n_features_in_} features as input")
+            return self._mapper.transform_numeric(X), X.shape[0]
+        from ..cache.ingest import open_source
+
+        mapper = self._mapper
+        cats = [n for n, t in zip(mapper.feature_names, mapper.feature_types)
+                if t != "numeric"]
+        source = open_source(X, categorical=cats or None)
+        if list(source.feature_names) != list(mapper.feature_names):
+            raise ParameterError(f"the chunk's columns {list(source.feature_names)} differ "
+                                 f"from the first chunk's {list(mapper.feature_names)}")
+        codes = [mapper.transform_batch(batch) for batch in source.batches()]
+        codes = np.concatenate(codes, axis=1) if codes else np.zeros(
+            (mapper.n_features, 0), mapper.codes_dtype)
+        return codes, codes.shape[1]
 
     def _chunk_weights(self, sample_weight, n):
         if sample_weight is None:

@@ -381,3 +381,24 @@ def test_command_line_learns_a_file_as_it_reads_it(tmp_path, capsys):
             assert from_file.attributes["prequential"]["accuracy"] > 0.8
     assert main(["train", str(csv), "--learner", "hoeffding-tree", "-o", str(out)]) == 2
     assert "needs --label" in capsys.readouterr().err
+
+
+def test_partial_fit_takes_tables_with_categories():
+    """Chunks as pandas DataFrames with a text column: the first chunk's categories and
+    edges bin the later ones; model_ follows every chunk."""
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(18)
+    n = 6000
+    city = rng.choice(["oslo", "rome", "lima"], n)
+    x = rng.random(n)
+    y = ((city == "rome") ^ (x > 0.5)).astype(int)
+    frame = pd.DataFrame({"city": city, "x": x})
+    clf = HoeffdingTreeClassifier(grace_period=100, leaf_prediction="mc")
+    leaves = []
+    for lo in range(0, n, 1000):
+        clf.partial_fit(frame.iloc[lo:lo + 1000], y[lo:lo + 1000], classes=[0, 1])
+        leaves.append(clf.model_.trees[0].n_leaves)
+    assert leaves[-1] > leaves[0]               # model_ is re-exported after each chunk
+    assert (clf.predict(frame) == y).mean() > 0.9
+    with pytest.raises(ParameterError, match="columns"):
+        clf.partial_fit(frame[["x", "city"]], y)
