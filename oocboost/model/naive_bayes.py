@@ -10,8 +10,10 @@ with ``P(code | k)`` read from the class counts the leaf kept per bin (its histo
 cells ``bin_start[f] + code``, ``kernels/naive_bayes.py``):
 
 * numeric feature: as river's Gaussian naive Bayes, a normal density per class whose
-  mean and variance are those of the class's rows (each at its bin's middle value), at
-  the row's bin; a missing value by the class's share of missing values (Laplace);
+  mean and sample variance are those of the class's rows (each at its bin's middle
+  value), at the row's bin; left out for a class with under two rows at the leaf or a
+  single value (river leaves it out too); where the leaf has seen missing values, a
+  missing value by the class's share of them (Laplace) and a present one by the rest;
 * categorical feature: the class's share of rows in the category, Laplace smoothing
   (count + 1 over total + number of codes) so an unseen category zeroes no class.
 
@@ -172,16 +174,22 @@ class Layout:
         n, sv, svv, miss = (moments[..., j] for j in range(4))
         safe = np.where(n > 0, n, 1.0)
         mean = sv / safe
-        var = np.maximum(svv / safe - mean * mean, self.min_var[None, :, None])
-        log_total = np.log(n + miss + 2.0)
-        params = np.empty(moments.shape)
-        seen = n > 0
+        # the sample variance (river's, ddof 1); a class of under two rows at the leaf,
+        # or of one value, has none and its feature is left out, as river leaves it out
+        unbiased = (svv / safe - mean * mean) * n / np.where(n > 1, n - 1.0, 1.0)
         cat = self.is_categorical[None, :, None]
-        params[..., 0] = np.where(seen & ~cat, mean, 0.0)
-        params[..., 1] = np.where(seen & ~cat, 0.5 / var, 0.0)
+        gauss = (n > 1) & (unbiased > 0) & ~cat
+        var = np.maximum(unbiased, self.min_var[None, :, None])
+        log_total = np.log(n + miss + 2.0)
+        # P(present | k) only where the leaf has seen missing values of the feature
+        has_missing = miss.sum(axis=-1, keepdims=True) > 0
+        present = np.where(has_missing, np.log(n + 1.0) - log_total, 0.0)
+        params = np.empty(moments.shape)
+        params[..., 0] = np.where(gauss, mean, 0.0)
+        params[..., 1] = np.where(gauss, 0.5 / var, 0.0)
         params[..., 2] = np.where(
             cat, -np.log(n + self.n_codes[None, :, None]),
-            np.log(n + 1.0) - log_total - np.where(seen, 0.5 * np.log(2.0 * np.pi * var), 0.0))
+            present - np.where(gauss, 0.5 * np.log(2.0 * np.pi * var), 0.0))
         params[..., 3] = np.where(cat, 0.0, np.log(miss + 1.0) - log_total)
         total = prior.sum(axis=1, keepdims=True)
         # a leaf that has seen no weight yet: every class equally likely

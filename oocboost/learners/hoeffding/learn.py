@@ -35,6 +35,11 @@ from .nodes import StreamTree
 #: docstring of batches.py): with hundreds of leaves one is always nearly due, and
 #: batches cut for it alone would be a few rows long.
 DUE_SLACK = 0.25
+#: With naive Bayes leaves, the largest share of a leaf's table one batch may add (its
+#: predictions within the batch use the table as of the batch's start): measured on the
+#: bench's hyperplane, 50,000 rows, adaptive batches without this bound lost 1.3 points
+#: of prequential accuracy to river (0.8875 against 0.9008), batches of 100 rows 0.4.
+NB_STALENESS = 0.5
 
 
 class HoeffdingLearner:
@@ -263,7 +268,14 @@ class HoeffdingLearner:
         pending = self.config.grace_period - (tree.weight(tree.dist[leaves])
                                               - tree.checked_at[leaves])
         slack = DUE_SLACK * self.config.grace_period
-        return float(((np.maximum(pending, 0.0) + slack) / (share[ok] * self.row_weight)).min())
+        rows = (np.maximum(pending, 0.0) + slack) / (share[ok] * self.row_weight)
+        if self.classification and self.config.leaf_prediction != "mc":
+            # naive Bayes reads a leaf's histogram as of the batch's start: a batch may
+            # add at most NB_STALENESS of what a leaf's table holds (at least the slack)
+            held = tree.weight(tree.hist_sums[tree.slot[leaves]])
+            fresh = np.maximum(NB_STALENESS * held, slack) / (share[ok] * self.row_weight)
+            rows = np.minimum(rows, fresh)
+        return float(rows.min())
 
     def _listing(self, codes, node_of_row, slot_of_node, route, bits):
         n = node_of_row.shape[1]
