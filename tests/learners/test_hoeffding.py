@@ -144,13 +144,19 @@ def test_model_independent_of_blocks_and_threads(tmp_path, block_rows, threads):
                                       getattr(want.tree, name)[:n], err_msg=name)
 
 
-def test_max_leaves_bounds_the_histograms(tmp_path):
+@pytest.mark.parametrize("leaf_prediction", ["mc", "nba"])
+def test_max_leaves_bounds_the_histograms(tmp_path, leaf_prediction):
     X, y = _hyperplane(40000, seed=5)
-    clf = HoeffdingTreeClassifier(max_leaves=4, grace_period=100).fit(X, y)
-    tree = clf._learners[0].tree
-    assert tree.hist.shape[0] <= 4
+    clf = HoeffdingTreeClassifier(max_leaves=4, grace_period=100,
+                                  leaf_prediction=leaf_prediction).fit(X, y)
+    learner = clf._learners[0]
+    assert learner.tree.hist.shape[0] == 4
     assert clf.n_active_leaves_ <= 4
-    assert clf.n_leaves_ > 4                  # leaves beyond the bound still predict
+    if leaf_prediction == "mc":
+        assert clf.n_leaves_ > 4              # leaves beyond the bound still predict
+    else:
+        # a split waits for histograms for both children: naive Bayes leaves keep theirs
+        assert clf.n_leaves_ <= 4 and learner.counters["held_by_memory"] > 0
 
 
 def test_memory_limit_too_small_is_refused():
