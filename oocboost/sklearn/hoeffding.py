@@ -105,6 +105,13 @@ class _HoeffdingBase(ParamsMixin):
                                else {})})
         return self._exported["model"]
 
+    def _check_fitted(self):
+        # not hasattr(self, "model_"): that would export the whole tree (its naive Bayes
+        # tables and learning state, copies of every histogram) just to check
+        if "_learners" not in self.__dict__:
+            raise NotFittedError(f"this {type(self).__name__} is not fitted yet: call fit "
+                                 f"before using this estimator")
+
     @property
     def prequential_score_(self):
         """Test-then-train scores over every row learned so far (dict)."""
