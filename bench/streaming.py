@@ -10,8 +10,9 @@ a fixed order (``_stream``). Per learner and library: prequential (test-then-tra
 accuracy over the whole stream, rows/s of learning (oocboost: from its cache, built
 beforehand and not timed, after a warm-up fit on 2,000 rows that loads numba's kernels,
 timed apart as ``startup_seconds``; river: from NumPy rows turned into dicts, the
-conversion not timed), and the process's peak RSS. river's EFDT learns about 3,000 rows/s, so both
-libraries' EFDT runs see the first ``--efdt-rows`` rows only. ``--scale`` then runs
+conversion not timed), and the process's peak RSS (``VmHWM``, see :func:`vm_hwm`).
+river's EFDT learns about 2,500 rows/s, so both libraries' EFDT runs see the first
+``--efdt-rows`` rows only. ``--scale`` then runs
 oocboost alone over longer streams at a fixed ``memory_limit`` (512MB) to show its
 memory stays flat.
 """
@@ -30,7 +31,7 @@ _OURS = """
 import json, sys, time
 import oocboost
 from oocboost.cache.store import Cache
-from oocboost.utils.rss import peak_rss
+from bench.streaming import vm_hwm as peak_rss
 cache, leaf, efdt, rows = sys.argv[1], sys.argv[2], sys.argv[3] == "1", int(sys.argv[4])
 limit = None if sys.argv[5] == "none" else sys.argv[5]
 # numba's start-up and kernel loading (about 0.5 s) on a few rows first, timed apart:
@@ -56,7 +57,7 @@ _RIVER = """
 import json, sys, time
 import numpy as np
 from river import tree
-from oocboost.utils.rss import peak_rss
+from bench.streaming import vm_hwm as peak_rss
 path, leaf, efdt, rows = sys.argv[1], sys.argv[2], sys.argv[3] == "1", int(sys.argv[4])
 data = np.load(path)
 X, y = data["X"][:rows], data["y"][:rows]
@@ -75,6 +76,17 @@ for lo in range(0, len(y), 10000):
 print(json.dumps({"seconds": seconds, "rows": len(y), "accuracy": correct / len(y),
                   "leaves": model.n_leaves, "peak_rss_mib": peak_rss() / 2**20}))
 """
+
+
+def vm_hwm():
+    """This process's peak RSS in bytes since it started its program (``VmHWM``): unlike
+    ``ru_maxrss``, which Linux carries over an exec from the forked parent's image, so a
+    job started by a parent holding the stream would report at least the parent's RSS."""
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) * 1024
+    raise RuntimeError("no VmHWM in /proc/self/status")
 
 
 def _stream(rows, seed=0):
@@ -99,8 +111,11 @@ def _cache(out, rows):
 
 
 def _run(code, *args):
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        p for p in (root, os.environ.get("PYTHONPATH")) if p))
     run = subprocess.run([sys.executable, "-c", code, *map(str, args)], capture_output=True,
-                         text=True)
+                         text=True, env=env)
     if run.returncode:
         raise RuntimeError(run.stderr[-3000:])
     return json.loads(run.stdout.strip().splitlines()[-1])
