@@ -56,6 +56,7 @@ from .nodes import (
     NodeArrays,
     concat_frontier,
     rank_within,
+    raw_thresholds,
     sample_count,
     sampled_columns,
     take_frontier,
@@ -669,12 +670,7 @@ class TreeGrower(HistogramSlots, BundledColumns):
         feature = nd.feature[t, :n].copy()
         bins = nd.bin_threshold[t, :n].copy()
         is_cat = nd.is_categorical[t, :n].astype(bool)
-        threshold = np.zeros(n, np.float64)
-        for node in np.flatnonzero((feature >= 0) & ~is_cat):
-            edges = self.bin_edges[feature[node]]
-            b = bins[node]
-            # The last value bin holds everything up to +inf: all values go left.
-            threshold[node] = edges[b] if b < len(edges) else np.finfo(np.float64).max
+        threshold = raw_thresholds(feature, bins, is_cat, self.bin_edges)
         leaf = nd.left[t, :n] < 0
         return dict(
             left=nd.left[t, :n].copy(), right=nd.right[t, :n].copy(), feature=feature,

@@ -73,6 +73,23 @@ class GrowerTelemetry:
         return {name: getattr(self, name) for name in self.__dataclass_fields__}
 
 
+def raw_thresholds(feature, bin_threshold, is_categorical, bin_edges):
+    """Raw ``x <= threshold`` of each numeric split from its bin threshold (0 at leaves
+    and categorical splits): the upper edge of the bin; the last value bin holds
+    everything up to +inf, so all values go left.
+
+    >>> raw_thresholds(np.array([0, -1]), np.array([1, 0]), np.array([False, False]),
+    ...                [np.array([0.5, 1.5])]).tolist()
+    [1.5, 0.0]
+    """
+    threshold = np.zeros(len(feature), np.float64)
+    for node in np.flatnonzero((np.asarray(feature) >= 0) & ~np.asarray(is_categorical)):
+        edges = bin_edges[feature[node]]
+        b = bin_threshold[node]
+        threshold[node] = edges[b] if b < len(edges) else np.finfo(np.float64).max
+    return threshold
+
+
 def sampled_columns(params, n_features, tree_features=None):
     """Histogram columns per node when nodes hold only their sampled features, else None.
 

@@ -4,6 +4,7 @@ distributions (or means), the naive Bayes tables of the leaves that predict by t
 and the learning state that lets it continue (``state.py``)."""
 import numpy as np
 
+from ...engine.nodes import raw_thresholds
 from ...model.naive_bayes import LeafTables
 from ...model.tree import Tree
 
@@ -33,11 +34,8 @@ def export_tree(learner):
     feature = tree.feature[order]
     bins = tree.bin_threshold[order]
     is_cat = tree.is_categorical[order]
-    threshold = np.zeros(len(order))
-    for i in np.flatnonzero((left >= 0) & ~is_cat):
-        edges = mapper.bin_edges[feature[i]]
-        b = bins[i]
-        threshold[i] = edges[b] if b < len(edges) else np.finfo(np.float64).max
+    threshold = raw_thresholds(np.where(left >= 0, feature, -1), bins, is_cat,
+                               mapper.bin_edges)
     dist = tree.dist[order].copy()
     # a split node's weight is its leaves' (VFDT stops counting at a node once it splits)
     for i in range(len(order) - 1, -1, -1):

@@ -295,7 +295,8 @@ class HoeffdingLearner:
         """Rows (already at their leaves) into their leaves' histograms."""
         tree = self.tree
         route, bits = tree.routes()
-        listing = self._listing(codes, node_of_row[None].copy(), tree.slot[:tree.n_nodes],
+        # rows at leaves do not move, so the listing sweep leaves node_of_row as it is
+        listing = self._listing(codes, node_of_row[None], tree.slot[:tree.n_nodes],
                                 route, bits)
         build_histograms_selected(codes, stats, *listing, tree.hist, tree.column_of)
 
