@@ -7,4 +7,8 @@ if __name__ == "__main__":
         from bench.streaming import main as streaming
 
         sys.exit(streaming(sys.argv[2:]))
+    if sys.argv[1:2] == ["classic"]:
+        from bench.classic import main as classic
+
+        sys.exit(classic(sys.argv[2:]))
     sys.exit(main())

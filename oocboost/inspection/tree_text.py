@@ -64,8 +64,9 @@ def export_text(decision_tree, feature_names=None, *, max_depth=10, spacing=3, d
             label = classes[k] if classes is not None else k
             text = f"{indent} class: {label}"
             if show_weights:
-                w = np.round(v * tree.cover[node], decimals)
-                text = f"{indent} weights: {list(w)} class: {label}"
+                # scikit-learn's format: [26.00, 14.00] (not numpy 2's scalar reprs)
+                w = ", ".join(f"{x:.{decimals}f}" for x in v * tree.cover[node])
+                text = f"{indent} weights: [{w}] class: {label}"
         else:
             text = f"{indent} value: [{np.round(v[0], decimals)}]"
         lines.append(text)

@@ -104,6 +104,14 @@ def _check_attributes(model):
     seed = attributes.get("seed")
     if seed is not None and (not isinstance(seed, int) or isinstance(seed, bool)):
         raise ModelError(f"attributes.seed must be an integer, got {seed!r}")
+    k = attributes.get("tree_features")
+    if k is not None and (not isinstance(k, int) or isinstance(k, bool)
+                          or not 1 <= k <= model.n_features):
+        raise ModelError(f"attributes.tree_features must be null or an integer in "
+                         f"[1, {model.n_features}], got {k!r}")
+    if not isinstance(attributes.get("bootstrap_features", False), bool):
+        raise ModelError(f"attributes.bootstrap_features must be true or false, got "
+                         f"{attributes['bootstrap_features']!r}")
     if model.learner == "adaboost" or "adaboost" in attributes:
         _check_adaboost(model, attributes.get("adaboost"))
 

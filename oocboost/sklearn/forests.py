@@ -178,6 +178,22 @@ class _Bagging(TreeEnsembleBase):
             del self.model_
         return self
 
+    @property
+    def estimators_features_(self):
+        """The columns each tree grew on (list of sorted int arrays), as scikit-learn's
+        ``estimators_features_``; with ``bootstrap=False, max_features < 1`` these are
+        Ho's random subspaces."""
+        d = getattr(self, "delegate_", None)
+        if d is not None:
+            return d.estimators_features_
+        self._check_fitted()
+        from ..learners.forest.passes import tree_feature_sets
+
+        a = self.model_.attributes
+        n_features = self.model_.n_features
+        return tree_feature_sets(a["seed"], range(self.model_.n_trees), n_features,
+                                 a.get("tree_features"), a.get("bootstrap_features", False))
+
     def _learner_params(self):
         est = self.estimator if self.estimator is not None else self._tree_class()
         if not isinstance(est, DecisionTreeBase):

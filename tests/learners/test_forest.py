@@ -388,3 +388,40 @@ def test_record_slots_leave_models_bit_identical(case, caches, monkeypatch):
     without = make().fit(*data, **fit_kw)
     assert without.model_.training_log["record_nodes"] == 0
     assert _model_json(with_records) == _model_json(without)
+
+
+@pytest.mark.parametrize("bootstrap_features", [False, True])
+def test_random_subspace_trees_are_trees_on_their_columns(bootstrap_features):
+    """Ho's random subspace method (``bootstrap=False``, ``max_features < 1``): every row,
+    a subset of columns per tree; each tree is scikit-learn's tree on those columns
+    (one bin per distinct value, so the same training-row partitions)."""
+    from sklearn.tree import DecisionTreeClassifier as SkTree
+
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(240, 8))
+    y = ((X[:, 0] + X[:, 3] - X[:, 5] + 0.3 * rng.normal(size=240)) > 0).astype(int)
+    ours = BaggingClassifier(DecisionTreeClassifier(max_depth=3, min_samples_leaf=8),
+                             n_estimators=6, bootstrap=False, max_features=0.5,
+                             bootstrap_features=bootstrap_features, random_state=3).fit(X, y)
+    sets = ours.estimators_features_
+    assert len(sets) == 6
+    for cols in sets:
+        assert np.all(np.diff(cols) > 0) and cols.min() >= 0 and cols.max() < 8
+        if not bootstrap_features:
+            assert len(cols) == 4
+    if bootstrap_features:
+        assert any(len(c) < 4 for c in sets)   # duplicates drawn and merged
+    else:
+        assert len({tuple(c) for c in sets}) > 1
+    # (min_samples_leaf=8 and this seed: no node has two equally good splits, which the
+    # two libraries would break differently)
+    expected = np.mean([SkTree(max_depth=3, min_samples_leaf=8, random_state=0)
+                        .fit(X[:, cols], y).predict_proba(X[:, cols]) for cols in sets], axis=0)
+    np.testing.assert_allclose(ours.predict_proba(X), expected, rtol=0, atol=1e-12)
+    for tree, cols in zip(ours.estimators_, sets):
+        assert set(tree.feature[tree.left >= 0].tolist()) <= set(cols.tolist())
+    # the sets are recomputed from the saved model's seed
+    again = BaggingClassifier(DecisionTreeClassifier(max_depth=3, min_samples_leaf=8),
+                              n_estimators=6, bootstrap=False, max_features=0.5,
+                              bootstrap_features=bootstrap_features, random_state=3).fit(X, y)
+    assert all(np.array_equal(a, b) for a, b in zip(sets, again.estimators_features_))

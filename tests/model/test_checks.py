@@ -95,6 +95,9 @@ BOOSTING = [
     ("attributes", _attr("label", 3), "attributes.label"),
     ("attributes", _attr("seed", "x"), "attributes.seed"),
     ("attributes", _attr("adaboost", {"algorithm": "SAMME"}), "attributes.adaboost: present"),
+    ("attributes", _attr("tree_features", 0), "attributes.tree_features"),
+    ("attributes", _attr("tree_features", 3), "attributes.tree_features"),
+    ("attributes", _attr("bootstrap_features", "yes"), "attributes.bootstrap_features"),
     ("trees", _set("trees", {}), "'trees' must be list"),
     ("unknown", _set("colour", "blue"), "unknown field 'colour'"),
 ]

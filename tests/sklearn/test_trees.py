@@ -203,3 +203,16 @@ def test_poisson_forest_and_refusals():
         oocboost.DecisionTreeRegressor(criterion="poisson").fit(X, y - 1.0)
     with pytest.raises(oocboost.InputError, match="positive sum"):
         oocboost.DecisionTreeRegressor(criterion="poisson").fit(X, np.zeros(400))
+
+
+def test_export_text_weights_in_scikit_learn_format():
+    X, y = _data("binary")
+    ours = DecisionTreeClassifier(max_depth=2).fit(X, y)
+    theirs = sktree.DecisionTreeClassifier(max_depth=2, random_state=0).fit(X, y)
+
+    def leaves(text):
+        return sorted(ln.split("weights:")[1] for ln in text.splitlines() if "weights:" in ln)
+
+    ours_leaves = leaves(export_text(ours, show_weights=True))
+    assert ours_leaves == leaves(sktree.export_text(theirs, show_weights=True))
+    assert "np.float64" not in "".join(ours_leaves)

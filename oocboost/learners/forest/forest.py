@@ -129,6 +129,12 @@ def train_forest(cache, config, n_estimators, *, model=None, classes=None):
         "bootstrap_mode": int(config.sample_mode), "bootstrap_lam": float(config.sample_lam),
         "seed": int(config.seed),
     })
+    if config.learner == "bagging":
+        # what estimators_features_ recomputes (tree_feature_sets)
+        model.attributes.update({
+            "tree_features": None if config.tree_features is None
+            else int(config.tree_features),
+            "bootstrap_features": bool(config.bootstrap_features)})
     if classes is not None:
         model.attributes["classes"] = [c.item() if hasattr(c, "item") else c
                                        for c in classes]

@@ -178,11 +178,20 @@ def _growth_params(config, hist_nodes):
 def _tree_feature_sets(config, tree_ids, n_features):
     if config.tree_features is None and not config.bootstrap_features:
         return None
-    k = config.tree_features or n_features
+    return tree_feature_sets(config.seed, tree_ids, n_features, config.tree_features,
+                             config.bootstrap_features)
+
+
+def tree_feature_sets(seed, tree_ids, n_features, tree_features, bootstrap_features):
+    """The sorted columns each bagged tree grows on (Ho's random subspaces when
+    ``bootstrap_features`` is False): ``tree_features`` columns (None: all) drawn from
+    ``default_rng([seed, tree, purpose])``, with replacement (duplicates merged) when
+    ``bootstrap_features``. A tree's set depends only on the seed and its index."""
+    k = tree_features or n_features
     sets = []
     for g in tree_ids:
-        rng = np.random.default_rng([config.seed, int(g), _RNG_TREE_FEATURES])
-        if config.bootstrap_features:
+        rng = np.random.default_rng([seed, int(g), _RNG_TREE_FEATURES])
+        if bootstrap_features:
             chosen = np.unique(rng.integers(0, n_features, size=k))
         else:
             chosen = np.sort(rng.choice(n_features, size=k, replace=False))

@@ -1,0 +1,107 @@
+"""The classic tree methods (issue 20) next to their nearest peer, on the same train/test
+split::
+
+    python -m bench classic [--only random_subspace,adaboost_m1,...] [--out bench_out]
+
+Accuracy (classification) or R^2 (regression) on the held-out rows, and fit seconds, per
+method and library; one process, in-memory data (each oocboost fit builds its temporary
+cache, which its time includes). Datasets are scikit-learn's bundled ones and seeded
+generators, so the run needs no download. Prints a Markdown table and writes
+``OUT/results-classic.json``.
+"""
+import argparse
+import json
+import os
+import sys
+import time
+
+import numpy as np
+
+
+def _split(X, y, seed=0, test=0.3):
+    idx = np.random.default_rng(seed).permutation(len(y))
+    cut = int(len(y) * (1 - test))
+    return X[idx[:cut]], X[idx[cut:]], y[idx[:cut]], y[idx[cut:]]
+
+
+def _digits():
+    from sklearn.datasets import load_digits
+
+    X, y = load_digits(return_X_y=True)
+    return "digits (1,797 x 64, 10 classes)", _split(X.astype(float), y)
+
+
+def _classification():
+    from sklearn.datasets import make_classification
+
+    X, y = make_classification(n_samples=20000, n_features=40, n_informative=12,
+                               n_redundant=8, n_classes=4, random_state=0)
+    return "make_classification (20,000 x 40, 4 classes)", _split(X, y)
+
+
+def _fit_score(name, lib, make, data):
+    Xtr, Xte, ytr, yte = data
+    # a fit on a few rows first, untimed: numba loads (or compiles) its kernels once
+    make().fit(Xtr[:300], ytr[:300])
+    est = make()
+    t0 = time.perf_counter()
+    est.fit(Xtr, ytr)
+    seconds = time.perf_counter() - t0
+    return {"method": name, "lib": lib, "score": float(est.score(Xte, yte)),
+            "fit_seconds": seconds}
+
+
+def random_subspace():
+    """Ho (1998): every row, half the columns per tree; scikit-learn's bagging with the
+    same parameters is the peer."""
+    from sklearn.ensemble import BaggingClassifier as SkBagging
+    from sklearn.tree import DecisionTreeClassifier as SkTree
+
+    import oocboost
+
+    kw = dict(n_estimators=50, bootstrap=False, max_features=0.5, random_state=0)
+    out = []
+    for dataset, data in (_digits(), _classification()):
+        name = f"random subspace, 50 trees, {dataset}"
+        out.append(_fit_score(name, "oocboost", lambda: oocboost.BaggingClassifier(
+            oocboost.DecisionTreeClassifier(), **kw), data))
+        out.append(_fit_score(name, "scikit-learn", lambda: SkBagging(SkTree(), **kw), data))
+    return out
+
+
+METHODS = {"random_subspace": random_subspace}
+
+
+def table(runs):
+    lines = ["| method, data | library | test score | fit s |", "|---|---|---|---|"]
+    last = None
+    for r in runs:
+        label = r["method"] if r["method"] != last else ""
+        last = r["method"]
+        lines.append(f"| {label} | {r['lib']} | {r['score']:.4f} | {r['fit_seconds']:.2f} |")
+    return "\n".join(lines)
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(prog="python -m bench classic",
+                                description=__doc__.split("\n")[0])
+    p.add_argument("--only", default=None, help=f"comma-separated of {', '.join(METHODS)}")
+    p.add_argument("--out", default="bench_out")
+    args = p.parse_args(argv)
+    names = args.only.split(",") if args.only else list(METHODS)
+    unknown = [n for n in names if n not in METHODS]
+    if unknown:
+        p.error(f"unknown method(s) {unknown}; choose from {list(METHODS)}")
+    runs = []
+    for name in names:
+        runs.extend(METHODS[name]())
+    os.makedirs(args.out, exist_ok=True)
+    with open(os.path.join(args.out, "results-classic.json"), "w") as f:
+        json.dump({"command": "python -m bench classic " + " ".join(argv or sys.argv[1:]),
+                   "runs": runs}, f, indent=1)
+    print(table(runs))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
