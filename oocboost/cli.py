@@ -436,7 +436,8 @@ def _add_train(sub):
                             "adaboost", "hoeffding-tree", "online-bagging"))
     t.add_argument("--objective", default=None, help="e.g. binary:logistic")
     t.add_argument("--algorithm", default=None,
-                   help="adaboost: SAMME (default), SAMME.R, gentle, logitboost, arc-x4, R2")
+                   help="adaboost: SAMME (default), SAMME.R, gentle, logitboost, arc-x4, M1, "
+                        "MH, R2")
     t.add_argument("--rounds", type=int, default=100,
                    help="boosting rounds (trees for forests and online bagging; with "
                         "--init-model, rounds or trees added)")

@@ -217,8 +217,10 @@ class CartPolicy(FeatureBins):
     Parameters
     ----------
     criterion : {"gini", "entropy", "log_loss", "squared_error", "friedman_mse", "poisson",
-                 "absolute_error"}
+                 "absolute_error", "adaboost_mh"}
         ``friedman_mse`` is ``squared_error`` (scikit-learn >= 1.9 maps it so).
+        ``adaboost_mh``: Schapire and Singer's ``Z`` over ``(W+, W-)`` per label (2K lanes
+        for ``n_classes`` = K, and the count); leaf values are the 2K lane proportions.
         ``absolute_error`` reads one statistic per label value (``label_values``) and the
         count, as classification does, and its leaves are the weighted medians.
     label_values : ndarray (K,) or None
@@ -263,6 +265,9 @@ class CartPolicy(FeatureBins):
             self.label_values = np.ascontiguousarray(label_values, dtype=np.float64)
             n_classes = len(self.label_values)
         self.n_classes = int(n_classes) if name not in ("squared_error", "poisson") else 0
+        if name == "adaboost_mh":
+            # K labels, each with a positive and a negative weight lane
+            self.n_classes = 2 * int(n_classes)
         self.n_stats = self.n_classes + 1 if self.n_classes else 4
         self.n_outputs = self.n_classes if self.n_classes and name != "absolute_error" \
             else 1

@@ -108,6 +108,52 @@ def samme_reweight(node, leaf_class, y, alpha, scale, weight):
 
 
 @njit(cache=True, parallel=True)
+def mh_stats(y, dist, out):
+    """AdaBoost.MH statistics of each row: ``(D(i,l) 1{y_i == l})_l``, then
+    ``(D(i,l) 1{y_i != l})_l``, then ``1{sum_l D(i,l) > 0}``.
+
+    Parameters
+    ----------
+    y : ndarray (n,) int32                # IN
+    dist : ndarray (n, K) float64         # IN, the weight of each (row, label) pair
+    out : ndarray (n, 2K + 1) float32     # OUT
+    """
+    K = dist.shape[1]
+    for i in prange(y.shape[0]):
+        total = 0.0
+        for k in range(K):
+            d = dist[i, k]
+            total += d
+            if k == y[i]:
+                out[i, k] = d
+                out[i, K + k] = 0.0
+            else:
+                out[i, k] = 0.0
+                out[i, K + k] = d
+        out[i, 2 * K] = 1.0 if total > 0 else 0.0
+
+
+@njit(cache=True, parallel=True)
+def mh_reweight(node, leaf_value, y, scale, dist):
+    """AdaBoost.MH: ``D(i,l) <- scale * D(i,l) * exp(-Y_il h(x_i, l))`` with ``Y_il = +1``
+    for the row's class and -1 for the others, ``h`` the value of the row's leaf.
+
+    Parameters
+    ----------
+    node : ndarray (n,) int32                  # IN, leaf of each row
+    leaf_value : ndarray (n_nodes, K) float64  # IN
+    y : ndarray (n,) int32                     # IN
+    scale : float                              # IN, normalisation (1 / new total)
+    dist : ndarray (n, K) float64              # IN/OUT
+    """
+    K = dist.shape[1]
+    for i in prange(y.shape[0]):
+        for k in range(K):
+            h = leaf_value[node[i], k]
+            dist[i, k] *= scale * math.exp(-h if k == y[i] else h)
+
+
+@njit(cache=True, parallel=True)
 def samme_r_reweight(node, log_proba, y, factor, scale, weight):
     """SAMME.R: ``w <- scale * w * exp(-factor * sum_k c_k log p_k(x))`` with the class
     code ``c_k = 1`` for the true class and ``-1/(K-1)`` otherwise (Zhu et al., Alg. 4),

@@ -159,10 +159,13 @@ CRITERION_POISSON = 3
 #: Mean absolute error around the weighted median (scikit-learn's ``absolute_error``):
 #: statistics laid out as classification's, one lane per distinct label value.
 CRITERION_ABSOLUTE_ERROR = 4
+#: AdaBoost.MH's ``Z = 2 sum_l sqrt(W+_l W-_l)`` (Schapire and Singer 1999): statistics
+#: ``(W+_0 .. W+_{K-1}, W-_0 .. W-_{K-1}, count)``, passed with ``n_classes = 2K``.
+CRITERION_MH_Z = 5
 #: Name -> ``criterion_code`` of :func:`find_splits_cart`.
 CRITERIA = {"gini": CRITERION_GINI, "entropy": CRITERION_ENTROPY,
             "squared_error": CRITERION_SQUARED_ERROR, "poisson": CRITERION_POISSON,
-            "absolute_error": CRITERION_ABSOLUTE_ERROR}
+            "absolute_error": CRITERION_ABSOLUTE_ERROR, "adaboost_mh": CRITERION_MH_Z}
 
 #: XGBoost's default ``max_cat_to_onehot`` and ``max_cat_threshold``.
 DEFAULT_MAX_CAT_TO_ONEHOT = 4

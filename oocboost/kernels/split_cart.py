@@ -10,6 +10,7 @@ from numba import njit, prange
 from .split import (
     CRITERION_ABSOLUTE_ERROR,
     CRITERION_GINI,
+    CRITERION_MH_Z,
     CRITERION_POISSON,
     CRITERION_SQUARED_ERROR,
     categorical_index,
@@ -77,6 +78,20 @@ def _stats_weight(v, criterion_code, n_classes):
 
 
 @njit(cache=True)
+def _mh_z(v, node_sum, side, n_classes):
+    """``sum_l sqrt(W+_l W-_l)`` of ``v`` (``side`` 0) or of ``node_sum - v`` (1), over
+    AdaBoost.MH's statistics (``n_classes`` = 2K lanes)."""
+    K = n_classes // 2
+    z = 0.0
+    for k in range(K):
+        wp = node_sum[k] - v[k] if side else v[k]
+        wm = node_sum[K + k] - v[K + k] if side else v[K + k]
+        if wp > 0.0 and wm > 0.0:
+            z += math.sqrt(wp * wm)
+    return z
+
+
+@njit(cache=True)
 def _impurity(v, criterion_code, n_classes, values):
     """Impurity of one stats vector (scikit-learn's ``node_impurity``); 0 when W <= 0."""
     if criterion_code == CRITERION_ABSOLUTE_ERROR:
@@ -95,6 +110,8 @@ def _impurity(v, criterion_code, n_classes, values):
         w += v[k]
     if w <= 0.0:
         return 0.0
+    if criterion_code == CRITERION_MH_Z:
+        return 2.0 * _mh_z(v, v, 0, n_classes) / w
     if criterion_code == CRITERION_GINI:
         sq = 0.0
         for k in range(n_classes):
@@ -116,7 +133,7 @@ def node_impurity(node_sums, criterion_code, n_classes, values, out):
     ----------
     node_sums : ndarray (n_nodes, n_stats) float64    # IN
     criterion_code : int, 0 gini, 1 entropy (log2), 2 squared_error, 3 poisson,
-        4 absolute_error
+        4 absolute_error, 5 AdaBoost.MH's Z (``n_classes`` = 2K lanes)
     n_classes : int, K (label values for absolute_error; ignored for the moments)
     values : ndarray (K,) float64, the label values of absolute_error, else empty  # IN
     out : ndarray (n_nodes,) float64                   # OUT
@@ -163,6 +180,9 @@ def _cart_proxy(left, node_sum, w_node, criterion_code, n_classes, count_stat,
     wr = w_node - wl
     if wl <= 0.0 or wr <= 0.0 or wl < min_weight_leaf or wr < min_weight_leaf:
         return -np.inf
+    if criterion_code == CRITERION_MH_Z:
+        # W * impurity = 2 Z, as for the other criteria
+        return -2.0 * (_mh_z(left, node_sum, 1, n_classes) + _mh_z(left, node_sum, 0, n_classes))
     if criterion_code == CRITERION_GINI:
         sql = 0.0
         sqr = 0.0

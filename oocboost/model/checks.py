@@ -128,7 +128,7 @@ def _check_adaboost(model, info):
     if not isinstance(info, dict):
         fail("missing or not an object (an AdaBoost model needs it to predict)")
     algorithm = info.get("algorithm")
-    if algorithm not in ("SAMME", "SAMME.R", "gentle", "logitboost", "arc-x4",
+    if algorithm not in ("SAMME", "SAMME.R", "gentle", "logitboost", "arc-x4", "M1", "MH",
                          REGRESSOR_ALGORITHM):
         fail(f"unknown algorithm {algorithm!r}")
     prediction = info.get("prediction")

@@ -2,10 +2,10 @@
 
 ``fit`` takes arrays or DataFrames (a temporary cache is built and removed after training)
 or a ``Cache`` (trained from directly: the out-of-core path). Names and defaults follow
-scikit-learn's ``AdaBoostClassifier`` / ``AdaBoostRegressor``; instead of an
-``estimator=DecisionTreeClassifier(max_depth=1)`` the weak trees are ours and
-``max_depth`` sets their depth (1 for the classifier, 3 for the regressor, scikit-learn's
-defaults).
+scikit-learn's ``AdaBoostClassifier`` / ``AdaBoostRegressor``: ``estimator`` takes an
+oocboost ``DecisionTreeClassifier`` / ``DecisionTreeRegressor`` whose parameters shape
+the weak trees; without it ``max_depth`` sets their depth (1 for the classifier, 3 for
+the regressor, scikit-learn's defaults).
 
 Example
 -------
@@ -66,12 +66,14 @@ class _AdaBoostBase(ParamsMixin):
                            getattr(self, "loss", "linear"))
         if sample_weight is not None and np.any(np.asarray(sample_weight) < 0):
             raise ParameterError("sample_weight must be non-negative")
+        weak_tree = self._weak_tree()
         data = TrainingData(self.cache_dir, self.memory_limit, self.max_bin)
         try:
             cache = data.cache(X, y, sample_weight, "train")
             self.model_ = train_adaboost(
                 cache, algorithm=algorithm, n_estimators=int(self.n_estimators),
                 learning_rate=float(self.learning_rate), max_depth=self.max_depth,
+                weak_tree=weak_tree,
                 loss=getattr(self, "loss", "linear"), n_classes=n_classes,
                 random_state=self.random_state, memory_limit=self.memory_limit,
                 n_threads=self.n_jobs if self.n_jobs and self.n_jobs > 0 else None,
@@ -84,6 +86,22 @@ class _AdaBoostBase(ParamsMixin):
         self.stop_reason_ = info["stop_reason"]
         set_feature_attributes(self, X)
         return self
+
+    def _weak_tree(self):
+        """The estimator's tree parameters, or None for depth-``max_depth`` trees."""
+        from .trees import DecisionTreeBase
+
+        est = self.estimator
+        if est is None:
+            return None
+        if not isinstance(est, DecisionTreeBase) or est._task != self._tree_task:
+            raise ParameterError(
+                f"estimator must be an oocboost.{self._tree_name} (the weak trees grow on "
+                f"the shared engine, from a cache too), got {type(est).__name__}")
+        if self.max_depth != self._default_max_depth:
+            raise ParameterError(f"max_depth={self.max_depth!r} and an estimator: set the "
+                                 f"depth in the estimator ({self._tree_name}(max_depth=...))")
+        return est.get_params()
 
     @property
     def feature_importances_(self):
@@ -119,19 +137,32 @@ class _AdaBoostBase(ParamsMixin):
 
 class AdaBoostClassifier(ClassifierMixin, _AdaBoostBase):
     """AdaBoost classifiers trained out of core: SAMME (discrete AdaBoost for two
-    classes), SAMME.R (Real AdaBoost), Gentle AdaBoost, LogitBoost and arc-x4.
+    classes), SAMME.R (Real AdaBoost), Gentle AdaBoost, LogitBoost, arc-x4, AdaBoost.M1
+    and AdaBoost.MH.
 
     Parameters
     ----------
+    estimator : oocboost.DecisionTreeClassifier or None, default None
+        The weak learner: its tree parameters (``max_depth``, ``min_samples_leaf``,
+        ``min_samples_split``, ``min_weight_fraction_leaf``, ``max_features``,
+        ``max_leaf_nodes``, ``min_impurity_decrease``, ``splitter``, and ``criterion``
+        for the gini families) shape every weak tree; None: depth-``max_depth`` trees.
+        ``class_weight`` and ``ccp_alpha`` are refused (the boosting weights are the row
+        weights; weak trees are not pruned).
     n_estimators : int, default 50
         Boosting rounds at most (SAMME and arc-x4 stop at a perfect or a no-better-than-
         chance tree, SAMME.R at a perfect one; ``stop_reason_`` says which).
     learning_rate : float, default 1.0
         Multiplies SAMME's ``alpha``, SAMME.R's weight update exponent and Gentle /
         LogitBoost's tree contributions (arc-x4 ignores it).
-    algorithm : {"SAMME", "SAMME.R", "gentle", "logitboost", "arc-x4"}, default "SAMME"
+    algorithm : {"SAMME", "SAMME.R", "gentle", "logitboost", "arc-x4", "M1", "MH"}, \
+default "SAMME"
+        ``M1``: Freund and Schapire's AdaBoost.M1 (``alpha = log((1 - err) / err)``,
+        stops at an error of 1/2; for two classes it is SAMME). ``MH``: Schapire and
+        Singer's AdaBoost.MH, one weight per (row, class), trees split by their ``Z``
+        criterion with real-valued leaf predictions per class.
     max_depth : int or None, default 1
-        Depth of the weak trees (1: stumps).
+        Depth of the weak trees (1: stumps) when ``estimator`` is None.
     random_state : int or None
     max_bin : int, default 256
         Codes per feature of the temporary cache built from arrays.
@@ -167,9 +198,12 @@ class AdaBoostClassifier(ClassifierMixin, _AdaBoostBase):
     True
     """
 
-    def __init__(self, n_estimators=50, learning_rate=1.0, algorithm="SAMME", max_depth=1,
-                 random_state=None, max_bin=256, n_jobs=None, memory_limit=None,
+    _tree_task, _tree_name, _default_max_depth = "classification", "DecisionTreeClassifier", 1
+
+    def __init__(self, estimator=None, n_estimators=50, learning_rate=1.0, algorithm="SAMME",
+                 max_depth=1, random_state=None, max_bin=256, n_jobs=None, memory_limit=None,
                  cache_dir=None, verbose=False):
+        self.estimator = estimator
         self.n_estimators = n_estimators
         self.learning_rate = learning_rate
         self.algorithm = algorithm
@@ -272,6 +306,9 @@ class AdaBoostRegressor(RegressorMixin, _AdaBoostBase):
 
     Parameters
     ----------
+    estimator : oocboost.DecisionTreeRegressor or None, default None
+        The weak learner's tree parameters (see :class:`AdaBoostClassifier`; criterion
+        ``squared_error`` or ``friedman_mse``); None: depth-``max_depth`` trees.
     n_estimators : int, default 50
     learning_rate : float, default 1.0
     loss : {"linear", "square", "exponential"}, default "linear"
@@ -295,9 +332,12 @@ class AdaBoostRegressor(RegressorMixin, _AdaBoostBase):
     tree is grown on all rows with the boosting weights (no sample to hold in memory).
     """
 
-    def __init__(self, n_estimators=50, learning_rate=1.0, loss="linear", max_depth=3,
-                 random_state=None, max_bin=256, n_jobs=None, memory_limit=None,
+    _tree_task, _tree_name, _default_max_depth = "regression", "DecisionTreeRegressor", 3
+
+    def __init__(self, estimator=None, n_estimators=50, learning_rate=1.0, loss="linear",
+                 max_depth=3, random_state=None, max_bin=256, n_jobs=None, memory_limit=None,
                  cache_dir=None, verbose=False):
+        self.estimator = estimator
         self.n_estimators = n_estimators
         self.learning_rate = learning_rate
         self.loss = loss

@@ -84,10 +84,13 @@ from ...errors import ParameterError
 from ...kernels import adaboost_kernels as ak
 from ...model.adaboost import REGRESSOR_ALGORITHM
 from .families import AdditiveLogistic, GiniBoost, R2Boost
+from .mh import MHBoost
 from .run import STOP_CHANCE, BoostRun
+from .weak import TREE_PARAMS, resolve_weak_tree
 
-CLASSIFIER_ALGORITHMS = ("SAMME", "SAMME.R", "gentle", "logitboost", "arc-x4")
+CLASSIFIER_ALGORITHMS = ("SAMME", "SAMME.R", "gentle", "logitboost", "arc-x4", "M1", "MH")
 _ALIASES = {"samme": "SAMME", "discrete": "SAMME", "samme.r": "SAMME.R", "real": "SAMME.R",
+            "m1": "M1", "adaboost.m1": "M1", "mh": "MH", "adaboost.mh": "MH",
             "gentle": "gentle", "logitboost": "logitboost", "logit": "logitboost",
             "arc-x4": "arc-x4", "arcx4": "arc-x4", "arc_x4": "arc-x4", "r2": "R2",
             "adaboost.r2": "R2"}
@@ -139,7 +142,7 @@ def _n_classes_of(cache, n_classes):
 def train_adaboost(cache, *, algorithm="SAMME", n_estimators=50, learning_rate=1.0,
                    max_depth=1, loss="linear", n_classes=None, random_state=None,
                    memory_limit=None, prefetch=None, state_in_ram=None, n_threads=None,
-                   verbose=False):
+                   verbose=False, weak_tree=None):
     """Train an AdaBoost ensemble from a cache.
 
     Parameters
@@ -147,15 +150,17 @@ def train_adaboost(cache, *, algorithm="SAMME", n_estimators=50, learning_rate=1
     cache : Cache or path
         Training cache with a label column (class indices ``0..K-1`` for classification,
         any real label for ``R2``) and optional sample weights.
-    algorithm : {"SAMME", "SAMME.R", "gentle", "logitboost", "arc-x4", "R2"}
-        ``R2`` is AdaBoost.R2 regression; the others classify.
+    algorithm : {"SAMME", "SAMME.R", "gentle", "logitboost", "arc-x4", "M1", "MH", "R2"}
+        ``R2`` is AdaBoost.R2 regression; the others classify. ``M1``: Freund and
+        Schapire's AdaBoost.M1 (stops at an error of 1/2); ``MH``: Schapire and Singer's
+        AdaBoost.MH with real-valued leaf predictions per class (``mh.py``).
     n_estimators : int
         Boosting rounds (upper bound: boosting stops early on a perfect or useless tree).
     learning_rate : float
         Shrinks each tree's weight (SAMME, R2) or contribution (SAMME.R weights update,
         gentle, logitboost).
     max_depth : int or None
-        Depth of the weak trees (1: stumps).
+        Depth of the weak trees (1: stumps) when ``weak_tree`` is None.
     loss : {"linear", "square", "exponential"}
         AdaBoost.R2's loss.
     n_classes : int or None
@@ -173,6 +178,12 @@ def train_adaboost(cache, *, algorithm="SAMME", n_estimators=50, learning_rate=1
     n_threads : int or None
     verbose : bool
         Print the memory plan and the telemetry.
+    weak_tree : dict or None
+        Tree parameters of the weak learner (scikit-learn's ``DecisionTreeClassifier`` /
+        ``DecisionTreeRegressor`` names: ``max_depth``, ``min_samples_split``,
+        ``min_samples_leaf``, ``min_weight_fraction_leaf``, ``max_features``,
+        ``max_leaf_nodes``, ``min_impurity_decrease``, ``splitter``, ``criterion``);
+        None: depth-``max_depth`` trees (see ``weak.py``).
 
     Returns
     -------
@@ -197,14 +208,16 @@ def train_adaboost(cache, *, algorithm="SAMME", n_estimators=50, learning_rate=1
     if not regression and K < 2:
         raise ParameterError(f"classification needs at least two classes, got {K}")
     family = _family(algorithm)
+    weak = resolve_weak_tree(algorithm, weak_tree, max_depth=max_depth, n_rows=cache.n_rows,
+                             n_features=cache.n_features)
     spec = RowStateSpec(family.state_fields() if regression
                         else family.state_fields(K, algorithm))
     plan = _plan(cache, spec, algorithm, K, memory_limit, prefetch)
     if verbose:
         print(plan.describe())
     seed = 0 if random_state is None else int(random_state)
-    run = BoostRun(cache, spec, plan, max_depth=max_depth, seed=seed, prefetch=prefetch,
-               state_in_ram=state_in_ram)
+    run = BoostRun(cache, spec, plan, weak=weak, seed=seed, prefetch=prefetch,
+                   state_in_ram=state_in_ram)
     learner = (family(run, loss, learning_rate) if regression
                else family(run, algorithm, K, learning_rate))
     t_start = time.perf_counter()
@@ -219,7 +232,8 @@ def train_adaboost(cache, *, algorithm="SAMME", n_estimators=50, learning_rate=1
                             params={"algorithm": algorithm, "n_estimators": int(n_estimators),
                                     "learning_rate": float(learning_rate),
                                     "max_depth": None if max_depth is None else int(max_depth),
-                                    "loss": loss, "random_state": random_state})
+                                    "loss": loss, "random_state": random_state,
+                                    "weak_tree": dict(vars(weak))})
     tel = run.telemetry
     model.training_log = {
         "seconds": time.perf_counter() - t_start, "histogram_s": tel.histogram_s,
@@ -242,7 +256,9 @@ def _family(algorithm):
     """The class that grows ``algorithm``'s rounds."""
     if algorithm == REGRESSOR_ALGORITHM:
         return R2Boost
-    return GiniBoost if algorithm in ("SAMME", "SAMME.R", "arc-x4") else AdditiveLogistic
+    if algorithm == "MH":
+        return MHBoost
+    return GiniBoost if algorithm in ("SAMME", "SAMME.R", "arc-x4", "M1") else AdditiveLogistic
 
 
 def _plan(cache, spec, algorithm, K, memory_limit, prefetch):
@@ -252,7 +268,8 @@ def _plan(cache, spec, algorithm, K, memory_limit, prefetch):
     regression = algorithm == REGRESSOR_ALGORITHM
     n_trees_in_pass = 1 if regression or algorithm not in ("gentle", "logitboost") or K == 2 \
         else K
-    n_stats = 4 if regression or algorithm in ("gentle", "logitboost") else K + 1
+    n_stats = 4 if regression or algorithm in ("gentle", "logitboost") \
+        else 2 * K + 1 if algorithm == "MH" else K + 1
     # the planner's per-row formula is 16 * n_outputs + 4 * trees + 4 bytes: pick the
     # n_outputs that covers this algorithm's state
     plan_outputs = max(1, math.ceil((spec.bytes_per_row() - 4 * n_trees_in_pass - 4) / 16))
@@ -290,9 +307,11 @@ def _boost(learner, n_estimators, algorithm, max_depth, K):
         if res.stop is not None:
             if res.stop == STOP_CHANCE and not rounds:
                 raise ParameterError(
-                    f"the first weak learner ({algorithm}, max_depth={max_depth}) "
+                    f"the first weak learner ({algorithm}, max_depth="
+                    f"{learner.run.weak.max_depth}) "
                     f"is no better than chance (weighted error {res.error:.4g} >= "
-                    f"{1 - 1 / max(K, 2):.4g}): the ensemble cannot be fit; try "
+                    f"{0.5 if algorithm == 'M1' else 1 - 1 / max(K, 2):.4g}): the ensemble "
+                    f"cannot be fit; try "
                     f"deeper trees (max_depth)")
             stop_reason, stop_round = res.stop, m
             break
@@ -310,9 +329,9 @@ def _adaboost_model(cache, algorithm, K, rounds, weights, errors, stop, *, trees
     regression = algorithm == REGRESSOR_ALGORITHM
     if regression:
         objective, objective_params, aggregation = "reg:squarederror", {}, "mean"
-    elif algorithm in ("gentle", "logitboost"):
+    elif algorithm in ("gentle", "logitboost", "MH"):
         objective, objective_params, aggregation = "multi:softprob", {"num_class": K}, "sum"
-    elif algorithm == "arc-x4":
+    elif algorithm in ("arc-x4", "M1"):
         objective, objective_params, aggregation = "multi:proba", {"num_class": K}, "mean"
     else:
         objective, objective_params, aggregation = "multi:softprob", {"num_class": K}, "mean"
@@ -337,7 +356,8 @@ def _adaboost_model(cache, algorithm, K, rounds, weights, errors, stop, *, trees
 
 #: Estimator arguments ``train_adaboost_from_params`` understands (CLI ``--param``).
 PARAM_NAMES = ("algorithm", "learning_rate", "max_depth", "loss", "n_classes",
-               "random_state", "seed", "n_threads", "prefetch", "verbosity", "objective")
+               "random_state", "seed", "n_threads", "prefetch", "verbosity", "objective") \
+    + tuple(p for p in TREE_PARAMS if p != "max_depth")
 
 
 def train_adaboost_from_params(params, cache, *, n_estimators=50, memory_limit=None,
@@ -351,7 +371,10 @@ def train_adaboost_from_params(params, cache, *, n_estimators=50, memory_limit=N
         Estimator arguments: ``algorithm`` (default "SAMME"; "R2" for regression, also
         chosen by ``objective="reg:..."``), ``learning_rate`` (1.0), ``max_depth`` (1 for
         classifiers, 3 for R2, as scikit-learn), ``loss`` ("linear"), ``n_classes``,
-        ``random_state`` / ``seed``, ``n_threads``, ``prefetch``.
+        ``random_state`` / ``seed``, ``n_threads``, ``prefetch``, and the weak trees'
+        ``min_samples_leaf``, ``min_samples_split``, ``max_leaf_nodes``, ``max_features``,
+        ``min_impurity_decrease``, ``min_weight_fraction_leaf``, ``splitter``,
+        ``criterion`` (scikit-learn's tree names).
     cache : Cache or path
     n_estimators : int
     memory_limit : int or str or None
@@ -372,9 +395,11 @@ def train_adaboost_from_params(params, cache, *, n_estimators=50, memory_limit=N
     algorithm = canonical_algorithm(params.get("algorithm", default_algorithm))
     max_depth = params.get("max_depth", 3 if algorithm == REGRESSOR_ALGORITHM else 1)
     seed = params.get("random_state", params.get("seed"))
+    tree = {k: params[k] for k in TREE_PARAMS if k in params and k != "max_depth"}
     return train_adaboost(cache, algorithm=algorithm, n_estimators=n_estimators,
                           learning_rate=params.get("learning_rate", 1.0),
                           max_depth=max_depth, loss=params.get("loss", "linear"),
                           n_classes=params.get("n_classes"), random_state=seed,
                           memory_limit=memory_limit, prefetch=params.get("prefetch"),
-                          n_threads=params.get("n_threads"), verbose=verbose)
+                          n_threads=params.get("n_threads"), verbose=verbose,
+                          weak_tree={**tree, "max_depth": max_depth} if tree else None)

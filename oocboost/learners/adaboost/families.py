@@ -8,7 +8,6 @@ import math
 import numpy as np
 
 from ...common import G_H_DTYPE, NODE_DTYPE
-from ...engine.policies import CartPolicy
 from ...kernels import adaboost_kernels as ak
 from ...kernels.partition import add_node_values
 from .run import (
@@ -41,7 +40,6 @@ class GiniBoost:
         self.prev_log_proba = None
         self.alpha = 0.0
         self.scale = 1.0
-        self.total = 0.0
 
     @staticmethod
     def state_fields(n_classes, algorithm):
@@ -50,12 +48,6 @@ class GiniBoost:
         if algorithm == "arc-x4":
             fields["n_missed"] = ((None,), np.float32)
         return fields
-
-    def policy(self):
-        mapper = self.run.cache.bin_mapper
-        return CartPolicy(criterion="gini", n_classes=self.K, n_value_bins=mapper.n_value_bins,
-                          is_categorical=mapper.is_categorical,
-                          missing_bin=self.run.cache.max_bin - 1, total_weight=1.0)
 
     def prepare_block(self, block, views):
         y = class_labels(block, self.K)
@@ -71,7 +63,7 @@ class GiniBoost:
                 w[:] = sw if has_w else 1.0
         else:
             self.prev.apply_pending(block.stored_codes, node)
-            if self.algorithm == "SAMME":
+            if self.algorithm in ("SAMME", "M1"):
                 ak.samme_reweight(node[0], self.prev_leaf_class, y, self.alpha, self.scale, w)
             elif self.algorithm == "SAMME.R":
                 ak.samme_r_reweight(node[0], self.prev_log_proba, y,
@@ -81,10 +73,9 @@ class GiniBoost:
                                    views["n_missed"], w)
         ak.class_weight_stats(y, w, views["stats"][0])
         node[:] = 0
-        self.total += float(np.sum(w))
 
     def grow_round(self, round_index):
-        grower = self.run.grow_weighted_tree(self, round_index)
+        grower = self.run.grow_weighted_tree(self, round_index, self.K)
         return self._end_round(grower, round_index)
 
     def _end_round(self, grower, round_index):
@@ -108,6 +99,8 @@ class GiniBoost:
             # new total = W (1 - err) + W err e^alpha: normalise the weights to sum 1
             self.scale = 1.0 / (total * (1.0 - err) + total * err * math.exp(alpha))
             weight = alpha
+        elif self.algorithm == "M1":
+            return self._end_m1(out, value, leaf_class, err, total, grower)
         elif self.algorithm == "SAMME.R":
             log_proba = np.log(np.clip(value, ak.PROBA_EPS, None))
             out["value"] = log_proba - log_proba.mean(axis=1, keepdims=True)
@@ -129,6 +122,23 @@ class GiniBoost:
         self.prev = grower
         self.prev_leaf_class = leaf_class
         return RoundResult([out], weight, err)
+
+    def _end_m1(self, out, value, leaf_class, err, total, grower):
+        """AdaBoost.M1 (Freund and Schapire 1996): one-hot votes weighted by
+        ``alpha = lr log((1 - err) / err)``; stop once a tree's error reaches 1/2."""
+        vote = np.zeros((len(value), self.K))
+        vote[np.arange(len(value)), leaf_class] = 1.0
+        out["value"] = vote
+        if err <= 0:
+            return RoundResult([out], 1.0, 0.0, STOP_PERFECT)
+        if err >= 0.5:
+            return RoundResult([out], 0.0, err, STOP_CHANCE, keep=False)
+        alpha = self.lr * math.log((1.0 - err) / err)
+        self.alpha = alpha
+        self.scale = 1.0 / (total * (1.0 - err) + total * err * math.exp(alpha))
+        self.prev = grower
+        self.prev_leaf_class = leaf_class
+        return RoundResult([out], alpha, err)
 
     def finish(self):
         """Nothing pending: the last tree's error came from its leaf sums."""
@@ -159,12 +169,6 @@ class AdditiveLogistic:
         T = 1 if n_classes == 2 else n_classes
         return {"F": ((None, T), np.float64), "node": ((T, None), NODE_DTYPE),
                 "stats": ((T, None, 4), G_H_DTYPE)}
-
-    def policy(self):
-        mapper = self.run.cache.bin_mapper
-        return CartPolicy(criterion="squared_error", n_classes=0,
-                          n_value_bins=mapper.n_value_bins, is_categorical=mapper.is_categorical,
-                          missing_bin=self.run.cache.max_bin - 1, total_weight=1.0)
 
     def _positive_class(self, t):
         return 1 if self.n_trees == 1 else t
@@ -203,15 +207,10 @@ class AdditiveLogistic:
         return float(errs.mean())
 
     def grow_round(self, round_index):
-        policy = self.policy()
+        policy = self.run.policy(0, round_index, self.n_trees)
         grower = self.run.new_grower(self.n_trees, policy, round_index)
         self.round_total = np.zeros(self.n_trees)
-
-        def after_first_pass():
-            total = float(self.round_total.mean())
-            policy.total_weight = total if total > 0 else 1.0
-
-        self.run.grow(grower, self.prepare_block, after_first_pass)
+        self.run.grow(grower, self.prepare_block)
         previous_error = self._previous_error() if self.prev is not None else None
         if self.algorithm == "gentle":
             # rescale next round's weights by this round's totals (gentle_stats' offset)
@@ -274,12 +273,6 @@ class R2Boost:
         return {"weight": ((None,), np.float64), "error": ((None,), np.float64),
                 "node": ((1, None), NODE_DTYPE), "stats": ((1, None, 4), G_H_DTYPE)}
 
-    def policy(self):
-        mapper = self.run.cache.bin_mapper
-        return CartPolicy(criterion="squared_error", n_classes=0,
-                          n_value_bins=mapper.n_value_bins, is_categorical=mapper.is_categorical,
-                          missing_bin=self.run.cache.max_bin - 1, total_weight=1.0)
-
     def prepare_block(self, block, views):
         w = views["weight"]
         if self.beta is None:
@@ -290,10 +283,9 @@ class R2Boost:
                            self.scale, w)
         ak.regression_stats(block.label, w, views["stats"][0])
         views["node"][:] = 0
-        self.total += float(np.sum(w))
 
     def grow_round(self, round_index):
-        grower = self.run.grow_weighted_tree(self, round_index)
+        grower = self.run.grow_weighted_tree(self, round_index, 0)
         arrays = grower.tree_arrays(0)
         value = np.ascontiguousarray(arrays["value"][:, 0])
         # error pass: leaf of each row, |f(x) - y|, the largest error, the loss sums

@@ -6,7 +6,7 @@ import numpy as np
 
 from ...engine.blocks import timed_blocks
 from ...engine.grower import TreeGrower
-from ...engine.nodes import GrowerTelemetry, GrowthParams
+from ...engine.nodes import GrowerTelemetry
 from ...engine.rowstate import make_row_state, spill_dir_for
 from ...errors import ParameterError
 from ...kernels import adaboost_kernels as ak
@@ -14,12 +14,14 @@ from ...kernels import adaboost_kernels as ak
 #: Why boosting stopped before ``n_estimators`` (``stop_reason`` in the model's attributes).
 STOP_PERFECT = "perfect"
 STOP_CHANCE = "no better than chance"
+#: Purpose tag of the random-threshold generators (``splitter="random"`` weak trees).
+_RNG_THRESHOLDS = 3
 
 
 class BoostRun:
     """What every algorithm shares: the cache, the per-row state, growers and telemetry."""
 
-    def __init__(self, cache, spec, plan, *, max_depth, seed, prefetch, state_in_ram):
+    def __init__(self, cache, spec, plan, *, weak, seed, prefetch, state_in_ram):
         self.cache = cache
         self.spec = spec
         self.plan = plan
@@ -29,7 +31,7 @@ class BoostRun:
                                    in_memory=in_ram,
                                    spill_dir=spill_dir_for(cache))
         self.state_in_ram = in_ram
-        self.max_depth = max_depth
+        self.weak = weak
         self.seed = seed
         self.telemetry = GrowerTelemetry()
         self.passes = 0
@@ -61,30 +63,27 @@ class BoostRun:
     def new_grower(self, n_trees, policy, round_index):
         cache = self.cache
         mapper = cache.bin_mapper
-        growth = GrowthParams(max_depth=self.max_depth,
-                              max_hist_slots=2 * int(self.plan.hist_nodes))
         rng = np.random.default_rng([self.seed, round_index])
         return TreeGrower(n_trees, cache.n_features, cache.max_bin, mapper.n_value_bins,
-                          mapper.is_categorical, mapper.bin_edges, policy, growth, rng,
-                          bundles=cache.bundles)
+                          mapper.is_categorical, mapper.bin_edges, policy,
+                          self.weak.growth(self.plan.hist_nodes), rng, bundles=cache.bundles)
 
-    def grow_weighted_tree(self, family, round_index):
-        """Grow one tree for ``family`` (its ``policy()`` and ``prepare_block``), whose
-        first pass sums the round's row weights into ``family.total``; the CART policy
-        normalises impurity decreases by that total. Returns the grower."""
-        policy = family.policy()
-        grower = self.new_grower(1, policy, round_index)
-        family.total = 0.0
+    def policy(self, n_classes, round_index, n_trees=1):
+        """The weak trees' split policy for one round (``n_trees`` grown together)."""
+        rngs = [np.random.default_rng([self.seed, round_index, t, _RNG_THRESHOLDS])
+                for t in range(n_trees)]
+        return self.weak.policy(n_classes, self.cache.bin_mapper, self.cache.max_bin - 1, rngs)
 
-        def after_first_pass():
-            policy.total_weight = family.total if family.total > 0 else 1.0
-
-        self.grow(grower, family.prepare_block, after_first_pass)
+    def grow_weighted_tree(self, family, round_index, n_classes):
+        """Grow one tree for ``family`` (its ``prepare_block``) with ``n_classes`` lanes of
+        statistics (0: regression). Returns the grower."""
+        grower = self.new_grower(1, self.policy(n_classes, round_index), round_index)
+        self.grow(grower, family.prepare_block)
         return grower
 
-    def grow(self, grower, prepare_block, after_first_pass):
+    def grow(self, grower, prepare_block):
         """Drive the grower's passes; ``prepare_block(block, views)`` runs on the first
-        pass (fused update + statistics), ``after_first_pass()`` before its split search."""
+        pass (fused update + statistics)."""
         grower.start()
         first = True
         while grower.needs_pass():
@@ -96,8 +95,6 @@ class BoostRun:
                     self.update_s += time.perf_counter() - t0
                 grower.accumulate(block.stored_codes, views["stats"], views["node"])
                 self.rows.store(block.index, views)
-            if first:
-                after_first_pass()
             grower.finish_pass()
             first = False
         self.telemetry.add(grower.telemetry)

@@ -123,21 +123,7 @@ def train_forest(cache, config, n_estimators, *, model=None, classes=None):
             model.attributes["oob_score"] = float(score)
     n_new = max(len(new_ids), 1)
     passes = telemetry["passes"] + counters["oob_passes"] + counters["label_passes"]
-    model.attributes.update({
-        "criterion": config.criterion, "trees_per_pass": int(trees_per_pass),
-        "n_classes": int(config.n_classes), "splitter": config.splitter,
-        "bootstrap_mode": int(config.sample_mode), "bootstrap_lam": float(config.sample_lam),
-        "seed": int(config.seed),
-    })
-    if config.learner == "bagging":
-        # what estimators_features_ recomputes (tree_feature_sets)
-        model.attributes.update({
-            "tree_features": None if config.tree_features is None
-            else int(config.tree_features),
-            "bootstrap_features": bool(config.bootstrap_features)})
-    if classes is not None:
-        model.attributes["classes"] = [c.item() if hasattr(c, "item") else c
-                                       for c in classes]
+    _set_attributes(model, config, trees_per_pass, classes)
     model.training_log = {
         "seconds": time.perf_counter() - t_start,
         "histogram_s": telemetry["histogram_s"], "partition_s": telemetry["partition_s"],
@@ -159,6 +145,24 @@ def train_forest(cache, config, n_estimators, *, model=None, classes=None):
               f"{trees_per_pass} trees per pass); histogram {log['histogram_s']:.2f}s, "
               f"split {log['split_s']:.2f}s, I/O wait {log['io_wait_s']:.2f}s")
     return model, node_stats, oob_decision
+
+
+def _set_attributes(model, config, trees_per_pass, classes):
+    model.attributes.update({
+        "criterion": config.criterion, "trees_per_pass": int(trees_per_pass),
+        "n_classes": int(config.n_classes), "splitter": config.splitter,
+        "bootstrap_mode": int(config.sample_mode), "bootstrap_lam": float(config.sample_lam),
+        "seed": int(config.seed),
+    })
+    if config.learner == "bagging":
+        # what estimators_features_ recomputes (tree_feature_sets)
+        model.attributes.update({
+            "tree_features": None if config.tree_features is None
+            else int(config.tree_features),
+            "bootstrap_features": bool(config.bootstrap_features)})
+    if classes is not None:
+        model.attributes["classes"] = [c.item() if hasattr(c, "item") else c
+                                       for c in classes]
 
 
 _CLI_NAMES = {"random-forest": "random_forest", "extra-trees": "extra_trees",
