@@ -69,6 +69,13 @@ def cart_stats(rng, n_rows, criterion_code, n_classes, weighted=False):
         y = rng.poisson(1.5, n_rows).astype(float)
         ylogy = np.where(y > 0, y * np.log(np.where(y > 0, y, 1.0)), 0.0)
         return np.column_stack([w, w * y, w * ylogy, np.ones(n_rows)]), y, w
+    if criterion_code == S.CRITERION_MH_Z:   # AdaBoost.MH: n_classes = 2K lanes
+        K = n_classes // 2
+        y = rng.integers(0, K, n_rows)
+        dist = rng.uniform(0.1, 1.0, (n_rows, K)) * w[:, None]
+        own = np.eye(K, dtype=bool)[y]
+        return np.column_stack([np.where(own, dist, 0.0), np.where(own, 0.0, dist),
+                                np.ones(n_rows)]), y, w
     y = rng.integers(0, n_classes, n_rows)
     st = np.zeros((n_rows, n_classes + 1))
     st[np.arange(n_rows), y] = w
@@ -254,6 +261,8 @@ def naive_cart(hist, node_sums, slots, mask, nvb, isc, crit, K, msl=1.0, mwl=0.0
         if crit == 2:
             m = v[1] / w
             return v[2] / w - m * m
+        if crit == 5:
+            return 2.0 * mh_z(v) / w
         if crit == 0:
             return 1.0 - sum(v[k] * v[k] for k in range(K)) / (w * w)
         ent = 0.0
@@ -262,6 +271,11 @@ def naive_cart(hist, node_sums, slots, mask, nvb, isc, crit, K, msl=1.0, mwl=0.0
                 p = v[k] / w
                 ent -= p * (math.log(p) / ln2)
         return ent
+
+    def mh_z(v):
+        half = K // 2
+        return sum(math.sqrt(v[k] * v[half + k]) for k in range(half)
+                   if v[k] > 0 and v[half + k] > 0)
 
     if total_weight is None:
         total_weight = weight(node_sums[0])
@@ -293,6 +307,8 @@ def naive_cart(hist, node_sums, slots, mask, nvb, isc, crit, K, msl=1.0, mwl=0.0
                 sr = P[1] - L[1]
                 return L[1] * L[1] / wl + sr * sr / wr
             R = [P[k] - L[k] for k in range(K)]
+            if crit == 5:
+                return -2.0 * (mh_z(L) + mh_z(R))
             if crit == 0:
                 il = 1.0 - sum(L[k] * L[k] for k in range(K)) / (wl * wl)
                 ir = 1.0 - sum(R[k] * R[k] for k in range(K)) / (wr * wr)
@@ -710,7 +726,7 @@ def test_gradient_matches_xgboost_stump(case, kind):
 # --------------------------------------------------------------------------------------
 # CART: twin
 # --------------------------------------------------------------------------------------
-CART_CASES = [(0, 2), (0, 4), (1, 2), (1, 3), (2, 0), (3, 0), (4, 3), (4, 6)]
+CART_CASES = [(0, 2), (0, 4), (1, 2), (1, 3), (2, 0), (3, 0), (4, 3), (4, 6), (5, 4), (5, 6)]
 
 
 @pytest.mark.parametrize("seed", range(6))

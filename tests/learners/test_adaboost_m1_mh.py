@@ -212,3 +212,26 @@ def test_bad_weak_learners_are_refused(kwargs, pattern):
     X, y = _data(60)
     with pytest.raises(ParameterError, match=pattern):
         oocboost.AdaBoostClassifier(n_estimators=2, **kwargs).fit(X, y)
+
+
+def test_mh_kernels_match_numpy_twins():
+    from oocboost.kernels import adaboost_kernels as ak
+
+    rng = np.random.default_rng(3)
+    n, k = 57, 4
+    y = rng.integers(0, k, n).astype(np.int32)
+    dist = rng.uniform(0.0, 2.0, (n, k))
+    dist[5] = 0.0
+    out = np.empty((n, 2 * k + 1), np.float32)
+    ak.mh_stats(y, dist, out)
+    own = np.eye(k, dtype=bool)[y]
+    twin = np.column_stack([np.where(own, dist, 0), np.where(own, 0, dist),
+                            (dist.sum(axis=1) > 0).astype(float)]).astype(np.float32)
+    np.testing.assert_array_equal(out, twin)
+    node = rng.integers(0, 3, n).astype(np.int32)
+    leaf_value = rng.normal(size=(3, k))
+    got = dist.copy()
+    ak.mh_reweight(node, leaf_value, y, 0.7, got)
+    sign = np.where(own, 1.0, -1.0)
+    np.testing.assert_allclose(got, 0.7 * dist * np.exp(-sign * leaf_value[node]),
+                               rtol=1e-14)
