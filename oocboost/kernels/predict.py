@@ -84,6 +84,8 @@ class FlatTrees(NamedTuple):
     cat_bitset: np.ndarray
     value: np.ndarray
     node_id: np.ndarray
+    #: :class:`.predict_surrogate.FlatSurrogates` when some tree has surrogate splits
+    surrogates: object = None
 
     @property
     def n_trees(self):
@@ -194,10 +196,12 @@ def flatten_trees(trees, tree_group, tree_weight, n_outputs):
         v = tree.value[old_of_new] * tree_weight[t]
         value[value_offset[t]:value_offset[t + 1]] = v.ravel()
         tree_depth[t] = compute_tree_depth(left, right)
+    from .predict_surrogate import flatten_surrogates
+
     return FlatTrees(node_offset, tree_depth, tree_group, tree_n_cols, value_offset,
                      tree_has_cat, left_flat, feature, threshold, bin_threshold,
                      default_left, is_categorical, cat_offset, cat_n_bits, cat_bitset,
-                     value, node_id)
+                     value, node_id, flatten_surrogates(trees, node_offset, node_id))
 
 
 # --------------------------------------------------------------------------- kernels
@@ -422,6 +426,11 @@ def predict_leaf_raw(X, tree_start, tree_end, node_offset, tree_depth, tree_has_
 
 def raw_margins(flat, X, tree_start, tree_end, out):
     """Call :func:`predict_raw` with the arrays of ``flat`` (``out`` accumulated)."""
+    if flat.surrogates is not None:
+        from . import predict_surrogate
+
+        return predict_surrogate.raw_margins(flat, flat.surrogates, X, tree_start, tree_end,
+                                             out)
     predict_raw(X, tree_start, tree_end, flat.node_offset, flat.tree_depth, flat.tree_group,
                 flat.tree_n_cols, flat.value_offset, flat.tree_has_cat, flat.left,
                 flat.feature, flat.threshold, flat.default_left, flat.is_categorical,
@@ -430,6 +439,11 @@ def raw_margins(flat, X, tree_start, tree_end, out):
 
 def binned_margins(flat, codes, missing_bin, tree_start, tree_end, out):
     """Call :func:`predict_binned` with the arrays of ``flat`` (``out`` accumulated)."""
+    if flat.surrogates is not None:
+        from . import predict_surrogate
+
+        return predict_surrogate.binned_margins(flat, flat.surrogates, codes, missing_bin,
+                                                tree_start, tree_end, out)
     predict_binned(codes, missing_bin, tree_start, tree_end, flat.node_offset,
                    flat.tree_depth, flat.tree_group, flat.tree_n_cols, flat.value_offset,
                    flat.tree_has_cat, flat.left, flat.feature, flat.bin_threshold,
@@ -439,6 +453,11 @@ def binned_margins(flat, codes, missing_bin, tree_start, tree_end, out):
 
 def raw_leaves(flat, X, tree_start, tree_end, out):
     """Call :func:`predict_leaf_raw` with the arrays of ``flat``."""
+    if flat.surrogates is not None:
+        from . import predict_surrogate
+
+        return predict_surrogate.raw_leaves(flat, flat.surrogates, X, tree_start, tree_end,
+                                            out)
     predict_leaf_raw(X, tree_start, tree_end, flat.node_offset, flat.tree_depth,
                      flat.tree_has_cat, flat.left, flat.feature, flat.threshold,
                      flat.default_left, flat.is_categorical, flat.cat_offset,

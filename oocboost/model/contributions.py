@@ -85,6 +85,12 @@ class ModelContributions:
                              "leaf_prediction='mc' to explain it")
         self.validate()
         t0, t1 = self._tree_range(iteration_range)
+        if any(t.surrogates is not None for t in self.trees[t0:t1]):
+            if np.isnan(X).any():
+                raise ModelError("Tree SHAP follows each split's default direction, and a "
+                                 "model with surrogate splits sends a missing value "
+                                 "through its surrogates: its contributions are defined "
+                                 "for rows without missing values only")
         n_out, n_features = int(self.n_outputs), self.n_features
         shape = (X.shape[0], n_out, n_features + 1) + ((n_features + 1,) if interactions
                                                        else ())

@@ -88,16 +88,20 @@ class Tree:
     gain, cover, n_samples : array-like (n_nodes,) float64, optional
         Split gain (0 at leaves), sum of hessians or weights, number of training rows.
         Default 0.
+    surrogates : Surrogates or None, optional
+        Surrogate splits (``model/surrogates.py``): a row whose split value is missing
+        follows the first surrogate it has a value for, else ``default_left``.
 
     Attributes are the arrays above, converted to the listed dtypes.
     """
 
     __slots__ = ("left", "right", "feature", "threshold", "bin_threshold", "default_left",
-                 "is_categorical", "cat_bitset", "value", "gain", "cover", "n_samples")
+                 "is_categorical", "cat_bitset", "value", "gain", "cover", "n_samples",
+                 "surrogates")
 
     def __init__(self, left, right, feature, threshold, value, *, bin_threshold=None,
                  default_left=None, is_categorical=None, cat_bitset=None, gain=None,
-                 cover=None, n_samples=None):
+                 cover=None, n_samples=None, surrogates=None):
         self.left = coerce("left", left, np.int32, 1)
         n_nodes = self.left.shape[0]
         given = {"right": right, "feature": feature, "threshold": threshold,
@@ -114,6 +118,7 @@ class Tree:
         self.value = coerce("value", value, np.float64, 2)
         self.cat_bitset = (np.zeros((n_nodes, 0), dtype=np.uint32) if cat_bitset is None
                            else coerce("cat_bitset", cat_bitset, np.uint32, 2))
+        self.surrogates = surrogates
 
     # ------------------------------------------------------------------ shape
     @property
@@ -259,6 +264,10 @@ class Tree:
         bad = np.flatnonzero(categorical)
         if bad.size and self.n_words == 0:
             fail(tree_index, "categorical split but the bitsets have 0 words", bad[0])
+        if self.surrogates is not None:
+            self.surrogates.validate(self, n_features, MAX_MAX_BIN if max_bin is None
+                                     else int(max_bin),
+                                     lambda msg, node: fail(tree_index, msg, node))
         return self
 
     # ------------------------------------------------------------------ JSON
@@ -270,6 +279,8 @@ class Tree:
             d[name] = getattr(self, name).tolist()
         d["cat_bitset"] = self.cat_bitset[cat_rows].ravel().tolist()
         d["value"] = self.value.ravel().tolist()
+        if self.surrogates is not None:
+            d["surrogates"] = self.surrogates.to_json_dict()
         return d
 
     @classmethod
@@ -297,6 +308,11 @@ class Tree:
         packed = read_array(d, "cat_bitset", np.uint32, n_cat * n_words, where)
         cat_bitset = np.zeros((n_nodes, n_words), dtype=np.uint32)
         cat_bitset[cat_rows] = packed.reshape(n_cat, n_words)
+        surrogates = None
+        if d.get("surrogates") is not None:
+            from .surrogates import Surrogates
+
+            surrogates = Surrogates.from_json_dict(d["surrogates"], n_nodes, where)
         return cls(arrays.pop("left"), arrays.pop("right"), arrays.pop("feature"),
                    arrays.pop("threshold"), value.reshape(n_nodes, n_outputs),
-                   cat_bitset=cat_bitset, **arrays)
+                   cat_bitset=cat_bitset, surrogates=surrogates, **arrays)

@@ -28,7 +28,8 @@ class _Forest(TreeEnsembleBase):
                  bootstrap="default", oob_score=False, n_jobs=None, random_state=None,
                  verbose=0, warm_start=False, class_weight=None, ccp_alpha=0.0,
                  max_samples=None, trees_per_pass=None, leaves_per_pass=None,
-                 memory_limit=None, cache_dir=None, max_bin=256, prefetch=None):
+                 memory_limit=None, cache_dir=None, max_bin=256, prefetch=None,
+                 missing_values="learn", max_surrogates=5):
         self.n_estimators = n_estimators
         self.criterion = criterion
         self.max_depth = max_depth
@@ -53,6 +54,8 @@ class _Forest(TreeEnsembleBase):
         self.cache_dir = cache_dir
         self.max_bin = max_bin
         self.prefetch = prefetch
+        self.missing_values = missing_values
+        self.max_surrogates = max_surrogates
 
     def _learner_params(self):
         p = self.get_params()
@@ -109,7 +112,8 @@ class ExtraTreesRegressor(TreeRegressorMixin, _Forest):
 # ---------------------------------------------------------------------- bagging
 _TREE_PARAMS = ("criterion", "splitter", "max_depth", "min_samples_split",
                 "min_samples_leaf", "min_weight_fraction_leaf", "max_leaf_nodes",
-                "min_impurity_decrease", "class_weight", "ccp_alpha", "leaves_per_pass")
+                "min_impurity_decrease", "class_weight", "ccp_alpha", "leaves_per_pass",
+                "missing_values", "max_surrogates")
 
 
 class _Bagging(TreeEnsembleBase):

@@ -27,7 +27,10 @@ Differences from scikit-learn, all consequences of training on binned data:
   lowest index (scikit-learn's visit order is random).
 * Extra trees draw a threshold uniformly over the node's range of bins, not of values.
 * Missing values (NaN) go to the side learned at each split (scikit-learn >= 1.3's rule
-  for ``splitter="best"``; extra trees learn it too).
+  for ``splitter="best"``; extra trees learn it too). ``missing_values="surrogate"``
+  (trees and forests) finds rpart's surrogate splits instead (``max_surrogates``, default
+  5, per split): a row missing a split's feature at prediction follows the first
+  surrogate it has a value for, else the majority direction (``engine/surrogates.py``).
 * ``criterion`` supports gini, entropy/log_loss, squared_error, friedman_mse (the
   same as squared_error, as scikit-learn >= 1.9 maps it) and poisson.
 
@@ -301,7 +304,7 @@ class DecisionTreeBase(TreeEnsembleBase):
                  max_features=None, random_state=None, max_leaf_nodes=None,
                  min_impurity_decrease=0.0, class_weight=None, ccp_alpha=0.0,
                  leaves_per_pass=None, n_jobs=None, memory_limit=None, cache_dir=None,
-                 max_bin=256, prefetch=None):
+                 max_bin=256, prefetch=None, missing_values="learn", max_surrogates=5):
         self.criterion = criterion
         self.splitter = splitter
         self.max_depth = max_depth
@@ -320,6 +323,8 @@ class DecisionTreeBase(TreeEnsembleBase):
         self.cache_dir = cache_dir
         self.max_bin = max_bin
         self.prefetch = prefetch
+        self.missing_values = missing_values
+        self.max_surrogates = max_surrogates
 
     def _learner_params(self):
         p = self.get_params()

@@ -50,6 +50,8 @@ class ForestConfig:
     verbose: int = 0
     keep_node_stats: bool = False
     label_values: object = None        # absolute_error: ascending label values (K,)
+    missing_values: str = "learn"      # or "surrogate" (engine/surrogates.py)
+    max_surrogates: int = 5
     extra: dict = field(default_factory=dict)
 
     @property
@@ -270,7 +272,17 @@ def resolve_config(learner, params, *, task, n_rows, n_features, classes=None,
         leaves_per_pass=leaves_per_pass,
         prefetch=int_param("prefetch", p.get("prefetch"), 0, allow_none=True),
         memory_limit=p.get("memory_limit"), verbose=int(p.get("verbose", 0) or 0),
-        keep_node_stats=learner == "decision_tree")
+        keep_node_stats=learner == "decision_tree",
+        missing_values=_missing_values(p.get("missing_values", "learn")),
+        max_surrogates=int_param("max_surrogates", p.get("max_surrogates", 5), 1))
+
+
+def _missing_values(value):
+    if value not in ("learn", "surrogate"):
+        raise ParameterError(f"missing_values must be 'learn' (a direction learned at each "
+                             f"split) or 'surrogate' (rpart's surrogate splits), got "
+                             f"{value!r}")
+    return value
 
 
 def _feature_sampling(learner, p, n_features, classification):

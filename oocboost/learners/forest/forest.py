@@ -76,6 +76,10 @@ def train_forest(cache, config, n_estimators, *, model=None, classes=None):
     oob_decision : ndarray (n_rows, n_outputs) or None
     """
     cache.require_one_label("a tree or forest")
+    if config.missing_values == "surrogate":
+        from ...engine.surrogates import check_surrogate_cache
+
+        check_surrogate_cache(cache)
     if config.criterion == "absolute_error" and config.label_values is None:
         config.label_values = label_values(cache)
     from ...engine.plan import plan_train
@@ -122,7 +126,8 @@ def train_forest(cache, config, n_estimators, *, model=None, classes=None):
                               UserWarning, stacklevel=3)
             model.attributes["oob_score"] = float(score)
     n_new = max(len(new_ids), 1)
-    passes = telemetry["passes"] + counters["oob_passes"] + counters["label_passes"]
+    passes = telemetry["passes"] + counters["oob_passes"] + counters["label_passes"] \
+        + counters["surrogate_passes"]
     _set_attributes(model, config, trees_per_pass, classes)
     model.training_log = {
         "seconds": time.perf_counter() - t_start,
@@ -134,6 +139,7 @@ def train_forest(cache, config, n_estimators, *, model=None, classes=None):
         "integer_stats": integer_stats(cache, config),
         "passes_per_tree": telemetry["passes"] / n_new,
         "oob_passes": counters["oob_passes"], "trees_per_pass": int(trees_per_pass),
+        "surrogate_passes": counters["surrogate_passes"],
         "peak_rss_bytes": int(max(current_rss(), peak_rss())),
         "state_in_ram": bool(plan.state_in_ram),
         "plan": plan.as_dict(),
@@ -173,7 +179,7 @@ CLI_PARAMS = ("criterion", "splitter", "max_depth", "min_samples_split", "min_sa
               "min_impurity_decrease", "bootstrap", "oob_score", "n_jobs", "random_state",
               "verbose", "class_weight", "ccp_alpha", "max_samples", "trees_per_pass",
               "leaves_per_pass", "prefetch", "task", "seed", "n_threads", "objective",
-              "verbosity")
+              "verbosity", "missing_values", "max_surrogates")
 
 
 def _init_forest(init_model, learner, cache):

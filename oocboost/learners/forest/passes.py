@@ -343,7 +343,13 @@ def grow_trees(cache, config, tree_ids, *, plan, trees_per_pass, counters):
             group = [int(g) for g in tree_ids[g0:g0 + trees_per_pass]]
             policy, grower = _group_grower(cache, config, group, plan, integer)
             _grow_group(cache, config, group, grower, rows, plan, counters, integer)
-            for arrays, stats in _finished_trees(grower, policy, config, len(group)):
+            finished = list(_finished_trees(grower, policy, config, len(group)))
+            if config.missing_values == "surrogate":
+                from .surrogate_pass import add_surrogates
+
+                counters["surrogate_passes"] += add_surrogates(cache, config, group, [a for a, _ in finished], plan,
+                                   lambda: _blocks(cache, plan, counters))
+            for arrays, stats in finished:
                 trees.append(arrays)
                 node_stats.append(stats)
             telemetry.add(grower.telemetry)
@@ -499,7 +505,7 @@ def oob_pass(cache, model, config, tree_ids, plan, counters, keep_arrays=True):
 
 def new_counters():
     return {"io_wait_s": 0.0, "bytes_read": 0, "stats_s": 0.0, "label_passes": 0,
-            "oob_passes": 0}
+            "oob_passes": 0, "surrogate_passes": 0}
 
 
 def empty_model(cache, config, classes=None):
