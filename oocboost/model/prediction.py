@@ -47,6 +47,25 @@ class ModelPrediction:
         self._flat_key = (key, list(self.trees))
         return self._flat
 
+    #: Look shallow trees up in tables over bin codes ("bonsai", kernels/predict_table.py)
+    #: when predicting from a cache; False forces the traversal.
+    use_leaf_tables = True
+
+    def _leaf_tables(self, flat, codes, missing_bin):
+        """The lookup tables of ``flat`` (built once per model and bin count), or None
+        when no tree is worth one, the codes are two-byte, or trees have surrogates."""
+        if not self.use_leaf_tables or codes.dtype != np.uint8 or flat.surrogates is not None:
+            return None
+        cached = getattr(self, "_tables_cache", None)
+        if cached is not None and cached[0] is flat and cached[1] == missing_bin:
+            return cached[2]
+        from ..kernels.predict_table import build_leaf_tables
+
+        tables = build_leaf_tables(flat, missing_bin + 1, missing_bin)
+        tables = tables if tables.n_tabulated else None
+        self._tables_cache = (flat, missing_bin, tables)
+        return tables
+
     def _tree_range(self, iteration_range):
         """Half-open flat tree range of ``iteration_range`` = (start, end) rounds."""
         if iteration_range is None:
@@ -196,8 +215,14 @@ class ModelPrediction:
         flat = self._flat_trees()
         t0, t1 = self._tree_range(iteration_range)
         out = self._start_margin(codes.shape[1], include_base)
+        tables = self._leaf_tables(flat, codes, int(missing_bin))
         with _num_threads(n_threads):
-            _kp.binned_margins(flat, codes, int(missing_bin), t0, t1, out)
+            if tables is not None:
+                from ..kernels.predict_table import binned_margins_tables
+
+                binned_margins_tables(flat, tables, codes, int(missing_bin), t0, t1, out)
+            else:
+                _kp.binned_margins(flat, codes, int(missing_bin), t0, t1, out)
             if self.naive_bayes:
                 from .naive_bayes import add_naive_bayes
 
