@@ -177,7 +177,33 @@ def lookup_tables(rows=1_000_000, rounds=100, repeats=3):
     return out
 
 
+def decision_stream():
+    """Decision streams against a CART tree of the same depth (ours and scikit-learn's):
+    test score and leaves."""
+    from sklearn.tree import DecisionTreeClassifier as SkTree
+
+    import oocboost
+
+    out = []
+    for dataset, data in (_digits(), _classification(), _breast_cancer()):
+        Xtr, Xte, ytr, yte = data
+        name = f"depth-10 graph or tree, {dataset}"
+        for lib, make in (
+                ("oocboost DecisionStreamClassifier", lambda: oocboost.DecisionStreamClassifier(
+                    max_depth=10)),
+                ("oocboost DecisionTreeClassifier", lambda: oocboost.DecisionTreeClassifier(
+                    max_depth=10)),
+                ("scikit-learn DecisionTreeClassifier", lambda: SkTree(max_depth=10,
+                                                                       random_state=0))):
+            r = _fit_score(name, lib, make, data)
+            est = make().fit(Xtr, ytr)
+            r["lib"] = f"{lib} ({est.get_n_leaves()} leaves)"
+            out.append(r)
+    return out
+
+
 METHODS = {"random_subspace": random_subspace, "adaboost_m1_mh": adaboost_m1_mh,
+           "decision_stream": decision_stream,
            "surrogate_splits": surrogate_splits, "lookup_tables": lookup_tables}
 
 

@@ -74,6 +74,9 @@ def __getattr__(name):
     if name in ("HoeffdingTreeClassifier", "HoeffdingTreeRegressor"):
         from .sklearn import hoeffding
         return getattr(hoeffding, name)
+    if name in ("DecisionStreamClassifier", "DecisionStreamRegressor"):
+        from .sklearn import decision_stream
+        return getattr(decision_stream, name)
     if name == "OnlineBaggingClassifier":
         from .sklearn.online_bagging import OnlineBaggingClassifier
         return OnlineBaggingClassifier
@@ -85,6 +88,7 @@ __all__ = ["build_cache", "Cache", "train", "cv", "load_model", "Model", "Traini
            "LearningRateScheduler", "GradientBoostingClassifier", "GradientBoostingRegressor",
            "GradientBoostingRanker", *_TREE_ESTIMATORS, "AdaBoostClassifier", "AdaBoostRegressor",
            "HoeffdingTreeClassifier", "HoeffdingTreeRegressor", "OnlineBaggingClassifier",
+           "DecisionStreamClassifier", "DecisionStreamRegressor",
            "StackingClassifier", "StackingRegressor",
            "OocboostError", "InputError", "SchemaError", "CacheError", "ModelError",
            "ParameterError", "MemoryLimitError"]

@@ -433,7 +433,8 @@ def _add_train(sub):
     t.add_argument("-o", "--output", required=True, help="model file (JSON)")
     t.add_argument("--learner", default="gbtree",
                    choices=("gbtree", "random-forest", "extra-trees", "decision-tree",
-                            "adaboost", "hoeffding-tree", "online-bagging"))
+                            "decision-stream", "adaboost", "hoeffding-tree",
+                            "online-bagging"))
     t.add_argument("--objective", default=None, help="e.g. binary:logistic")
     t.add_argument("--algorithm", default=None,
                    help="adaboost: SAMME (default), SAMME.R, gentle, logitboost, arc-x4, M1, "

@@ -28,12 +28,8 @@ _BIN_BYTES = 32
 
 
 def check_surrogate_cache(cache):
-    """Refuse caches whose codes a surrogate histogram cannot index: bundled sparse
-    features and two-byte (wide) columns."""
-    if cache.bundles is not None:
-        raise ParameterError(f"cache {cache.path}: missing_values='surrogate' needs one "
-                             f"column per feature; rebuild the cache without feature "
-                             f"bundling (--no-bundle)")
+    """Refuse caches whose codes a surrogate histogram cannot index: two-byte (wide)
+    columns."""
     wide = [name for name, n in zip(cache.feature_names, cache.bin_mapper.n_value_bins)
             if n >= cache.max_bin]
     if wide:
@@ -108,7 +104,9 @@ def _gather(trees, batch, blocks, row_weights, n_features, max_bin):
     depth = {t: max(1, _depth(trees[t]["left"], trees[t]["right"])) for t in active}
     missing_bin = max_bin - 1
     for block in blocks():
-        low, wide, wide_row = code_arrays(block.stored_codes)
+        # bundled sparse features: the per-feature codes (a histogram per feature)
+        low, wide, wide_row = code_arrays(block.codes if block.bundles is not None else
+                                          block.stored_codes)
         weights = row_weights(block)
         for t in active:
             a = trees[t]

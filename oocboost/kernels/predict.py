@@ -86,6 +86,9 @@ class FlatTrees(NamedTuple):
     node_id: np.ndarray
     #: :class:`.predict_surrogate.FlatSurrogates` when some tree has surrogate splits
     surrogates: object = None
+    #: (N,) int32 right children when some tree shares nodes (a DAG, ``.predict_dag``):
+    #: then no tree is reordered and ``left`` is each node's left child (itself at leaves)
+    right: object = None
 
     @property
     def n_trees(self):
@@ -105,8 +108,16 @@ def _sibling_order(left, right):
     return new_of_old
 
 
+def is_dag(left, right):
+    """True when some node has more than one parent (a decision stream's graph)."""
+    internal = left >= 0
+    children = np.concatenate((left[internal], right[internal]))
+    return bool(children.size) and np.unique(children).size < children.size
+
+
 def compute_tree_depth(left, right):
-    """Maximum leaf depth of a valid tree (root alone: 0), one vectorised step per level.
+    """Maximum leaf depth of a valid tree or graph (root alone: 0), one vectorised step
+    per level.
 
     Terminates because in a valid tree children ids exceed their parent's.
     """
@@ -116,7 +127,9 @@ def compute_tree_depth(left, right):
         frontier = frontier[left[frontier] >= 0]
         if frontier.shape[0] == 0:
             return depth
-        frontier = np.concatenate((left[frontier], right[frontier])).astype(np.int64)
+        # unique: a node several parents share (a decision stream) is walked once
+        frontier = np.unique(np.concatenate((left[frontier], right[frontier]))).astype(
+            np.int64)
         depth += 1
 
 
@@ -140,6 +153,7 @@ def flatten_trees(trees, tree_group, tree_weight, n_outputs):
     FlatTrees
     """
     n_trees = len(trees)
+    dag = any(is_dag(t.left, t.right) for t in trees)
     sizes = np.array([t.left.shape[0] for t in trees], dtype=np.int64)
     node_offset = np.zeros(n_trees + 1, dtype=np.int64)
     np.cumsum(sizes, out=node_offset[1:])
@@ -167,18 +181,22 @@ def flatten_trees(trees, tree_group, tree_weight, n_outputs):
     cat_bitset = np.zeros(int(bitset_offset[-1]), dtype=np.uint32)
     value = np.empty(int(value_offset[-1]), dtype=np.float64)
     node_id = np.empty(n_total, dtype=np.int32)
+    right_flat = np.empty(n_total, dtype=np.int32) if dag else None
 
     for t, tree in enumerate(trees):
         lo, hi = int(node_offset[t]), int(node_offset[t + 1])
         left = tree.left.astype(np.int64)
         right = tree.right.astype(np.int64)
-        new_of_old = _sibling_order(left, right)
+        new_of_old = np.arange(hi - lo, dtype=np.int64) if dag else _sibling_order(left,
+                                                                                    right)
         old_of_new = np.empty_like(new_of_old)
         old_of_new[new_of_old] = np.arange(new_of_old.shape[0])
         leaf = left[old_of_new] < 0
         new_self = np.arange(hi - lo, dtype=np.int64)
         new_left = np.where(leaf, new_self, new_of_old[np.maximum(left[old_of_new], 0)])
         left_flat[lo:hi] = new_left + lo
+        if dag:
+            right_flat[lo:hi] = np.where(leaf, new_self, right[old_of_new]) + lo
         feature[lo:hi] = np.where(leaf, 0, tree.feature[old_of_new])
         threshold[lo:hi] = np.where(leaf, np.inf, tree.threshold[old_of_new])
         bin_threshold[lo:hi] = np.where(leaf, LEAF_BIN_THRESHOLD, tree.bin_threshold[old_of_new])
@@ -201,7 +219,8 @@ def flatten_trees(trees, tree_group, tree_weight, n_outputs):
     return FlatTrees(node_offset, tree_depth, tree_group, tree_n_cols, value_offset,
                      tree_has_cat, left_flat, feature, threshold, bin_threshold,
                      default_left, is_categorical, cat_offset, cat_n_bits, cat_bitset,
-                     value, node_id, flatten_surrogates(trees, node_offset, node_id))
+                     value, node_id, flatten_surrogates(trees, node_offset, node_id),
+                     right_flat)
 
 
 # --------------------------------------------------------------------------- kernels
@@ -426,6 +445,10 @@ def predict_leaf_raw(X, tree_start, tree_end, node_offset, tree_depth, tree_has_
 
 def raw_margins(flat, X, tree_start, tree_end, out):
     """Call :func:`predict_raw` with the arrays of ``flat`` (``out`` accumulated)."""
+    if flat.right is not None:
+        from . import predict_dag
+
+        return predict_dag.raw_margins(flat, X, tree_start, tree_end, out)
     if flat.surrogates is not None:
         from . import predict_surrogate
 
@@ -439,6 +462,10 @@ def raw_margins(flat, X, tree_start, tree_end, out):
 
 def binned_margins(flat, codes, missing_bin, tree_start, tree_end, out):
     """Call :func:`predict_binned` with the arrays of ``flat`` (``out`` accumulated)."""
+    if flat.right is not None:
+        from . import predict_dag
+
+        return predict_dag.binned_margins(flat, codes, missing_bin, tree_start, tree_end, out)
     if flat.surrogates is not None:
         from . import predict_surrogate
 
@@ -453,6 +480,10 @@ def binned_margins(flat, codes, missing_bin, tree_start, tree_end, out):
 
 def raw_leaves(flat, X, tree_start, tree_end, out):
     """Call :func:`predict_leaf_raw` with the arrays of ``flat``."""
+    if flat.right is not None:
+        from . import predict_dag
+
+        return predict_dag.raw_leaves(flat, X, tree_start, tree_end, out)
     if flat.surrogates is not None:
         from . import predict_surrogate
 

@@ -9,7 +9,7 @@ store -> prefetch -> histogram -> split -> grow.
 def train_learner(name, params, cache, *, n_estimators=100, memory_limit=None,
                   verbose=False, init_model=None):
     """Train the learner ``name`` ("random-forest", "extra-trees", "decision-tree",
-    "adaboost", "hoeffding-tree", "online-bagging") on a cache with parameters given as
+    "decision-stream", "adaboost", "hoeffding-tree", "online-bagging") on a cache with parameters given as
     a dict of estimator arguments; forests add ``n_estimators`` trees to ``init_model``
     (a Model or model file) when given; Hoeffding trees go on learning from it.
 
@@ -34,11 +34,16 @@ def train_learner(name, params, cache, *, n_estimators=100, memory_limit=None,
     if init_model is not None:
         raise ParameterError(f"--init-model continues boosting, forests and Hoeffding "
                              f"trees; --learner {name} does not take it")
+    if name == "decision-stream":
+        from .decision_stream.train import train_stream_from_params
+
+        return train_stream_from_params(params, cache, memory_limit=memory_limit,
+                                        verbose=verbose)
     if name == "adaboost":
         from .adaboost.adaboost import train_adaboost_from_params
 
         return train_adaboost_from_params(params, cache, n_estimators=n_estimators,
                                           memory_limit=memory_limit, verbose=verbose)
     raise ParameterError(f"unknown learner {name!r}; expected gbtree, random-forest, "
-                         f"extra-trees, decision-tree, adaboost, hoeffding-tree or "
-                         f"online-bagging")
+                         f"extra-trees, decision-tree, decision-stream, adaboost, "
+                         f"hoeffding-tree or online-bagging")

@@ -33,7 +33,7 @@ FIELDS = ("format", "format_version", "learner", "objective", "objective_params"
           "feature_types", "bin_mapper", "params", "attributes", "trees", "naive_bayes",
           "stream_state")
 LEARNERS = ("gbtree", "random_forest", "extra_trees", "decision_tree", "bagging",
-            "adaboost", "hoeffding_tree", "online_bagging")
+            "adaboost", "hoeffding_tree", "online_bagging", "decision_stream")
 #: "ordered_ts": a categorical column encoded as its ordered target statistic (a numeric
 #: feature whose raw strings the bin mapper's encoder turns into values).
 FEATURE_TYPES = ("numeric", "categorical", "ordered_ts")

@@ -85,6 +85,10 @@ class ModelContributions:
                              "leaf_prediction='mc' to explain it")
         self.validate()
         t0, t1 = self._tree_range(iteration_range)
+        if self.learner == "decision_stream":
+            raise ModelError("a decision stream's nodes are shared by several parents: "
+                             "Tree SHAP's path weights (cover of a child over its "
+                             "parent's) are not defined on such a graph")
         if any(t.surrogates is not None for t in self.trees[t0:t1]):
             if np.isnan(X).any():
                 raise ModelError("Tree SHAP follows each split's default direction, and a "

@@ -405,7 +405,8 @@ class Model(ModelPrediction, ModelContributions, StreamingParts):
         for t, tree in enumerate(self.trees):
             if not isinstance(tree, Tree):
                 fail(f"tree {t} is a {type(tree).__name__}, not a Tree")
-            tree.validate(self.n_features, max_bin, tree_index=t, code_span=code_span)
+            tree.validate(self.n_features, max_bin, tree_index=t, code_span=code_span,
+                          shared_nodes=self.learner == "decision_stream")
             want = 1 if self.tree_group[t] >= 0 else self.n_outputs
             if tree.n_outputs != want:
                 fail(f"tree {t}: value has {tree.n_outputs} columns, expected {want} "

@@ -53,8 +53,10 @@ class ModelPrediction:
 
     def _leaf_tables(self, flat, codes, missing_bin):
         """The lookup tables of ``flat`` (built once per model and bin count), or None
-        when no tree is worth one, the codes are two-byte, or trees have surrogates."""
-        if not self.use_leaf_tables or codes.dtype != np.uint8 or flat.surrogates is not None:
+        when no tree is worth one, the codes are two-byte, or trees have surrogates or
+        shared nodes."""
+        if not self.use_leaf_tables or codes.dtype != np.uint8 or flat.surrogates is not None \
+                or flat.right is not None:
             return None
         cached = getattr(self, "_tables_cache", None)
         if cached is not None and cached[0] is flat and cached[1] == missing_bin:

@@ -144,7 +144,7 @@ class Tree:
     @property
     def depth(self):
         """Maximum leaf depth (int; a lone root leaf has depth 0)."""
-        self._check_structure()
+        self._check_structure(shared_nodes=True)
         return _kp.compute_tree_depth(self.left.astype(np.int64), self.right.astype(np.int64))
 
     def __repr__(self):
@@ -157,8 +157,9 @@ class Tree:
             where += f", node {int(node)}"
         raise ModelError(f"{where}: {msg}")
 
-    def _check_structure(self, tree_index=None):
-        """Shapes, dtypes and the parent/child invariants (everything traversal relies on)."""
+    def _check_structure(self, tree_index=None, shared_nodes=False):
+        """Shapes, dtypes and the parent/child invariants (everything traversal relies on).
+        ``shared_nodes``: a node may have several parents (a decision stream's graph)."""
         fail = self._fail
         n = self.left.shape[0] if isinstance(self.left, np.ndarray) else 0
         if n < 1:
@@ -204,13 +205,14 @@ class Tree:
             fail(tree_index, f"both children are node {left[bad[0]]}", bad[0])
         n_parents = np.bincount(np.concatenate((left[internal], right[internal])),
                                 minlength=n)
-        bad = np.flatnonzero(n_parents[1:] != 1)
+        bad = np.flatnonzero((n_parents[1:] < 1) if shared_nodes else (n_parents[1:] != 1))
         if bad.size:
             j = bad[0] + 1
             fail(tree_index, f"has {n_parents[j]} parents (every non-root node needs "
-                 f"exactly one)", j)
+                 f"{'one or more' if shared_nodes else 'exactly one'})", j)
 
-    def validate(self, n_features, max_bin=None, *, tree_index=None, code_span=None):
+    def validate(self, n_features, max_bin=None, *, tree_index=None, code_span=None,
+                 shared_nodes=False):
         """Raise ModelError naming the tree and node for any violated invariant.
 
         Parameters
@@ -227,13 +229,16 @@ class Tree:
             Codes of the widest categorical feature (its ``n_value_bins`` when it is
             wide, see ``common.category_value_bins``); bitsets may take
             ``ceil(max(max_bin, code_span) / 32)`` words.
+        shared_nodes : bool
+            Allow nodes with several parents (decision streams); still acyclic, as
+            children ids exceed their parents'.
 
         Returns
         -------
         self
         """
         fail = self._fail
-        self._check_structure(tree_index)
+        self._check_structure(tree_index, shared_nodes)
         internal = self.left != -1
         feature = self.feature
         bad = np.flatnonzero(internal & ((feature < 0) | (feature >= n_features)))

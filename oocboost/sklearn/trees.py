@@ -89,65 +89,14 @@ class TreeEnsembleBase(ParamsMixin):
         -------
         self
         """
-        from ..cache.store import Cache
-
         params = self._learner_params()
         classification = self._task == "classification"
         X, y, sample_weight = fit_input(self, X, y, sample_weight, classifier=classification)
         data = TrainingData(self.cache_dir, self.memory_limit, self.max_bin)
         try:
-            if isinstance(X, Cache):
-                if sample_weight is not None:
-                    raise ParameterError("when X is a Cache its sample weights come from the "
-                                         "cache: pass sample_weight=None")
-                cache = data.cache(X, y)
-                if classification:
-                    classes = _passes.cache_classes(cache)
-                    if classes is None or len(classes) < 2:
-                        raise ParameterError(f"cache {cache.path}: labels must be class "
-                                             f"indices 0..K-1 with K >= 2")
-                    classes_ = np.asarray(classes)
-                    y_code = None
-            else:
-                if y is None:
-                    raise ParameterError("y is required when X is not a Cache")
-                y_arr = np.asarray(y)
-                if classification:
-                    if y_arr.ndim != 1:
-                        raise ParameterError(f"y must be 1-D, got shape {y_arr.shape}")
-                    classes_, y_code = np.unique(y_arr, return_inverse=True)
-                    if len(classes_) < 2:
-                        raise ParameterError(f"y has a single class (1 class: "
-                                             f"{_to_py(classes_)}); classification needs "
-                                             f"at least two")
-                    if getattr(self, "warm_start", False) and hasattr(self, "classes_") \
-                            and not np.array_equal(classes_, self.classes_):
-                        raise ParameterError("warm_start: y has other classes than the "
-                                             "first fit")
-                    cache = data.cache(X, y_code.astype(np.float64), sample_weight)
-                else:
-                    cache = data.cache(X, y_arr.astype(np.float64), sample_weight)
-            counts = None
-            if classification:
-                counts = _passes.label_summary(cache, "classification", len(classes_))
-            else:
-                _passes.label_summary(cache, "regression",
-                                      poisson=params.get("criterion") == "poisson")
-            config = _config.resolve_config(
-                self._learner, params, task=self._task, n_rows=cache.n_rows,
-                n_features=cache.n_features,
-                classes=_to_py(classes_) if classification else None, class_counts=counts)
-            if getattr(self, "warm_start", False) and hasattr(self, "model_") \
-                    and self.model_.n_trees:
-                config.seed = int(self.model_.attributes.get("seed", config.seed))
-                model = self.model_
-                if list(model.feature_names) != list(cache.feature_names):
-                    raise ParameterError("warm_start: X has other features than the first fit")
-            else:
-                model = None
-            self.model_, node_stats, oob = _forest.train_forest(
-                cache, config, self._n_trees(), model=model,
-                classes=_to_py(classes_) if classification else None)
+            cache, classes_, counts = self._training_cache(data, X, y, sample_weight,
+                                                           params)
+            self._train(cache, classes_, counts, params)
         finally:
             data.close()
         if classification:
@@ -155,6 +104,71 @@ class TreeEnsembleBase(ParamsMixin):
             self.n_classes_ = len(classes_)
         set_feature_attributes(self, X)
         self.n_outputs_ = 1
+        return self
+
+    def _training_cache(self, data, X, y, sample_weight, params):
+        """``(cache, classes_, class counts)`` of the fit data (a temporary cache of
+        in-memory data, labels coded 0..K-1; or the given Cache, checked)."""
+        from ..cache.store import Cache
+
+        classification = self._task == "classification"
+        classes_ = y_code = None
+        if isinstance(X, Cache):
+            if sample_weight is not None:
+                raise ParameterError("when X is a Cache its sample weights come from the "
+                                     "cache: pass sample_weight=None")
+            cache = data.cache(X, y)
+            if classification:
+                classes = _passes.cache_classes(cache)
+                if classes is None or len(classes) < 2:
+                    raise ParameterError(f"cache {cache.path}: labels must be class "
+                                         f"indices 0..K-1 with K >= 2")
+                classes_ = np.asarray(classes)
+        else:
+            if y is None:
+                raise ParameterError("y is required when X is not a Cache")
+            y_arr = np.asarray(y)
+            if classification:
+                if y_arr.ndim != 1:
+                    raise ParameterError(f"y must be 1-D, got shape {y_arr.shape}")
+                classes_, y_code = np.unique(y_arr, return_inverse=True)
+                if len(classes_) < 2:
+                    raise ParameterError(f"y has a single class (1 class: "
+                                         f"{_to_py(classes_)}); classification needs "
+                                         f"at least two")
+                if getattr(self, "warm_start", False) and hasattr(self, "classes_") \
+                        and not np.array_equal(classes_, self.classes_):
+                    raise ParameterError("warm_start: y has other classes than the "
+                                         "first fit")
+                cache = data.cache(X, y_code.astype(np.float64), sample_weight)
+            else:
+                cache = data.cache(X, y_arr.astype(np.float64), sample_weight)
+        counts = None
+        if classification:
+            counts = _passes.label_summary(cache, "classification", len(classes_))
+        else:
+            _passes.label_summary(cache, "regression",
+                                  poisson=params.get("criterion") == "poisson")
+        return cache, classes_, counts
+
+    def _train(self, cache, classes_, counts, params):
+        """Grow the forest's trees on ``cache`` (sets ``model_`` and the OOB results)."""
+        classification = self._task == "classification"
+        config = _config.resolve_config(
+            self._learner, params, task=self._task, n_rows=cache.n_rows,
+            n_features=cache.n_features,
+            classes=_to_py(classes_) if classification else None, class_counts=counts)
+        if getattr(self, "warm_start", False) and hasattr(self, "model_") \
+                and self.model_.n_trees:
+            config.seed = int(self.model_.attributes.get("seed", config.seed))
+            model = self.model_
+            if list(model.feature_names) != list(cache.feature_names):
+                raise ParameterError("warm_start: X has other features than the first fit")
+        else:
+            model = None
+        self.model_, node_stats, oob = _forest.train_forest(
+            cache, config, self._n_trees(), model=model,
+            classes=_to_py(classes_) if classification else None)
         self._node_stats = node_stats
         self.config_ = config
         if config.oob_score:
@@ -163,7 +177,6 @@ class TreeEnsembleBase(ParamsMixin):
                 self.oob_decision_function_ = oob
             else:
                 self.oob_prediction_ = None if oob is None else oob[:, 0]
-        return self
 
     # ------------------------------------------------------------------ fitted
 

@@ -30,6 +30,8 @@ ESTIMATORS = [
     oocboost.HoeffdingTreeClassifier(grace_period=20),
     oocboost.HoeffdingTreeRegressor(grace_period=20),
     oocboost.OnlineBaggingClassifier(n_estimators=3, random_state=0),
+    oocboost.DecisionStreamClassifier(),
+    oocboost.DecisionStreamRegressor(),
 ]
 
 _WEIGHTS = {

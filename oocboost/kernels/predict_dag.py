@@ -1,0 +1,132 @@
+"""Prediction through trees whose nodes may share children (a decision stream's
+directed acyclic graph, ``learners/decision_stream``). Siblings cannot all sit side by
+side when a node has several parents, so these walks read an explicit ``right`` array
+(:class:`~.predict.FlatTrees` ``right``, node ids kept in each tree's order) instead of
+``left + 1``; the decision rules are :mod:`.predict`'s. Leaves loop on themselves
+(``left == right == node``)."""
+import numpy as np
+from numba import njit, prange
+
+#: Rows a task walks through every tree.
+CHUNK_ROWS = 64
+
+
+@njit(inline="always")
+def _in_set(code, node, cat_offset, cat_n_bits, cat_bitset):
+    if code < 0 or code >= cat_n_bits[node]:
+        return False
+    word = cat_bitset[cat_offset[node] + (code >> 5)]
+    return (word >> np.uint32(code & 31)) & np.uint32(1) != 0
+
+
+@njit(cache=True)
+def _leaf_raw(X, row, lo, left, right, feature, threshold, default_left, is_categorical,
+              cat_offset, cat_n_bits, cat_bitset):
+    node = lo
+    while left[node] != node:
+        x = X[row, feature[node]]
+        if x != x:
+            go = default_left[node] != 0
+        elif is_categorical[node]:
+            go = x >= 0.0 and x < cat_n_bits[node] and _in_set(
+                np.int64(x), node, cat_offset, cat_n_bits, cat_bitset)
+        else:
+            go = x <= threshold[node]
+        node = left[node] if go else right[node]
+    return node
+
+
+@njit(cache=True)
+def _leaf_binned(codes, missing_bin, row, lo, left, right, feature, bin_threshold,
+                 default_left, is_categorical, cat_offset, cat_n_bits, cat_bitset):
+    node = lo
+    while left[node] != node:
+        code = np.int64(codes[feature[node], row])
+        if code == missing_bin:
+            go = default_left[node] != 0
+        elif is_categorical[node]:
+            go = _in_set(code, node, cat_offset, cat_n_bits, cat_bitset)
+        else:
+            go = code <= bin_threshold[node]
+        node = left[node] if go else right[node]
+    return node
+
+
+@njit(inline="always")
+def _add_leaf(out, row, t, leaf, node_offset, tree_group, tree_n_cols, value_offset, value):
+    local = leaf - node_offset[t]
+    g = tree_group[t]
+    if g >= 0:
+        out[row, g] += value[value_offset[t] + local]
+    else:
+        base = value_offset[t] + local * tree_n_cols[t]
+        for j in range(tree_n_cols[t]):
+            out[row, j] += value[base + j]
+
+
+@njit(parallel=True, cache=True)
+def predict_raw_dag(X, tree_start, tree_end, node_offset, tree_group, tree_n_cols,
+                    value_offset, left, right, feature, threshold, default_left,
+                    is_categorical, cat_offset, cat_n_bits, cat_bitset, value, out):
+    """Margins of raw rows (trees summed in order for each row)."""
+    n_rows = X.shape[0]
+    for c in prange((n_rows + CHUNK_ROWS - 1) // CHUNK_ROWS):
+        for row in range(c * CHUNK_ROWS, min(n_rows, (c + 1) * CHUNK_ROWS)):
+            for t in range(tree_start, tree_end):
+                leaf = _leaf_raw(X, row, node_offset[t], left, right, feature, threshold,
+                                 default_left, is_categorical, cat_offset, cat_n_bits,
+                                 cat_bitset)
+                _add_leaf(out, row, t, leaf, node_offset, tree_group, tree_n_cols,
+                          value_offset, value)
+
+
+@njit(parallel=True, cache=True)
+def predict_binned_dag(codes, missing_bin, tree_start, tree_end, node_offset, tree_group,
+                       tree_n_cols, value_offset, left, right, feature, bin_threshold,
+                       default_left, is_categorical, cat_offset, cat_n_bits, cat_bitset,
+                       value, out):
+    """Margins of bin codes (n_features, n_rows)."""
+    n_rows = codes.shape[1]
+    for c in prange((n_rows + CHUNK_ROWS - 1) // CHUNK_ROWS):
+        for row in range(c * CHUNK_ROWS, min(n_rows, (c + 1) * CHUNK_ROWS)):
+            for t in range(tree_start, tree_end):
+                leaf = _leaf_binned(codes, missing_bin, row, node_offset[t], left, right,
+                                    feature, bin_threshold, default_left, is_categorical,
+                                    cat_offset, cat_n_bits, cat_bitset)
+                _add_leaf(out, row, t, leaf, node_offset, tree_group, tree_n_cols,
+                          value_offset, value)
+
+
+@njit(parallel=True, cache=True)
+def predict_leaf_raw_dag(X, tree_start, tree_end, node_offset, left, right, feature,
+                         threshold, default_left, is_categorical, cat_offset, cat_n_bits,
+                         cat_bitset, node_id, out):
+    """Each tree's own id of the leaf every raw row reaches."""
+    for row in prange(X.shape[0]):
+        for t in range(tree_start, tree_end):
+            leaf = _leaf_raw(X, row, node_offset[t], left, right, feature, threshold,
+                             default_left, is_categorical, cat_offset, cat_n_bits,
+                             cat_bitset)
+            out[row, t - tree_start] = node_id[leaf]
+
+
+def raw_margins(flat, X, tree_start, tree_end, out):
+    predict_raw_dag(X, tree_start, tree_end, flat.node_offset, flat.tree_group,
+                    flat.tree_n_cols, flat.value_offset, flat.left, flat.right, flat.feature,
+                    flat.threshold, flat.default_left, flat.is_categorical, flat.cat_offset,
+                    flat.cat_n_bits, flat.cat_bitset, flat.value, out)
+
+
+def binned_margins(flat, codes, missing_bin, tree_start, tree_end, out):
+    predict_binned_dag(codes, missing_bin, tree_start, tree_end, flat.node_offset,
+                       flat.tree_group, flat.tree_n_cols, flat.value_offset, flat.left,
+                       flat.right, flat.feature, flat.bin_threshold, flat.default_left,
+                       flat.is_categorical, flat.cat_offset, flat.cat_n_bits,
+                       flat.cat_bitset, flat.value, out)
+
+
+def raw_leaves(flat, X, tree_start, tree_end, out):
+    predict_leaf_raw_dag(X, tree_start, tree_end, flat.node_offset, flat.left, flat.right,
+                         flat.feature, flat.threshold, flat.default_left,
+                         flat.is_categorical, flat.cat_offset, flat.cat_n_bits,
+                         flat.cat_bitset, flat.node_id, out)

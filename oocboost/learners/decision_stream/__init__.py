@@ -1,0 +1,1 @@
+"""Decision streams (Ignatov and Ignatov 2017)."""

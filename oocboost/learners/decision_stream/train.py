@@ -1,0 +1,80 @@
+"""A decision stream's model, from the estimator or from the command line
+(``oocboost train CACHE --learner decision-stream --param significance=0.01``)."""
+import time
+
+from ...errors import ParameterError
+from .learn import resolve_stream_config, stream_arrays, train_stream
+
+#: Parameters the command line accepts.
+CLI_PARAMS = ("criterion", "max_depth", "min_samples_split", "min_samples_leaf",
+              "min_impurity_decrease", "significance", "n_jobs", "n_threads", "prefetch",
+              "task", "objective", "verbosity", "seed", "random_state")
+
+
+def train_stream_model(cache, config, classes=None):
+    """Grow a decision stream over ``cache`` and return its Model (one tree whose nodes
+    may have several parents, ``learner="decision_stream"``)."""
+    from ...model.tree import Tree
+    from ...utils.threads import thread_limit
+    from ..forest.passes import empty_model
+
+    t0 = time.perf_counter()
+    with thread_limit(config.n_jobs):
+        graph, policy, telemetry = train_stream(cache, config)
+    model = empty_model(cache, config, classes)
+    model.add_tree(Tree(**stream_arrays(graph, policy, cache.bin_mapper.bin_edges)),
+                   group=-1 if config.n_outputs > 1 else 0)
+    model.attributes.update({"criterion": config.criterion,
+                             "significance": config.significance})
+    model.training_log = {"seconds": time.perf_counter() - t0,
+                          "data_passes": telemetry["passes"], **telemetry}
+    return model
+
+
+def train_stream_from_params(params, cache, *, memory_limit=None, verbose=False):
+    """The command line's entry. ``params``: :data:`CLI_PARAMS` (``task`` forces
+    classification or regression, inferred as for forests otherwise)."""
+    from ..boosting.training import open_cache
+    from ..forest.forest import infer_task
+    from ..forest.passes import cache_classes, label_summary
+
+    cache = open_cache(cache)
+    if not cache.has_label:
+        raise ParameterError(f"training cache {cache.path} has no label column; rebuild it "
+                             f"with --label")
+    p = dict(params or {})
+    unknown = sorted(set(p) - set(CLI_PARAMS))
+    if unknown:
+        raise ParameterError(f"unknown parameter(s) {unknown} for --learner decision-stream; "
+                             f"known: {', '.join(CLI_PARAMS)}")
+    if "n_threads" in p:
+        p["n_jobs"] = p.pop("n_threads")
+    for unused in ("verbosity", "seed", "random_state"):   # the stream draws nothing
+        p.pop(unused, None)
+    if memory_limit is not None:
+        p["memory_limit"] = memory_limit
+    task = infer_task(p, cache)
+    p.pop("task", None)
+    p.pop("objective", None)
+    classes = None
+    if task == "classification":
+        classes = cache_classes(cache)
+        if classes is None or len(classes) < 2:
+            raise ParameterError(f"cache {cache.path}: classification needs integer class "
+                                 f"labels 0..K-1 with K >= 2 (use --param "
+                                 f"task=regression for a numeric target)")
+        label_summary(cache, task, len(classes))
+    else:
+        label_summary(cache, task)
+    config = resolve_stream_config(p, task=task, n_rows=cache.n_rows,
+                                   n_classes=len(classes) if classes else 0)
+    model = train_stream_model(cache, config, classes)
+    model.params = {k: (v if isinstance(v, (int, float, str, bool, type(None))) else str(v))
+                    for k, v in p.items()}
+    model.params["task"] = task
+    if verbose:
+        log = model.training_log
+        print(f"decision stream: {model.trees[0].n_leaves} leaves, "
+              f"{model.trees[0].n_nodes} nodes in {log['data_passes']} data passes, "
+              f"{log['seconds']:.2f}s")
+    return model
