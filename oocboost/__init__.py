@@ -77,6 +77,9 @@ def __getattr__(name):
     if name in ("DecisionStreamClassifier", "DecisionStreamRegressor"):
         from .sklearn import decision_stream
         return getattr(decision_stream, name)
+    if name in ("MARSRegressor", "MARSClassifier"):
+        from .sklearn import mars
+        return getattr(mars, name)
     if name == "OnlineBaggingClassifier":
         from .sklearn.online_bagging import OnlineBaggingClassifier
         return OnlineBaggingClassifier
@@ -88,7 +91,8 @@ __all__ = ["build_cache", "Cache", "train", "cv", "load_model", "Model", "Traini
            "LearningRateScheduler", "GradientBoostingClassifier", "GradientBoostingRegressor",
            "GradientBoostingRanker", *_TREE_ESTIMATORS, "AdaBoostClassifier", "AdaBoostRegressor",
            "HoeffdingTreeClassifier", "HoeffdingTreeRegressor", "OnlineBaggingClassifier",
-           "DecisionStreamClassifier", "DecisionStreamRegressor",
+           "DecisionStreamClassifier", "DecisionStreamRegressor", "MARSRegressor",
+           "MARSClassifier",
            "StackingClassifier", "StackingRegressor",
            "OocboostError", "InputError", "SchemaError", "CacheError", "ModelError",
            "ParameterError", "MemoryLimitError"]

@@ -19,6 +19,8 @@ naive_bayes         optional: naive Bayes leaves (``model/naive_bayes.py``), eac
                     checked against its tree, the classes and the bin mapper
 stream_state        optional: Hoeffding trees' learning state (``model/stream_state.py``),
                     each array checked against its tree and the bin mapper
+mars                optional: MARS terms and coefficients (``model/mars.py``): hinges on
+                    numeric features at their bin edges, finite, one column per output
 anything else       refused: an unknown field
 ==================  =================================================================
 """
@@ -31,9 +33,9 @@ FIELDS = ("format", "format_version", "learner", "objective", "objective_params"
           "aggregation", "n_outputs", "trees_per_round", "base_margin", "tree_group",
           "tree_weight", "best_iteration", "n_classes", "classes", "feature_names",
           "feature_types", "bin_mapper", "params", "attributes", "trees", "naive_bayes",
-          "stream_state")
+          "stream_state", "mars")
 LEARNERS = ("gbtree", "random_forest", "extra_trees", "decision_tree", "bagging",
-            "adaboost", "hoeffding_tree", "online_bagging", "decision_stream")
+            "adaboost", "hoeffding_tree", "online_bagging", "decision_stream", "mars")
 #: "ordered_ts": a categorical column encoded as its ordered target statistic (a numeric
 #: feature whose raw strings the bin mapper's encoder turns into values).
 FEATURE_TYPES = ("numeric", "categorical", "ordered_ts")

@@ -123,6 +123,8 @@ class Model(ModelPrediction, ModelContributions, StreamingParts):
         Leaves that predict by naive Bayes (Hoeffding trees, ``model/naive_bayes.py``).
     stream_state : list of StreamState, optional
         What Hoeffding trees need to go on learning (``model/stream_state.py``).
+    mars : MarsPart, optional
+        MARS terms and coefficients (``model/mars.py``), added to the trees' margin.
     """
 
     def __init__(self, trees=(), *, tree_group=None, tree_weight=None, base_margin=None,
@@ -130,8 +132,9 @@ class Model(ModelPrediction, ModelContributions, StreamingParts):
                  aggregation="sum", trees_per_round=1, feature_names=None,
                  feature_types=None, bin_mapper=None, params=None, best_iteration=None,
                  n_classes=None, classes=None, attributes=None, n_features=None,
-                 naive_bayes=None, stream_state=None):
+                 naive_bayes=None, stream_state=None, mars=None):
         self.trees = list(trees)
+        self.mars = mars
         self.naive_bayes = list(naive_bayes or ())
         self.stream_state = list(stream_state or ())
         n_trees = len(self.trees)
@@ -415,6 +418,8 @@ class Model(ModelPrediction, ModelContributions, StreamingParts):
             self._validate_naive_bayes(fail)
         if self.stream_state:
             self._validate_stream_state(fail)
+        if self.mars is not None:
+            self.mars.validate(self, fail)
         return self
 
     # ------------------------------------------------------------------ JSON
@@ -445,6 +450,7 @@ class Model(ModelPrediction, ModelContributions, StreamingParts):
                if self.naive_bayes else {}),
             **({"stream_state": [st.to_json_dict() for st in self.stream_state]}
                if self.stream_state else {}),
+            **({"mars": self.mars.to_json_dict()} if self.mars is not None else {}),
         }
 
     @classmethod
@@ -524,6 +530,7 @@ class Model(ModelPrediction, ModelContributions, StreamingParts):
             attributes=read_typed(doc, "attributes", (dict,), where),
             naive_bayes=cls._read_naive_bayes(doc, where),
             stream_state=cls._read_stream_state(doc, where, raw_trees),
+            mars=cls._read_mars(doc, where),
         )
         model.validate()
         check_model_fields(model)

@@ -185,6 +185,8 @@ class ModelPrediction:
         out = self._start_margin(X.shape[0], include_base)
         with _num_threads(n_threads):
             _kp.raw_margins(flat, X, t0, t1, out)
+            if self.mars is not None:
+                self.mars.add_margin(X, out)
             if self.naive_bayes:
                 from .naive_bayes import add_naive_bayes
 
@@ -225,6 +227,8 @@ class ModelPrediction:
                 binned_margins_tables(flat, tables, codes, int(missing_bin), t0, t1, out)
             else:
                 _kp.binned_margins(flat, codes, int(missing_bin), t0, t1, out)
+            if self.mars is not None:
+                self.mars.add_margin_binned(codes, self.mars_representatives(), out)
             if self.naive_bayes:
                 from .naive_bayes import add_naive_bayes
 

@@ -1,6 +1,7 @@
-"""The parts of a model file only Hoeffding trees write: naive Bayes leaves
-(``naive_bayes.py``) and the learning state (``stream_state.py``): their validation
-against the model's trees and bin mapper, and their reading from JSON."""
+"""The parts of a model file beside its trees: naive Bayes leaves (``naive_bayes.py``)
+and the learning state (``stream_state.py``) of Hoeffding trees, MARS terms
+(``mars.py``): their validation against the model's trees and bin mapper, and their
+reading from JSON."""
 import numpy as np
 
 from ..errors import ModelError
@@ -19,6 +20,24 @@ class StreamingParts:
             self._nb_mapper = BinMapper.from_dict(self.bin_mapper)
             self._nb_mapper_key = key
         return self._nb_mapper
+
+    @staticmethod
+    def _read_mars(doc, where):
+        if doc.get("mars") is None:
+            return None
+        from .mars import MarsPart
+
+        return MarsPart.from_json_dict(doc["mars"], where)
+
+    def mars_representatives(self):
+        """(n_features, max_bin) bin values MARS reads cache codes as (built once)."""
+        from .mars import representatives
+
+        mapper = self.naive_bayes_mapper()
+        if getattr(self, "_mars_rep_key", None) != id(mapper):
+            self._mars_rep = representatives(mapper, mapper.max_bin)
+            self._mars_rep_key = id(mapper)
+        return self._mars_rep
 
     @staticmethod
     def _read_naive_bayes(doc, where):

@@ -16,7 +16,7 @@ from oocboost.model.model import load_model
 @pytest.fixture(scope="module")
 def docs(tmp_path_factory):
     """The JSON of a boosting model with a categorical feature, of an AdaBoost.R2 model
-    and of a Hoeffding tree with naive Bayes leaves."""
+    of a Hoeffding tree with naive Bayes leaves and of a MARS model."""
     folder = tmp_path_factory.mktemp("checks")
     rng = np.random.default_rng(0)
     n = 400
@@ -31,7 +31,9 @@ def docs(tmp_path_factory):
     ada = oocboost.AdaBoostRegressor(n_estimators=3).fit(np.c_[x, x ** 2], x)
     hoeffding = oocboost.HoeffdingTreeClassifier(leaf_prediction="nb", grace_period=50)
     hoeffding.fit(np.c_[x, x ** 2], y)
-    return boost.to_json_dict(), ada.model_.to_json_dict(), hoeffding.model_.to_json_dict()
+    mars = oocboost.MARSRegressor(max_terms=5).fit(np.c_[x, x ** 2], y)
+    return (boost.to_json_dict(), ada.model_.to_json_dict(), hoeffding.model_.to_json_dict(),
+            mars.model_.to_json_dict())
 
 
 def _mutate(doc, fn):
@@ -99,6 +101,7 @@ BOOSTING = [
     ("attributes", _attr("tree_features", 3), "attributes.tree_features"),
     ("attributes", _attr("bootstrap_features", "yes"), "attributes.bootstrap_features"),
     ("trees", _set("trees", {}), "'trees' must be list"),
+    ("mars", _set("mars", {"terms": [], "coef": []}), "mars: 'terms' must be a list"),
     ("unknown", _set("colour", "blue"), "unknown field 'colour'"),
 ]
 
@@ -157,7 +160,7 @@ def test_adaboost_attributes_are_checked(docs, tmp_path, field, mutation, patter
 
 
 def test_every_written_field_has_a_check(docs):
-    written = set(docs[0]) | set(docs[1]) | set(docs[2])
+    written = set(docs[0]) | set(docs[1]) | set(docs[2]) | set(docs[3])
     assert written == set(FIELDS)
     assert written <= {field for field, _, _ in BOOSTING}
 

@@ -32,6 +32,8 @@ ESTIMATORS = [
     oocboost.OnlineBaggingClassifier(n_estimators=3, random_state=0),
     oocboost.DecisionStreamClassifier(),
     oocboost.DecisionStreamRegressor(),
+    oocboost.MARSRegressor(),
+    oocboost.MARSClassifier(),
 ]
 
 _WEIGHTS = {

@@ -1,0 +1,1 @@
+"""MARS (Friedman 1991), trained out of core."""

@@ -1,0 +1,108 @@
+"""MARS models from a cache: the regressor's terms and least-squares coefficients, and
+the classifier's (MARS on the class indicators, then a logistic regression on the
+selected terms, fitted block by block)."""
+import numpy as np
+
+from ...errors import ParameterError
+from ...kernels import mars as km
+from ...model.mars import representatives
+from .fit import _Data, fit_mars
+
+
+def _model(cache, terms, coef, objective, objective_params, n_classes=None, classes=None):
+    from ...model.mars import MarsPart
+    from ...model.model import Model, source_attributes
+
+    mapper = cache.bin_mapper
+    return Model([], n_outputs=coef.shape[1], objective=objective,
+                 objective_params=objective_params, learner="mars", aggregation="sum",
+                 feature_names=list(cache.feature_names),
+                 feature_types=list(mapper.feature_types), bin_mapper=mapper.to_dict(),
+                 n_classes=n_classes, classes=classes, attributes=source_attributes(cache),
+                 mars=MarsPart(terms.hinges, coef))
+
+
+def train_mars_regressor(cache, config):
+    """MARS on the cache's label. Returns the Model (``learner="mars"``)."""
+    terms, coef, log = fit_mars(cache, lambda b: np.asarray(b.label, np.float64)[None], 1,
+                                config)
+    model = _model(cache, terms, coef, "reg:squarederror", {})
+    model.training_log = log
+    return model
+
+
+def _class_targets(n_classes):
+    def targets_of(block):
+        y = np.asarray(block.label, np.float64).astype(np.int64)
+        if n_classes == 2:
+            return (y == 1).astype(np.float64)[None]
+        return (np.arange(n_classes)[:, None] == y[None]).astype(np.float64)
+    return targets_of
+
+
+def _logistic(cache, terms, n_classes, config, C, max_iter, tol, log):
+    """Coefficients of a logistic regression (binary) or multinomial one (K classes) on
+    the terms, by a majorize-minimize Newton step a pass (Boehning's bound: a constant
+    Hessian ``G / 4``, or ``G / 2`` per class), L2 penalty ``1 / (2C)`` off the
+    intercept."""
+    targets_of = _class_targets(n_classes)
+    data = _Data(cache, targets_of, config)
+    rep = representatives(cache.bin_mapper, cache.max_bin)
+    flat = terms.flat()
+    J = 1 if n_classes == 2 else n_classes
+    M = len(terms)
+    beta = np.zeros((M, J))
+    G = None
+    penalty = np.eye(M) / C
+    penalty[0, 0] = 0.0
+    for it in range(max_iter):
+        grad = np.zeros((M, J))
+        gram = np.zeros((M, M)) if G is None else None
+        for codes, Y, w in data.blocks():
+            B = np.empty((M, codes.shape[1]))
+            km.basis_binned(codes, rep, *flat, B)
+            margin = B.T @ beta
+            if J == 1:
+                p = 1.0 / (1.0 + np.exp(-margin))
+            else:
+                e = np.exp(margin - margin.max(axis=1, keepdims=True))
+                p = e / e.sum(axis=1, keepdims=True)
+            grad += (B * w) @ (p - Y.T)
+            if gram is not None:
+                gram += (B * w) @ B.T
+        if G is None:
+            G = gram
+        bound = (0.25 if J == 1 else 0.5) * G + penalty
+        step = np.linalg.solve(bound + 1e-12 * np.trace(bound) / M * np.eye(M),
+                               grad + penalty @ beta)
+        beta -= step
+        if np.max(np.abs(step)) <= tol * (1.0 + np.max(np.abs(beta))):
+            break
+    log["logistic_passes"] = it + 1
+    log["data_passes"] += data.passes
+    return beta
+
+
+def train_mars_classifier(cache, config, n_classes, classes=None, C=1.0, max_iter=100,
+                          tol=1e-6):
+    """Logistic MARS: terms chosen by MARS on the class indicators (one target for two
+    classes, K otherwise, sharing the terms), then a logistic regression on them."""
+    if n_classes < 2:
+        raise ParameterError(f"classification needs at least two classes, got {n_classes}")
+    for name, v, low in (("C", C, 0.0), ("tol", tol, 0.0)):
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not v > low:
+            raise ParameterError(f"{name} must be a number > {low}, got {v!r}")
+    if isinstance(max_iter, bool) or not isinstance(max_iter, (int, np.integer)) \
+            or max_iter < 1:
+        raise ParameterError(f"max_iter must be an integer >= 1, got {max_iter!r}")
+    J = 1 if n_classes == 2 else n_classes
+    terms, _, log = fit_mars(cache, _class_targets(n_classes), J, config)
+    beta = _logistic(cache, terms, n_classes, config, float(C), int(max_iter), float(tol),
+                     log)
+    objective, params = (("binary:logistic", {}) if J == 1
+                         else ("multi:softprob", {"num_class": n_classes}))
+    model = _model(cache, terms, beta, objective, params, n_classes=n_classes,
+                   classes=classes)
+    model.training_log = log
+    return model
+
