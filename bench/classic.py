@@ -202,7 +202,56 @@ def decision_stream():
     return out
 
 
-METHODS = {"random_subspace": random_subspace, "adaboost_m1_mh": adaboost_m1_mh,
+_PYEARTH = """
+import json, sys, time
+import numpy as np
+np.int, np.float, np.bool = int, float, bool      # py-earth 0.1 predates NumPy 1.24
+sys.path.insert(0, sys.argv[1])
+import pyearth
+from sklearn.datasets import make_friedman1
+out = []
+for rows in (5000, 50000):
+    X, y = make_friedman1(n_samples=rows, noise=1.0, random_state=0)
+    Xt, yt = make_friedman1(n_samples=2000, noise=1.0, random_state=1)
+    t0 = time.perf_counter()
+    m = pyearth.Earth(max_degree=2).fit(X, y)
+    out.append([rows, float(m.score(Xt, yt)), time.perf_counter() - t0])
+print(json.dumps(out))
+"""
+
+
+def mars(pyearth=None):
+    """MARS (degree 2) on Friedman #1 (10 features, 5 of them noise, sigma 1) at 5,000
+    and 50,000 rows, against py-earth's ``Earth(max_degree=2)`` when ``pyearth`` is
+    ``(python, source folder)`` of a build of it (it needs NumPy < 2 and Cython < 3;
+    see docs/guide/classic-methods.md)."""
+    import subprocess
+
+    from sklearn.datasets import make_friedman1
+
+    import oocboost
+
+    out = []
+    theirs = {}
+    if pyearth:
+        run = subprocess.run([pyearth[0], "-c", _PYEARTH, pyearth[1]], capture_output=True,
+                             text=True)
+        if run.returncode:
+            raise RuntimeError(run.stderr[-2000:])
+        theirs = {r: (s, t) for r, s, t in json.loads(run.stdout.strip().splitlines()[-1])}
+    for rows in (5000, 50000):
+        X, y = make_friedman1(n_samples=rows, noise=1.0, random_state=0)
+        Xt, yt = make_friedman1(n_samples=2000, noise=1.0, random_state=1)
+        name = f"MARS, degree 2, Friedman #1, {rows:,} rows (test R^2 on 2,000)"
+        out.append(_fit_score(name, "oocboost MARSRegressor",
+                              lambda: oocboost.MARSRegressor(max_degree=2), (X, Xt, y, yt)))
+        if rows in theirs:
+            out.append({"method": name, "lib": "py-earth 0.1 Earth", "score": theirs[rows][0],
+                        "fit_seconds": theirs[rows][1]})
+    return out
+
+
+METHODS = {"random_subspace": random_subspace, "adaboost_m1_mh": adaboost_m1_mh, "mars": mars,
            "decision_stream": decision_stream,
            "surrogate_splits": surrogate_splits, "lookup_tables": lookup_tables}
 
@@ -225,6 +274,8 @@ def main(argv=None):
                                 description=__doc__.split("\n")[0])
     p.add_argument("--only", default=None, help=f"comma-separated of {', '.join(METHODS)}")
     p.add_argument("--out", default="bench_out")
+    p.add_argument("--pyearth", nargs=2, metavar=("PYTHON", "SOURCE"), default=None,
+                   help="an interpreter that imports py-earth from SOURCE (mars only)")
     args = p.parse_args(argv)
     names = args.only.split(",") if args.only else list(METHODS)
     unknown = [n for n in names if n not in METHODS]
@@ -232,7 +283,7 @@ def main(argv=None):
         p.error(f"unknown method(s) {unknown}; choose from {list(METHODS)}")
     runs = []
     for name in names:
-        runs.extend(METHODS[name]())
+        runs.extend(METHODS[name](args.pyearth) if name == "mars" else METHODS[name]())
     os.makedirs(args.out, exist_ok=True)
     with open(os.path.join(args.out, "results-classic.json"), "w") as f:
         json.dump({"command": "python -m bench classic " + " ".join(argv or sys.argv[1:]),

@@ -232,7 +232,8 @@ def cmd_train(args):
                       memory_limit=args.memory_limit)
     model.save_model(args.output)
     if not args.quiet:
-        msg = f"saved {args.output}: {model.n_trees} trees"
+        msg = (f"saved {args.output}: {len(model.mars.terms)} MARS terms"
+               if model.mars is not None else f"saved {args.output}: {model.n_trees} trees")
         if getattr(model, "best_iteration", None) is not None:
             msg += f", best iteration {model.best_iteration}"
         print(msg)
@@ -433,7 +434,7 @@ def _add_train(sub):
     t.add_argument("-o", "--output", required=True, help="model file (JSON)")
     t.add_argument("--learner", default="gbtree",
                    choices=("gbtree", "random-forest", "extra-trees", "decision-tree",
-                            "decision-stream", "adaboost", "hoeffding-tree",
+                            "decision-stream", "mars", "adaboost", "hoeffding-tree",
                             "online-bagging"))
     t.add_argument("--objective", default=None, help="e.g. binary:logistic")
     t.add_argument("--algorithm", default=None,

@@ -9,7 +9,7 @@ store -> prefetch -> histogram -> split -> grow.
 def train_learner(name, params, cache, *, n_estimators=100, memory_limit=None,
                   verbose=False, init_model=None):
     """Train the learner ``name`` ("random-forest", "extra-trees", "decision-tree",
-    "decision-stream", "adaboost", "hoeffding-tree", "online-bagging") on a cache with parameters given as
+    "decision-stream", "mars", "adaboost", "hoeffding-tree", "online-bagging") on a cache with parameters given as
     a dict of estimator arguments; forests add ``n_estimators`` trees to ``init_model``
     (a Model or model file) when given; Hoeffding trees go on learning from it.
 
@@ -39,11 +39,16 @@ def train_learner(name, params, cache, *, n_estimators=100, memory_limit=None,
 
         return train_stream_from_params(params, cache, memory_limit=memory_limit,
                                         verbose=verbose)
+    if name == "mars":
+        from .mars.train import train_mars_from_params
+
+        return train_mars_from_params(params, cache, memory_limit=memory_limit,
+                                      verbose=verbose)
     if name == "adaboost":
         from .adaboost.adaboost import train_adaboost_from_params
 
         return train_adaboost_from_params(params, cache, n_estimators=n_estimators,
                                           memory_limit=memory_limit, verbose=verbose)
     raise ParameterError(f"unknown learner {name!r}; expected gbtree, random-forest, "
-                         f"extra-trees, decision-tree, decision-stream, adaboost, "
+                         f"extra-trees, decision-tree, decision-stream, mars, adaboost, "
                          f"hoeffding-tree or online-bagging")

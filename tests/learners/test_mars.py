@@ -170,3 +170,20 @@ def test_mars_part_of_a_model_file_is_checked(tmp_path, mutation, pattern):
     mars.save_model(good)
     np.testing.assert_allclose(oocboost.load_model(good).predict(X), mars.predict(X),
                                rtol=1e-12)
+
+
+def test_command_line_trains_mars(tmp_path, capsys):
+    from oocboost.cli import main
+
+    X, y = make_friedman1(n_samples=1500, noise=1.0, random_state=5)
+    cache = oocboost.build_cache(X, tmp_path / "c.oocb", label=y, quiet=True)
+    out = tmp_path / "m.json"
+    assert main(["train", str(cache.path), "--learner", "mars", "--param", "max_degree=2",
+                 "-o", str(out)]) == 0
+    assert "MARS terms" in capsys.readouterr().out
+    model = oocboost.load_model(out)
+    ours = oocboost.MARSRegressor(max_degree=2).fit(cache)
+    assert model.mars.terms == ours.terms_
+    assert main(["train", str(cache.path), "--learner", "mars", "--param", "C=2",
+                 "-o", str(out), "--quiet"]) != 0
+    assert "only for classification" in capsys.readouterr().err
