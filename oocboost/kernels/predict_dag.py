@@ -53,7 +53,9 @@ def _leaf_binned(codes, missing_bin, row, lo, left, right, feature, bin_threshol
 
 
 @njit(inline="always")
-def _add_leaf(out, row, t, leaf, node_offset, tree_group, tree_n_cols, value_offset, value):
+def add_leaf(out, row, t, leaf, node_offset, tree_group, tree_n_cols, value_offset, value):
+    """``out[row] +=`` the values of flat leaf ``leaf`` of tree ``t`` (the walks of a
+    row at a time here and in :mod:`.predict_surrogate`)."""
     local = leaf - node_offset[t]
     g = tree_group[t]
     if g >= 0:
@@ -76,7 +78,7 @@ def predict_raw_dag(X, tree_start, tree_end, node_offset, tree_group, tree_n_col
                 leaf = _leaf_raw(X, row, node_offset[t], left, right, feature, threshold,
                                  default_left, is_categorical, cat_offset, cat_n_bits,
                                  cat_bitset)
-                _add_leaf(out, row, t, leaf, node_offset, tree_group, tree_n_cols,
+                add_leaf(out, row, t, leaf, node_offset, tree_group, tree_n_cols,
                           value_offset, value)
 
 
@@ -93,7 +95,7 @@ def predict_binned_dag(codes, missing_bin, tree_start, tree_end, node_offset, tr
                 leaf = _leaf_binned(codes, missing_bin, row, node_offset[t], left, right,
                                     feature, bin_threshold, default_left, is_categorical,
                                     cat_offset, cat_n_bits, cat_bitset)
-                _add_leaf(out, row, t, leaf, node_offset, tree_group, tree_n_cols,
+                add_leaf(out, row, t, leaf, node_offset, tree_group, tree_n_cols,
                           value_offset, value)
 
 

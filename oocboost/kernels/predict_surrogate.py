@@ -21,6 +21,8 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit, prange
 
+from .predict_dag import add_leaf as _add_leaf
+
 #: Rows a task walks through every tree (a row at a time: surrogates break the
 #: lockstep of :mod:`.predict`'s chunks).
 CHUNK_ROWS = 64
@@ -168,19 +170,6 @@ def _leaf_binned(codes, missing_bin, row, lo, left, feature, bin_threshold, defa
             go = code <= bin_threshold[node]
         node = left[node] + 1 - np.int64(go)
     return node
-
-
-@njit(inline="always")
-def _add_leaf(out, row, t, leaf, node_offset, tree_group, tree_n_cols, value_offset, value):
-    local = leaf - node_offset[t]
-    g = tree_group[t]
-    if g >= 0:
-        out[row, g] += value[value_offset[t] + local]
-    else:
-        n_cols = tree_n_cols[t]
-        base = value_offset[t] + local * n_cols
-        for j in range(n_cols):
-            out[row, j] += value[base + j]
 
 
 @njit(parallel=True, cache=True)

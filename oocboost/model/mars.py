@@ -35,6 +35,18 @@ def representatives(mapper, n_codes):
     return rep
 
 
+def flat_terms(terms):
+    """``(term_offset, hinge_feature, hinge_knot, hinge_sign)`` of terms given as lists
+    of ``(feature, knot_bin, knot, sign)`` hinges, for ``kernels/mars.py``."""
+    counts = [len(t) for t in terms]
+    offset = np.zeros(len(counts) + 1, np.int64)
+    np.cumsum(counts, out=offset[1:])
+    every = [h for t in terms for h in t]
+    return (offset, np.array([h[0] for h in every], np.int64),
+            np.array([h[2] for h in every], np.float64),
+            np.array([h[3] for h in every], np.float64))
+
+
 class MarsPart:
     """Terms and coefficients (see the module docstring)."""
 
@@ -43,13 +55,7 @@ class MarsPart:
         self.coef = np.ascontiguousarray(coef, np.float64).reshape(len(self.terms), -1)
 
     def flat(self):
-        counts = [len(t) for t in self.terms]
-        offset = np.zeros(len(counts) + 1, np.int64)
-        np.cumsum(counts, out=offset[1:])
-        every = [h for t in self.terms for h in t]
-        return (offset, np.array([h[0] for h in every], np.int64),
-                np.array([h[2] for h in every], np.float64),
-                np.array([h[3] for h in every], np.float64))
+        return flat_terms(self.terms)
 
     def add_margin(self, X, out):
         """``out += B(X) coef`` for raw rows X (n_rows, n_features)."""

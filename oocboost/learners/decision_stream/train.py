@@ -2,7 +2,6 @@
 (``oocboost train CACHE --learner decision-stream --param significance=0.01``)."""
 import time
 
-from ...errors import ParameterError
 from .learn import resolve_stream_config, stream_arrays, train_stream
 
 #: Parameters the command line accepts.
@@ -34,35 +33,18 @@ def train_stream_model(cache, config, classes=None):
 def train_stream_from_params(params, cache, *, memory_limit=None, verbose=False):
     """The command line's entry. ``params``: :data:`CLI_PARAMS` (``task`` forces
     classification or regression, inferred as for forests otherwise)."""
-    from ..boosting.training import open_cache
-    from ..forest.forest import infer_task
-    from ..forest.passes import cache_classes, label_summary
+    from ..forest.forest import cli_input, task_and_classes
+    from ..forest.passes import label_summary
 
-    cache = open_cache(cache)
-    if not cache.has_label:
-        raise ParameterError(f"training cache {cache.path} has no label column; rebuild it "
-                             f"with --label")
-    p = dict(params or {})
-    unknown = sorted(set(p) - set(CLI_PARAMS))
-    if unknown:
-        raise ParameterError(f"unknown parameter(s) {unknown} for --learner decision-stream; "
-                             f"known: {', '.join(CLI_PARAMS)}")
+    cache, p = cli_input(cache, params, CLI_PARAMS, "decision-stream")
     if "n_threads" in p:
         p["n_jobs"] = p.pop("n_threads")
     for unused in ("verbosity", "seed", "random_state"):   # the stream draws nothing
         p.pop(unused, None)
     if memory_limit is not None:
         p["memory_limit"] = memory_limit
-    task = infer_task(p, cache)
-    p.pop("task", None)
-    p.pop("objective", None)
-    classes = None
+    task, classes = task_and_classes(p, cache)
     if task == "classification":
-        classes = cache_classes(cache)
-        if classes is None or len(classes) < 2:
-            raise ParameterError(f"cache {cache.path}: classification needs integer class "
-                                 f"labels 0..K-1 with K >= 2 (use --param "
-                                 f"task=regression for a numeric target)")
         label_summary(cache, task, len(classes))
     else:
         label_summary(cache, task)

@@ -199,6 +199,40 @@ def _init_forest(init_model, learner, cache):
     return model
 
 
+def cli_input(cache, params, known, name):
+    """The opened training cache (with a label) and a copy of the command line's
+    ``params``, all of them in ``known`` (else ParameterError naming ``--learner
+    name``)."""
+    from ..boosting.training import open_cache
+
+    cache = open_cache(cache)
+    if not cache.has_label:
+        raise ParameterError(f"training cache {cache.path} has no label column; rebuild it "
+                             f"with --label")
+    p = dict(params or {})
+    unknown = sorted(set(p) - set(known))
+    if unknown:
+        raise ParameterError(f"unknown parameter(s) {unknown} for --learner {name}; known: "
+                             f"{', '.join(known)}")
+    return cache, p
+
+
+def task_and_classes(params, cache):
+    """The command line's task (:func:`infer_task`; ``task`` and ``objective`` are
+    popped from ``params``) and, for classification, the cache's classes ``0..K-1``."""
+    task = infer_task(params, cache)
+    params.pop("task", None)
+    params.pop("objective", None)
+    if task != "classification":
+        return task, None
+    classes = cache_classes(cache)
+    if classes is None or len(classes) < 2:
+        raise ParameterError(f"cache {cache.path}: classification needs integer class "
+                             f"labels 0..K-1 with K >= 2 (use --param task=regression for "
+                             f"a numeric target)")
+    return task, classes
+
+
 def infer_task(params, cache):
     """"classification" or "regression" for the command line.
 
@@ -283,17 +317,9 @@ def train_forest_from_params(name, params, cache, *, n_estimators, memory_limit=
     p["verbose"] = 2 if verbose else (p.get("verbose") or (verbosity or 0))
     if memory_limit is not None:
         p["memory_limit"] = memory_limit
-    task = infer_task(p, cache)
-    p.pop("task", None)
-    p.pop("objective", None)
-    classes = None
+    task, classes = task_and_classes(p, cache)
     counts = None
     if task == "classification":
-        classes = cache_classes(cache)
-        if classes is None or len(classes) < 2:
-            raise ParameterError(f"cache {cache.path}: classification needs integer class "
-                                 f"labels 0..K-1 with K >= 2 (use --param "
-                                 f"task=regression for a numeric target)")
         counts = label_summary(cache, task, len(classes))
     else:
         label_summary(cache, task, poisson=p.get("criterion") == "poisson")

@@ -1,6 +1,6 @@
 """MARS terms: products of hinge functions on the cache's bin edges (the bins'
 representative values, ``model.mars.representatives``, stand for the raw values)."""
-import numpy as np
+from ...model.mars import flat_terms
 
 
 class Terms:
@@ -31,13 +31,7 @@ class Terms:
 
     def flat(self):
         """``(term_offset, hinge_feature, hinge_knot, hinge_sign)`` for the kernels."""
-        counts = [len(h) for h in self.hinges]
-        offset = np.zeros(len(counts) + 1, np.int64)
-        np.cumsum(counts, out=offset[1:])
-        every = [h for term in self.hinges for h in term]
-        return (offset, np.array([h[0] for h in every], np.int64),
-                np.array([h[2] for h in every], np.float64),
-                np.array([h[3] for h in every], np.float64))
+        return flat_terms(self.hinges)
 
     def to_list(self):
         return [[list(h) for h in term] for term in self.hinges]

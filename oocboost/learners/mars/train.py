@@ -118,35 +118,18 @@ def train_mars_from_params(params, cache, *, memory_limit=None, verbose=False):
     """The command line's entry (``task`` inferred as for forests: integer labels with
     at most 32 classes classify)."""
     from ...utils.threads import thread_limit
-    from ..boosting.training import open_cache
-    from ..forest.forest import infer_task
-    from ..forest.passes import cache_classes
+    from ..forest.forest import cli_input, task_and_classes
     from .fit import MarsConfig
 
-    cache = open_cache(cache)
-    if not cache.has_label:
-        raise ParameterError(f"training cache {cache.path} has no label column; rebuild it "
-                             f"with --label")
-    p = dict(params or {})
-    unknown = sorted(set(p) - set(CLI_PARAMS))
-    if unknown:
-        raise ParameterError(f"unknown parameter(s) {unknown} for --learner mars; known: "
-                             f"{', '.join(CLI_PARAMS)}")
+    cache, p = cli_input(cache, params, CLI_PARAMS, "mars")
     n_jobs = p.pop("n_jobs", p.pop("n_threads", None))
     for unused in ("verbosity", "seed", "random_state"):   # MARS draws nothing
         p.pop(unused, None)
-    task = infer_task(p, cache)
-    p.pop("task", None)
-    p.pop("objective", None)
+    task, classes = task_and_classes(p, cache)
     logistic = {k: p.pop(k) for k in ("C", "max_iter", "tol") if k in p}
     config = MarsConfig(**p, memory_limit=memory_limit, n_jobs=n_jobs)
     with thread_limit(n_jobs):
         if task == "classification":
-            classes = cache_classes(cache)
-            if classes is None or len(classes) < 2:
-                raise ParameterError(f"cache {cache.path}: classification needs integer "
-                                     f"class labels 0..K-1 with K >= 2 (use --param "
-                                     f"task=regression for a numeric target)")
             model = train_mars_classifier(cache, config, len(classes), classes, **logistic)
         else:
             if logistic:
