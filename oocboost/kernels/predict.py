@@ -89,6 +89,8 @@ class FlatTrees(NamedTuple):
     #: (N,) int32 right children when some tree shares nodes (a DAG, ``.predict_dag``):
     #: then no tree is reordered and ``left`` is each node's left child (itself at leaves)
     right: object = None
+    #: :class:`.predict_oblique.FlatOblique` when some tree has oblique splits
+    oblique: object = None
 
     @property
     def n_trees(self):
@@ -214,13 +216,14 @@ def flatten_trees(trees, tree_group, tree_weight, n_outputs):
         v = tree.value[old_of_new] * tree_weight[t]
         value[value_offset[t]:value_offset[t + 1]] = v.ravel()
         tree_depth[t] = compute_tree_depth(left, right)
+    from .predict_oblique import flatten_oblique
     from .predict_surrogate import flatten_surrogates
 
     return FlatTrees(node_offset, tree_depth, tree_group, tree_n_cols, value_offset,
                      tree_has_cat, left_flat, feature, threshold, bin_threshold,
                      default_left, is_categorical, cat_offset, cat_n_bits, cat_bitset,
                      value, node_id, flatten_surrogates(trees, node_offset, node_id),
-                     right_flat)
+                     right_flat, flatten_oblique(trees, node_offset, node_id))
 
 
 # --------------------------------------------------------------------------- kernels
@@ -445,6 +448,10 @@ def predict_leaf_raw(X, tree_start, tree_end, node_offset, tree_depth, tree_has_
 
 def raw_margins(flat, X, tree_start, tree_end, out):
     """Call :func:`predict_raw` with the arrays of ``flat`` (``out`` accumulated)."""
+    if flat.oblique is not None:
+        from . import predict_oblique
+
+        return predict_oblique.raw_margins(flat, X, tree_start, tree_end, out)
     if flat.right is not None:
         from . import predict_dag
 
@@ -480,6 +487,10 @@ def binned_margins(flat, codes, missing_bin, tree_start, tree_end, out):
 
 def raw_leaves(flat, X, tree_start, tree_end, out):
     """Call :func:`predict_leaf_raw` with the arrays of ``flat``."""
+    if flat.oblique is not None:
+        from . import predict_oblique
+
+        return predict_oblique.raw_leaves(flat, X, tree_start, tree_end, out)
     if flat.right is not None:
         from . import predict_dag
 

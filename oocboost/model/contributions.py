@@ -89,6 +89,10 @@ class ModelContributions:
             raise ModelError("a decision stream's nodes are shared by several parents: "
                              "Tree SHAP's path weights (cover of a child over its "
                              "parent's) are not defined on such a graph")
+        if any(t.oblique is not None for t in self.trees[t0:t1]):
+            raise ModelError("Tree SHAP splits on one feature a node; a model with "
+                             "oblique splits (several features a node) has no Tree SHAP "
+                             "values: use oocboost.permutation_importance")
         if any(t.surrogates is not None for t in self.trees[t0:t1]):
             if np.isnan(X).any():
                 raise ModelError("Tree SHAP follows each split's default direction, and a "

@@ -409,17 +409,13 @@ class Model(ModelPrediction, ModelContributions, StreamingParts):
             if not isinstance(tree, Tree):
                 fail(f"tree {t} is a {type(tree).__name__}, not a Tree")
             tree.validate(self.n_features, max_bin, tree_index=t, code_span=code_span,
-                          shared_nodes=self.learner == "decision_stream")
+                          shared_nodes=self.learner == "decision_stream",
+                          feature_types=self.feature_types)
             want = 1 if self.tree_group[t] >= 0 else self.n_outputs
             if tree.n_outputs != want:
                 fail(f"tree {t}: value has {tree.n_outputs} columns, expected {want} "
                      f"(group {self.tree_group[t]})")
-        if self.naive_bayes:
-            self._validate_naive_bayes(fail)
-        if self.stream_state:
-            self._validate_stream_state(fail)
-        if self.mars is not None:
-            self.mars.validate(self, fail)
+        self._validate_parts(fail)
         return self
 
     # ------------------------------------------------------------------ JSON

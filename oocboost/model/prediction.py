@@ -56,7 +56,7 @@ class ModelPrediction:
         when no tree is worth one, the codes are two-byte, or trees have surrogates or
         shared nodes."""
         if not self.use_leaf_tables or codes.dtype != np.uint8 or flat.surrogates is not None \
-                or flat.right is not None:
+                or flat.right is not None or flat.oblique is not None:
             return None
         cached = getattr(self, "_tables_cache", None)
         if cached is not None and cached[0] is flat and cached[1] == missing_bin:
@@ -221,7 +221,12 @@ class ModelPrediction:
         out = self._start_margin(codes.shape[1], include_base)
         tables = self._leaf_tables(flat, codes, int(missing_bin))
         with _num_threads(n_threads):
-            if tables is not None:
+            if flat.oblique is not None:
+                from ..kernels.predict_oblique import binned_margins
+
+                binned_margins(flat, codes, int(missing_bin), self.mars_representatives(),
+                               t0, t1, out)
+            elif tables is not None:
                 from ..kernels.predict_table import binned_margins_tables
 
                 binned_margins_tables(flat, tables, codes, int(missing_bin), t0, t1, out)

@@ -21,6 +21,15 @@ class StreamingParts:
             self._nb_mapper_key = key
         return self._nb_mapper
 
+    def _validate_parts(self, fail):
+        """The parts beside the trees, each against the model."""
+        if self.naive_bayes:
+            self._validate_naive_bayes(fail)
+        if self.stream_state:
+            self._validate_stream_state(fail)
+        if self.mars is not None:
+            self.mars.validate(self, fail)
+
     @staticmethod
     def _read_mars(doc, where):
         if doc.get("mars") is None:

@@ -88,6 +88,8 @@ class Tree:
     gain, cover, n_samples : array-like (n_nodes,) float64, optional
         Split gain (0 at leaves), sum of hessians or weights, number of training rows.
         Default 0.
+    oblique : ObliqueSplits or None, optional
+        Nodes that test a weighted sum of features (``model/oblique.py``).
     surrogates : Surrogates or None, optional
         Surrogate splits (``model/surrogates.py``): a row whose split value is missing
         follows the first surrogate it has a value for, else ``default_left``.
@@ -97,11 +99,11 @@ class Tree:
 
     __slots__ = ("left", "right", "feature", "threshold", "bin_threshold", "default_left",
                  "is_categorical", "cat_bitset", "value", "gain", "cover", "n_samples",
-                 "surrogates")
+                 "surrogates", "oblique")
 
     def __init__(self, left, right, feature, threshold, value, *, bin_threshold=None,
                  default_left=None, is_categorical=None, cat_bitset=None, gain=None,
-                 cover=None, n_samples=None, surrogates=None):
+                 cover=None, n_samples=None, surrogates=None, oblique=None):
         self.left = coerce("left", left, np.int32, 1)
         n_nodes = self.left.shape[0]
         given = {"right": right, "feature": feature, "threshold": threshold,
@@ -119,6 +121,7 @@ class Tree:
         self.cat_bitset = (np.zeros((n_nodes, 0), dtype=np.uint32) if cat_bitset is None
                            else coerce("cat_bitset", cat_bitset, np.uint32, 2))
         self.surrogates = surrogates
+        self.oblique = oblique
 
     # ------------------------------------------------------------------ shape
     @property
@@ -212,7 +215,7 @@ class Tree:
                  f"{'one or more' if shared_nodes else 'exactly one'})", j)
 
     def validate(self, n_features, max_bin=None, *, tree_index=None, code_span=None,
-                 shared_nodes=False):
+                 shared_nodes=False, feature_types=None):
         """Raise ModelError naming the tree and node for any violated invariant.
 
         Parameters
@@ -232,6 +235,8 @@ class Tree:
         shared_nodes : bool
             Allow nodes with several parents (decision streams); still acyclic, as
             children ids exceed their parents'.
+        feature_types : list of str or None
+            The model's; oblique splits must combine numeric features.
 
         Returns
         -------
@@ -269,11 +274,19 @@ class Tree:
         bad = np.flatnonzero(categorical)
         if bad.size and self.n_words == 0:
             fail(tree_index, "categorical split but the bitsets have 0 words", bad[0])
+        self._validate_parts(n_features, max_bin, tree_index, feature_types)
+        return self
+
+    def _validate_parts(self, n_features, max_bin, tree_index, feature_types):
+        """The optional surrogate and oblique parts, against this tree."""
+        def fail(msg, node):
+            self._fail(tree_index, msg, node)
+
         if self.surrogates is not None:
             self.surrogates.validate(self, n_features, MAX_MAX_BIN if max_bin is None
-                                     else int(max_bin),
-                                     lambda msg, node: fail(tree_index, msg, node))
-        return self
+                                     else int(max_bin), fail)
+        if self.oblique is not None:
+            self.oblique.validate(self, n_features, feature_types, fail)
 
     # ------------------------------------------------------------------ JSON
     def to_json_dict(self):
@@ -286,6 +299,8 @@ class Tree:
         d["value"] = self.value.ravel().tolist()
         if self.surrogates is not None:
             d["surrogates"] = self.surrogates.to_json_dict()
+        if self.oblique is not None:
+            d["oblique"] = self.oblique.to_json_dict()
         return d
 
     @classmethod
@@ -318,6 +333,12 @@ class Tree:
             from .surrogates import Surrogates
 
             surrogates = Surrogates.from_json_dict(d["surrogates"], n_nodes, where)
+        oblique = None
+        if d.get("oblique") is not None:
+            from .oblique import ObliqueSplits
+
+            oblique = ObliqueSplits.from_json_dict(d["oblique"], n_nodes, where)
         return cls(arrays.pop("left"), arrays.pop("right"), arrays.pop("feature"),
                    arrays.pop("threshold"), value.reshape(n_nodes, n_outputs),
-                   cat_bitset=cat_bitset, surrogates=surrogates, **arrays)
+                   cat_bitset=cat_bitset, surrogates=surrogates, oblique=oblique,
+                   **arrays)

@@ -29,7 +29,7 @@ class _Forest(TreeEnsembleBase):
                  verbose=0, warm_start=False, class_weight=None, ccp_alpha=0.0,
                  max_samples=None, trees_per_pass=None, leaves_per_pass=None,
                  memory_limit=None, cache_dir=None, max_bin=256, prefetch=None,
-                 missing_values="learn", max_surrogates=5):
+                 missing_values="learn", max_surrogates=5, splitter=None):
         self.n_estimators = n_estimators
         self.criterion = criterion
         self.max_depth = max_depth
@@ -56,11 +56,14 @@ class _Forest(TreeEnsembleBase):
         self.prefetch = prefetch
         self.missing_values = missing_values
         self.max_surrogates = max_surrogates
+        self.splitter = splitter
 
     def _learner_params(self):
         p = self.get_params()
         if p["criterion"] is None:
             p.pop("criterion")
+        if p["splitter"] is None:   # the learner's own: best (forests), random (extra trees)
+            p.pop("splitter")
         for name in ("max_features", "bootstrap"):
             if isinstance(p[name], str) and p[name] == "default":
                 p.pop(name)  # the learner's scikit-learn default

@@ -229,8 +229,9 @@ def resolve_config(learner, params, *, task, n_rows, n_features, classes=None,
         raise ParameterError(f"criterion must be one of {allowed} for "
                              f"{task}, got {criterion!r}")
     splitter = p.get("splitter", "random" if learner == "extra_trees" else "best")
-    if splitter not in ("best", "random"):
-        raise ParameterError(f"splitter must be 'best' or 'random', got {splitter!r}")
+    if splitter not in ("best", "random", "oblique"):
+        raise ParameterError(f"splitter must be 'best', 'random' or 'oblique', got "
+                             f"{splitter!r}")
     tree_features, features_per_node = _feature_sampling(learner, p, n_features,
                                                          classification)
     bootstrap_features = bool(p.get("bootstrap_features", False))

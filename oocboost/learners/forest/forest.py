@@ -75,13 +75,7 @@ def train_forest(cache, config, n_estimators, *, model=None, classes=None):
         Per new tree ``{"impurity", "weighted_n"}`` (decision trees) or None.
     oob_decision : ndarray (n_rows, n_outputs) or None
     """
-    cache.require_one_label("a tree or forest")
-    if config.missing_values == "surrogate":
-        from ...engine.surrogates import check_surrogate_cache
-
-        check_surrogate_cache(cache)
-    if config.criterion == "absolute_error" and config.label_values is None:
-        config.label_values = label_values(cache)
+    _check_cache(cache, config)
     from ...engine.plan import plan_train
     from ...model.tree import Tree
     from ...utils.rss import current_rss, peak_rss
@@ -109,8 +103,12 @@ def train_forest(cache, config, n_estimators, *, model=None, classes=None):
     telemetry = GrowerTelemetry().as_dict()
     with thread_limit(config.n_jobs):
         if new_ids:
-            result = grow_trees(cache, config, new_ids, plan=plan,
-                                trees_per_pass=trees_per_pass, counters=counters)
+            if config.splitter == "oblique":
+                from .oblique import grow_oblique_trees as grow
+            else:
+                grow = grow_trees
+            result = grow(cache, config, new_ids, plan=plan, trees_per_pass=trees_per_pass,
+                          counters=counters)
             for arrays in result.trees:
                 model.add_tree(Tree(**arrays), group=-1 if config.n_outputs > 1 else 0)
             node_stats = result.node_stats
@@ -151,6 +149,21 @@ def train_forest(cache, config, n_estimators, *, model=None, classes=None):
               f"{trees_per_pass} trees per pass); histogram {log['histogram_s']:.2f}s, "
               f"split {log['split_s']:.2f}s, I/O wait {log['io_wait_s']:.2f}s")
     return model, node_stats, oob_decision
+
+
+def _check_cache(cache, config):
+    """Refuse a cache these settings cannot train on; ``absolute_error``'s label values."""
+    cache.require_one_label("a tree or forest")
+    if config.missing_values == "surrogate":
+        from ...engine.surrogates import check_surrogate_cache
+
+        check_surrogate_cache(cache)
+    if config.splitter == "oblique":
+        from .oblique import check_oblique
+
+        check_oblique(config, cache)
+    if config.criterion == "absolute_error" and config.label_values is None:
+        config.label_values = label_values(cache)
 
 
 def _set_attributes(model, config, trees_per_pass, classes):
