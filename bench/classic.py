@@ -251,7 +251,45 @@ def mars(pyearth=None):
     return out
 
 
+def _rotated():
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, size=(20000, 6))
+    y = (X[:, 0] + X[:, 1] - 0.5 * X[:, 2] > 0.1).astype(int)
+    y ^= (rng.random(20000) < 0.02)
+    return "rotated boundary (20,000 x 6, 2% label noise)", _split(X, y)
+
+
+def oblique():
+    """Oblique trees (depth 3) and forests (50 trees, depth 8) against axis-aligned ones,
+    ours and scikit-learn's (it has no oblique trees; neither has LightGBM or XGBoost)."""
+    from sklearn.ensemble import RandomForestClassifier as SkForest
+    from sklearn.tree import DecisionTreeClassifier as SkTree
+
+    import oocboost
+
+    out = []
+    for dataset, data in (_rotated(), _classification(), _breast_cancer()):
+        tree = f"depth-3 tree, {dataset}"
+        for lib, make in (
+                ("oocboost, splitter='oblique'", lambda: oocboost.DecisionTreeClassifier(
+                    max_depth=3, splitter="oblique")),
+                ("oocboost, axis-aligned", lambda: oocboost.DecisionTreeClassifier(
+                    max_depth=3)),
+                ("scikit-learn, axis-aligned", lambda: SkTree(max_depth=3, random_state=0))):
+            out.append(_fit_score(tree, lib, make, data))
+        forest = f"50 trees of depth 8, {dataset}"
+        kw = dict(n_estimators=50, max_depth=8, random_state=0)
+        for lib, make in (
+                ("oocboost, splitter='oblique'", lambda: oocboost.RandomForestClassifier(
+                    splitter="oblique", **kw)),
+                ("oocboost, axis-aligned", lambda: oocboost.RandomForestClassifier(**kw)),
+                ("scikit-learn, axis-aligned", lambda: SkForest(**kw))):
+            out.append(_fit_score(forest, lib, make, data))
+    return out
+
+
 METHODS = {"random_subspace": random_subspace, "adaboost_m1_mh": adaboost_m1_mh, "mars": mars,
+           "oblique": oblique,
            "decision_stream": decision_stream,
            "surrogate_splits": surrogate_splits, "lookup_tables": lookup_tables}
 
