@@ -67,68 +67,53 @@ def add_leaf(out, row, t, leaf, node_offset, tree_group, tree_n_cols, value_offs
 
 
 @njit(parallel=True, cache=True)
-def predict_raw_dag(X, tree_start, tree_end, node_offset, tree_group, tree_n_cols,
-                    value_offset, left, right, feature, threshold, default_left,
-                    is_categorical, cat_offset, cat_n_bits, cat_bitset, value, out):
-    """Margins of raw rows (trees summed in order for each row)."""
-    n_rows = X.shape[0]
+def predict_dag(X, codes, binned, missing_bin, tree_start, tree_end, node_offset,
+                tree_group, tree_n_cols, value_offset, left, right, feature, threshold,
+                bin_threshold, default_left, is_categorical, cat_offset, cat_n_bits,
+                cat_bitset, value, leaves, out):
+    """Margins of raw rows (``binned`` False) or bin codes, trees summed in order for
+    each row; or, when ``leaves`` has columns, each tree's flat leaf (one kernel, one
+    compilation)."""
+    n_rows = codes.shape[1] if binned else X.shape[0]
     for c in prange((n_rows + CHUNK_ROWS - 1) // CHUNK_ROWS):
         for row in range(c * CHUNK_ROWS, min(n_rows, (c + 1) * CHUNK_ROWS)):
             for t in range(tree_start, tree_end):
-                leaf = _leaf_raw(X, row, node_offset[t], left, right, feature, threshold,
-                                 default_left, is_categorical, cat_offset, cat_n_bits,
-                                 cat_bitset)
-                add_leaf(out, row, t, leaf, node_offset, tree_group, tree_n_cols,
-                          value_offset, value)
+                if binned:
+                    leaf = _leaf_binned(codes, missing_bin, row, node_offset[t], left,
+                                        right, feature, bin_threshold, default_left,
+                                        is_categorical, cat_offset, cat_n_bits, cat_bitset)
+                else:
+                    leaf = _leaf_raw(X, row, node_offset[t], left, right, feature,
+                                     threshold, default_left, is_categorical, cat_offset,
+                                     cat_n_bits, cat_bitset)
+                if leaves.shape[1]:
+                    leaves[row, t - tree_start] = leaf
+                else:
+                    add_leaf(out, row, t, leaf, node_offset, tree_group, tree_n_cols,
+                             value_offset, value)
 
 
-@njit(parallel=True, cache=True)
-def predict_binned_dag(codes, missing_bin, tree_start, tree_end, node_offset, tree_group,
-                       tree_n_cols, value_offset, left, right, feature, bin_threshold,
-                       default_left, is_categorical, cat_offset, cat_n_bits, cat_bitset,
-                       value, out):
-    """Margins of bin codes (n_features, n_rows)."""
-    n_rows = codes.shape[1]
-    for c in prange((n_rows + CHUNK_ROWS - 1) // CHUNK_ROWS):
-        for row in range(c * CHUNK_ROWS, min(n_rows, (c + 1) * CHUNK_ROWS)):
-            for t in range(tree_start, tree_end):
-                leaf = _leaf_binned(codes, missing_bin, row, node_offset[t], left, right,
-                                    feature, bin_threshold, default_left, is_categorical,
-                                    cat_offset, cat_n_bits, cat_bitset)
-                add_leaf(out, row, t, leaf, node_offset, tree_group, tree_n_cols,
-                          value_offset, value)
+def _run(flat, X, codes, binned, missing_bin, tree_start, tree_end, leaves, out):
+    predict_dag(X, codes, binned, missing_bin, tree_start, tree_end, flat.node_offset,
+                flat.tree_group, flat.tree_n_cols, flat.value_offset, flat.left,
+                flat.right, flat.feature, flat.threshold, flat.bin_threshold,
+                flat.default_left, flat.is_categorical, flat.cat_offset, flat.cat_n_bits,
+                flat.cat_bitset, flat.value, leaves, out)
 
 
-@njit(parallel=True, cache=True)
-def predict_leaf_raw_dag(X, tree_start, tree_end, node_offset, left, right, feature,
-                         threshold, default_left, is_categorical, cat_offset, cat_n_bits,
-                         cat_bitset, node_id, out):
-    """Each tree's own id of the leaf every raw row reaches."""
-    for row in prange(X.shape[0]):
-        for t in range(tree_start, tree_end):
-            leaf = _leaf_raw(X, row, node_offset[t], left, right, feature, threshold,
-                             default_left, is_categorical, cat_offset, cat_n_bits,
-                             cat_bitset)
-            out[row, t - tree_start] = node_id[leaf]
+_NO_X, _NO_CODES, _NO_LEAVES = np.zeros((0, 0)), np.zeros((0, 0), np.uint8), \
+    np.zeros((0, 0), np.int64)
 
 
 def raw_margins(flat, X, tree_start, tree_end, out):
-    predict_raw_dag(X, tree_start, tree_end, flat.node_offset, flat.tree_group,
-                    flat.tree_n_cols, flat.value_offset, flat.left, flat.right, flat.feature,
-                    flat.threshold, flat.default_left, flat.is_categorical, flat.cat_offset,
-                    flat.cat_n_bits, flat.cat_bitset, flat.value, out)
+    _run(flat, X, _NO_CODES, False, -1, tree_start, tree_end, _NO_LEAVES, out)
 
 
 def binned_margins(flat, codes, missing_bin, tree_start, tree_end, out):
-    predict_binned_dag(codes, missing_bin, tree_start, tree_end, flat.node_offset,
-                       flat.tree_group, flat.tree_n_cols, flat.value_offset, flat.left,
-                       flat.right, flat.feature, flat.bin_threshold, flat.default_left,
-                       flat.is_categorical, flat.cat_offset, flat.cat_n_bits,
-                       flat.cat_bitset, flat.value, out)
+    _run(flat, _NO_X, codes, True, missing_bin, tree_start, tree_end, _NO_LEAVES, out)
 
 
 def raw_leaves(flat, X, tree_start, tree_end, out):
-    predict_leaf_raw_dag(X, tree_start, tree_end, flat.node_offset, flat.left, flat.right,
-                         flat.feature, flat.threshold, flat.default_left,
-                         flat.is_categorical, flat.cat_offset, flat.cat_n_bits,
-                         flat.cat_bitset, flat.node_id, out)
+    leaves = np.empty((X.shape[0], tree_end - tree_start), np.int64)
+    _run(flat, X, _NO_CODES, False, -1, tree_start, tree_end, leaves, _NO_X)
+    out[:] = flat.node_id[leaves]

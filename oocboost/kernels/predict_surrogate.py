@@ -173,90 +173,65 @@ def _leaf_binned(codes, missing_bin, row, lo, left, feature, bin_threshold, defa
 
 
 @njit(parallel=True, cache=True)
-def predict_raw_surrogate(X, tree_start, tree_end, node_offset, tree_group, tree_n_cols,
-                          value_offset, left, feature, threshold, default_left,
-                          is_categorical, cat_offset, cat_n_bits, cat_bitset, value,
-                          s_start, s_end, s_feature, s_threshold, s_left_le, s_is_cat,
-                          s_bits, out):
-    """:func:`.predict.predict_raw` through surrogates: trees in order for each row, so
-    a row's sum is the same whatever the chunking or threads."""
-    n_rows = X.shape[0]
-    n_chunks = (n_rows + CHUNK_ROWS - 1) // CHUNK_ROWS
-    for c in prange(n_chunks):
+def predict_surrogate(X, codes, binned, missing_bin, tree_start, tree_end, node_offset,
+                      tree_group, tree_n_cols, value_offset, left, feature, threshold,
+                      bin_threshold, default_left, is_categorical, cat_offset, cat_n_bits,
+                      cat_bitset, value, s_start, s_end, s_feature, s_threshold, s_bin,
+                      s_left_le, s_is_cat, s_bits, leaves, out):
+    """:mod:`.predict`'s margins of raw rows (``binned`` False) or bin codes, trees
+    summed in order for each row, through surrogates; or, when ``leaves`` has columns,
+    each tree's flat leaf. One kernel for the three (one compilation)."""
+    n_rows = codes.shape[1] if binned else X.shape[0]
+    for c in prange((n_rows + CHUNK_ROWS - 1) // CHUNK_ROWS):
         for row in range(c * CHUNK_ROWS, min(n_rows, (c + 1) * CHUNK_ROWS)):
             for t in range(tree_start, tree_end):
-                leaf = _leaf_raw(X, row, node_offset[t], left, feature, threshold,
-                                 default_left, is_categorical, cat_offset, cat_n_bits,
-                                 cat_bitset, s_start, s_end, s_feature, s_threshold,
-                                 s_left_le, s_is_cat, s_bits)
-                _add_leaf(out, row, t, leaf, node_offset, tree_group, tree_n_cols,
-                          value_offset, value)
-
-
-@njit(parallel=True, cache=True)
-def predict_binned_surrogate(codes, missing_bin, tree_start, tree_end, node_offset,
-                             tree_group, tree_n_cols, value_offset, left, feature,
-                             bin_threshold, default_left, is_categorical, cat_offset,
-                             cat_n_bits, cat_bitset, value, s_start, s_end, s_feature, s_bin,
-                             s_left_le, s_is_cat, s_bits, out):
-    """:func:`.predict.predict_binned` through surrogates."""
-    n_rows = codes.shape[1]
-    n_chunks = (n_rows + CHUNK_ROWS - 1) // CHUNK_ROWS
-    for c in prange(n_chunks):
-        for row in range(c * CHUNK_ROWS, min(n_rows, (c + 1) * CHUNK_ROWS)):
-            for t in range(tree_start, tree_end):
-                leaf = _leaf_binned(codes, missing_bin, row, node_offset[t], left, feature,
-                                    bin_threshold, default_left, is_categorical, cat_offset,
-                                    cat_n_bits, cat_bitset, s_start, s_end, s_feature, s_bin,
-                                    s_left_le, s_is_cat, s_bits)
-                _add_leaf(out, row, t, leaf, node_offset, tree_group, tree_n_cols,
-                          value_offset, value)
-
-
-@njit(parallel=True, cache=True)
-def predict_leaf_raw_surrogate(X, tree_start, tree_end, node_offset, left, feature,
-                               threshold, default_left, is_categorical, cat_offset,
-                               cat_n_bits, cat_bitset, node_id, s_start, s_end, s_feature,
-                               s_threshold, s_left_le, s_is_cat, s_bits, out):
-    """:func:`.predict.predict_leaf_raw` through surrogates (each tree's node ids)."""
-    n_rows = X.shape[0]
-    for row in prange(n_rows):
-        for t in range(tree_start, tree_end):
-            leaf = _leaf_raw(X, row, node_offset[t], left, feature, threshold, default_left,
-                             is_categorical, cat_offset, cat_n_bits, cat_bitset, s_start,
-                             s_end, s_feature, s_threshold, s_left_le, s_is_cat, s_bits)
-            out[row, t - tree_start] = node_id[leaf]
+                if binned:
+                    leaf = _leaf_binned(codes, missing_bin, row, node_offset[t], left,
+                                        feature, bin_threshold, default_left,
+                                        is_categorical, cat_offset, cat_n_bits, cat_bitset,
+                                        s_start, s_end, s_feature, s_bin, s_left_le,
+                                        s_is_cat, s_bits)
+                else:
+                    leaf = _leaf_raw(X, row, node_offset[t], left, feature, threshold,
+                                     default_left, is_categorical, cat_offset, cat_n_bits,
+                                     cat_bitset, s_start, s_end, s_feature, s_threshold,
+                                     s_left_le, s_is_cat, s_bits)
+                if leaves.shape[1]:
+                    leaves[row, t - tree_start] = leaf
+                else:
+                    _add_leaf(out, row, t, leaf, node_offset, tree_group, tree_n_cols,
+                              value_offset, value)
 
 
 # ------------------------------------------------------------------ Python front ends
 
 
+def _run(flat, sur, X, codes, binned, missing_bin, tree_start, tree_end, leaves, out):
+    predict_surrogate(X, codes, binned, missing_bin, tree_start, tree_end,
+                      flat.node_offset, flat.tree_group, flat.tree_n_cols,
+                      flat.value_offset, flat.left, flat.feature, flat.threshold,
+                      flat.bin_threshold, flat.default_left, flat.is_categorical,
+                      flat.cat_offset, flat.cat_n_bits, flat.cat_bitset, flat.value,
+                      sur.start, sur.end, sur.feature, sur.threshold, sur.bin_threshold,
+                      sur.left_le, sur.is_categorical, sur.cat_bitset, leaves, out)
+
+
+_NO_X, _NO_CODES, _NO_LEAVES = np.zeros((0, 0)), np.zeros((0, 0), np.uint8), \
+    np.zeros((0, 0), np.int64)
+
+
 def raw_margins(flat, sur, X, tree_start, tree_end, out):
     """:func:`.predict.raw_margins` through surrogates (``out`` accumulated)."""
-    predict_raw_surrogate(X, tree_start, tree_end, flat.node_offset, flat.tree_group,
-                          flat.tree_n_cols, flat.value_offset, flat.left, flat.feature,
-                          flat.threshold, flat.default_left, flat.is_categorical,
-                          flat.cat_offset, flat.cat_n_bits, flat.cat_bitset, flat.value,
-                          sur.start, sur.end, sur.feature, sur.threshold, sur.left_le,
-                          sur.is_categorical, sur.cat_bitset, out)
+    _run(flat, sur, X, _NO_CODES, False, -1, tree_start, tree_end, _NO_LEAVES, out)
 
 
 def binned_margins(flat, sur, codes, missing_bin, tree_start, tree_end, out):
     """:func:`.predict.binned_margins` through surrogates (``out`` accumulated)."""
-    predict_binned_surrogate(codes, missing_bin, tree_start, tree_end, flat.node_offset,
-                             flat.tree_group, flat.tree_n_cols, flat.value_offset,
-                             flat.left, flat.feature, flat.bin_threshold, flat.default_left,
-                             flat.is_categorical, flat.cat_offset, flat.cat_n_bits,
-                             flat.cat_bitset, flat.value, sur.start, sur.end, sur.feature,
-                             sur.bin_threshold, sur.left_le, sur.is_categorical,
-                             sur.cat_bitset, out)
+    _run(flat, sur, _NO_X, codes, True, missing_bin, tree_start, tree_end, _NO_LEAVES, out)
 
 
 def raw_leaves(flat, sur, X, tree_start, tree_end, out):
-    """:func:`.predict.raw_leaves` through surrogates."""
-    predict_leaf_raw_surrogate(X, tree_start, tree_end, flat.node_offset, flat.left,
-                               flat.feature, flat.threshold, flat.default_left,
-                               flat.is_categorical, flat.cat_offset, flat.cat_n_bits,
-                               flat.cat_bitset, flat.node_id, sur.start, sur.end,
-                               sur.feature, sur.threshold, sur.left_le, sur.is_categorical,
-                               sur.cat_bitset, out)
+    """:func:`.predict.raw_leaves` through surrogates: each tree's own node ids."""
+    leaves = np.empty((X.shape[0], tree_end - tree_start), np.int64)
+    _run(flat, sur, X, _NO_CODES, False, -1, tree_start, tree_end, leaves, _NO_X)
+    out[:] = flat.node_id[leaves]

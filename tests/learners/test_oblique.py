@@ -32,7 +32,7 @@ def test_depth_two_oblique_tree_learns_a_rotated_boundary():
     assert abs(w[0] / w[1] - 1.0) < 0.15           # the boundary's direction
 
 
-@pytest.mark.parametrize("block_rows", [97, 4000])
+@pytest.mark.parametrize("block_rows", [397, 4000])
 def test_forest_does_not_depend_on_block_size(tmp_path, block_rows):
     X, y = _rotated(4000, 2)
     Xt, yt = _rotated(2000, 3)
