@@ -446,21 +446,26 @@ def predict_leaf_raw(X, tree_start, tree_end, node_offset, tree_depth, tree_has_
 # ------------------------------------------------------------------ Python front ends
 
 
+def _walker(flat):
+    """The module whose row-at-a-time kernels walk trees with oblique splits, shared
+    nodes or surrogates (``predict_oblique``, ``predict_dag``, ``predict_surrogate``), or
+    None for the kernels here."""
+    if flat.oblique is not None:
+        from . import predict_oblique as walker
+    elif flat.right is not None:
+        from . import predict_dag as walker
+    elif flat.surrogates is not None:
+        from . import predict_surrogate as walker
+    else:
+        return None
+    return walker
+
+
 def raw_margins(flat, X, tree_start, tree_end, out):
     """Call :func:`predict_raw` with the arrays of ``flat`` (``out`` accumulated)."""
-    if flat.oblique is not None:
-        from . import predict_oblique
-
-        return predict_oblique.raw_margins(flat, X, tree_start, tree_end, out)
-    if flat.right is not None:
-        from . import predict_dag
-
-        return predict_dag.raw_margins(flat, X, tree_start, tree_end, out)
-    if flat.surrogates is not None:
-        from . import predict_surrogate
-
-        return predict_surrogate.raw_margins(flat, flat.surrogates, X, tree_start, tree_end,
-                                             out)
+    walker = _walker(flat)
+    if walker is not None:
+        return walker.raw_margins(flat, X, tree_start, tree_end, out)
     predict_raw(X, tree_start, tree_end, flat.node_offset, flat.tree_depth, flat.tree_group,
                 flat.tree_n_cols, flat.value_offset, flat.tree_has_cat, flat.left,
                 flat.feature, flat.threshold, flat.default_left, flat.is_categorical,
@@ -468,16 +473,14 @@ def raw_margins(flat, X, tree_start, tree_end, out):
 
 
 def binned_margins(flat, codes, missing_bin, tree_start, tree_end, out):
-    """Call :func:`predict_binned` with the arrays of ``flat`` (``out`` accumulated)."""
-    if flat.right is not None:
-        from . import predict_dag
-
-        return predict_dag.binned_margins(flat, codes, missing_bin, tree_start, tree_end, out)
-    if flat.surrogates is not None:
-        from . import predict_surrogate
-
-        return predict_surrogate.binned_margins(flat, flat.surrogates, codes, missing_bin,
-                                                tree_start, tree_end, out)
+    """Call :func:`predict_binned` with the arrays of ``flat`` (``out`` accumulated).
+    Oblique splits read the bins' values: ``predict_oblique.binned_margins``."""
+    if flat.oblique is not None:
+        raise ValueError("trees with oblique splits read the bins' values: call "
+                         "predict_oblique.binned_margins with them")
+    walker = _walker(flat)
+    if walker is not None:
+        return walker.binned_margins(flat, codes, missing_bin, tree_start, tree_end, out)
     predict_binned(codes, missing_bin, tree_start, tree_end, flat.node_offset,
                    flat.tree_depth, flat.tree_group, flat.tree_n_cols, flat.value_offset,
                    flat.tree_has_cat, flat.left, flat.feature, flat.bin_threshold,
@@ -487,19 +490,9 @@ def binned_margins(flat, codes, missing_bin, tree_start, tree_end, out):
 
 def raw_leaves(flat, X, tree_start, tree_end, out):
     """Call :func:`predict_leaf_raw` with the arrays of ``flat``."""
-    if flat.oblique is not None:
-        from . import predict_oblique
-
-        return predict_oblique.raw_leaves(flat, X, tree_start, tree_end, out)
-    if flat.right is not None:
-        from . import predict_dag
-
-        return predict_dag.raw_leaves(flat, X, tree_start, tree_end, out)
-    if flat.surrogates is not None:
-        from . import predict_surrogate
-
-        return predict_surrogate.raw_leaves(flat, flat.surrogates, X, tree_start, tree_end,
-                                            out)
+    walker = _walker(flat)
+    if walker is not None:
+        return walker.raw_leaves(flat, X, tree_start, tree_end, out)
     predict_leaf_raw(X, tree_start, tree_end, flat.node_offset, flat.tree_depth,
                      flat.tree_has_cat, flat.left, flat.feature, flat.threshold,
                      flat.default_left, flat.is_categorical, flat.cat_offset,

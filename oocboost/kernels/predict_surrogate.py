@@ -206,7 +206,8 @@ def predict_surrogate(X, codes, binned, missing_bin, tree_start, tree_end, node_
 # ------------------------------------------------------------------ Python front ends
 
 
-def _run(flat, sur, X, codes, binned, missing_bin, tree_start, tree_end, leaves, out):
+def _run(flat, X, codes, binned, missing_bin, tree_start, tree_end, leaves, out):
+    sur = flat.surrogates
     predict_surrogate(X, codes, binned, missing_bin, tree_start, tree_end,
                       flat.node_offset, flat.tree_group, flat.tree_n_cols,
                       flat.value_offset, flat.left, flat.feature, flat.threshold,
@@ -220,18 +221,18 @@ _NO_X, _NO_CODES, _NO_LEAVES = np.zeros((0, 0)), np.zeros((0, 0), np.uint8), \
     np.zeros((0, 0), np.int64)
 
 
-def raw_margins(flat, sur, X, tree_start, tree_end, out):
+def raw_margins(flat, X, tree_start, tree_end, out):
     """:func:`.predict.raw_margins` through surrogates (``out`` accumulated)."""
-    _run(flat, sur, X, _NO_CODES, False, -1, tree_start, tree_end, _NO_LEAVES, out)
+    _run(flat, X, _NO_CODES, False, -1, tree_start, tree_end, _NO_LEAVES, out)
 
 
-def binned_margins(flat, sur, codes, missing_bin, tree_start, tree_end, out):
+def binned_margins(flat, codes, missing_bin, tree_start, tree_end, out):
     """:func:`.predict.binned_margins` through surrogates (``out`` accumulated)."""
-    _run(flat, sur, _NO_X, codes, True, missing_bin, tree_start, tree_end, _NO_LEAVES, out)
+    _run(flat, _NO_X, codes, True, missing_bin, tree_start, tree_end, _NO_LEAVES, out)
 
 
-def raw_leaves(flat, sur, X, tree_start, tree_end, out):
+def raw_leaves(flat, X, tree_start, tree_end, out):
     """:func:`.predict.raw_leaves` through surrogates: each tree's own node ids."""
     leaves = np.empty((X.shape[0], tree_end - tree_start), np.int64)
-    _run(flat, sur, X, _NO_CODES, False, -1, tree_start, tree_end, leaves, _NO_X)
+    _run(flat, X, _NO_CODES, False, -1, tree_start, tree_end, leaves, _NO_X)
     out[:] = flat.node_id[leaves]
