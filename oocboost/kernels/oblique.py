@@ -10,19 +10,9 @@ missing any feature of an oblique split takes the node's default direction.
 import numpy as np
 from numba import njit, prange
 
+from .surrogate import axis_goes_left
+
 KIND_LEAF, KIND_AXIS, KIND_OBLIQUE = 0, 1, 2
-
-
-@njit(inline="always")
-def _axis_left(code, node, bin_threshold, default_left, is_cat, bits, missing_bin):
-    if code == missing_bin:
-        return default_left[node]
-    if is_cat[node]:
-        word = code >> 5
-        if word >= bits.shape[1]:
-            return False
-        return (bits[node, word] >> np.uint32(code & 31)) & np.uint32(1) != 0
-    return code <= bin_threshold[node]
 
 
 @njit(inline="always")
@@ -62,7 +52,7 @@ def advance_rows(codes, rep, node_of_row, kind, feature, bin_threshold, default_
                 continue
             if k == KIND_AXIS:
                 code = np.int64(codes[feature[t, node], i])
-                go = _axis_left(code, node, bin_threshold[t], default_left[t], is_cat[t],
+                go = axis_goes_left(code, node, bin_threshold[t], default_left[t], is_cat[t],
                                 bits[t], missing_bin)
             else:
                 z = _oblique_sum(codes, rep, i, obl_feature[t, node], obl_weight[t, node])

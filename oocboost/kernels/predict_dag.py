@@ -105,15 +105,22 @@ _NO_X, _NO_CODES, _NO_LEAVES = np.zeros((0, 0)), np.zeros((0, 0), np.uint8), \
     np.zeros((0, 0), np.int64)
 
 
-def raw_margins(flat, X, tree_start, tree_end, out):
-    _run(flat, X, _NO_CODES, False, -1, tree_start, tree_end, _NO_LEAVES, out)
+def front_ends(run):
+    """``(raw_margins, binned_margins, raw_leaves)`` of :mod:`.predict`'s interface over
+    a row-at-a-time kernel ``run(flat, X, codes, binned, missing_bin, tree_start,
+    tree_end, leaves, out)`` (``leaves`` with columns: write flat leaves, not margins)."""
+    def raw_margins(flat, X, tree_start, tree_end, out):
+        run(flat, X, _NO_CODES, False, -1, tree_start, tree_end, _NO_LEAVES, out)
+
+    def binned_margins(flat, codes, missing_bin, tree_start, tree_end, out):
+        run(flat, _NO_X, codes, True, missing_bin, tree_start, tree_end, _NO_LEAVES, out)
+
+    def raw_leaves(flat, X, tree_start, tree_end, out):
+        leaves = np.empty((X.shape[0], tree_end - tree_start), np.int64)
+        run(flat, X, _NO_CODES, False, -1, tree_start, tree_end, leaves, _NO_X)
+        out[:] = flat.node_id[leaves]
+
+    return raw_margins, binned_margins, raw_leaves
 
 
-def binned_margins(flat, codes, missing_bin, tree_start, tree_end, out):
-    _run(flat, _NO_X, codes, True, missing_bin, tree_start, tree_end, _NO_LEAVES, out)
-
-
-def raw_leaves(flat, X, tree_start, tree_end, out):
-    leaves = np.empty((X.shape[0], tree_end - tree_start), np.int64)
-    _run(flat, X, _NO_CODES, False, -1, tree_start, tree_end, leaves, _NO_X)
-    out[:] = flat.node_id[leaves]
+raw_margins, binned_margins, raw_leaves = front_ends(_run)

@@ -12,7 +12,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit, prange
 
-from .predict_dag import add_leaf
+from .predict_dag import add_leaf, front_ends
 
 CHUNK_ROWS = 64
 
@@ -116,18 +116,18 @@ def _run(flat, X, codes, rep, binned, missing_bin, tree_start, tree_end, leaves,
                     leaves, out)
 
 
-def raw_margins(flat, X, tree_start, tree_end, out):
-    _run(flat, X, np.zeros((0, 0), np.uint8), np.zeros((0, 0)), False, -1, tree_start,
-         tree_end, np.zeros((0, 0), np.int64), out)
+#: raw values need no bin values (cache codes do: :func:`binned_margins`)
+_NO_REP = np.zeros((0, 0))
+
+
+def _run_raw(flat, X, codes, binned, missing_bin, tree_start, tree_end, leaves, out):
+    _run(flat, X, codes, _NO_REP, binned, missing_bin, tree_start, tree_end, leaves, out)
+
+
+raw_margins, _, raw_leaves = front_ends(_run_raw)
 
 
 def binned_margins(flat, codes, missing_bin, rep, tree_start, tree_end, out):
+    """Margins of cache codes, reading each bin as ``rep[f, code]``."""
     _run(flat, np.zeros((0, 0)), codes, rep, True, missing_bin, tree_start, tree_end,
          np.zeros((0, 0), np.int64), out)
-
-
-def raw_leaves(flat, X, tree_start, tree_end, out):
-    leaves = np.empty((X.shape[0], tree_end - tree_start), np.int64)
-    _run(flat, X, np.zeros((0, 0), np.uint8), np.zeros((0, 0)), False, -1, tree_start,
-         tree_end, leaves, np.zeros((0, 0)))
-    out[:] = flat.node_id[leaves]

@@ -22,6 +22,7 @@ import numpy as np
 from numba import njit, prange
 
 from .predict_dag import add_leaf as _add_leaf
+from .predict_dag import front_ends
 
 #: Rows a task walks through every tree (a row at a time: surrogates break the
 #: lockstep of :mod:`.predict`'s chunks).
@@ -217,22 +218,5 @@ def _run(flat, X, codes, binned, missing_bin, tree_start, tree_end, leaves, out)
                       sur.left_le, sur.is_categorical, sur.cat_bitset, leaves, out)
 
 
-_NO_X, _NO_CODES, _NO_LEAVES = np.zeros((0, 0)), np.zeros((0, 0), np.uint8), \
-    np.zeros((0, 0), np.int64)
-
-
-def raw_margins(flat, X, tree_start, tree_end, out):
-    """:func:`.predict.raw_margins` through surrogates (``out`` accumulated)."""
-    _run(flat, X, _NO_CODES, False, -1, tree_start, tree_end, _NO_LEAVES, out)
-
-
-def binned_margins(flat, codes, missing_bin, tree_start, tree_end, out):
-    """:func:`.predict.binned_margins` through surrogates (``out`` accumulated)."""
-    _run(flat, _NO_X, codes, True, missing_bin, tree_start, tree_end, _NO_LEAVES, out)
-
-
-def raw_leaves(flat, X, tree_start, tree_end, out):
-    """:func:`.predict.raw_leaves` through surrogates: each tree's own node ids."""
-    leaves = np.empty((X.shape[0], tree_end - tree_start), np.int64)
-    _run(flat, X, _NO_CODES, False, -1, tree_start, tree_end, leaves, _NO_X)
-    out[:] = flat.node_id[leaves]
+#: :func:`.predict.raw_margins`, ``binned_margins`` and ``raw_leaves`` through surrogates
+raw_margins, binned_margins, raw_leaves = front_ends(_run)

@@ -20,8 +20,10 @@ LEFT_LE, RIGHT_LE = 1, 0
 
 
 @njit(inline="always")
-def _goes_left(code, node, bin_threshold, default_left, is_categorical, cat_bitset,
-               missing_bin):
+def axis_goes_left(code, node, bin_threshold, default_left, is_categorical, cat_bitset,
+                   missing_bin):
+    """Whether bin ``code`` goes left at an axis-aligned split node (the partition
+    kernel's rules, on per-node arrays of one tree)."""
     if code == missing_bin:
         return default_left[node]
     if is_categorical[node]:
@@ -61,7 +63,7 @@ def surrogate_paths(low, wide, wide_row, left, right, feature, bin_threshold, de
         if weight[i] > 0:
             while left[node] >= 0:
                 code = read_code(low, wide, wide_row, feature[node], i)
-                go = _goes_left(code, node, bin_threshold, default_left, is_categorical,
+                go = axis_goes_left(code, node, bin_threshold, default_left, is_categorical,
                                 cat_bitset, missing_bin)
                 if code != missing_bin and slot_of_node[node] >= 0 and d < max_steps:
                     path_slot[i, d] = slot_of_node[node]
