@@ -195,7 +195,24 @@ def _train_params(args):
     return params
 
 
+#: The warm-up profile (``kernels/warm_signatures.json``) of each ``--learner``.
+WARMUP_PROFILE = {"gbtree": "boosting", "random-forest": "forest", "extra-trees": "forest",
+                  "decision-tree": "forest", "adaboost": "adaboost"}
+
+
 def cmd_train(args):
+    from .kernels import warmup
+
+    profile = WARMUP_PROFILE.get(args.learner)
+    helpers = warmup.auto_start(profile) if profile else []
+    if helpers and not args.quiet:
+        print(f"first run: compiling the kernels on {len(helpers)} processes (once; "
+              f"`oocboost warmup` does it ahead)", flush=True)
+    warmup.wait(helpers)
+    return _train(args)
+
+
+def _train(args):
     from .learners.boosting.callback import TrainingCheckPoint
     from .learners.boosting.training import train
 
@@ -276,6 +293,19 @@ def cmd_demo(args):
                     memory_limit=args.memory_limit, quiet=args.quiet)
 
 
+def cmd_warmup(args):
+    from .kernels import warmup
+
+    profiles = list(warmup.PROFILES) if args.learner == "all" else [args.learner]
+    if not args.quiet:
+        print(f"compiling the kernels of {', '.join(profiles)} on "
+              f"{args.jobs or os.cpu_count()} processes", flush=True)
+    seconds = warmup.warm_up(profiles, args.jobs)
+    if not args.quiet:
+        print(f"done in {seconds:.1f}s; numba's cache now holds them")
+    return 0
+
+
 def _matplotlib():
     try:
         import matplotlib
@@ -349,6 +379,14 @@ def build_parser():
     _add_train(sub)
     _add_predict_and_evaluate(sub)
     _add_plot_and_report(sub)
+    w = sub.add_parser("warmup", help="compile the kernels of a learner ahead of its first "
+                                      "run, on every core")
+    w.add_argument("--learner", choices=["boosting", "forest", "adaboost", "all"],
+                   default="all", help="which runs to prepare (default: all)")
+    w.add_argument("--jobs", type=int, default=None,
+                   help="processes compiling at once (default: one per core)")
+    w.add_argument("--quiet", action="store_true")
+    w.set_defaults(func=cmd_warmup)
     return parser
 
 

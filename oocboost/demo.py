@@ -34,6 +34,14 @@ def run_demo(workdir="demo_data", n_rows=200_000, rounds=50, memory_limit=None, 
         if not quiet:
             print(msg, flush=True)
 
+    from .kernels import warmup
+
+    # a first run (numba's cache empty) compiles the training and prediction kernels on
+    # every core while this process generates the data and builds the caches
+    helpers = warmup.auto_start("boosting")
+    if helpers:
+        say(f"      first run: compiling the kernels on {len(helpers)} processes in the "
+            f"background (once; `oocboost warmup` does it ahead)")
     os.makedirs(workdir, exist_ok=True)
     train_csv = os.path.join(workdir, "train.csv")
     valid_csv = os.path.join(workdir, "valid.csv")
@@ -58,6 +66,10 @@ def run_demo(workdir="demo_data", n_rows=200_000, rounds=50, memory_limit=None, 
         f"{train_cache.n_blocks} blocks, {format_size(train_cache.nbytes_stored)} on disk "
         f"({time.perf_counter() - t1:.1f}s)")
 
+    if helpers:
+        t_wait = time.perf_counter()
+        warmup.wait(helpers)
+        say(f"      waited {time.perf_counter() - t_wait:.1f}s for the kernels to compile")
     t2 = time.perf_counter()
     say(f"[3/5] training {rounds} rounds of binary:logistic, depth 6, eta 0.1, "
         f"early stopping 10")

@@ -366,9 +366,12 @@ class TreeGrower(HistogramSlots, BundledColumns):
         self.telemetry.passes += 1
         nd = self.nodes
         if self._pending_subtractions:
-            trip = np.concatenate(self._pending_subtractions)
-            subtract_histograms(self.hist, trip[:, 0], trip[:, 1], trip[:, 2])
-            self._free_slots.extend(trip[:, 0].tolist())
+            # contiguous rows: numpy flags a one-triple column slice contiguous and a
+            # longer one not, which had numba compile the kernel twice
+            parents, built, siblings = np.ascontiguousarray(
+                np.concatenate(self._pending_subtractions).T)
+            subtract_histograms(self.hist, parents, built, siblings)
+            self._free_slots.extend(parents.tolist())
             self._pending_subtractions = []
         nd.slot_of_node.fill(-1)
         evaluate = self._to_evaluate

@@ -22,6 +22,7 @@ Layout of :class:`LeafTables` (``T`` trees, ``J`` (tree, feature) pairs)::
     table_offset   int64   (T + 1,)   the tree's entries in ``table``
     table          int32   (E,)       flat leaf node of each entry
 """
+import math
 from typing import NamedTuple
 
 import numpy as np
@@ -98,7 +99,8 @@ def _tree_table(flat, t, n_codes, missing_bin):
         classes.append(inverse.reshape(-1))
         reps.append(first)
     sizes = [len(r) for r in reps]
-    n_entries = int(np.prod(sizes))
+    # Python's integers: numpy's product of a deep tree's sizes wrapped past int64
+    n_entries = math.prod(sizes)
     if n_entries > MAX_TABLE_ENTRIES:
         return None
     strides = np.ones(len(sizes), np.int64)

@@ -184,17 +184,35 @@ def set_bit(bits, c):
     bits[c >> 5] |= np.uint32(1) << np.uint32(c & 31)
 
 
+def categorical_positions(is_categorical):
+    """``(cat_index, cat_features)``: each feature's place among the categorical ones
+    (-1 for numeric, int64) and the categorical features in order (int64)."""
+    is_categorical = np.asarray(is_categorical, dtype=bool)
+    cat_features = np.flatnonzero(is_categorical).astype(np.int64)
+    cat_index = np.full(is_categorical.shape[0], -1, np.int64)
+    cat_index[cat_features] = np.arange(cat_features.shape[0])
+    return cat_index, cat_features
+
+
 @njit(cache=True)
-def categorical_index(is_categorical):
-    """Position of each categorical feature among the categorical ones, -1 for numeric."""
-    n_features = is_categorical.shape[0]
-    cat_index = np.full(n_features, -1, np.int64)
-    n_cat = 0
-    for f in range(n_features):
-        if is_categorical[f]:
-            cat_index[f] = n_cat
-            n_cat += 1
-    return cat_index, n_cat
+def pick_best_pairs(p_gain, p_bin, p_dl, p_left, p_bits, cat_index, node_sums, slots, gain,
+                    feature, bin_idx, default_left, is_cat, cat_bitset, left_sums,
+                    right_sums):
+    """Each node's best (node, feature) pair (pair ``e * n_features + f``; the first
+    feature of the best gain) written to row ``e`` by :func:`write_result`. Serial and in
+    feature order, so the choice does not depend on the thread count."""
+    n_eval = slots.shape[0]
+    n_features = cat_index.shape[0]
+    for e in range(n_eval):
+        best = -np.inf
+        best_f = -1
+        for f in range(n_features):
+            if p_gain[e * n_features + f] > best:
+                best = p_gain[e * n_features + f]
+                best_f = f
+        write_result(e, best_f, e * n_features + best_f, p_gain, p_bin, p_dl, p_left,
+                     p_bits, cat_index, node_sums[slots[e]], gain, feature, bin_idx,
+                     default_left, is_cat, cat_bitset, left_sums, right_sums)
 
 
 @njit(cache=True)
@@ -202,16 +220,21 @@ def write_result(e, f, p, p_gain, p_bin, p_dl, p_left, p_bits, cat_index, node_s
                   gain, feature, bin_idx, default_left, is_cat, cat_bitset, left_sums,
                   right_sums):
     """Copy the per-(node, feature) winner ``p`` (or "no split" when f < 0) to row e."""
+    # element loops, not slice assignments: those compile numba's shape-checking and
+    # message-formatting code (about 2.5 s of a cold start) for a handful of words
     n_stats = left_sums.shape[1]
-    cat_bitset[e, :] = 0
+    n_words = cat_bitset.shape[1]
+    for w in range(n_words):
+        cat_bitset[e, w] = 0
     if f < 0:
         gain[e] = -np.inf
         feature[e] = -1
         bin_idx[e] = -1
         default_left[e] = False
         is_cat[e] = False
-        left_sums[e, :] = 0.0
-        right_sums[e, :] = 0.0
+        for k in range(n_stats):
+            left_sums[e, k] = 0.0
+            right_sums[e, k] = 0.0
         return
     gain[e] = p_gain[p]
     feature[e] = f
@@ -220,7 +243,8 @@ def write_result(e, f, p, p_gain, p_bin, p_dl, p_left, p_bits, cat_index, node_s
     ci = cat_index[f]
     is_cat[e] = ci >= 0
     if ci >= 0:
-        cat_bitset[e, :] = p_bits[e, ci, :]
+        for w in range(n_words):
+            cat_bitset[e, w] = p_bits[e, ci, w]
     for k in range(n_stats):
         left_sums[e, k] = p_left[p, k]
         right_sums[e, k] = node_sum[k] - p_left[p, k]

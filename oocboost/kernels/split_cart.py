@@ -13,7 +13,7 @@ from .split import (
     CRITERION_MH_Z,
     CRITERION_POISSON,
     CRITERION_SQUARED_ERROR,
-    categorical_index,
+    categorical_positions,
     set_bit,
     write_result,
 )
@@ -435,71 +435,118 @@ def find_splits_cart(hist, node_sums, slots, column_feature, feature_mask, n_val
         None: column ``q`` is one histogram column.
     """
     bin_start, flat = _bin_starts(hist, column_of, column_feature.shape[1])
-    _find_splits_cart(flat, bin_start, node_sums, slots, column_feature, feature_mask,
-                      n_value_bins, is_categorical, missing_bin, criterion_code, n_classes,
-                      min_samples_leaf, min_weight_leaf, total_weight, random_bin,
-                      improvement, impurity_decrease, feature, bin_idx, default_left,
-                      is_cat, cat_bitset, left_sums, right_sums, zero_after, values)
+    n_eval, n_columns = column_feature.shape
+    n_stats = left_sums.shape[1]
+    cat_index, cat_features = categorical_positions(is_categorical)
+    p_gain = np.empty(n_eval * n_columns)
+    p_bin = np.empty(n_eval * n_columns, np.int32)
+    p_dl = np.zeros(n_eval * n_columns, np.bool_)
+    p_left = np.zeros((n_eval * n_columns, n_stats))
+    p_bits = np.zeros((n_eval, max(len(cat_features), 1), cat_bitset.shape[1]), np.uint32)
+    w_nodes = _node_weights(node_sums, slots, criterion_code, n_classes)
+    _cart_numeric_pairs(flat, bin_start, node_sums, slots, column_feature, feature_mask,
+                        n_value_bins, is_categorical, missing_bin, criterion_code, n_classes,
+                        min_samples_leaf, min_weight_leaf, random_bin, zero_after, values,
+                        w_nodes, p_gain, p_bin, p_dl, p_left)
+    # the categorical search compiles only when a node can use it (a cold start's time)
+    if len(cat_features) and (is_categorical[column_feature] & feature_mask).any():
+        _cart_categorical_pairs(flat, bin_start, node_sums, slots, column_feature,
+                                feature_mask, n_value_bins, is_categorical, cat_index,
+                                missing_bin, criterion_code, n_classes, min_samples_leaf,
+                                min_weight_leaf, zero_after, values, w_nodes, p_gain, p_dl,
+                                p_left, p_bits)
+    _pick_best_cart(column_feature, criterion_code, n_classes, total_weight, values,
+                    w_nodes, p_gain, p_bin, p_dl, p_left, p_bits, cat_index, node_sums,
+                    slots, improvement, impurity_decrease, feature, bin_idx, default_left,
+                    is_cat, cat_bitset, left_sums, right_sums)
+
+
+@njit(cache=True)
+def _node_weights(node_sums, slots, criterion_code, n_classes):
+    w_nodes = np.empty(slots.shape[0])
+    for e in range(slots.shape[0]):
+        w_nodes[e] = _stats_weight(node_sums[slots[e]], criterion_code, n_classes)
+    return w_nodes
 
 
 @njit(parallel=True, cache=True)
-def _find_splits_cart(hist, bin_start, node_sums, slots, column_feature, feature_mask,
-                      n_value_bins, is_categorical, missing_bin, criterion_code, n_classes,
-                      min_samples_leaf, min_weight_leaf, total_weight, random_bin,
-                      improvement, impurity_decrease, feature, bin_idx, default_left,
-                      is_cat, cat_bitset, left_sums, right_sums, zero_after, values):
-    """:func:`find_splits_cart` over ``hist`` as (n_slots, n_columns * max_bin, width):
-    column ``q``'s bins are ``bin_start[q] .. bin_start[q + 1] - 1``."""
+def _cart_numeric_pairs(hist, bin_start, node_sums, slots, column_feature, feature_mask,
+                        n_value_bins, is_categorical, missing_bin, criterion_code,
+                        n_classes, min_samples_leaf, min_weight_leaf, random_bin,
+                        zero_after, values, w_nodes, p_gain, p_bin, p_dl, p_left):
+    """The best split of each (node, numeric column) pair into the ``p_*`` arrays (pair
+    ``e * n_columns + q``; -inf gain for masked and categorical pairs). ``hist`` is
+    (n_slots, n_columns * max_bin, width): column ``q``'s bins are ``bin_start[q] ..
+    bin_start[q + 1] - 1``. Masked columns are zeroed here with ``zero_after``,
+    categorical ones by :func:`_cart_categorical_pairs`."""
     n_eval = slots.shape[0]
     n_columns = bin_start.shape[0] - 1
-    n_stats = left_sums.shape[1]   # hist may carry padding lanes past n_stats
-    n_words = cat_bitset.shape[1]
+    n_stats = p_left.shape[1]
     count_stat = n_stats - 1
     has_random = random_bin.shape[0] > 0
-    cat_index, n_cat = categorical_index(is_categorical)
-    n_pairs = n_eval * n_columns
-    p_gain = np.empty(n_pairs)
-    p_bin = np.empty(n_pairs, np.int32)
-    p_dl = np.zeros(n_pairs, np.bool_)
-    p_left = np.zeros((n_pairs, n_stats))
-    p_scratch = np.empty((n_pairs, 2, n_stats))
-    p_bits = np.zeros((n_eval, max(n_cat, 1), n_words), np.uint32)
-    w_nodes = np.empty(n_eval)
-    for e in range(n_eval):
-        w_nodes[e] = _stats_weight(node_sums[slots[e]], criterion_code, n_classes)
-    for p in prange(n_pairs):
+    scratch = np.empty((n_eval * n_columns, 2, n_stats))
+    for p in prange(n_eval * n_columns):
         e = p // n_columns
         q = p - e * n_columns
         f = column_feature[e, q]
         p_gain[p] = -np.inf
         p_bin[p] = -1
-        s = slots[e]
-        h = hist[s, bin_start[q]:bin_start[q + 1]]
+        h = hist[slots[e], bin_start[q]:bin_start[q + 1]]
         if not feature_mask[e, q]:
             if zero_after:
                 h[:] = 0
             continue
         if is_categorical[f]:
-            g, dl = _cart_categorical(h, node_sums[s], w_nodes[e],
-                                      n_value_bins[f], missing_bin, criterion_code,
-                                      n_classes, count_stat, min_samples_leaf,
-                                      min_weight_leaf, p_left[p], p_bits[e, cat_index[f]],
-                                      values)
-            p_gain[p] = g
-            p_dl[p] = dl
-        else:
-            rb = -1
-            if has_random:
-                rb = random_bin[e, q]
-            g, b, dl = _cart_numeric(h, node_sums[s], w_nodes[e], n_value_bins[f],
-                                     missing_bin, criterion_code, n_classes, count_stat,
-                                     min_samples_leaf, min_weight_leaf, rb, p_left[p],
-                                     p_scratch[p, 0], p_scratch[p, 1], values)
-            p_gain[p] = g
-            p_bin[p] = b
-            p_dl[p] = dl
+            continue
+        rb = -1
+        if has_random:
+            rb = random_bin[e, q]
+        g, b, dl = _cart_numeric(h, node_sums[slots[e]], w_nodes[e], n_value_bins[f],
+                                 missing_bin, criterion_code, n_classes, count_stat,
+                                 min_samples_leaf, min_weight_leaf, rb, p_left[p],
+                                 scratch[p, 0], scratch[p, 1], values)
+        p_gain[p] = g
+        p_bin[p] = b
+        p_dl[p] = dl
         if zero_after:
             h[:] = 0
+
+
+@njit(parallel=True, cache=True)
+def _cart_categorical_pairs(hist, bin_start, node_sums, slots, column_feature, feature_mask,
+                            n_value_bins, is_categorical, cat_index, missing_bin,
+                            criterion_code, n_classes, min_samples_leaf, min_weight_leaf,
+                            zero_after, values, w_nodes, p_gain, p_dl, p_left, p_bits):
+    """The best split of each (node, categorical column) pair, after
+    :func:`_cart_numeric_pairs`; its left set into ``p_bits[e, cat_index[f]]``."""
+    n_eval = slots.shape[0]
+    n_columns = bin_start.shape[0] - 1
+    count_stat = p_left.shape[1] - 1
+    for p in prange(n_eval * n_columns):
+        e = p // n_columns
+        q = p - e * n_columns
+        f = column_feature[e, q]
+        if not feature_mask[e, q] or not is_categorical[f]:
+            continue
+        h = hist[slots[e], bin_start[q]:bin_start[q + 1]]
+        g, dl = _cart_categorical(h, node_sums[slots[e]], w_nodes[e], n_value_bins[f],
+                                  missing_bin, criterion_code, n_classes, count_stat,
+                                  min_samples_leaf, min_weight_leaf, p_left[p],
+                                  p_bits[e, cat_index[f]], values)
+        p_gain[p] = g
+        p_dl[p] = dl
+        if zero_after:
+            h[:] = 0
+
+
+@njit(cache=True)
+def _pick_best_cart(column_feature, criterion_code, n_classes, total_weight, values,
+                    w_nodes, p_gain, p_bin, p_dl, p_left, p_bits, cat_index, node_sums,
+                    slots, improvement, impurity_decrease, feature, bin_idx, default_left,
+                    is_cat, cat_bitset, left_sums, right_sums):
+    """Each node's best column (serial, in column order) written to row ``e``, with its
+    weighted impurity decrease."""
+    n_eval, n_columns = column_feature.shape
     for e in range(n_eval):
         # columns ascend by feature, so the first best column is the smallest feature
         best = -np.inf

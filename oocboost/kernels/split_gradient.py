@@ -5,7 +5,7 @@ and the leaf values of the same formulas. Layout and outputs: :mod:`.split`."""
 import numpy as np
 from numba import njit, prange
 
-from .split import categorical_index, set_bit, write_result
+from .split import categorical_positions, pick_best_pairs, set_bit
 
 
 # --------------------------------------------------------------------------------------
@@ -495,35 +495,55 @@ def find_splits_gradient(hist, node_sums, slots, feature_mask, n_value_bins,
     if rows_per_hessian is None:
         rows_per_hessian = np.ones(len(slots))
     flat = hist.reshape(hist.shape[0], hist.shape[1] * max_bin, hist.shape[3])
-    _find_splits_gradient(flat, bin_start, node_sums, slots, feature_mask, n_value_bins,
-                          is_categorical, missing_bin, reg_lambda, reg_alpha,
-                          max_delta_step, min_child_weight,
-                          np.ascontiguousarray(cat_params, dtype=np.float64),
-                          np.ascontiguousarray(rows_per_hessian, dtype=np.float64),
-                          monotone, lower, upper, gain, feature, bin_idx, default_left,
-                          is_cat, cat_bitset, left_sums, right_sums)
-
-
-@njit(parallel=True, cache=True)
-def _find_splits_gradient(hist, bin_start, node_sums, slots, feature_mask, n_value_bins,
-                          is_categorical, missing_bin, reg_lambda, reg_alpha,
-                          max_delta_step, min_child_weight, cat_params, rows_per_hessian,
-                          monotone, lower, upper, gain, feature, bin_idx, default_left,
-                          is_cat, cat_bitset, left_sums, right_sums):
-    """:func:`find_splits_gradient` over ``hist`` as (n_slots, n_columns * max_bin,
-    width): feature ``f``'s bins are ``bin_start[f] .. bin_start[f + 1] - 1``."""
-    n_eval = slots.shape[0]
-    n_features = n_value_bins.shape[0]
-    n_stats = left_sums.shape[1]   # hist may carry padding lanes past n_stats
-    n_words = cat_bitset.shape[1]
-    cat_index, n_cat = categorical_index(is_categorical)
+    n_eval = len(slots)
     n_pairs = n_eval * n_features
+    cat_index, cat_features = categorical_positions(is_categorical)
     p_gain = np.empty(n_pairs)
     p_bin = np.empty(n_pairs, np.int32)
     p_dl = np.zeros(n_pairs, np.bool_)
-    p_left = np.zeros((n_pairs, n_stats))
-    p_bits = np.zeros((n_eval, max(n_cat, 1), n_words), np.uint32)
+    p_left = np.zeros((n_pairs, left_sums.shape[1]))
+    p_bits = np.zeros((n_eval, max(len(cat_features), 1), cat_bitset.shape[1]), np.uint32)
     parent_score = np.empty(n_eval)
+    _gradient_numeric_pairs(flat, bin_start, node_sums, slots, feature_mask, n_value_bins,
+                            is_categorical, missing_bin, reg_lambda, reg_alpha,
+                            max_delta_step, min_child_weight, monotone, lower, upper,
+                            parent_score, p_gain, p_bin, p_dl, p_left)
+    # the categorical search compiles (about 5 s cold) only when a node can use it
+    if len(cat_features) and feature_mask[:, cat_features].any():
+        _gradient_categorical_pairs(
+            flat, bin_start, node_sums, slots, feature_mask, n_value_bins, cat_features,
+            missing_bin, reg_lambda, reg_alpha, max_delta_step, min_child_weight,
+            np.ascontiguousarray(cat_params, dtype=np.float64),
+            np.ascontiguousarray(rows_per_hessian, dtype=np.float64), monotone, lower,
+            upper, parent_score, p_gain, p_dl, p_left, p_bits)
+    pick_best_pairs(p_gain, p_bin, p_dl, p_left, p_bits, cat_index, node_sums, slots,
+                    gain, feature, bin_idx, default_left, is_cat, cat_bitset, left_sums,
+                    right_sums)
+
+
+@njit(cache=True)
+def _constraint(monotone, lower, upper, e, f):
+    """``(sign, lower, upper, on)`` of feature ``f`` at node ``e`` for the gain kernels."""
+    cons = np.zeros(4)
+    if monotone.shape[0] > 0:
+        cons[0] = monotone[f]
+        cons[1] = lower[e]
+        cons[2] = upper[e]
+        cons[3] = 1.0
+    return cons
+
+
+@njit(parallel=True, cache=True)
+def _gradient_numeric_pairs(hist, bin_start, node_sums, slots, feature_mask, n_value_bins,
+                            is_categorical, missing_bin, reg_lambda, reg_alpha,
+                            max_delta_step, min_child_weight, monotone, lower, upper,
+                            parent_score, p_gain, p_bin, p_dl, p_left):
+    """Each node's score into ``parent_score`` and the best split of each (node, numeric
+    feature) pair into the ``p_*`` arrays (pair ``e * n_features + f``; -inf gain for
+    masked and categorical pairs). ``hist`` is (n_slots, n_columns * max_bin, width):
+    feature ``f``'s bins are ``bin_start[f] .. bin_start[f + 1] - 1``."""
+    n_eval = slots.shape[0]
+    n_features = n_value_bins.shape[0]
     constrained = monotone.shape[0] > 0
     for e in range(n_eval):
         s = slots[e]
@@ -535,43 +555,48 @@ def _find_splits_gradient(hist, bin_start, node_sums, slots, feature_mask, n_val
         else:
             parent_score[e] = node_score(node_sums[s, 0], node_sums[s, 1], reg_lambda,
                                          reg_alpha, max_delta_step, min_child_weight)
-    for p in prange(n_pairs):
+    for p in prange(n_eval * n_features):
         e = p // n_features
         f = p - e * n_features
         p_gain[p] = -np.inf
         p_bin[p] = -1
-        if not feature_mask[e, f]:
+        if not feature_mask[e, f] or is_categorical[f]:
             continue
         s = slots[e]
         h = hist[s, bin_start[f]:bin_start[f + 1]]
-        cons = np.zeros(4)
-        if constrained:
-            cons[0] = monotone[f]
-            cons[1] = lower[e]
-            cons[2] = upper[e]
-            cons[3] = 1.0
-        if is_categorical[f]:
-            g, dl = _grad_categorical(h, node_sums[s], n_value_bins[f], missing_bin,
-                                      parent_score[e], cons, reg_lambda, reg_alpha,
-                                      max_delta_step, min_child_weight, cat_params,
-                                      rows_per_hessian[e], p_left[p],
-                                      p_bits[e, cat_index[f]])
-            p_gain[p] = g
-            p_dl[p] = dl
-        else:
-            g, b, dl = _grad_numeric(h, node_sums[s], n_value_bins[f], missing_bin,
-                                     parent_score[e], cons, reg_lambda, reg_alpha,
-                                     max_delta_step, min_child_weight, p_left[p])
-            p_gain[p] = g
-            p_bin[p] = b
-            p_dl[p] = dl
-    for e in range(n_eval):
-        best = -np.inf
-        best_f = -1
-        for f in range(n_features):
-            if p_gain[e * n_features + f] > best:
-                best = p_gain[e * n_features + f]
-                best_f = f
-        write_result(e, best_f, e * n_features + best_f, p_gain, p_bin, p_dl, p_left,
-                      p_bits, cat_index, node_sums[slots[e]], gain, feature, bin_idx,
-                      default_left, is_cat, cat_bitset, left_sums, right_sums)
+        g, b, dl = _grad_numeric(h, node_sums[s], n_value_bins[f], missing_bin,
+                                 parent_score[e], _constraint(monotone, lower, upper, e, f),
+                                 reg_lambda, reg_alpha, max_delta_step, min_child_weight,
+                                 p_left[p])
+        p_gain[p] = g
+        p_bin[p] = b
+        p_dl[p] = dl
+
+
+@njit(parallel=True, cache=True)
+def _gradient_categorical_pairs(hist, bin_start, node_sums, slots, feature_mask,
+                                n_value_bins, cat_features, missing_bin, reg_lambda,
+                                reg_alpha, max_delta_step, min_child_weight, cat_params,
+                                rows_per_hessian, monotone, lower, upper, parent_score,
+                                p_gain, p_dl, p_left, p_bits):
+    """The best split of each (node, categorical feature) pair into the ``p_*`` arrays
+    and its left set into ``p_bits[e, k]`` (``k``: the feature's place in
+    ``cat_features``); after :func:`_gradient_numeric_pairs`."""
+    n_eval = slots.shape[0]
+    n_features = n_value_bins.shape[0]
+    n_cat = cat_features.shape[0]
+    for task in prange(n_eval * n_cat):
+        e = task // n_cat
+        k = task - e * n_cat
+        f = cat_features[k]
+        if not feature_mask[e, f]:
+            continue
+        p = e * n_features + f
+        s = slots[e]
+        h = hist[s, bin_start[f]:bin_start[f + 1]]
+        g, dl = _grad_categorical(h, node_sums[s], n_value_bins[f], missing_bin,
+                                  parent_score[e], _constraint(monotone, lower, upper, e, f),
+                                  reg_lambda, reg_alpha, max_delta_step, min_child_weight,
+                                  cat_params, rows_per_hessian[e], p_left[p], p_bits[e, k])
+        p_gain[p] = g
+        p_dl[p] = dl

@@ -73,3 +73,20 @@ def test_margins_from_a_cache_equal_the_traversal_bit_for_bit(cache, params, n_t
     model.use_leaf_tables = False
     walked = model.predict(cache, output_margin=True)
     assert tabled.tobytes() == walked.tobytes()
+
+
+def test_a_deep_tree_on_many_features_is_traversed_not_tabulated(tmp_path):
+    # a chain of 64 splits, one a feature, each feature two classes: numpy's product of
+    # the class counts wrapped to 0 past int64, passed the size check and asked for a
+    # table of 2**64 entries
+    from oocboost.learners import train_learner
+
+    x = np.vstack([np.eye(64), np.zeros((1, 64))])
+    table = pa.table({**{f"x{j}": x[:, j] for j in range(64)},
+                      "label": np.arange(65, dtype=float)})
+    cache = oocboost.build_cache(table, tmp_path / "c.oocb", label="label", quiet=True)
+    model = train_learner("decision-tree", {"objective": "reg:squarederror"}, cache)
+    assert int(model._flat_trees().tree_depth[0]) >= 32
+    tabled = model.predict(cache, output_margin=True)
+    assert model._tables_cache[2] is None or model._tables_cache[2].n_tabulated == 0
+    np.testing.assert_array_equal(tabled, np.arange(65))

@@ -1,0 +1,115 @@
+"""Warm-up (kernels/warmup.py): the manifest still lists exactly the kernels each profile's
+run calls, with signatures this numba reads; a helper process compiles into numba's
+cache; the work is split by module and balanced; ``oocboost warmup`` fills the cache."""
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from oocboost.kernels import warmup
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+# Records the kernels a run calls from Python: numba routes a dispatcher's first call
+# with new argument types through _compile_for_args (then compiles or loads from the
+# cache); calls from inside another kernel do not pass there.
+_CALLS = """
+import json, sys, tempfile
+from numba.core.dispatcher import Dispatcher
+from tools.record_kernels import WORKLOADS
+calls = set()
+original = Dispatcher._compile_for_args
+def recording(self, *args, **kws):
+    module = self.py_func.__module__
+    if module.startswith("oocboost.kernels."):
+        types = tuple(self.typeof_pyval(a) for a in args)
+        calls.add((f"{module}:{self.py_func.__qualname__}", str(types)))
+    return original(self, *args, **kws)
+Dispatcher._compile_for_args = recording
+WORKLOADS[sys.argv[1]](tempfile.mkdtemp())
+print(json.dumps(sorted(calls)))
+"""
+
+
+def _run(code, *args, env=None):
+    done = subprocess.run([sys.executable, "-c", code, *args], cwd=ROOT, check=True,
+                          capture_output=True, text=True,
+                          env={**os.environ, "OOCBOOST_WARMUP": "0", **(env or {})})
+    return done.stdout.strip().splitlines()[-1]
+
+
+def test_every_entry_names_a_kernel_and_a_signature_this_numba_reads():
+    manifest = warmup.load_manifest()
+    assert set(manifest) == set(warmup.PROFILES)
+    for profile, entries in manifest.items():
+        assert entries, profile
+        for e in entries:
+            assert hasattr(warmup.dispatcher(e["kernel"]), "compile"), e["kernel"]
+            types = warmup.parse_signature(e["signature"])
+            assert str(types) == e["signature"]
+            assert e["seconds"] >= 0
+
+
+@pytest.mark.parametrize("profile", [
+    "boosting",
+    pytest.param("forest", marks=pytest.mark.slow),
+    pytest.param("adaboost", marks=pytest.mark.slow),
+])
+def test_the_manifest_lists_exactly_what_the_run_calls(profile):
+    called = {tuple(c) for c in json.loads(_run(_CALLS, profile))}
+    listed = {(e["kernel"], e["signature"]) for e in warmup.load_manifest()[profile]}
+    assert called == listed, ("run `python -m tools.record_kernels`: "
+                              f"new {sorted(called - listed)}, gone {sorted(listed - called)}")
+
+
+def test_a_helper_compiles_into_numbas_cache(tmp_path):
+    entries = [e for e in warmup.load_manifest()["boosting"]
+               if e["kernel"].endswith(":sigmoid")]
+    assert entries
+    check = ("import sys; from oocboost.kernels import warmup; "
+             "print(warmup.is_cold('boosting'), "
+             "warmup._index_path(warmup.dispatcher(sys.argv[1])))")
+    env = {"NUMBA_CACHE_DIR": str(tmp_path)}
+    cold, index = _run(check, entries[0]["kernel"], env=env).split()
+    assert cold == "True" and not os.path.exists(index)
+    done = subprocess.run([sys.executable, "-m", "oocboost.kernels.warmup"], cwd=ROOT,
+                          input=json.dumps(entries), text=True, check=True,
+                          env={**os.environ, **env})
+    assert done.returncode == 0
+    assert os.path.exists(index) and index.startswith(str(tmp_path))
+
+
+def test_work_is_dealt_by_module_longest_first():
+    entries = [{"kernel": f"oocboost.kernels.{m}:{f}", "signature": "()", "seconds": s}
+               for m, f, s in [("a", "f", 5.0), ("a", "g", 4.0), ("b", "f", 6.0),
+                               ("c", "f", 2.0), ("d", "f", 1.0)]]
+    parts = warmup.split_work(entries, 2)
+    modules = [{e["kernel"].split(":")[0][-1] for e in p} for p in parts]
+    assert modules == [{"a"}, {"b", "c", "d"}]          # 9 s against 9 s
+    assert [len(p) for p in warmup.split_work(entries, 1)] == [5]
+    assert sum(len(p) for p in warmup.split_work(entries, 8)) == 5
+
+
+def test_unknown_profile_and_unreadable_signature_are_named():
+    with pytest.raises(ValueError, match="unknown warm-up profile 'gbm'"):
+        warmup.start(["gbm"])
+    with pytest.raises(ValueError, match="cannot read the numba signature"):
+        warmup.parse_signature("(Array(float64, 1, 'Q'),")
+    assert warmup.compile_entries([{"kernel": "oocboost.kernels.split:pick_best_pairs",
+                                    "signature": "(nonsense,)", "seconds": 0}]) == (0, 1)
+
+
+def test_automatic_warm_up_is_off_when_switched_off(monkeypatch):
+    monkeypatch.setenv(warmup.ENV_SWITCH, "0")
+    assert warmup.auto_start("boosting") == []
+
+
+def test_cli_warmup_fills_the_cache():
+    out = subprocess.run([sys.executable, "-m", "oocboost.cli", "warmup", "--learner",
+                          "boosting", "--jobs", "2"], cwd=ROOT, capture_output=True,
+                         text=True, check=True).stdout
+    assert "compiling the kernels of boosting on 2 processes" in out and "done in" in out
+    assert _run("from oocboost.kernels import warmup; print(warmup.is_cold('boosting'))") \
+        == "False"
