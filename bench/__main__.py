@@ -11,4 +11,8 @@ if __name__ == "__main__":
         from bench.classic import main as classic
 
         sys.exit(classic(sys.argv[2:]))
+    if sys.argv[1:2] == ["coldstart"]:
+        from bench.coldstart import main as coldstart
+
+        sys.exit(coldstart(sys.argv[2:]))
     sys.exit(main())

@@ -51,9 +51,8 @@ def main(argv=None):
     p.add_argument("--out", default="bench_out")
     p.add_argument("--memory-limit", default=None, help="e.g. 768MB (default: none)")
     args = p.parse_args(argv)
-    from bench.data import prepare
-
     import oocboost
+    from bench.data import prepare
 
     info = prepare(args.out, args.rows, 1000)
     cache_path = os.path.join(args.out, f"cv-{args.rows}.oocb")
