@@ -19,7 +19,7 @@ LAYERS = {
     "engine": 4,
     "model": 5,
     "learners": 6,
-    "sklearn": 7,
+    "sklearn": 7, "dask": 7,
     "inspection": 8,
     "plotting": 9,
     "datasets": 10, "demo": 10, "cli": 10, "__init__": 11,

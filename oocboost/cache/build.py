@@ -374,7 +374,8 @@ def build_cache(data, output, *, label=None, weight=None, categorical="auto", dr
     output = os.fspath(output)
     ref = None
     if reference is not None:
-        ref = reference if isinstance(reference, Cache) else Cache(reference)
+        # a Cache, a path to one, or edges no cache holds yet (shards.EdgesReference)
+        ref = reference if hasattr(reference, "bin_mapper") else Cache(reference)
         max_bin = ref.max_bin
     source, plan = _open_planned(
         data, memory_limit, max_bin, block_rows, feature_names,

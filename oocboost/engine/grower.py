@@ -140,6 +140,10 @@ class TreeGrower(HistogramSlots, BundledColumns):
         self.n_hist_columns = int(starts[-1])
         self.n_words = (max(max_bin, int(self.n_value_bins.max(initial=0))) + 31) // 32
         self.bundles = bundles
+        #: Distributed training (``oocboost.dask``): called as ``reduce_hook(hist, slots)``
+        #: once a pass's histograms are built here, it replaces ``hist[slots]`` by their
+        #: sum over every worker, so that the split search after it sees all the rows.
+        self.reduce_hook = None
         if bundles is not None:
             self._feature_starts = starts
             self._stored_starts = hist_column_starts(
@@ -362,6 +366,9 @@ class TreeGrower(HistogramSlots, BundledColumns):
             self._sum_records()        # histogram time, not split time
         if self.bundles is not None:
             self._expand_bundles()     # likewise
+        if self.reduce_hook is not None:
+            built = self.nodes.slot_of_node
+            self.reduce_hook(self.hist, np.unique(built[built >= 0]).astype(np.int64))
         t0 = time.perf_counter()
         self.telemetry.passes += 1
         nd = self.nodes

@@ -58,7 +58,7 @@ class BoostingState:
     """Everything that lives across rounds of one training run."""
 
     def __init__(self, cache, objective, params, plan, base_margin, init_model=None,
-                 folds=None):
+                 folds=None, distributed=None):
         self.cache = cache
         self.objective = objective
         self.params = params
@@ -98,7 +98,11 @@ class BoostingState:
         # rows each tree is grown on, about (LightGBM's categorical search counts rows
         # from hessians, policies.GradientPolicy)
         train_share = 1.0 if folds is None else (n_folds - 1) / n_folds
-        self.rows_per_tree = cache.n_rows * params["subsample"] * train_share
+        # distributed (``oocboost.dask``): the rows of every worker's shard, and the
+        # hook that sums each pass's histograms over the workers
+        self.reduce_hook = None if distributed is None else distributed.reduce_histograms
+        n_rows = cache.n_rows if distributed is None else distributed.n_rows
+        self.rows_per_tree = n_rows * params["subsample"] * train_share
         self.all_rows = None
         if getattr(objective, "needs_all_rows", False):
             if params["booster"] == "dart":
@@ -295,6 +299,7 @@ def grow_round(state, round_index, learning_rate):
     grower = TreeGrower(state.n_outputs, cache.n_features, cache.max_bin, mapper.n_value_bins,
                         mapper.is_categorical, mapper.bin_edges, policy, growth, rng,
                         hist_pool=state.hist_pool, bundles=cache.bundles)
+    grower.reduce_hook = state.reduce_hook
     grower.start()
     sampled = sampled_round(p, round_index)
     sample = (SampleBlock(cache.n_columns, state.n_outputs, cache.codes_dtype,

@@ -59,26 +59,37 @@ def _metric_names(params, objective):
     return list(names)
 
 
-def _evaluate(model, objective, eval_sets, metrics, round_trees):
-    """Add the round's trees to each eval set's margins, then compute every metric."""
-    results = {}
+def add_round_margins(model, eval_sets, round_trees):
+    """Add the trees of ``round_trees`` (a round range) to each eval set's margins."""
     for entry in eval_sets:
-        cache, name, margins, labels, weights = entry
+        cache, margins = entry[0], entry[2]
         for block in cache.iter_blocks(prefetch=1):
             rows = slice(block.row_start, block.row_start + block.n_rows)
             margins[rows] += model.predict_margin_binned(
                 block.codes, cache.max_bin - 1, iteration_range=round_trees,
                 include_base=False)
-        prediction = objective.eval_transform(margins)
-        scores = {}
-        for m in metrics:
-            if getattr(m, "needs_groups", False):
-                value = float(m(labels, prediction, weights, group_ptr=cache.group_ptr))
-            else:
-                value = float(m(labels, prediction, weights))
-            scores[m.name] = value  # a custom metric names itself when called
-        results[name] = scores
-    return results
+
+
+def score_metrics(objective, metrics, margins, labels, weights, group_ptr=None):
+    """``{metric name: value}`` of one evaluation set's margins."""
+    prediction = objective.eval_transform(margins)
+    scores = {}
+    for m in metrics:
+        if getattr(m, "needs_groups", False):
+            value = float(m(labels, prediction, weights, group_ptr=group_ptr))
+        else:
+            value = float(m(labels, prediction, weights))
+        scores[m.name] = value  # a custom metric names itself when called
+    return scores
+
+
+def _evaluate(model, objective, eval_sets, metrics, round_trees):
+    """Add the round's trees to each eval set's margins, then compute every metric."""
+    add_round_margins(model, eval_sets, round_trees)
+    grouped = any(getattr(m, "needs_groups", False) for m in metrics)
+    return {name: score_metrics(objective, metrics, margins, labels, weights,
+                                cache.group_ptr if grouped else None)
+            for cache, name, margins, labels, weights in eval_sets}
 
 
 def train(params, dtrain, num_boost_round=10, *, evals=(), early_stopping_rounds=None,
@@ -122,6 +133,21 @@ def train(params, dtrain, num_boost_round=10, *, evals=(), early_stopping_rounds
         With ``best_iteration`` when early stopping ran, ``evals_result`` and the
         ``training_log`` (telemetry: time per phase, passes, bytes read, peak RSS).
     """
+    return train_with(params, dtrain, num_boost_round, evals=evals,
+                      early_stopping_rounds=early_stopping_rounds, callbacks=callbacks,
+                      init_model=init_model, verbose_eval=verbose_eval,
+                      evals_result=evals_result, memory_limit=memory_limit, obj=obj,
+                      custom_metric=custom_metric)
+
+
+def train_with(params, dtrain, num_boost_round=10, *, evals=(), early_stopping_rounds=None,
+               callbacks=None, init_model=None, verbose_eval=True, evals_result=None,
+               memory_limit=None, obj=None, custom_metric=None, distributed=None):
+    """:func:`train`, and on one worker of a distributed run (``oocboost.dask``) with
+    ``distributed``: an object with ``n_rows`` and ``label_stats`` of all the shards,
+    ``reduce_histograms(hist, slots)`` (sums a pass's histograms over the workers) and
+    ``evaluate(model, objective, eval_sets, metrics, round_trees)`` (the metrics of the
+    evaluation shards of every worker, the same on each)."""
     from ...model.model import Model, load_model
 
     p, cache, objective, metrics = start_run(params, dtrain, num_boost_round, memory_limit)
@@ -133,7 +159,8 @@ def train(params, dtrain, num_boost_round=10, *, evals=(), early_stopping_rounds
         metrics = metrics + [CustomMetric(custom_metric)]
     if init_model is not None and not isinstance(init_model, Model):
         init_model = load_model(init_model)
-    base = _base_margin(objective, p, cache, init_model)
+    base = _base_margin(objective, p, cache, init_model,
+                        None if distributed is None else distributed.label_stats)
     # Blocks an earlier run left resident are in this process's RSS, which the plan takes
     # as its baseline: this run budgets residency itself.
     cache.release_resident()
@@ -167,11 +194,14 @@ def train(params, dtrain, num_boost_round=10, *, evals=(), early_stopping_rounds
     log.clear()
     t_start = time.perf_counter()
     with thread_limit(p["n_threads"]):
-        state = boosting.BoostingState(cache, objective, p, plan, base)
+        state = boosting.BoostingState(cache, objective, p, plan, base,
+                                       distributed=distributed)
         try:
             boosting.initial_margins(state, init_model)
+            evaluate = _evaluate if distributed is None else distributed.evaluate
             model, rss_peak = _boost(model, state, cb.CallbackContainer(callbacks), log,
-                                     int(num_boost_round), p, objective, eval_sets, metrics)
+                                     int(num_boost_round), p, objective, eval_sets, metrics,
+                                     evaluate)
         finally:
             state.close()
     n_trees_new = max(model.n_rounds - (init_model.n_rounds if init_model else 0), 1)
@@ -237,9 +267,10 @@ def _objective_for_labels(p, obj_params, cache):
                          f"{wanted} columns")
 
 
-def _base_margin(objective, p, cache, init_model):
+def _base_margin(objective, p, cache, init_model, label_stats=None):
     """Starting margins (n_outputs,): the init model's, a user ``base_score``'s, or the
-    objective's estimate from the cache's label statistics."""
+    objective's estimate from the cache's label statistics (or ``label_stats``, a
+    manifest's ``label_stats`` entry: every shard's, merged)."""
     if init_model is not None:
         if init_model.objective != objective.name:
             raise ParameterError(f"init_model was trained with objective "
@@ -247,7 +278,7 @@ def _base_margin(objective, p, cache, init_model):
         return np.asarray(init_model.base_margin, dtype=np.float64)
     if p["base_score"] is not None:
         return np.full(objective.n_outputs, objective.base_score_to_margin(p["base_score"]))
-    stats = cache.manifest["label_stats"]
+    stats = cache.manifest["label_stats"] if label_stats is None else label_stats
     stats = [LabelStats.from_dict(s) for s in stats] if isinstance(stats, list) else \
         LabelStats.from_dict(stats)
     return np.asarray(objective.base_margin(stats), dtype=np.float64)
@@ -295,7 +326,7 @@ def _add_model_margins(model, eval_sets):
 
 
 def _boost(model, state, container, log, num_boost_round, p, objective, eval_sets,
-           metrics):
+           metrics, evaluate=_evaluate):
     """The rounds, with the callbacks around each. Returns ``(model, rss_peak_bytes)``."""
     rss_peak = current_rss()
     model = container.before_training(model)
@@ -311,7 +342,7 @@ def _boost(model, state, container, log, num_boost_round, p, objective, eval_set
             if eval_sets:
                 if change is not None:
                     _add_model_margins(change, eval_sets)
-                res = _evaluate(model, objective, eval_sets, metrics, (epoch, epoch + 1))
+                res = evaluate(model, objective, eval_sets, metrics, (epoch, epoch + 1))
                 for data_name, values in res.items():
                     for metric_name, v in values.items():
                         log.setdefault(data_name, {}).setdefault(metric_name, []).append(v)

@@ -1,0 +1,100 @@
+"""``oocboost.dask.build_cache``: a Dask DataFrame binned into one shard per worker.
+
+Pass 1 sketches each partition on the worker that holds it; the sketches are merged in a
+tree of Dask tasks and the merged edges are sent to every worker, which bins its
+partitions into its shard (pass 2). Only sketches and edges cross the network, never
+rows. Shards are written where ``folder`` points on each worker: shared storage lets any
+worker read any shard (needed to resume a run without one of the workers).
+"""
+import os
+
+from ..cache import shards as _shards
+from ..errors import ParameterError
+
+
+def _client(client):
+    if client is not None:
+        return client
+    from distributed import default_client
+
+    try:
+        return default_client()
+    except ValueError:
+        raise ParameterError("no Dask client: pass client=, or create a "
+                             "distributed.Client first") from None
+
+
+def _tree_reduce(client, futures, combine):
+    while len(futures) > 1:
+        nxt = [client.submit(combine, a, b, pure=False)
+               for a, b in zip(futures[0::2], futures[1::2])]
+        if len(futures) % 2:
+            nxt.append(futures[-1])
+        futures = nxt
+    return futures[0]
+
+
+def _build_worker_shard(edges, output, options, *parts):
+    """Pass 2 on one worker: its partitions, in order, into one shard."""
+    import pandas as pd
+
+    data = parts[0] if len(parts) == 1 else pd.concat(parts, ignore_index=True)
+    return _shards.build_shard(data, output, edges, **options).path
+
+
+def build_cache(data, folder, *, label=None, weight=None, categorical="auto", drop=(),
+                max_bin=256, max_categories=None, memory_limit=None, client=None):
+    """Bin a Dask DataFrame into a shard set at ``folder`` (one shard per worker holding
+    partitions, ``folder/shard-K.oocb``, and ``folder/shards.json``).
+
+    Parameters
+    ----------
+    data : dask.dataframe.DataFrame
+    folder : str
+        A folder every worker can write (shared storage in a real cluster).
+    label, weight, categorical, drop, max_bin, max_categories, memory_limit
+        As :func:`oocboost.build_cache`; ``memory_limit`` applies to each worker's
+        build.
+    client : distributed.Client or None
+        Default: the current client.
+
+    Returns
+    -------
+    oocboost.cache.shards.ShardSet
+
+    Example
+    -------
+    >>> import dask.dataframe as dd, oocboost.dask                    # doctest: +SKIP
+    >>> ddf = dd.read_parquet("s3://bucket/train/")                   # doctest: +SKIP
+    >>> shards = oocboost.dask.build_cache(ddf, "/shared/train", label="y")  # doctest: +SKIP
+    """
+    client = _client(client)
+    if not hasattr(data, "to_delayed"):
+        raise ParameterError(f"data must be a Dask DataFrame, got {type(data).__name__} "
+                             f"(use oocboost.build_cache for data on this machine)")
+    folder = os.path.abspath(os.fspath(folder))
+    os.makedirs(folder, exist_ok=True)
+    parts = client.compute(data.to_delayed())
+    options = dict(label=label, weight=weight, categorical=categorical, drop=drop)
+    sketches = client.map(_shards.sketch_part, parts, max_bin=max_bin,
+                          max_categories=max_categories, memory_limit=memory_limit,
+                          pure=False, **options)
+    merged = _tree_reduce(client, sketches, _shards.merge_sketches)
+    edges = client.submit(_shards.edges_from_sketches, merged, folder, pure=False)
+    from distributed import wait
+
+    wait(parts)
+    who_has = client.who_has(parts)
+    by_worker = {}
+    for part in parts:
+        holders = sorted(who_has.get(part.key) or ())
+        by_worker.setdefault(holders[0] if holders else None, []).append(part)
+    jobs = []
+    for k, (worker, its_parts) in enumerate(sorted(by_worker.items(), key=lambda kv: str(kv[0]))):
+        output = os.path.join(folder, f"shard-{k}.oocb")
+        jobs.append((worker, client.submit(
+            _build_worker_shard, edges, output, dict(options, memory_limit=memory_limit),
+            *its_parts, workers=None if worker is None else [worker], pure=False)))
+    paths = client.gather([f for _, f in jobs])
+    return _shards.ShardSet.create(folder, paths, edges.result(),
+                                   workers=[w for w, _ in jobs])

@@ -1,0 +1,118 @@
+"""Training on a Dask LocalCluster of 2 worker processes (dask/): the shards have the
+single-machine edges, and the model is the single-machine model on the concatenated data
+(the same splits, margins to float rounding) for binary, multiclass and regression
+boosting, with evaluation and early stopping; what is not offered is refused by name."""
+import numpy as np
+import pandas as pd
+import pytest
+
+import oocboost
+from oocboost.errors import ParameterError
+
+dd = pytest.importorskip("dask.dataframe")
+distributed = pytest.importorskip("distributed")
+import oocboost.dask  # noqa: E402  (after the skip: the dask extra may be absent)
+
+PARAMS = {"max_depth": 4, "eta": 0.3, "n_threads": 1}
+
+
+def _frame(n, seed):
+    rng = np.random.default_rng(seed)
+    df = pd.DataFrame({f"x{j}": rng.normal(size=n) for j in range(6)})
+    df.loc[rng.random(n) < 0.05, "x1"] = np.nan
+    df["c"] = rng.choice(["a", "b", "c", "d"], size=n)
+    score = df.x0 + (df.c == "b") - 0.5 * df.x2 + rng.normal(size=n) * 0.5
+    df["y"] = score
+    df["y2"] = (score > 0).astype(float)
+    df["y3"] = np.digitize(score, [-0.5, 0.7]).astype(float)
+    return df
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    # the kernels are compiled (or loaded) here first, so that the workers load them
+    # from numba's cache instead of each compiling them
+    df = _frame(4000, 0)
+    oocboost.train({**PARAMS, "objective": "binary:logistic"},
+                   oocboost.build_cache(df.drop(columns=["y", "y3"]),
+                                        tmp_path_factory.mktemp("w") / "c.oocb",
+                                        label="y2", quiet=True), 2)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=":0") as c, distributed.Client(c) as client:
+        yield client
+
+
+@pytest.fixture(scope="module")
+def data(cluster, tmp_path_factory):
+    df = _frame(4000, 0)
+    ddf = dd.from_pandas(df, npartitions=4)
+    folder = tmp_path_factory.mktemp("d")
+    out = {}
+    for label, others in [("y", ["y2", "y3"]), ("y2", ["y", "y3"]), ("y3", ["y", "y2"])]:
+        shards = oocboost.dask.build_cache(ddf.drop(columns=others), folder / label,
+                                           label=label, client=cluster)
+        single = oocboost.build_cache(df.drop(columns=others), folder / f"{label}.oocb",
+                                      label=label, quiet=True)
+        out[label] = (shards, single)
+    return out
+
+
+def test_one_shard_per_worker_with_the_single_machine_edges(data, cluster):
+    shards, single = data["y2"]
+    workers = set(cluster.scheduler_info()["workers"])
+    assert len(shards.shards) == 2 and {s["worker"] for s in shards.shards} == workers
+    assert shards.n_rows == single.n_rows == 4000
+    assert shards.bin_mapper == single.bin_mapper
+
+
+@pytest.mark.parametrize("label, params", [
+    ("y2", {"objective": "binary:logistic"}),
+    ("y3", {"objective": "multi:softprob", "num_class": 3}),
+    ("y", {"objective": "reg:squarederror"}),
+])
+def test_the_model_is_the_single_machine_model(data, cluster, label, params):
+    shards, single_cache = data[label]
+    p = {**PARAMS, **params}
+    model, figures = oocboost.dask.train(cluster, p, shards, 8, return_figures=True)
+    single = oocboost.train(p, single_cache, 8)
+    assert model.n_trees == single.n_trees
+    for a, b in zip(model.trees, single.trees):
+        np.testing.assert_array_equal(a.left, b.left)
+        np.testing.assert_array_equal(a.feature, b.feature)
+        np.testing.assert_array_equal(a.bin_threshold, b.bin_threshold)
+        np.testing.assert_array_equal(a.default_left, b.default_left)
+        np.testing.assert_allclose(a.value, b.value, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(model.base_margin, single.base_margin)
+    np.testing.assert_allclose(model.predict(single_cache, output_margin=True),
+                               single.predict(single_cache, output_margin=True),
+                               rtol=1e-9, atol=1e-9)
+    # every pass's histograms went through the collective, both ways
+    assert [f["rank"] for f in figures] == [0, 1]
+    assert figures[0]["n_reductions"] == figures[1]["n_reductions"] >= 8
+    assert all(f["bytes_sent"] > 0 for f in figures)
+
+
+def test_evaluation_and_early_stopping_as_on_one_machine(data, cluster, tmp_path):
+    shards, single_cache = data["y2"]
+    valid_df = _frame(1500, 5).drop(columns=["y", "y3"])
+    valid = oocboost.build_cache(valid_df, tmp_path / "v.oocb", label="y2",
+                                 reference=shards.edges, quiet=True)
+    p = {**PARAMS, "objective": "binary:logistic", "eta": 1.0, "max_depth": 6,
+         "eval_metric": ["logloss", "auc"]}
+    model = oocboost.dask.train(cluster, p, shards, 60, evals=[(valid, "valid")],
+                                early_stopping_rounds=3)
+    single = oocboost.train(p, single_cache, 60, evals=[(valid, "valid")],
+                            early_stopping_rounds=3, verbose_eval=False)
+    assert model.best_iteration == single.best_iteration < 59
+    np.testing.assert_allclose(model.evals_result["valid"]["auc"],
+                               single.evals_result["valid"]["auc"], rtol=1e-12)
+
+
+def test_what_is_not_offered_is_refused(data, cluster):
+    shards, _ = data["y2"]
+    with pytest.raises(ParameterError, match="booster='dart'"):
+        oocboost.dask.train(cluster, {"booster": "dart"}, shards, 2)
+    with pytest.raises(ParameterError, match="rank:ndcg"):
+        oocboost.dask.train(cluster, {"objective": "rank:ndcg"}, shards, 2)
+    with pytest.raises(ParameterError, match="must be a Dask DataFrame"):
+        oocboost.dask.build_cache(pd.DataFrame({"a": [1]}), "x", client=cluster)
