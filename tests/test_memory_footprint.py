@@ -31,18 +31,16 @@ Sizes are chosen for about two minutes on two cores; larger runs belong in ``ben
 """
 import math
 import os
-import sys
 
 import pytest
 
 from oocboost.utils.measure import measure_peak_rss
 from oocboost.utils.sizes import MiB, format_size
+from tests import footprint_jobs
 
+# the measured subprocesses import it as a top-level module (``footprint_jobs:<job>``);
+# this process does not put tests/ on its sys.path, where tests/dask would hide Dask
 TESTS_DIR = os.path.dirname(os.path.abspath(__file__))
-if TESTS_DIR not in sys.path:
-    sys.path.insert(0, TESTS_DIR)
-
-import footprint_jobs  # noqa: E402
 
 pytestmark = pytest.mark.memory
 

@@ -10,7 +10,9 @@
 
 See docs/distributed.md.
 """
+from .estimators import DaskGradientBoostingClassifier, DaskGradientBoostingRegressor
 from .shards import build_cache
 from .training import train
 
-__all__ = ["build_cache", "train"]
+__all__ = ["DaskGradientBoostingClassifier", "DaskGradientBoostingRegressor", "build_cache",
+           "train"]

@@ -167,7 +167,8 @@ def train(client, params, shards, num_boost_round=10, *, evals=(),
     futures = []
     for rank, (worker, path) in enumerate(placed):
         p = dict(params)
-        p.setdefault("n_threads", _threads(client, worker))
+        if p.get("n_threads") is None and p.get("nthread") is None:
+            p["n_threads"] = _threads(client, worker)
         futures.append(client.submit(
             _train_rank, run_id, rank, len(placed), host, port, p, path, num_boost_round,
             eval_paths, early_stopping_rounds, shard_set.n_rows, shard_set.label_stats,

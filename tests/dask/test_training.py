@@ -116,3 +116,37 @@ def test_what_is_not_offered_is_refused(data, cluster):
         oocboost.dask.train(cluster, {"objective": "rank:ndcg"}, shards, 2)
     with pytest.raises(ParameterError, match="must be a Dask DataFrame"):
         oocboost.dask.build_cache(pd.DataFrame({"a": [1]}), "x", client=cluster)
+
+
+def test_estimators_fit_dask_collections_and_predict_lazily(cluster):
+    from sklearn.base import clone
+
+    df = _frame(3000, 3)
+    features = [c for c in df.columns if c not in ("y", "y2", "y3")]
+    ddf = dd.from_pandas(df, npartitions=3)
+    params = dict(n_estimators=6, max_depth=3, learning_rate=0.5, n_jobs=1)
+    clf = oocboost.dask.DaskGradientBoostingClassifier(**params)
+    clf.client = cluster
+    assert "client" not in clone(clf).get_params() and clone(clf).client is None
+    clf.fit(ddf[features], ddf["y3"].astype(int))
+    local = oocboost.GradientBoostingClassifier(**params).fit(df[features],
+                                                              df["y3"].astype(int))
+    assert clf.classes_.tolist() == [0, 1, 2]
+    proba = clf.predict_proba(ddf[features])
+    assert hasattr(proba, "compute")                 # lazy, one task a partition
+    np.testing.assert_allclose(proba.compute(), local.predict_proba(df[features]),
+                               rtol=1e-9, atol=1e-12)
+    np.testing.assert_array_equal(clf.predict(ddf[features]).compute(),
+                                  local.predict(df[features]))
+
+    da = pytest.importorskip("dask.array")
+    numeric = [c for c in features if c != "c"]
+    X = da.from_array(df[numeric].to_numpy(), chunks=(1000, len(numeric)))
+    y = da.from_array(df["y"].to_numpy(), chunks=1000)
+    reg = oocboost.dask.DaskGradientBoostingRegressor(**params)
+    reg.client = cluster
+    reg.fit(X, y)
+    local = oocboost.GradientBoostingRegressor(**params).fit(df[numeric].to_numpy(),
+                                                             df["y"].to_numpy())
+    np.testing.assert_allclose(reg.predict(X).compute(),
+                               local.predict(df[numeric].to_numpy()), rtol=1e-9, atol=1e-9)
