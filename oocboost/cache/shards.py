@@ -147,7 +147,8 @@ class ShardSet:
     folder : str
     shards : list of dict
         ``path`` (absolute), ``n_rows``, ``worker`` (the address that wrote it, or
-        None), ``fingerprint``.
+        None), ``partitions`` (the source partitions in it, in order, or None),
+        ``fingerprint``. The set's rows are the shards' in this order.
     n_rows : int
         Rows of all shards.
     label_stats : dict or list or None
@@ -174,9 +175,11 @@ class ShardSet:
         return EdgesReference(self.bin_mapper, self.features, self.folder)
 
     @classmethod
-    def create(cls, folder, shard_caches, edges, workers=None):
+    def create(cls, folder, shard_caches, edges, workers=None, partitions=None):
         """Write ``folder/shards.json`` for the built ``shard_caches`` (Cache objects or
-        paths) and return the set. Refuses shards binned with other edges."""
+        paths) and return the set; ``workers``: the address that wrote each,
+        ``partitions``: the source partitions in each, in order. Refuses shards binned
+        with other edges."""
         caches = [c if isinstance(c, Cache) else Cache(c) for c in shard_caches]
         if not caches:
             raise ParameterError("a shard set needs at least one shard")
@@ -185,9 +188,11 @@ class ShardSet:
                 raise CacheError(f"shard {c.path} was binned with other edges than the "
                                  f"shard set {folder}")
         workers = list(workers) if workers is not None else [None] * len(caches)
+        partitions = list(partitions) if partitions is not None else [None] * len(caches)
         shards = [{"path": c.path, "n_rows": int(c.n_rows), "worker": w,
+                   "partitions": None if parts is None else [int(i) for i in parts],
                    "fingerprint": c.manifest.get("fingerprint", {}).get("sha256")}
-                  for c, w in zip(caches, workers)]
+                  for c, w, parts in zip(caches, workers, partitions)]
         label_stats = _merged_label_stats(caches)
         out = cls(folder, shards, sum(s["n_rows"] for s in shards), label_stats,
                   edges.bin_mapper, edges.manifest["features"])
@@ -239,9 +244,14 @@ def _check_doc(doc, path):
     if not isinstance(shards, list) or not shards:
         raise CacheError(f"{path}: 'shards' must be a non-empty list")
     for s in shards:
-        if not isinstance(s, dict) or set(s) != {"path", "n_rows", "worker", "fingerprint"}:
-            raise CacheError(f"{path}: each shard needs path, n_rows, worker, fingerprint; "
-                             f"got {s!r}")
+        if not isinstance(s, dict) or set(s) != {"path", "n_rows", "worker", "partitions",
+                                                 "fingerprint"}:
+            raise CacheError(f"{path}: each shard needs path, n_rows, worker, partitions, "
+                             f"fingerprint; got {s!r}")
+        parts = s["partitions"]
+        if parts is not None and not (isinstance(parts, list)
+                                      and all(isinstance(i, int) for i in parts)):
+            raise CacheError(f"{path}: shard {s['path']!r} has partitions={parts!r}")
         if not isinstance(s["n_rows"], int) or s["n_rows"] <= 0:
             raise CacheError(f"{path}: shard {s['path']!r} has n_rows={s['n_rows']!r}")
     if doc["n_rows"] != sum(s["n_rows"] for s in shards):

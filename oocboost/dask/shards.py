@@ -86,15 +86,18 @@ def build_cache(data, folder, *, label=None, weight=None, categorical="auto", dr
     wait(parts)
     who_has = client.who_has(parts)
     by_worker = {}
-    for part in parts:
+    for i, part in enumerate(parts):
         holders = sorted(who_has.get(part.key) or ())
-        by_worker.setdefault(holders[0] if holders else None, []).append(part)
+        by_worker.setdefault(holders[0] if holders else None, []).append(i)
     jobs = []
-    for k, (worker, its_parts) in enumerate(sorted(by_worker.items(), key=lambda kv: str(kv[0]))):
+    for k, (worker, its_parts) in enumerate(sorted(by_worker.items(),
+                                                   key=lambda kv: str(kv[0]))):
         output = os.path.join(folder, f"shard-{k}.oocb")
-        jobs.append((worker, client.submit(
+        jobs.append((worker, its_parts, client.submit(
             _build_worker_shard, edges, output, dict(options, memory_limit=memory_limit),
-            *its_parts, workers=None if worker is None else [worker], pure=False)))
-    paths = client.gather([f for _, f in jobs])
+            *[parts[i] for i in its_parts], workers=None if worker is None else [worker],
+            pure=False)))
+    paths = client.gather([f for _, _, f in jobs])
     return _shards.ShardSet.create(folder, paths, edges.result(),
-                                   workers=[w for w, _ in jobs])
+                                   workers=[w for w, _, _ in jobs],
+                                   partitions=[p for _, p, _ in jobs])

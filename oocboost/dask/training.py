@@ -30,10 +30,11 @@ _SERVERS = {}
 class WorkerRun:
     """The ``distributed`` hooks of one rank (see ``train_with``)."""
 
-    def __init__(self, collective, n_rows, label_stats):
+    def __init__(self, collective, n_rows, label_stats, row_offset):
         self.collective = collective
         self.n_rows = n_rows
         self.label_stats = label_stats
+        self.row_offset = row_offset
 
     def reduce_histograms(self, hist, slots):
         built = np.ascontiguousarray(hist[slots])
@@ -56,7 +57,7 @@ def _open_root(run_id):
 
 
 def _train_rank(run_id, rank, n_ranks, host, port, params, shard_path, num_boost_round,
-                evals, early_stopping_rounds, n_rows, label_stats, verbose_eval, timeout):
+                evals, early_stopping_rounds, shared, verbose_eval, timeout):
     """One rank's training (a Dask task on its worker). Rank 0 returns the model and its
     collective's figures; the others return their figures only."""
     from ..learners.boosting.training import train_with
@@ -70,7 +71,7 @@ def _train_rank(run_id, rank, n_ranks, host, port, params, shard_path, num_boost
         model = train_with(params, shard_path, num_boost_round, evals=evals,
                            early_stopping_rounds=early_stopping_rounds,
                            verbose_eval=verbose_eval if rank == 0 else False,
-                           distributed=WorkerRun(collective, n_rows, label_stats))
+                           distributed=WorkerRun(collective, **shared))
     finally:
         collective.close()
     figures = {"rank": rank, "shard": shard_path, "seconds": time.perf_counter() - t0,
@@ -106,15 +107,10 @@ def _threads(client, worker):
 
 
 def _check_params(params):
-    p = dict(params or {})
-    if p.get("booster", "gbtree") != "gbtree":
-        raise ParameterError(f"booster={p['booster']!r}: oocboost.dask.train grows "
-                             f"'gbtree' rounds")
-    objective = str(p.get("objective", ""))
-    if objective.startswith(("rank:", "survival:cox")):
-        raise ParameterError(f"objective {objective!r} needs whole query groups or every "
-                             f"row on one worker: not offered by oocboost.dask.train yet")
-    return p
+    from ..learners.boosting.training import check_distributed_params
+
+    check_distributed_params(params)
+    return dict(params or {})
 
 
 def train(client, params, shards, num_boost_round=10, *, evals=(),
@@ -164,15 +160,19 @@ def train(client, params, shards, num_boost_round=10, *, evals=(),
     root = placed[0][0]
     port = client.submit(_open_root, run_id, workers=[root], pure=False).result()
     host = root.split("://")[-1].rsplit(":", 1)[0]
+    # the whole data is the shards in the set's order: each shard's first row there
+    offsets = dict(zip(shard_set.paths, np.cumsum([0] + [s["n_rows"] for s in
+                                                         shard_set.shards])[:-1].tolist()))
     futures = []
     for rank, (worker, path) in enumerate(placed):
+        shared = {"n_rows": shard_set.n_rows, "label_stats": shard_set.label_stats,
+                  "row_offset": offsets[path]}
         p = dict(params)
         if p.get("n_threads") is None and p.get("nthread") is None:
             p["n_threads"] = _threads(client, worker)
         futures.append(client.submit(
             _train_rank, run_id, rank, len(placed), host, port, p, path, num_boost_round,
-            eval_paths, early_stopping_rounds, shard_set.n_rows, shard_set.label_stats,
-            verbose_eval, timeout, workers=[worker], allow_other_workers=False,
+            eval_paths, early_stopping_rounds, shared, verbose_eval, timeout, workers=[worker], allow_other_workers=False,
             pure=False, key=f"oocboost-train-{run_id}-rank{rank}"))
     results = client.gather(futures)
     model = results[0][0]

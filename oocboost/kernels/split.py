@@ -194,6 +194,18 @@ def categorical_positions(is_categorical):
     return cat_index, cat_features
 
 
+@njit(cache=True, inline="always")
+def first_best(p_gain, start, n):
+    """Offset of the first largest of ``p_gain[start:start + n]`` above -inf, or -1."""
+    best = -np.inf
+    best_k = -1
+    for k in range(n):
+        if p_gain[start + k] > best:
+            best = p_gain[start + k]
+            best_k = k
+    return best_k
+
+
 @njit(cache=True)
 def pick_best_pairs(p_gain, p_bin, p_dl, p_left, p_bits, cat_index, node_sums, slots, gain,
                     feature, bin_idx, default_left, is_cat, cat_bitset, left_sums,
@@ -204,12 +216,7 @@ def pick_best_pairs(p_gain, p_bin, p_dl, p_left, p_bits, cat_index, node_sums, s
     n_eval = slots.shape[0]
     n_features = cat_index.shape[0]
     for e in range(n_eval):
-        best = -np.inf
-        best_f = -1
-        for f in range(n_features):
-            if p_gain[e * n_features + f] > best:
-                best = p_gain[e * n_features + f]
-                best_f = f
+        best_f = first_best(p_gain, e * n_features, n_features)
         write_result(e, best_f, e * n_features + best_f, p_gain, p_bin, p_dl, p_left,
                      p_bits, cat_index, node_sums[slots[e]], gain, feature, bin_idx,
                      default_left, is_cat, cat_bitset, left_sums, right_sums)

@@ -14,6 +14,7 @@ from .split import (
     CRITERION_POISSON,
     CRITERION_SQUARED_ERROR,
     categorical_positions,
+    first_best,
     set_bit,
     write_result,
 )
@@ -549,12 +550,7 @@ def _pick_best_cart(column_feature, criterion_code, n_classes, total_weight, val
     n_eval, n_columns = column_feature.shape
     for e in range(n_eval):
         # columns ascend by feature, so the first best column is the smallest feature
-        best = -np.inf
-        best_q = -1
-        for q in range(n_columns):
-            if p_gain[e * n_columns + q] > best:
-                best = p_gain[e * n_columns + q]
-                best_q = q
+        best_q = first_best(p_gain, e * n_columns, n_columns)
         best_f = column_feature[e, best_q] if best_q >= 0 else -1
         node_sum = node_sums[slots[e]]
         write_result(e, best_f, e * n_columns + best_q, p_gain, p_bin, p_dl, p_left,

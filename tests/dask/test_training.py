@@ -54,6 +54,7 @@ def data(cluster, tmp_path_factory):
         single = oocboost.build_cache(df.drop(columns=others), folder / f"{label}.oocb",
                                       label=label, quiet=True)
         out[label] = (shards, single)
+    out["ddf"] = ddf
     return out
 
 
@@ -92,6 +93,25 @@ def test_the_model_is_the_single_machine_model(data, cluster, label, params):
     assert all(f["bytes_sent"] > 0 for f in figures)
 
 
+def test_subsample_draws_the_rows_one_machine_draws(data, cluster, tmp_path):
+    # rows are drawn by their index in the shards concatenated in the set's order: one
+    # machine given the partitions in that order draws the same rows
+    shards, _ = data["y2"]
+    ddf = data["ddf"]
+    order = [i for s in shards.shards for i in s["partitions"]]
+    assert sorted(order) == list(range(ddf.npartitions))
+    df = pd.concat([ddf.get_partition(i).compute() for i in order])
+    single_cache = oocboost.build_cache(df.drop(columns=["y", "y3"]), tmp_path / "c.oocb",
+                                        label="y2", quiet=True)
+    p = {**PARAMS, "objective": "binary:logistic", "subsample": 0.6}
+    model = oocboost.dask.train(cluster, p, shards, 6)
+    single = oocboost.train(p, single_cache, 6)
+    for a, b in zip(model.trees, single.trees):
+        np.testing.assert_array_equal(a.feature, b.feature)
+        np.testing.assert_array_equal(a.bin_threshold, b.bin_threshold)
+        np.testing.assert_allclose(a.value, b.value, rtol=1e-9, atol=1e-12)
+
+
 def test_evaluation_and_early_stopping_as_on_one_machine(data, cluster, tmp_path):
     shards, single_cache = data["y2"]
     valid_df = _frame(1500, 5).drop(columns=["y", "y3"])
@@ -110,10 +130,14 @@ def test_evaluation_and_early_stopping_as_on_one_machine(data, cluster, tmp_path
 
 def test_what_is_not_offered_is_refused(data, cluster):
     shards, _ = data["y2"]
-    with pytest.raises(ParameterError, match="booster='dart'"):
-        oocboost.dask.train(cluster, {"booster": "dart"}, shards, 2)
-    with pytest.raises(ParameterError, match="rank:ndcg"):
-        oocboost.dask.train(cluster, {"objective": "rank:ndcg"}, shards, 2)
+    for params, why in [({"booster": "dart"}, "booster='dart'"),
+                        ({"objective": "rank:ndcg"}, "rank:ndcg needs every row"),
+                        ({"objective": "reg:absoluteerror"}, "resets each leaf"),
+                        ({"sampling_method": "gradient_based", "subsample": 0.5},
+                         "gradient-based sampling")]:
+        with pytest.raises(ParameterError, match="not offered in distributed training"
+                                                 f".*{why}"):
+            oocboost.dask.train(cluster, params, shards, 2)
     with pytest.raises(ParameterError, match="must be a Dask DataFrame"):
         oocboost.dask.build_cache(pd.DataFrame({"a": [1]}), "x", client=cluster)
 

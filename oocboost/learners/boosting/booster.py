@@ -101,6 +101,9 @@ class BoostingState:
         # distributed (``oocboost.dask``): the rows of every worker's shard, and the
         # hook that sums each pass's histograms over the workers
         self.reduce_hook = None if distributed is None else distributed.reduce_histograms
+        # rows are drawn (subsample) by their index in the whole data: a shard's first
+        # row is row ``row_offset`` of the shards concatenated
+        self.row_offset = 0 if distributed is None else int(distributed.row_offset)
         n_rows = cache.n_rows if distributed is None else distributed.n_rows
         self.rows_per_tree = n_rows * params["subsample"] * train_share
         self.all_rows = None
@@ -206,15 +209,15 @@ def _gradients_for_block(state, block, views, round_index):
                                   by_row[:, :, 0], by_row[:, :, 1])
     else:
         _fold_gradients(state, block, margin, by_row)
-    _subsample(p, block, round_index, stats)
+    _subsample(p, block, round_index, stats, state.row_offset)
 
 
-def _subsample(p, block, round_index, stats):
+def _subsample(p, block, round_index, stats, row_offset=0):
     """Zero the stats of the rows left out of this round (``subsample < 1``, uniform;
     gradient-based sampling is ``row_sampling.sample_block``'s)."""
     if p["subsample"] < 1.0 and p["sampling_method"] == "uniform":
         u = np.empty(block.n_rows, np.float64)
-        uniform_per_row(p["seed"], round_index, block.row_start, u)
+        uniform_per_row(p["seed"], round_index, row_offset + block.row_start, u)
         keep = (u < p["subsample"]).astype(G_H_DTYPE)
         stats[:, :, 0] *= keep
         stats[:, :, 1] *= keep
@@ -380,7 +383,7 @@ def _first_pass_block(state, block, views, round_index, sampled):
         _apply_previous_round(state, block, views, state.prev_grower, state.prev_values)
     if state.groups is not None:
         apply_patches(state.groups, block, views["stats"])
-        _subsample(state.params, block, round_index, views["stats"])
+        _subsample(state.params, block, round_index, views["stats"], state.row_offset)
     elif state.all_rows is None:
         _gradients_for_block(state, block, views, round_index)
     views["node"][:] = 0

@@ -151,6 +151,8 @@ def train_with(params, dtrain, num_boost_round=10, *, evals=(), early_stopping_r
     from ...model.model import Model, load_model
 
     p, cache, objective, metrics = start_run(params, dtrain, num_boost_round, memory_limit)
+    if distributed is not None:
+        _check_distributed(objective, p, obj)
     if obj is not None:
         objective = CustomGradients(objective, obj)
         if p["base_score"] is None:
@@ -211,6 +213,31 @@ def train_with(params, dtrain, num_boost_round=10, *, evals=(), early_stopping_r
     if p["verbosity"] >= 2:
         print(format_training_log(model.training_log))
     return model
+
+
+def check_distributed_params(params):
+    """Refuse parameters a distributed run cannot honour (before it starts)."""
+    p = resolve_params(dict(params or {}))
+    _check_distributed(get_objective(p["objective"], objective_params(p)), p, None)
+
+
+def _check_distributed(objective, p, obj):
+    """Refuse, by name, what a distributed run cannot grow as one machine would."""
+    why = None
+    if getattr(objective, "needs_all_rows", False) or getattr(objective, "needs_groups",
+                                                               False):
+        why = f"objective {objective.name} needs every row or whole query groups at once"
+    elif objective.leaf_refresh_quantile is not None:
+        why = (f"objective {objective.name} resets each leaf to a quantile of its rows' "
+               f"residuals, which are spread over the workers")
+    elif p["booster"] != "gbtree":
+        why = f"booster={p['booster']!r} (only 'gbtree')"
+    elif p["sampling_method"] != "uniform" or p["data_sample_strategy"] != "bagging":
+        why = "gradient-based sampling draws rows from each worker's own gradients"
+    elif obj is not None:
+        why = "a custom objective (obj=) cannot be sent to the workers"
+    if why is not None:
+        raise ParameterError(f"not offered in distributed training yet: {why}")
 
 
 def start_run(params, dtrain, num_boost_round, memory_limit, min_rounds=0):
