@@ -15,4 +15,8 @@ if __name__ == "__main__":
         from bench.coldstart import main as coldstart
 
         sys.exit(coldstart(sys.argv[2:]))
+    if sys.argv[1:2] == ["dask"]:
+        from bench.distributed_suite import main as dask_suite
+
+        sys.exit(dask_suite(sys.argv[2:]))
     sys.exit(main())

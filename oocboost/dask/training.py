@@ -50,6 +50,20 @@ class WorkerRun:
         return self.collective.broadcast(scores)
 
 
+def _check_plan(params, shard_path):
+    """On a worker: refuse up front when its memory limit cannot hold its shard's run."""
+    from ..errors import MemoryLimitError
+    from ..learners.boosting.training import check_plan
+
+    try:
+        check_plan(params, shard_path)
+    except MemoryLimitError as exc:
+        from distributed import get_worker
+
+        raise MemoryLimitError(f"worker {get_worker().address} cannot train shard "
+                               f"{shard_path} within its memory limit: {exc}") from None
+
+
 def _open_root(run_id):
     server, port = listen()
     _SERVERS[run_id] = server
@@ -156,6 +170,17 @@ def train(client, params, shards, num_boost_round=10, *, evals=(),
     shard_set = shards if isinstance(shards, ShardSet) else ShardSet.load(shards)
     placed = _assign(shard_set, client)
     eval_paths = [(getattr(c, "path", c), name) for c, name in (evals or ())]
+    worker_params = {}
+    for worker, _ in placed:
+        p = dict(params)
+        if p.get("n_threads") is None and p.get("nthread") is None:
+            p["n_threads"] = _threads(client, worker)
+        worker_params[worker] = p
+    # every worker plans its run first: one that cannot meet its memory limit refuses
+    # before any rank waits for it
+    client.gather([client.submit(_check_plan, worker_params[w], path, workers=[w],
+                                 allow_other_workers=False, pure=False)
+                   for w, path in placed])
     run_id = uuid.uuid4().hex
     root = placed[0][0]
     port = client.submit(_open_root, run_id, workers=[root], pure=False).result()
@@ -167,11 +192,9 @@ def train(client, params, shards, num_boost_round=10, *, evals=(),
     for rank, (worker, path) in enumerate(placed):
         shared = {"n_rows": shard_set.n_rows, "label_stats": shard_set.label_stats,
                   "row_offset": offsets[path]}
-        p = dict(params)
-        if p.get("n_threads") is None and p.get("nthread") is None:
-            p["n_threads"] = _threads(client, worker)
         futures.append(client.submit(
-            _train_rank, run_id, rank, len(placed), host, port, p, path, num_boost_round,
+            _train_rank, run_id, rank, len(placed), host, port, worker_params[worker],
+            path, num_boost_round,
             eval_paths, early_stopping_rounds, shared, verbose_eval, timeout, workers=[worker], allow_other_workers=False,
             pure=False, key=f"oocboost-train-{run_id}-rank{rank}"))
     results = client.gather(futures)

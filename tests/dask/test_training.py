@@ -174,3 +174,13 @@ def test_estimators_fit_dask_collections_and_predict_lazily(cluster):
                                                              df["y"].to_numpy())
     np.testing.assert_allclose(reg.predict(X).compute(),
                                local.predict(df[numeric].to_numpy()), rtol=1e-9, atol=1e-9)
+
+
+def test_a_worker_that_cannot_meet_its_memory_limit_refuses_up_front(data, cluster):
+    from oocboost.errors import MemoryLimitError
+
+    shards, _ = data["y2"]
+    with pytest.raises(MemoryLimitError, match=r"worker tcp://.* cannot train shard "
+                                               r".*shard-\d\.oocb within its memory limit"):
+        oocboost.dask.train(cluster, {**PARAMS, "objective": "binary:logistic",
+                                      "memory_limit": "64MB"}, shards, 2)

@@ -166,15 +166,7 @@ def train_with(params, dtrain, num_boost_round=10, *, evals=(), early_stopping_r
     # Blocks an earlier run left resident are in this process's RSS, which the plan takes
     # as its baseline: this run budgets residency itself.
     cache.release_resident()
-    plan = plan_train(p["memory_limit"], n_rows=cache.n_rows, n_features=cache.n_features,
-                      n_hist_columns=cache.planned_hist_columns,
-                      max_bin=cache.max_bin, n_stats=2, n_outputs=objective.n_outputs,
-                      block_rows=cache.block_rows, n_blocks=cache.n_blocks,
-                      codes_itemsize=np.dtype(cache.codes_dtype).itemsize,
-                      code_bytes_per_row=cache.code_bytes_per_row,
-                      n_trees_in_pass=objective.n_outputs, prefetch=p["prefetch"],
-                      state_bytes_per_row=boosting.state_spec(objective.n_outputs,
-                                                              p).bytes_per_row())
+    plan = _plan(p, cache, objective)
     if p["verbosity"] >= 2:
         print(plan.describe())
     callbacks = list(callbacks or [])
@@ -213,6 +205,28 @@ def train_with(params, dtrain, num_boost_round=10, *, evals=(), early_stopping_r
     if p["verbosity"] >= 2:
         print(format_training_log(model.training_log))
     return model
+
+
+def _plan(p, cache, objective):
+    """The memory plan of a run (raises MemoryLimitError when the limit cannot hold it)."""
+    return plan_train(p["memory_limit"], n_rows=cache.n_rows, n_features=cache.n_features,
+                      n_hist_columns=cache.planned_hist_columns,
+                      max_bin=cache.max_bin, n_stats=2, n_outputs=objective.n_outputs,
+                      block_rows=cache.block_rows, n_blocks=cache.n_blocks,
+                      codes_itemsize=np.dtype(cache.codes_dtype).itemsize,
+                      code_bytes_per_row=cache.code_bytes_per_row,
+                      n_trees_in_pass=objective.n_outputs, prefetch=p["prefetch"],
+                      state_bytes_per_row=boosting.state_spec(objective.n_outputs,
+                                                              p).bytes_per_row())
+
+
+def check_plan(params, dtrain, num_boost_round=1, memory_limit=None):
+    """Plan a run without running it: raises MemoryLimitError (naming what does not
+    fit) when ``memory_limit`` cannot hold it, here. A distributed run asks each worker
+    first, so that one which cannot meet its limit refuses before any training."""
+    p, cache, objective, _ = start_run(params, dtrain, num_boost_round, memory_limit)
+    cache.release_resident()
+    _plan(p, cache, objective)
 
 
 def check_distributed_params(params):

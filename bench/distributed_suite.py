@@ -1,0 +1,138 @@
+"""Distributed training on a Dask LocalCluster against lightgbm.dask and xgboost.dask::
+
+    python -m bench dask [--rows 1000000] [--rounds 100] [--workers 1,2,4] [--out bench_out]
+
+The bench's HIGGS-like data (``bench/data.py``: 28 float features, 2% missing, binary),
+loaded once with pandas and handed to each cluster as the same persisted Dask DataFrame
+(two partitions a worker). For each worker count (processes, one thread each): oocboost
+builds its shards (timed apart, ``build s``) and trains; LightGBM's
+``DaskLGBMClassifier`` and XGBoost's ``xgboost.dask.train`` (``hist``, a
+``DaskQuantileDMatrix``, whose construction its time includes) train from the same
+partitions. Parameters: the boosting suite's (depth 6, eta 0.1, 256 bins, lambda 1;
+LightGBM ``num_leaves=63``). AUC on the held-out rows. oocboost also reports the bytes
+its collective sent per data pass and rank (histograms of the pass's nodes, each way).
+Prints a Markdown table and writes ``OUT/results-dask.json``.
+"""
+import argparse
+import json
+import os
+import time
+
+import numpy as np
+
+
+def _auc(y, p):
+    from sklearn.metrics import roc_auc_score
+
+    return float(roc_auc_score(y, p))
+
+
+def _ooc(client, ddf, test, args, work):
+    import oocboost
+    import oocboost.dask
+
+    t0 = time.perf_counter()
+    shards = oocboost.dask.build_cache(ddf, os.path.join(work, f"shards-{time.time_ns()}"),
+                                       label="label", client=client)
+    build_s = time.perf_counter() - t0
+    params = {"objective": "binary:logistic", "eta": 0.1, "max_depth": 6, "reg_lambda": 1.0,
+              "min_child_weight": 1.0}
+    t0 = time.perf_counter()
+    model, figures = oocboost.dask.train(client, params, shards, args.rounds,
+                                         return_figures=True)
+    train_s = time.perf_counter() - t0
+    X, y = test
+    passes = max(f["n_reductions"] for f in figures)
+    per_pass = max(f["bytes_sent"] for f in figures) / max(passes, 1)
+    return {"build_s": build_s, "train_s": train_s, "auc": _auc(y, model.predict(X)),
+            "passes": passes, "bytes_per_pass_rank": per_pass}
+
+
+def _lgb(client, ddf, test, args, work):
+    import lightgbm as lgb
+
+    X, y = ddf.drop(columns="label"), ddf["label"]
+    clf = lgb.DaskLGBMClassifier(n_estimators=args.rounds, learning_rate=0.1, max_depth=6,
+                                 num_leaves=63, max_bin=255, reg_lambda=1.0,
+                                 min_child_samples=1, verbose=-1, client=client)
+    t0 = time.perf_counter()
+    clf.fit(X, y)
+    train_s = time.perf_counter() - t0
+    Xt, yt = test
+    return {"train_s": train_s, "auc": _auc(yt, clf.to_local().predict_proba(Xt)[:, 1])}
+
+
+def _xgb(client, ddf, test, args, work):
+    import xgboost as xgb
+
+    X, y = ddf.drop(columns="label"), ddf["label"]
+    params = {"objective": "binary:logistic", "eta": 0.1, "max_depth": 6, "lambda": 1.0,
+              "tree_method": "hist", "max_bin": 256, "nthread": 1}
+    t0 = time.perf_counter()
+    dtrain = xgb.dask.DaskQuantileDMatrix(client, X, y, max_bin=256)
+    out = xgb.dask.train(client, params, dtrain, args.rounds)
+    train_s = time.perf_counter() - t0
+    Xt, yt = test
+    return {"train_s": train_s, "auc": _auc(yt, out["booster"].inplace_predict(Xt))}
+
+
+LIBS = {"oocboost": _ooc, "LightGBM (lightgbm.dask)": _lgb,
+        "XGBoost (xgboost.dask)": _xgb}
+
+
+def _run_cluster(n_workers, df, test, args, work):
+    import dask.dataframe as dd
+    from distributed import Client, LocalCluster
+
+    rows = []
+    with LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True,
+                      dashboard_address=":0") as cluster, Client(cluster) as client:
+        ddf = client.persist(dd.from_pandas(df, npartitions=2 * n_workers))
+        for lib, run in LIBS.items():
+            if args.only and lib.split()[0].lower() not in args.only:
+                continue
+            r = run(client, ddf, test, args, work)
+            rows.append({"workers": n_workers, "lib": lib, **r})
+            print(f"[dask] {n_workers} workers, {lib}: {r}", flush=True)
+    return rows
+
+
+def _table(rows):
+    out = ["| workers | library | build s | train s | AUC | passes | bytes a pass and rank |",
+           "|---|---|---|---|---|---|---|"]
+    for r in rows:
+        build = f"{r['build_s']:.1f}" if "build_s" in r else "-"
+        passes = str(r.get("passes", "-"))
+        per = f"{r['bytes_per_pass_rank'] / 1e6:.2f} MB" if "bytes_per_pass_rank" in r else "-"
+        out.append(f"| {r['workers']} | {r['lib']} | {build} | {r['train_s']:.1f} | "
+                   f"{r['auc']:.4f} | {passes} | {per} |")
+    return "\n".join(out)
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(prog="python -m bench dask")
+    p.add_argument("--rows", type=int, default=1_000_000)
+    p.add_argument("--test-rows", type=int, default=200_000)
+    p.add_argument("--rounds", type=int, default=100)
+    p.add_argument("--workers", default="1,2,4")
+    p.add_argument("--only", default="", help="comma list of oocboost, lightgbm, xgboost")
+    p.add_argument("--out", default="bench_out")
+    args = p.parse_args(argv)
+    args.only = [s.strip().lower() for s in args.only.split(",") if s.strip()]
+    import pandas as pd
+
+    from bench.data import prepare
+
+    info = prepare(args.out, args.rows, args.test_rows)
+    df = pd.read_csv(info["train"], dtype=np.float32, engine="c")
+    test_df = pd.read_csv(info["test"], dtype=np.float32, engine="c")
+    test = (test_df.drop(columns="label").to_numpy(), test_df["label"].to_numpy())
+    work = os.path.join(args.out, "dask-work")
+    os.makedirs(work, exist_ok=True)
+    rows = []
+    for n in (int(w) for w in args.workers.split(",")):
+        rows += _run_cluster(n, df, test, args, work)
+    with open(os.path.join(args.out, "results-dask.json"), "w") as f:
+        json.dump(rows, f, indent=1)
+    print(_table(rows))
+    return 0
