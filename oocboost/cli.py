@@ -51,6 +51,8 @@ def cmd_build_cache(args):
 
     if args.append:
         return _append(args)
+    if args.shards or args.scheduler:
+        return _build_shards(args)
 
     categorical = args.categorical
     if categorical not in ("auto", "none"):
@@ -75,6 +77,31 @@ def cmd_build_cache(args):
                 max_conflict_rate=args.max_conflict_rate)
     if not args.quiet:
         print(describe_cache(args.output))
+    return 0
+
+
+def _build_shards(args):
+    """``--shards``: one shard per file of a folder or glob, on this machine or, with
+    ``--scheduler``, on a Dask cluster's workers (docs/distributed.md)."""
+    options = dict(label=args.label, weight=args.weight, drop=_csv_list(args.drop) or (),
+                   categorical=args.categorical if args.categorical == "auto" else
+                   (None if args.categorical == "none" else _csv_list(args.categorical)),
+                   max_bin=args.max_bin, max_categories=args.max_categories,
+                   memory_limit=args.memory_limit)
+    if args.scheduler:
+        from distributed import Client
+
+        from .dask import build_cache as dask_build
+
+        with Client(args.scheduler) as client:
+            shards = dask_build(args.input, args.output, client=client, **options)
+    else:
+        from .cache.shards import build_shards
+
+        shards = build_shards(args.input, args.output, **options)
+    if not args.quiet:
+        print(f"{args.output}: {len(shards.shards)} shards, {shards.n_rows} rows, "
+              f"{len(shards.features)} features (shards.json)")
     return 0
 
 
@@ -451,6 +478,12 @@ def _add_build_cache_and_info(sub):
     b.add_argument("--overwrite", action="store_true")
     b.add_argument("--append", action="store_true",
                    help="add the rows to the existing cache -o, binned with its edges")
+    b.add_argument("--shards", action="store_true",
+                   help="INPUT is a folder or glob of files: one shard per file, all with "
+                        "the same edges, and -o/shards.json (for oocboost.dask.train)")
+    b.add_argument("--scheduler", default=None,
+                   help="with --shards: build on this Dask scheduler's workers "
+                        "(tcp://host:port); the files must be readable by every worker")
     b.add_argument("--quiet", action="store_true")
     b.add_argument("--verbose", action="store_true", help="print the memory plan")
     b.set_defaults(func=cmd_build_cache)

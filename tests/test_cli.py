@@ -113,6 +113,15 @@ def late_text_csv(tmp_path_factory):
     return path
 
 
+def test_text_in_numeric_column_read_on_one_thread(tmp_path, late_text_csv, monkeypatch):
+    # pyarrow names the row in its message when it reads on one thread (OMP_NUM_THREADS=1,
+    # as a Dask worker's environment has it): the error still names line and column
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")
+    r = build(late_text_csv, tmp_path / "c.oocb", "--label", "y")
+    one_line_error(r, "late.csv", "line 100002", "column 'b'", "expected a number", "'oops'",
+                   code=2)
+
+
 def test_text_in_numeric_column(tmp_path, late_text_csv):
     r = build(late_text_csv, tmp_path / "c.oocb", "--label", "y")
     one_line_error(r, "late.csv", "line 100002", "column 'b'", "expected a number", "'oops'",

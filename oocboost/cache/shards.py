@@ -139,6 +139,57 @@ def build_shard(data, output, edges, *, label=None, weight=None, categorical="au
                        block_rows=block_rows, overwrite=True, quiet=quiet)
 
 
+#: File kinds a folder of shards is read from.
+SOURCE_SUFFIXES = (".csv", ".csv.gz", ".parquet", ".pq", ".arrow", ".feather", ".ipc")
+
+
+def source_files(spec):
+    """The files of ``spec``: a folder (its CSV/Parquet/Arrow files), a glob pattern, or
+    a list of paths; sorted, so a shard set's order does not depend on the listing."""
+    import glob
+
+    if isinstance(spec, (list, tuple)):
+        files = [os.fspath(f) for f in spec]
+    elif os.path.isdir(spec):
+        files = [os.path.join(spec, n) for n in os.listdir(spec)
+                 if n.lower().endswith(SOURCE_SUFFIXES)]
+    else:
+        files = glob.glob(os.fspath(spec))
+    files = sorted(files)
+    if not files:
+        raise ParameterError(f"{spec}: no CSV, Parquet or Arrow files to shard (a folder "
+                             f"of them, a glob pattern, or a list)")
+    missing = [f for f in files if not os.path.isfile(f)]
+    if missing:
+        raise ParameterError(f"not files: {missing}")
+    return files
+
+
+def build_shards(files, folder, *, label=None, weight=None, categorical="auto", drop=(),
+                 max_bin=DEFAULT_MAX_BIN, max_categories=None, memory_limit=None,
+                 quiet=True):
+    """One shard per file of ``files`` (:func:`source_files`) at ``folder/shard-K.oocb``,
+    all binned with the files' merged sketches, and ``folder/shards.json``: the sharded
+    build on this machine (``oocboost.dask.build_cache`` runs the same steps on workers).
+
+    Example::
+
+        shards = build_shards("data/*.parquet", "train-shards", label="y")
+    """
+    files = source_files(files)
+    options = dict(label=label, weight=weight, categorical=categorical, drop=drop)
+    summary = None
+    for f in files:
+        part = sketch_part(f, max_bin=max_bin, max_categories=max_categories,
+                           memory_limit=memory_limit, **options)
+        summary = part if summary is None else merge_sketches(summary, part)
+    edges = edges_from_sketches(summary, folder)
+    caches = [build_shard(f, os.path.join(folder, f"shard-{k}.oocb"), edges,
+                          memory_limit=memory_limit, quiet=quiet, **options)
+              for k, f in enumerate(files)]
+    return ShardSet.create(folder, caches, edges, partitions=[[k] for k in range(len(files))])
+
+
 class ShardSet:
     """The shards of a sharded cache and what they share (``folder/shards.json``).
 

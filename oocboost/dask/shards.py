@@ -34,6 +34,30 @@ def _tree_reduce(client, futures, combine):
     return futures[0]
 
 
+def _from_files(client, files, folder, options, max_bin, max_categories, memory_limit):
+    """One shard per file, each sketched and binned by a worker (the files on storage
+    every worker reads)."""
+    os.makedirs(folder, exist_ok=True)
+    sketches = client.map(_shards.sketch_part, files, max_bin=max_bin,
+                          max_categories=max_categories, memory_limit=memory_limit,
+                          pure=False, **options)
+    edges = client.submit(_shards.edges_from_sketches,
+                          _tree_reduce(client, sketches, _shards.merge_sketches), folder,
+                          pure=False)
+    outputs = [os.path.join(folder, f"shard-{k}.oocb") for k in range(len(files))]
+    built = client.map(_build_file_shard, files, outputs, edges=edges,
+                       options=dict(options, memory_limit=memory_limit), pure=False)
+    paths, workers = zip(*client.gather(built))
+    return _shards.ShardSet.create(folder, list(paths), edges.result(), workers=workers,
+                                   partitions=[[k] for k in range(len(files))])
+
+
+def _build_file_shard(path, output, edges, options):
+    from distributed import get_worker
+
+    return _shards.build_shard(path, output, edges, **options).path, get_worker().address
+
+
 def _build_worker_shard(edges, output, options, *parts):
     """Pass 2 on one worker: its partitions, in order, into one shard."""
     import pandas as pd
@@ -49,7 +73,10 @@ def build_cache(data, folder, *, label=None, weight=None, categorical="auto", dr
 
     Parameters
     ----------
-    data : dask.dataframe.DataFrame
+    data : dask.dataframe.DataFrame, or files
+        A Dask DataFrame (one shard per worker, of the partitions it holds), or files
+        every worker can read: a folder of CSV/Parquet/Arrow files, a glob pattern or a
+        list (one shard per file, written by the worker that read it).
     folder : str
         A folder every worker can write (shared storage in a real cluster).
     label, weight, categorical, drop, max_bin, max_categories, memory_limit
@@ -69,13 +96,16 @@ def build_cache(data, folder, *, label=None, weight=None, categorical="auto", dr
     >>> shards = oocboost.dask.build_cache(ddf, "/shared/train", label="y")  # doctest: +SKIP
     """
     client = _client(client)
-    if not hasattr(data, "to_delayed"):
-        raise ParameterError(f"data must be a Dask DataFrame, got {type(data).__name__} "
-                             f"(use oocboost.build_cache for data on this machine)")
     folder = os.path.abspath(os.fspath(folder))
+    options = dict(label=label, weight=weight, categorical=categorical, drop=drop)
+    if isinstance(data, (str, os.PathLike, list, tuple)):
+        return _from_files(client, _shards.source_files(data), folder, options, max_bin,
+                           max_categories, memory_limit)
+    if not hasattr(data, "to_delayed"):
+        raise ParameterError(f"data must be a Dask DataFrame, or files (a folder, a glob "
+                             f"pattern or a list), got {type(data).__name__}")
     os.makedirs(folder, exist_ok=True)
     parts = client.compute(data.to_delayed())
-    options = dict(label=label, weight=weight, categorical=categorical, drop=drop)
     sketches = client.map(_shards.sketch_part, parts, max_bin=max_bin,
                           max_categories=max_categories, memory_limit=memory_limit,
                           pure=False, **options)

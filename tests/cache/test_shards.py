@@ -124,3 +124,30 @@ def test_a_damaged_shard_set_is_refused_with_its_path(tmp_path):
     os.remove(path)
     with pytest.raises(CacheError, match="not a readable shard set"):
         ShardSet.load(tmp_path)
+
+
+def test_one_shard_per_file_of_a_folder_or_glob(tmp_path):
+    from oocboost.cache.shards import build_shards, source_files
+    from oocboost.cli import main
+    from oocboost.errors import ParameterError
+
+    df = _frame(3000)
+    src = tmp_path / "src"
+    src.mkdir()
+    for k, part in enumerate(_parts(df, 3)):
+        part.to_csv(src / f"part-{k}.csv", index=False)
+    (src / "notes.txt").write_text("not data")
+    assert [os.path.basename(f) for f in source_files(str(src))] == \
+        ["part-0.csv", "part-1.csv", "part-2.csv"]
+    shards = build_shards(str(src / "part-*.csv"), tmp_path / "set", label="y")
+    single = oocboost.build_cache(src / "part-0.csv", tmp_path / "one.oocb", label="y",
+                                  quiet=True)
+    assert [s["n_rows"] for s in shards.shards] == [1000, 1000, 1000]
+    assert [s["partitions"] for s in shards.shards] == [[0], [1], [2]]
+    whole = oocboost.build_cache(df, tmp_path / "whole.oocb", label="y", quiet=True)
+    assert shards.bin_mapper == whole.bin_mapper != single.bin_mapper
+    assert main(["build-cache", str(src), "-o", str(tmp_path / "cli"), "--shards",
+                 "--label", "y", "--quiet"]) == 0
+    assert ShardSet.load(tmp_path / "cli").bin_mapper == whole.bin_mapper
+    with pytest.raises(ParameterError, match="no CSV, Parquet or Arrow files"):
+        source_files(str(tmp_path / "nothing-*.csv"))

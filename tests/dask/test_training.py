@@ -2,6 +2,8 @@
 single-machine edges, and the model is the single-machine model on the concatenated data
 (the same splits, margins to float rounding) for binary, multiclass and regression
 boosting, with evaluation and early stopping; what is not offered is refused by name."""
+import os
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -37,9 +39,13 @@ def cluster(tmp_path_factory):
                    oocboost.build_cache(df.drop(columns=["y", "y3"]),
                                         tmp_path_factory.mktemp("w") / "c.oocb",
                                         label="y2", quiet=True), 2)
+    environ = dict(os.environ)
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                                   dashboard_address=":0") as c, distributed.Client(c) as client:
         yield client
+    # Dask's nanny leaves OMP_NUM_THREADS=1 and others in this process's environment
+    os.environ.clear()
+    os.environ.update(environ)
 
 
 @pytest.fixture(scope="module")
@@ -184,3 +190,18 @@ def test_a_worker_that_cannot_meet_its_memory_limit_refuses_up_front(data, clust
                                                r".*shard-\d\.oocb within its memory limit"):
         oocboost.dask.train(cluster, {**PARAMS, "objective": "binary:logistic",
                                       "memory_limit": "64MB"}, shards, 2)
+
+
+def test_shards_from_files_are_built_on_the_workers(cluster, tmp_path):
+    from oocboost.cache.shards import build_shards
+
+    df = _frame(2000, 7).drop(columns=["y", "y3"])
+    for k in range(3):
+        df.iloc[k::3].to_parquet(tmp_path / f"p{k}.parquet", index=False)
+    shards = oocboost.dask.build_cache(str(tmp_path / "p*.parquet"), tmp_path / "set",
+                                       label="y2", client=cluster)
+    local = build_shards(str(tmp_path / "p*.parquet"), tmp_path / "local", label="y2")
+    workers = set(cluster.scheduler_info()["workers"])
+    assert {s["worker"] for s in shards.shards} <= workers
+    assert [s["n_rows"] for s in shards.shards] == [s["n_rows"] for s in local.shards]
+    assert shards.bin_mapper == local.bin_mapper

@@ -50,8 +50,10 @@ from .source import (
 )
 
 _RAGGED_RE = re.compile(r"Expected (\d+) columns, got (\d+)")
-_CONVERSION_RE = re.compile(r"In CSV column #(\d+): CSV conversion error to (\w+): "
-                            r"invalid value '(.*)'", re.S)
+# pyarrow names the row ("Row #N: ") when it reads on one thread (OMP_NUM_THREADS=1, as
+# a Dask worker's environment sets it), not when it reads in parallel
+_CONVERSION_RE = re.compile(r"In CSV column #(\d+): (?:Row #\d+: )?CSV conversion error "
+                            r"to (\w+): invalid value '(.*)'", re.S)
 # The float syntax pyarrow's CSV reader accepts (after trimming spaces).
 _NUMBER_RE = (r"^[+-]?(?:(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
               r"|inf|infinity|nan)$")
