@@ -11,10 +11,12 @@ sums (and everything decided from them) are identical on all workers. Bytes sent
 sum: ``2 x (n_ranks - 1) x array bytes`` in all, through rank 0's link, which is where a
 large cluster would move to a tree or a ring (docs/distributed.md).
 
-Messages are length-prefixed pickles (protocol 5). Every receive has a timeout: a rank
-that stops answering (a dead worker) raises :class:`CollectiveError` naming it.
+Messages are length-prefixed: a numpy array as its dtype and shape (JSON) then its raw
+bytes, anything else as JSON. Nothing received is unpickled, so a stray connection to
+the port cannot make a rank run code. Every receive has a timeout: a rank that stops
+answering (a dead worker) raises :class:`CollectiveError` naming it.
 """
-import pickle
+import json
 import socket
 import struct
 import time
@@ -33,9 +35,14 @@ class CollectiveError(OocboostError):
 
 
 def _send(sock, obj):
-    data = pickle.dumps(obj, protocol=5)
-    sock.sendall(_HEADER.pack(len(data)) + data)
-    return _HEADER.size + len(data)
+    if isinstance(obj, np.ndarray):
+        data = np.ascontiguousarray(obj)
+        head = json.dumps({"dtype": data.dtype.str, "shape": list(data.shape)}).encode()
+        body = data.tobytes()
+    else:
+        head, body = json.dumps({"json": obj}).encode(), b""
+    sock.sendall(_HEADER.pack(len(head)) + head + _HEADER.pack(len(body)) + body)
+    return 2 * _HEADER.size + len(head) + len(body)
 
 
 def _recv_exact(sock, n, who):
@@ -57,7 +64,12 @@ def _recv_exact(sock, n, who):
 
 def _recv(sock, who):
     (n,) = _HEADER.unpack(_recv_exact(sock, _HEADER.size, who))
-    return pickle.loads(_recv_exact(sock, n, who))
+    head = json.loads(_recv_exact(sock, n, who))
+    (n,) = _HEADER.unpack(_recv_exact(sock, _HEADER.size, who))
+    body = _recv_exact(sock, n, who)
+    if "json" in head:
+        return head["json"]
+    return np.frombuffer(body, dtype=np.dtype(head["dtype"])).reshape(head["shape"])
 
 
 def listen(host="0.0.0.0"):

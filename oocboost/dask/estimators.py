@@ -16,8 +16,8 @@ Example
 >>> clf.fit(ddf[features], ddf["y"])                                  # doctest: +SKIP
 >>> clf.predict_proba(ddf[features]).compute()                        # doctest: +SKIP
 """
+import json
 import os
-import pickle
 import shutil
 import tempfile
 
@@ -71,7 +71,7 @@ class _DaskFit:
         self._client = value
 
     def __getstate__(self):
-        # a pickled estimator (saved, or sent to the workers to predict) has no client
+        # a pickled estimator (saved with pickle or joblib) has no client
         state = super().__getstate__()
         state.pop("_client", None)
         return state
@@ -101,23 +101,37 @@ class _DaskFit:
 
     def _map(self, X, method, meta_columns=None):
         """The in-memory estimator's ``method`` over each partition (or row block) of
-        ``X``; the fitted estimator travels as bytes, which Dask hashes to name the
-        tasks."""
+        ``X``. The fitted estimator travels as its parameters and its model's JSON (no
+        pickle), which Dask also hashes to name the tasks."""
         import dask.array as da
 
-        payload = pickle.dumps(self, protocol=5)
+        fitted = json.dumps({"params": self.get_params(), "model": self.model_.to_json_dict(),
+                             "classes": getattr(self, "classes_", np.zeros(0)).tolist()},
+                            default=str)
+        kind = type(self).__name__
         if isinstance(X, da.Array):
             chunks = (X.chunks[0],) if meta_columns is None else \
                 (X.chunks[0], (meta_columns,))
-            return X.map_blocks(_predict_part, payload, method, dtype=np.float64,
+            return X.map_blocks(_predict_part, kind, fitted, method, dtype=np.float64,
                                 chunks=chunks, drop_axis=1 if meta_columns is None else None)
-        return X.map_partitions(_predict_part, payload, method,
+        return X.map_partitions(_predict_part, kind, fitted, method,
                                 meta=np.zeros((0,) if meta_columns is None
                                               else (0, meta_columns)))
 
 
-def _predict_part(part, payload, method):
-    return getattr(pickle.loads(payload), method)(part)
+def _predict_part(part, kind, fitted, method):
+    """``method`` of the estimator ``kind`` rebuilt from :meth:`_DaskFit._map`'s JSON."""
+    from ..model.model import Model
+
+    doc = json.loads(fitted)
+    estimator = _ESTIMATORS[kind](**doc["params"])
+    estimator.model_ = Model.from_json_dict(doc["model"])
+    estimator.n_features_in_ = estimator.model_.n_features
+    estimator.feature_names_in_ = np.array(estimator.model_.feature_names, dtype=object)
+    if doc["classes"]:
+        estimator.classes_ = np.array(doc["classes"])
+        estimator.n_classes_ = len(estimator.classes_)
+    return getattr(estimator, method)(part)
 
 
 def _is_dask(X):
@@ -188,3 +202,7 @@ class _LabelView:
     def __init__(self, shards):
         self.path = shards.folder
         self.manifest = {"label_stats": shards.label_stats}
+
+
+_ESTIMATORS = {"DaskGradientBoostingClassifier": DaskGradientBoostingClassifier,
+               "DaskGradientBoostingRegressor": DaskGradientBoostingRegressor}
