@@ -80,3 +80,17 @@ def test_measure_rejects_bad_targets():
         measure_peak_rss("not a target")
     with pytest.raises(ParameterError):
         measure_peak_rss([])
+
+
+def test_baseline_is_the_smallest_of_its_runs(monkeypatch):
+    from oocboost.utils import measure
+
+    peaks = iter([(300, 250), (120, 127), (200, 90)])  # (polled, maxrss) a run
+
+    def fake_run(argv, **kwargs):
+        polled, maxrss = next(peaks)
+        return 0, 0.1, polled * MiB, maxrss * MiB, "", ""
+
+    monkeypatch.setattr(measure, "_run_polled", fake_run)
+    monkeypatch.setattr(measure, "BASELINE_RUNS", 3)
+    assert measure.baseline_rss(("numpy",)) == 127 * MiB
