@@ -221,6 +221,17 @@ class ShardSet:
         return [s["path"] for s in self.shards]
 
     @property
+    def path(self):
+        """The set's folder (as a cache's ``path``, for messages)."""
+        return self.folder
+
+    @property
+    def manifest(self):
+        """What a cache's manifest says of all the rows: ``n_rows`` and the merged
+        ``label_stats`` (read by ``cache_classes`` and task inference)."""
+        return {"n_rows": self.n_rows, "label_stats": self.label_stats}
+
+    @property
     def edges(self):
         """The set's edges as a ``reference=`` for ``build_cache`` (evaluation data)."""
         return EdgesReference(self.bin_mapper, self.features, self.folder)

@@ -25,13 +25,17 @@ import numpy as np
 
 from ..cache.shards import ShardSet
 from ..errors import ParameterError
+from ..learners.forest.distributed import CHECKPOINT_TREES
 from ..sklearn.boosting import (
     GradientBoostingClassifier,
     GradientBoostingRegressor,
     cache_classes,
 )
+from ..sklearn.forests import RandomForestClassifier, RandomForestRegressor
+from .collective import DEFAULT_TIMEOUT
+from .forest import _train_forest
 from .shards import _client, build_cache
-from .training import train
+from .training import MAX_RESTARTS, train
 
 _LABEL = "__oocboost_label__"
 
@@ -170,7 +174,7 @@ class DaskGradientBoostingClassifier(_DaskFit, GradientBoostingClassifier):
         client = _client(self.client)
         shards, folder = self._shards(X, y, client)
         try:
-            self.classes_ = cache_classes(_LabelView(shards))
+            self.classes_ = np.asarray(cache_classes(shards))
             self.n_classes_ = len(self.classes_)
             self._dask_fit(shards, *self._objective_for(self.classes_), client)
         finally:
@@ -196,13 +200,79 @@ class DaskGradientBoostingClassifier(_DaskFit, GradientBoostingClassifier):
         return self._map(X, "predict")
 
 
-class _LabelView:
-    """A shard set seen as a cache by ``cache_classes`` (its merged label statistics)."""
+class _DaskForest(_DaskFit):
+    """What the Dask forests add to the in-memory ones: ``fit`` on Dask collections or
+    a shard set through :func:`oocboost.dask.train_forest`."""
 
-    def __init__(self, shards):
-        self.path = shards.folder
-        self.manifest = {"label_stats": shards.label_stats}
+    def fit(self, X, y=None, sample_weight=None):
+        """Grow the forest on Dask collections (shards built in ``cache_dir``) or a
+        shard set. Classifier labels must be the integers ``0 .. K-1``."""
+        if sample_weight is not None:
+            raise ParameterError("sample_weight is not offered by the Dask forests yet: "
+                                 "build the shards with a weight column (build_cache(..., "
+                                 "weight=)) and fit on the shard set")
+        if self.warm_start:
+            raise ParameterError("warm_start is not offered by the Dask forests")
+        client = _client(self.client)
+        shards, folder = self._shards(X, y, client)
+        params = self._learner_params()
+        for name in ("cache_dir", "max_bin"):  # the shards' business
+            params.pop(name)
+        params["task"] = self._task
+        try:
+            self.model_, self.config_, _ = _train_forest(
+                client, params, shards, self._n_trees(), self._learner.replace("_", "-"),
+                CHECKPOINT_TREES, MAX_RESTARTS, DEFAULT_TIMEOUT)
+        finally:
+            if folder is not None:
+                shutil.rmtree(folder, ignore_errors=True)
+        if self._task == "classification":
+            self.classes_ = np.asarray(self.model_.attributes["classes"])
+            self.n_classes_ = len(self.classes_)
+        self.n_features_in_ = self.model_.n_features
+        self.feature_names_in_ = np.array(self.model_.feature_names, dtype=object)
+        self.n_outputs_ = 1
+        self._node_stats = None
+        if self.config_.oob_score:
+            # per-row out-of-bag predictions stay on the workers
+            self.oob_score_ = self.model_.attributes["oob_score"]
+        return self
+
+
+class DaskRandomForestClassifier(_DaskForest, RandomForestClassifier):
+    """:class:`oocboost.RandomForestClassifier` on a Dask cluster: the same parameters
+    and forest (same seed: the same trees as on one machine on the concatenated data).
+    Labels must be the integers ``0 .. K-1``; ``oob_score_`` is set with ``oob_score``,
+    but not ``oob_decision_function_`` (per row, it stays on the workers)."""
+
+    def predict_proba(self, X):
+        """Class probabilities as a Dask collection (in-memory data: an array)."""
+        self._check_fitted()
+        if not _is_dask(X):
+            return super().predict_proba(X)
+        return self._map(X, "predict_proba", meta_columns=self.n_classes_)
+
+    def predict(self, X):
+        """Most probable classes as a Dask collection (in-memory data: an array)."""
+        self._check_fitted()
+        if not _is_dask(X):
+            return super().predict(X)
+        return self._map(X, "predict")
+
+
+class DaskRandomForestRegressor(_DaskForest, RandomForestRegressor):
+    """:class:`oocboost.RandomForestRegressor` on a Dask cluster (the same forest as
+    on one machine on the concatenated data); no ``oob_prediction_``."""
+
+    def predict(self, X):
+        """Predictions as a Dask collection (in-memory data: an array)."""
+        self._check_fitted()
+        if not _is_dask(X):
+            return super().predict(X)
+        return self._map(X, "predict")
 
 
 _ESTIMATORS = {"DaskGradientBoostingClassifier": DaskGradientBoostingClassifier,
-               "DaskGradientBoostingRegressor": DaskGradientBoostingRegressor}
+               "DaskGradientBoostingRegressor": DaskGradientBoostingRegressor,
+               "DaskRandomForestClassifier": DaskRandomForestClassifier,
+               "DaskRandomForestRegressor": DaskRandomForestRegressor}

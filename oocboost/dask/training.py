@@ -13,107 +13,39 @@ its own shard, with two hooks:
 Per-row state (margins, gradients, the node of each row) never leaves its worker; only
 histograms move: ``nodes built x columns x bins x 2 float64`` per pass and rank.
 """
-import time
-import uuid
-
-import numpy as np
-
 from ..cache.shards import ShardSet
-from ..errors import ParameterError
-from .collective import DEFAULT_TIMEOUT, Collective, listen
+from .collective import DEFAULT_TIMEOUT
+from .ranks import run_ranks, run_with_recovery
 from .shards import _client
 
-#: Listening sockets of rank 0, by run, between the two tasks that set a run up.
-_SERVERS = {}
+#: Rounds between two checkpoints rank 0 saves (a run that loses a worker resumes there).
+CHECKPOINT_ROUNDS = 10
+#: Restarts after lost workers before a run gives up.
+MAX_RESTARTS = 3
 
 
-class WorkerRun:
-    """The ``distributed`` hooks of one rank (see ``train_with``)."""
-
-    def __init__(self, collective, n_rows, label_stats, row_offset):
-        self.collective = collective
-        self.n_rows = n_rows
-        self.label_stats = label_stats
-        self.row_offset = row_offset
-
-    def reduce_histograms(self, hist, slots):
-        built = np.ascontiguousarray(hist[slots])
-        self.collective.sum_(built)
-        hist[slots] = built
-
-    def evaluate(self, model, objective, eval_sets, metrics, round_trees):
-        from ..learners.boosting.training import _evaluate
-
-        scores = None
-        if self.collective.rank == 0:
-            scores = _evaluate(model, objective, eval_sets, metrics, round_trees)
-        return self.collective.broadcast(scores)
-
-
-def _check_plan(params, shard_path):
-    """On a worker: refuse up front when its memory limit cannot hold its shard's run."""
-    from ..errors import MemoryLimitError
-    from ..learners.boosting.training import check_plan
-
-    try:
-        check_plan(params, shard_path)
-    except MemoryLimitError as exc:
-        from distributed import get_worker
-
-        raise MemoryLimitError(f"worker {get_worker().address} cannot train shard "
-                               f"{shard_path} within its memory limit: {exc}") from None
-
-
-def _open_root(run_id):
-    server, port = listen()
-    _SERVERS[run_id] = server
-    return port
-
-
-def _train_rank(run_id, rank, n_ranks, host, port, params, shard_path, num_boost_round,
-                evals, early_stopping_rounds, shared, verbose_eval, timeout):
-    """One rank's training (a Dask task on its worker). Rank 0 returns the model and its
-    collective's figures; the others return their figures only."""
+def _boost_work(cache, params, num_boost_round, evals, early_stopping_rounds,
+                verbose_eval, callbacks, checkpoint, checkpoint_rounds, init_model, *,
+                distributed):
+    """One rank's boosting (``ranks.run_ranks``'s work): rank 0 evaluates, prints and
+    saves checkpoints; every rank runs the user's callbacks."""
+    from ..learners.boosting.callback import TrainingCheckPoint
     from ..learners.boosting.training import train_with
 
-    if rank == 0:
-        collective = Collective.root(_SERVERS.pop(run_id), n_ranks, timeout)
-    else:
-        collective = Collective.connect(rank, n_ranks, host, port, timeout)
-    t0 = time.perf_counter()
-    try:
-        model = train_with(params, shard_path, num_boost_round, evals=evals,
-                           early_stopping_rounds=early_stopping_rounds,
-                           verbose_eval=verbose_eval if rank == 0 else False,
-                           distributed=WorkerRun(collective, **shared))
-    finally:
-        collective.close()
-    figures = {"rank": rank, "shard": shard_path, "seconds": time.perf_counter() - t0,
-               "bytes_sent": collective.bytes_sent, "reduce_seconds": collective.seconds,
-               "n_reductions": collective.n_sums}
-    return (model if rank == 0 else None), figures
+    rank0 = distributed.rank == 0
+    callbacks = list(callbacks or [])
+    if rank0 and checkpoint is not None:
+        callbacks.append(TrainingCheckPoint(checkpoint, checkpoint_rounds))
+    return train_with(params, cache, num_boost_round, evals=evals,
+                      early_stopping_rounds=early_stopping_rounds, callbacks=callbacks,
+                      init_model=init_model, verbose_eval=verbose_eval if rank0 else False,
+                      distributed=distributed)
 
 
-def _assign(shard_set, client):
-    """``[(worker, shard path)]``, rank order: each shard on the worker that wrote it
-    when alive, else on a worker without a shard."""
-    workers = sorted(client.scheduler_info()["workers"])
-    if not workers:
-        raise ParameterError("the Dask cluster has no workers")
-    taken, out, homeless = set(), [], []
-    for s in shard_set.shards:
-        if s["worker"] in workers and s["worker"] not in taken:
-            taken.add(s["worker"])
-            out.append((s["worker"], s["path"]))
-        else:
-            homeless.append(s["path"])
-    free = [w for w in workers if w not in taken]
-    if len(homeless) > len(free):
-        raise ParameterError(f"{len(shard_set.shards)} shards for {len(workers)} workers: "
-                             f"this version trains one shard per worker (rebuild the "
-                             f"shards on this cluster, or add workers)")
-    out += list(zip(free, homeless))
-    return out
+def _check_boost_plan(cache, params):
+    from ..learners.boosting.training import check_plan
+
+    check_plan(params, cache)
 
 
 def _threads(client, worker):
@@ -127,9 +59,16 @@ def _check_params(params):
     return dict(params or {})
 
 
+def _rounds_done(path):
+    from ..model.model import load_model
+
+    return f"{load_model(path).n_rounds} rounds"
+
+
 def train(client, params, shards, num_boost_round=10, *, evals=(),
-          early_stopping_rounds=None, verbose_eval=False, timeout=DEFAULT_TIMEOUT,
-          return_figures=False):
+          early_stopping_rounds=None, verbose_eval=False, callbacks=None,
+          checkpoint_rounds=CHECKPOINT_ROUNDS, max_restarts=MAX_RESTARTS,
+          timeout=DEFAULT_TIMEOUT, return_figures=False):
     """Train gradient boosting on a shard set, one rank per worker.
 
     Parameters
@@ -148,10 +87,18 @@ def train(client, params, shards, num_boost_round=10, *, evals=(),
     early_stopping_rounds : int or None
     verbose_eval : bool or int
         Rank 0 prints the evaluation (in its worker's log).
+    callbacks : list of TrainingCallback or None
+        Run on every rank (as in ``xgboost.dask``); they travel to the workers by Dask.
+    checkpoint_rounds : int
+        Rank 0 saves the model every this many rounds in the shard set's folder; a run
+        that loses a worker resumes from there (the file is removed at the end).
+    max_restarts : int
+        Lost workers a run survives before it raises ``WorkerLost``.
     timeout : float
-        Seconds a rank waits for another before failing the run (a dead worker).
+        Seconds a rank waits for another before failing the run.
     return_figures : bool
-        Also return a list of per-rank figures: seconds, bytes sent, reductions.
+        Also return figures: per rank seconds, bytes sent, reductions (the last
+        attempt's), and ``restarts``.
 
     Returns
     -------
@@ -165,39 +112,29 @@ def train(client, params, shards, num_boost_round=10, *, evals=(),
     >>> model = oocboost.dask.train(client, {"objective": "binary:logistic"}, shards, 100)
     ...                                                                  # doctest: +SKIP
     """
+    from ..model.model import load_model
+
     client = _client(client)
     params = _check_params(params)
     shard_set = shards if isinstance(shards, ShardSet) else ShardSet.load(shards)
-    placed = _assign(shard_set, client)
     eval_paths = [(getattr(c, "path", c), name) for c, name in (evals or ())]
-    worker_params = {}
-    for worker, _ in placed:
+
+    def worker_params(worker):
         p = dict(params)
         if p.get("n_threads") is None and p.get("nthread") is None:
             p["n_threads"] = _threads(client, worker)
-        worker_params[worker] = p
-    # every worker plans its run first: one that cannot meet its memory limit refuses
-    # before any rank waits for it
-    client.gather([client.submit(_check_plan, worker_params[w], path, workers=[w],
-                                 allow_other_workers=False, pure=False)
-                   for w, path in placed])
-    run_id = uuid.uuid4().hex
-    root = placed[0][0]
-    port = client.submit(_open_root, run_id, workers=[root], pure=False).result()
-    host = root.split("://")[-1].rsplit(":", 1)[0]
-    # the whole data is the shards in the set's order: each shard's first row there
-    offsets = dict(zip(shard_set.paths, np.cumsum([0] + [s["n_rows"] for s in
-                                                         shard_set.shards])[:-1].tolist()))
-    futures = []
-    for rank, (worker, path) in enumerate(placed):
-        shared = {"n_rows": shard_set.n_rows, "label_stats": shard_set.label_stats,
-                  "row_offset": offsets[path]}
-        futures.append(client.submit(
-            _train_rank, run_id, rank, len(placed), host, port, worker_params[worker],
-            path, num_boost_round,
-            eval_paths, early_stopping_rounds, shared, verbose_eval, timeout, workers=[worker], allow_other_workers=False,
-            pure=False, key=f"oocboost-train-{run_id}-rank{rank}"))
-    results = client.gather(futures)
-    model = results[0][0]
-    figures = [r[1] for r in results]
+        return p
+
+    def attempt(checkpoint, resume):
+        done = 0 if resume is None else load_model(resume).n_rounds
+        args = (num_boost_round - done, eval_paths, early_stopping_rounds, verbose_eval,
+                callbacks, checkpoint, checkpoint_rounds, resume)
+        return run_ranks(client, shard_set, _boost_work,
+                         lambda w, rank: (worker_params(w),) + (() if rank is None
+                                                                else args),
+                         check=_check_boost_plan, timeout=timeout)
+
+    (model, figures), restarts = run_with_recovery(
+        client, shard_set, attempt, max_restarts=max_restarts, what=_rounds_done)
+    figures = [dict(f, restarts=restarts) for f in figures]
     return (model, figures) if return_figures else model

@@ -140,9 +140,7 @@ class TreeGrower(HistogramSlots, BundledColumns):
         self.n_hist_columns = int(starts[-1])
         self.n_words = (max(max_bin, int(self.n_value_bins.max(initial=0))) + 31) // 32
         self.bundles = bundles
-        #: Distributed training (``oocboost.dask``): called as ``reduce_hook(hist, slots)``
-        #: once a pass's histograms are built here, it replaces ``hist[slots]`` by their
-        #: sum over every worker, so that the split search after it sees all the rows.
+        #: Distributed training (``oocboost.dask``; set by :meth:`distribute`).
         self.reduce_hook = None
         if bundles is not None:
             self._feature_starts = starts

@@ -88,6 +88,13 @@ class HistogramSlots:
             nd.slot_of_node[trees, nodes] = slots
             self._pending_columns.append(np.stack([slots, trees, nodes], axis=1))
 
+    def distribute(self, reduce_hook):
+        """After :meth:`start`, grow as one worker of a distributed run: once a pass's
+        histograms are built, ``reduce_hook(hist, slots)`` sums ``hist[slots]`` over the
+        workers. No small node is recorded (its record slot is sized by all its rows)."""
+        self.reduce_hook = reduce_hook
+        self._records = False
+
     def _use_records(self):
         """Whether small nodes may take record slots (``kernels.histogram``,
         ``build_histograms_columns``): per-node sampled-feature histograms, statistics

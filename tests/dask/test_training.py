@@ -2,7 +2,6 @@
 single-machine edges, and the model is the single-machine model on the concatenated data
 (the same splits, margins to float rounding) for binary, multiclass and regression
 boosting, with evaluation and early stopping; what is not offered is refused by name."""
-import os
 
 import numpy as np
 import pandas as pd
@@ -15,53 +14,8 @@ dd = pytest.importorskip("dask.dataframe")
 distributed = pytest.importorskip("distributed")
 import oocboost.dask  # noqa: E402  (after the skip: the dask extra may be absent)
 
-PARAMS = {"max_depth": 4, "eta": 0.3, "n_threads": 1}
-
-
-def _frame(n, seed):
-    rng = np.random.default_rng(seed)
-    df = pd.DataFrame({f"x{j}": rng.normal(size=n) for j in range(6)})
-    df.loc[rng.random(n) < 0.05, "x1"] = np.nan
-    df["c"] = rng.choice(["a", "b", "c", "d"], size=n)
-    score = df.x0 + (df.c == "b") - 0.5 * df.x2 + rng.normal(size=n) * 0.5
-    df["y"] = score
-    df["y2"] = (score > 0).astype(float)
-    df["y3"] = np.digitize(score, [-0.5, 0.7]).astype(float)
-    return df
-
-
-@pytest.fixture(scope="module")
-def cluster(tmp_path_factory):
-    # the kernels are compiled (or loaded) here first, so that the workers load them
-    # from numba's cache instead of each compiling them
-    df = _frame(4000, 0)
-    oocboost.train({**PARAMS, "objective": "binary:logistic"},
-                   oocboost.build_cache(df.drop(columns=["y", "y3"]),
-                                        tmp_path_factory.mktemp("w") / "c.oocb",
-                                        label="y2", quiet=True), 2)
-    environ = dict(os.environ)
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  dashboard_address=":0") as c, distributed.Client(c) as client:
-        yield client
-    # Dask's nanny leaves OMP_NUM_THREADS=1 and others in this process's environment
-    os.environ.clear()
-    os.environ.update(environ)
-
-
-@pytest.fixture(scope="module")
-def data(cluster, tmp_path_factory):
-    df = _frame(4000, 0)
-    ddf = dd.from_pandas(df, npartitions=4)
-    folder = tmp_path_factory.mktemp("d")
-    out = {}
-    for label, others in [("y", ["y2", "y3"]), ("y2", ["y", "y3"]), ("y3", ["y", "y2"])]:
-        shards = oocboost.dask.build_cache(ddf.drop(columns=others), folder / label,
-                                           label=label, client=cluster)
-        single = oocboost.build_cache(df.drop(columns=others), folder / f"{label}.oocb",
-                                      label=label, quiet=True)
-        out[label] = (shards, single)
-    out["ddf"] = ddf
-    return out
+from .helpers import PARAMS
+from .helpers import frame as _frame
 
 
 def test_one_shard_per_worker_with_the_single_machine_edges(data, cluster):

@@ -302,8 +302,9 @@ def grow_round(state, round_index, learning_rate):
     grower = TreeGrower(state.n_outputs, cache.n_features, cache.max_bin, mapper.n_value_bins,
                         mapper.is_categorical, mapper.bin_edges, policy, growth, rng,
                         hist_pool=state.hist_pool, bundles=cache.bundles)
-    grower.reduce_hook = state.reduce_hook
     grower.start()
+    if state.reduce_hook is not None:
+        grower.distribute(state.reduce_hook)
     sampled = sampled_round(p, round_index)
     sample = (SampleBlock(cache.n_columns, state.n_outputs, cache.codes_dtype,
                           state.sample_capacity)

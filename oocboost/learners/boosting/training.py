@@ -9,6 +9,7 @@ Example
 >>> model = oocboost.train({"objective": "binary:logistic", "eta": 0.1}, cache, 100,
 ...                        evals=[(valid, "valid")], early_stopping_rounds=10)  # doctest: +SKIP
 """
+import dataclasses
 import os
 import time
 
@@ -145,7 +146,8 @@ def train_with(params, dtrain, num_boost_round=10, *, evals=(), early_stopping_r
                memory_limit=None, obj=None, custom_metric=None, distributed=None):
     """:func:`train`, and on one worker of a distributed run (``oocboost.dask``) with
     ``distributed``: an object with ``n_rows`` and ``label_stats`` of all the shards,
-    ``reduce_histograms(hist, slots)`` (sums a pass's histograms over the workers) and
+    ``reduce_histograms(hist, slots)`` (sums a pass's histograms over the workers),
+    ``agree_min(n)`` (the smallest ``n`` of any worker: the nodes in flight) and
     ``evaluate(model, objective, eval_sets, metrics, round_trees)`` (the metrics of the
     evaluation shards of every worker, the same on each)."""
     from ...model.model import Model, load_model
@@ -167,6 +169,9 @@ def train_with(params, dtrain, num_boost_round=10, *, evals=(), early_stopping_r
     # as its baseline: this run budgets residency itself.
     cache.release_resident()
     plan = _plan(p, cache, objective)
+    if distributed is not None:
+        # every worker must build the same nodes in the same passes
+        plan = dataclasses.replace(plan, hist_nodes=distributed.agree_min(plan.hist_nodes))
     if p["verbosity"] >= 2:
         print(plan.describe())
     callbacks = list(callbacks or [])

@@ -52,7 +52,8 @@ from .passes import (
 )
 
 
-def train_forest(cache, config, n_estimators, *, model=None, classes=None):
+def train_forest(cache, config, n_estimators, *, model=None, classes=None,
+                 distributed=None):
     """Grow ``n_estimators`` trees in all (keeping ``model``'s trees, for warm start).
 
     Parameters
@@ -65,6 +66,10 @@ def train_forest(cache, config, n_estimators, *, model=None, classes=None):
         Trees grown before (global indices ``0 .. model.n_trees - 1``).
     classes : list or None
         Class labels saved with the model.
+    distributed : object or None
+        This worker's hooks in a distributed run (``oocboost.dask``; see
+        :func:`~.passes.grow_trees`); ``config`` must then have been resolved with every
+        worker's rows and classes (:func:`train_forest_on_shard`).
 
     Returns
     -------
@@ -95,7 +100,7 @@ def train_forest(cache, config, n_estimators, *, model=None, classes=None):
     # as its baseline: this run budgets residency itself.
     cache.release_resident()
     trees_per_pass, plan = choose_trees_per_pass(cache, config, max(len(new_ids), 1),
-                                                 plan_train)
+                                                 plan_train, distributed)
     if config.verbose >= 2:
         print(plan.describe())
     node_stats = []
@@ -107,8 +112,9 @@ def train_forest(cache, config, n_estimators, *, model=None, classes=None):
                 from .oblique import grow_oblique_trees as grow
             else:
                 grow = grow_trees
+            extra = {} if distributed is None else {"distributed": distributed}
             result = grow(cache, config, new_ids, plan=plan, trees_per_pass=trees_per_pass,
-                          counters=counters)
+                          counters=counters, **extra)
             for arrays in result.trees:
                 model.add_tree(Tree(**arrays), group=-1 if config.n_outputs > 1 else 0)
             node_stats = result.node_stats
@@ -116,7 +122,8 @@ def train_forest(cache, config, n_estimators, *, model=None, classes=None):
         if config.oob_score:
             score, oob_decision, n_without = oob_pass(
                 cache, model, config, list(range(model.n_trees)), plan, counters,
-                keep_arrays=plan.state_in_ram)
+                keep_arrays=plan.state_in_ram and distributed is None,
+                distributed=distributed)
             if n_without:
                 warnings.warn(f"{n_without} rows were drawn by every tree and have no "
                               f"out-of-bag prediction; the OOB score counts them as "
@@ -134,7 +141,8 @@ def train_forest(cache, config, n_estimators, *, model=None, classes=None):
         "io_wait_s": counters["io_wait_s"], "bytes_read": int(counters["bytes_read"]),
         "data_passes": int(passes), "tree_passes": int(telemetry["passes"]),
         "record_nodes": int(telemetry["record_nodes"]),
-        "integer_stats": integer_stats(cache, config),
+        "integer_stats": integer_stats(cache, config,
+                                       None if distributed is None else distributed.n_rows),
         "passes_per_tree": telemetry["passes"] / n_new,
         "oob_passes": counters["oob_passes"], "trees_per_pass": int(trees_per_pass),
         "surrogate_passes": counters["surrogate_passes"],
@@ -275,6 +283,36 @@ def infer_task(params, cache):
     return "regression"
 
 
+def learner_of(name):
+    """The learner of a command-line name (``random-forest`` -> ``random_forest``)."""
+    if name not in _CLI_NAMES:
+        raise ParameterError(f"unknown forest learner {name!r}; expected one of "
+                             f"{sorted(_CLI_NAMES)}")
+    return _CLI_NAMES[name]
+
+
+def cli_params(name, params, *, verbose=False, memory_limit=None):
+    """The command line's ``params`` checked (all in :data:`CLI_PARAMS`) with the aliases
+    ``seed`` and ``n_threads`` resolved, ``random_state`` 0 by default (the command line
+    is reproducible), ``verbose`` set."""
+    p = dict(params or {})
+    unknown = sorted(set(p) - set(CLI_PARAMS))
+    if unknown:
+        raise ParameterError(f"unknown parameter(s) {unknown} for --learner {name}; known: "
+                             f"{', '.join(CLI_PARAMS)}")
+    for alias, target in (("seed", "random_state"), ("n_threads", "n_jobs")):
+        if alias in p:
+            if target in p:
+                raise ParameterError(f"{alias} and {target} are aliases; give one")
+            p[target] = p.pop(alias)
+    p.setdefault("random_state", 0)
+    verbosity = p.pop("verbosity", None)
+    p["verbose"] = 2 if verbose else (p.get("verbose") or (verbosity or 0))
+    if memory_limit is not None:
+        p["memory_limit"] = memory_limit
+    return p
+
+
 def train_forest_from_params(name, params, cache, *, n_estimators, memory_limit=None,
                              verbose=False, init_model=None):
     """The command line's entry: ``oocboost train --learner random-forest --param k=v``.
@@ -304,10 +342,7 @@ def train_forest_from_params(name, params, cache, *, n_estimators, memory_limit=
     """
     from ..boosting.training import open_cache
 
-    if name not in _CLI_NAMES:
-        raise ParameterError(f"unknown forest learner {name!r}; expected one of "
-                             f"{sorted(_CLI_NAMES)}")
-    learner = _CLI_NAMES[name]
+    learner = learner_of(name)
     cache = open_cache(cache)
     if not cache.has_label:
         raise ParameterError(f"training cache {cache.path} has no label column; rebuild it "
@@ -316,20 +351,7 @@ def train_forest_from_params(name, params, cache, *, n_estimators, memory_limit=
     p = dict(params or {})
     if model is not None:
         p = {**{k: v for k, v in model.params.items() if k in CLI_PARAMS}, **p}
-    unknown = sorted(set(p) - set(CLI_PARAMS))
-    if unknown:
-        raise ParameterError(f"unknown parameter(s) {unknown} for --learner {name}; known: "
-                             f"{', '.join(CLI_PARAMS)}")
-    for alias, target in (("seed", "random_state"), ("n_threads", "n_jobs")):
-        if alias in p:
-            if target in p:
-                raise ParameterError(f"{alias} and {target} are aliases; give one")
-            p[target] = p.pop(alias)
-    p.setdefault("random_state", 0)
-    verbosity = p.pop("verbosity", None)
-    p["verbose"] = 2 if verbose else (p.get("verbose") or (verbosity or 0))
-    if memory_limit is not None:
-        p["memory_limit"] = memory_limit
+    p = cli_params(name, p, verbose=verbose, memory_limit=memory_limit)
     task, classes = task_and_classes(p, cache)
     counts = None
     if task == "classification":
@@ -345,7 +367,12 @@ def train_forest_from_params(name, params, cache, *, n_estimators, memory_limit=
     total = 1 if learner == "decision_tree" else n_estimators + (model.n_trees if model
                                                                  else 0)
     model, _, _ = train_forest(cache, config, total, classes=classes, model=model)
-    model.params = {k: (v if isinstance(v, (int, float, str, bool, type(None))) else str(v))
-                    for k, v in p.items()}
-    model.params["task"] = task
+    record_params(model, p, task)
     return model
+
+
+def record_params(model, params, task):
+    """Save the run's parameters (JSON-able) and task in ``model.params``."""
+    model.params = {k: (v if isinstance(v, (int, float, str, bool, type(None))) else str(v))
+                    for k, v in params.items()}
+    model.params["task"] = task

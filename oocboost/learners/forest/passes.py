@@ -1,6 +1,7 @@
 """A forest's pass loop: trees grown ``trees_per_pass`` at a time over the blocks, with
 row draws, class counts or CART statistics made per block; the out-of-bag pass; the
 choice of ``trees_per_pass`` within the memory plan."""
+import dataclasses
 import time
 from dataclasses import dataclass
 
@@ -42,8 +43,11 @@ def _blocks(cache, plan, counters):
     return timed_blocks(cache, plan, account)
 
 
-def label_summary(cache, task, n_classes=None, poisson=False):
+def label_summary(cache, task, n_classes=None, poisson=False, check_sum=True):
     """Check the labels (one labels-only pass) and count rows per class.
+
+    ``check_sum`` False leaves Poisson's positive-sum check to the caller (a worker's
+    shard of a distributed run may sum to 0 when the whole data does not).
 
     Returns
     -------
@@ -78,7 +82,7 @@ def label_summary(cache, task, n_classes=None, poisson=False):
                 raise InputError(f"cache {cache.path}: row {i + block.row_start} has target "
                                  f"{y[i]!r}; criterion='poisson' needs targets >= 0")
             total += float(np.sum(y, dtype=np.float64))
-    if poisson and not total > 0:
+    if poisson and check_sum and not total > 0:
         raise InputError(f"cache {cache.path}: the targets sum to {total!r}; "
                          f"criterion='poisson' needs a positive sum")
     return counts if task == "classification" else None
@@ -100,17 +104,19 @@ def cache_classes(cache):
     return keys
 
 
-def choose_trees_per_pass(cache, config, n_new, plan_train):
+def choose_trees_per_pass(cache, config, n_new, plan_train, distributed=None):
     """Trees per pass and the memory plan: as many as fit (at most 16 and ``n_new``).
 
     Each tree of a pass costs 4 bytes of node index per row (and 1 of stored draw with
     row sampling), its statistics for one block (``block_rows * n_stats * 8`` bytes) and
     its frontier's histograms (``hist_columns * max_bin * hist_width(n_stats) * 8`` bytes
     per node in flight); a candidate is accepted when the plan leaves room for at least
-    two nodes per tree.
+    two nodes per tree. In a distributed run (``distributed``) every worker takes the
+    smallest choice of any worker, for both the trees and the nodes in flight: they must
+    grow the same nodes in the same passes.
     """
     n_stats = _n_stats(config)
-    integer = integer_stats(cache, config)
+    integer = integer_stats(cache, config, _total_rows(cache, distributed))
     common = dict(n_rows=cache.n_rows, n_features=cache.n_features, max_bin=cache.max_bin,
                   n_stats=n_stats, n_outputs=max(config.n_outputs, 1),
                   block_rows=cache.block_rows, n_blocks=cache.n_blocks,
@@ -149,6 +155,17 @@ def choose_trees_per_pass(cache, config, n_new, plan_train):
                           hist_itemsize=np.dtype(INT_HIST_DTYPE if integer
                                                  else HIST_DTYPE).itemsize, **common)
 
+    t, plan = _fit_trees(config, n_new, plan_for)
+    if distributed is not None:
+        agreed = distributed.agree_min(t)
+        if agreed != t:
+            t, plan = agreed, plan_for(agreed)
+        plan = dataclasses.replace(plan, hist_nodes=distributed.agree_min(plan.hist_nodes))
+    return t, plan
+
+
+def _fit_trees(config, n_new, plan_for):
+    """``(trees per pass, plan)``: the given ``trees_per_pass``, else as many as fit."""
     if config.trees_per_pass is not None:
         t = max(1, min(config.trees_per_pass, n_new))
         return t, plan_for(t)
@@ -199,7 +216,17 @@ def tree_feature_sets(seed, tree_ids, n_features, tree_features, bootstrap_featu
     return sets
 
 
-def _group_class_weights(cache, config, tree_ids, counters):
+def _total_rows(cache, distributed):
+    return cache.n_rows if distributed is None else int(distributed.n_rows)
+
+
+def _row_offset(distributed):
+    """The first row of this worker's shard in the whole data (0 on one machine): row
+    draws hash the global row number, so they do not depend on the sharding."""
+    return 0 if distributed is None else int(distributed.row_offset)
+
+
+def _group_class_weights(cache, config, tree_ids, counters, distributed=None):
     """(T, K) class weights of a group (``balanced_subsample`` needs a labels pass)."""
     T, K = len(tree_ids), config.n_classes
     if config.task != "classification" or config.class_weight is None:
@@ -209,16 +236,19 @@ def _group_class_weights(cache, config, tree_ids, counters):
     counts = np.zeros((T, K))
     streams = np.asarray(tree_ids, np.int64)
     for block in cache.iter_blocks(prefetch=1, with_codes=False):
-        kc.sampled_class_counts(block.label, config.seed, streams, block.row_start,
+        kc.sampled_class_counts(block.label, config.seed, streams,
+                                block.row_start + _row_offset(distributed),
                                 config.sample_mode, config.sample_lam, counts)
     counters["label_passes"] += 1
+    if distributed is not None:
+        distributed.sum_(counts)
     n_present = (counts > 0).sum(axis=1, keepdims=True)
     with np.errstate(divide="ignore", invalid="ignore"):
         w = counts.sum(axis=1, keepdims=True) / (n_present * counts)
     return np.ascontiguousarray(np.where(counts > 0, w, 0.0))
 
 
-def _block_stats(block, config, streams, class_weight, draws, scratch):
+def _block_stats(block, config, streams, class_weight, draws, scratch, row_offset=0):
     """Per-row CART statistics of one block for the trees ``streams``, into a buffer kept
     in ``scratch`` (a dict) between blocks and passes.
 
@@ -236,12 +266,12 @@ def _block_stats(block, config, streams, class_weight, draws, scratch):
     if config.label_values is not None:
         label, n_lanes = _label_lanes(label, config.label_values), len(config.label_values)
     kc.cart_stats(label, weight, class_weight, n_lanes, config.seed, streams,
-                  block.row_start, config.sample_mode, config.sample_lam, draws, out,
+                  block.row_start + row_offset, config.sample_mode, config.sample_lam, draws, out,
                   config.criterion == "poisson")
     return out
 
 
-def integer_stats(cache, config):
+def integer_stats(cache, config, n_rows=None):
     """True when a forest's statistics are integers whose sums fit in int32: they are then
     made inside the histogram kernels from each row's class and draw
     (``kernels.histogram.ClassCounts``, nothing per row is written) and summed into int32
@@ -256,12 +286,15 @@ def integer_stats(cache, config):
     takes 16 bytes instead of 32, and the per-pass statistics sweep is gone: 16
     depth-12 trees on 1M x 28 rows fit in 5.1 s instead of 6.4 (histogram 3.3 -> 2.6 s,
     statistics 0.8 -> 0.15 s).
+
+    ``n_rows``: the rows of every shard of a distributed run (default the cache's), so
+    that every worker makes the same choice.
     """
     return bool(INTEGER_STATS and config.task == "classification"
                 and config.n_classes <= 65536
                 and config.class_weight is None and not cache.has_weight
-                and cache.n_rows * kc.max_draw(config.sample_mode, config.sample_lam)
-                <= INT_HIST_MAX)
+                and (cache.n_rows if n_rows is None else n_rows)
+                * kc.max_draw(config.sample_mode, config.sample_lam) <= INT_HIST_MAX)
 
 
 def _row_classes(label, n_classes):
@@ -312,7 +345,8 @@ def _row_state_spec(config, trees_per_pass):
     return RowStateSpec(fields)
 
 
-def grow_trees(cache, config, tree_ids, *, plan, trees_per_pass, counters):
+def grow_trees(cache, config, tree_ids, *, plan, trees_per_pass, counters,
+               distributed=None):
     """Grow the trees ``tree_ids`` (global indices), ``trees_per_pass`` at a time.
 
     Parameters
@@ -326,6 +360,10 @@ def grow_trees(cache, config, tree_ids, *, plan, trees_per_pass, counters):
     counters : dict
         Telemetry accumulated in place (``io_wait_s``, ``bytes_read``, ``stats_s``,
         ``label_passes``).
+    distributed : object or None
+        One worker of a distributed run (``oocboost.dask``): ``reduce_histograms(hist,
+        slots)`` sums a pass's histograms over the workers, ``sum_(array)`` any array,
+        ``n_rows`` and ``row_offset`` place this worker's shard in the whole data.
 
     Returns
     -------
@@ -337,12 +375,15 @@ def grow_trees(cache, config, tree_ids, *, plan, trees_per_pass, counters):
                           spill_dir=spill_dir_for(cache))
     telemetry = GrowerTelemetry()
     trees, node_stats = [], []
-    integer = integer_stats(cache, config)
+    integer = integer_stats(cache, config, _total_rows(cache, distributed))
     try:
         for g0 in range(0, len(tree_ids), trees_per_pass):
             group = [int(g) for g in tree_ids[g0:g0 + trees_per_pass]]
             policy, grower = _group_grower(cache, config, group, plan, integer)
-            _grow_group(cache, config, group, grower, rows, plan, counters, integer)
+            if distributed is not None:
+                grower.distribute(distributed.reduce_histograms)
+            _grow_group(cache, config, group, grower, rows, plan, counters, integer,
+                        distributed)
             finished = list(_finished_trees(grower, policy, config, len(group)))
             if config.missing_values == "surrogate":
                 from .surrogate_pass import add_surrogates
@@ -385,11 +426,13 @@ def _group_grower(cache, config, group, plan, integer):
     return policy, grower
 
 
-def _grow_group(cache, config, group, grower, rows, plan, counters, integer):
+def _grow_group(cache, config, group, grower, rows, plan, counters, integer,
+                distributed=None):
     """The data passes that grow one group of trees, one level (or leaf batch) a pass."""
     T = len(group)
     streams = np.asarray(group, np.int64)
-    class_weight = _group_class_weights(cache, config, group, counters)
+    class_weight = _group_class_weights(cache, config, group, counters, distributed)
+    offset = _row_offset(distributed)
     scratch = {}
     no_draws = np.zeros((0, 0), np.uint8)
     every_row = np.zeros((T, 0), np.uint8)
@@ -403,14 +446,15 @@ def _grow_group(cache, config, group, grower, rows, plan, counters, integer):
             if first:
                 node[:] = 0
                 if "draw" in views:
-                    kc.row_draws(config.seed, streams, block.row_start,
+                    kc.row_draws(config.seed, streams, block.row_start + offset,
                                  config.sample_mode, config.sample_lam, draws)
             if integer:
                 # made from labels and draws inside the histogram kernels
                 stats = ClassCounts(_row_classes(block.label, config.n_classes),
                                     draws if draws.size else every_row, config.n_classes)
             else:
-                stats = _block_stats(block, config, streams, class_weight, draws, scratch)
+                stats = _block_stats(block, config, streams, class_weight, draws, scratch,
+                                     offset)
             counters["stats_s"] += time.perf_counter() - t0
             # rows outside the bootstrap (draw 0) have all-zero statistics; without
             # draws, unweighted rows all count, weighted ones by their count statistic
@@ -440,7 +484,8 @@ def _finished_trees(grower, policy, config, n_trees):
                        if config.keep_node_stats else None)
 
 
-def oob_pass(cache, model, config, tree_ids, plan, counters, keep_arrays=True):
+def oob_pass(cache, model, config, tree_ids, plan, counters, keep_arrays=True,
+             distributed=None):
     """Out-of-bag predictions and score, in one streaming pass.
 
     Each tree's value is added to the rows it did not draw (draw == 0, recomputed from the
@@ -456,6 +501,9 @@ def oob_pass(cache, model, config, tree_ids, plan, counters, keep_arrays=True):
         ``tree_ids[j]``).
     keep_arrays : bool
         Return the per-row arrays (``n_rows x n_outputs`` float64 in RAM).
+    distributed : object or None
+        One worker of a distributed run (as :func:`grow_trees`): the score's sums are
+        summed over the workers; ``decision`` is then this worker's rows only.
 
     Returns
     -------
@@ -479,7 +527,8 @@ def oob_pass(cache, model, config, tree_ids, plan, counters, keep_arrays=True):
             values = model.predict_margin_binned(block.codes, missing_bin,
                                                  iteration_range=(j, j + 1),
                                                  include_base=False)
-            kc.add_oob_values(config.seed, int(g), block.row_start, config.sample_mode,
+            kc.add_oob_values(config.seed, int(g), block.row_start
+                              + _row_offset(distributed), config.sample_mode,
                               config.sample_lam, np.ascontiguousarray(values), oob_sum,
                               oob_count)
         n_without += int(np.count_nonzero(oob_count == 0))
@@ -495,6 +544,10 @@ def oob_pass(cache, model, config, tree_ids, plan, counters, keep_arrays=True):
             decision[block.row_start:block.row_start + n] = pred
     counters["oob_passes"] += 1
     n_rows = cache.n_rows
+    if distributed is not None:
+        sums = distributed.sum_(np.array([hits, sse, sy, syy, n_without], np.float64))
+        hits, sse, sy, syy = (float(v) for v in sums[:4])
+        n_without, n_rows = int(sums[4]), int(distributed.n_rows)
     if config.task == "classification":
         score = hits / n_rows
     else:
