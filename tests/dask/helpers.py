@@ -47,3 +47,17 @@ def local_cluster(n_workers):
     finally:
         os.environ.clear()
         os.environ.update(environ)
+
+
+def assert_same_trees(a, b, exact_values=False, rtol=1e-9):
+    """The same tree structure and splits; leaf values equal or to ``rtol``."""
+    assert a.n_trees == b.n_trees
+    for s, t in zip(a.trees, b.trees):
+        np.testing.assert_array_equal(s.left, t.left)
+        np.testing.assert_array_equal(s.feature, t.feature)
+        np.testing.assert_array_equal(s.bin_threshold, t.bin_threshold)
+        np.testing.assert_array_equal(s.default_left, t.default_left)
+        if exact_values:
+            np.testing.assert_array_equal(s.value, t.value)
+        else:
+            np.testing.assert_allclose(s.value, t.value, rtol=rtol, atol=1e-12)

@@ -11,7 +11,7 @@ import oocboost
 from oocboost.errors import MemoryLimitError, ParameterError
 from oocboost.learners.forest.forest import train_forest_from_params
 
-from .helpers import frame
+from .helpers import assert_same_trees, frame
 
 pytest.importorskip("distributed")
 import oocboost.dask  # noqa: E402
@@ -25,19 +25,6 @@ def _in_set_order(data, shards, label, tmp_path):
     others = [c for c in ("y", "y2", "y3") if c != label]
     return oocboost.build_cache(df.drop(columns=others), tmp_path / "single.oocb",
                                 label=label, reference=shards.edges, quiet=True)
-
-
-def assert_same_forest(a, b, exact_values=False):
-    assert a.n_trees == b.n_trees
-    for s, t in zip(a.trees, b.trees):
-        np.testing.assert_array_equal(s.left, t.left)
-        np.testing.assert_array_equal(s.feature, t.feature)
-        np.testing.assert_array_equal(s.bin_threshold, t.bin_threshold)
-        np.testing.assert_array_equal(s.default_left, t.default_left)
-        if exact_values:
-            np.testing.assert_array_equal(s.value, t.value)
-        else:
-            np.testing.assert_allclose(s.value, t.value, rtol=1e-9, atol=1e-12)
 
 
 @pytest.mark.parametrize("learner, label, params", [
@@ -61,7 +48,7 @@ def test_the_forest_is_the_single_machine_forest(data, cluster, tmp_path, learne
     single = train_forest_from_params(learner, p, single_cache, n_estimators=12)
     # integer class counts are summed exactly; float statistics to rounding
     exact = label != "y" and "class_weight" not in params
-    assert_same_forest(model, single, exact_values=exact)
+    assert_same_trees(model, single, exact_values=exact)
     if params.get("oob_score"):
         assert model.attributes["oob_score"] == pytest.approx(
             single.attributes["oob_score"], rel=1e-9)
@@ -88,7 +75,7 @@ def test_several_shards_per_worker_are_read_as_one(cluster, tmp_path):
     p = {"max_depth": 5, "n_jobs": 1, "random_state": 3}
     model, figures = oocboost.dask.train_forest(cluster, p, shards, 6, return_figures=True)
     assert sorted(len(f["shards"]) for f in figures) == [1, 2]
-    assert_same_forest(model, train_forest_from_params("random-forest", p, single_cache,
+    assert_same_trees(model, train_forest_from_params("random-forest", p, single_cache,
                                                        n_estimators=6), exact_values=True)
     boosted = oocboost.dask.train(cluster, {"objective": "binary:logistic", "max_depth": 3,
                                             "n_threads": 1}, shards, 4)

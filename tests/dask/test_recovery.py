@@ -8,14 +8,13 @@ import threading
 import time
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 import pytest
 
 import oocboost
 from oocboost.learners.forest.forest import train_forest_from_params
 
-from .helpers import PARAMS, frame, local_cluster, warm_kernels
+from .helpers import PARAMS, assert_same_trees, frame, local_cluster, warm_kernels
 
 dd = pytest.importorskip("dask.dataframe")
 pytest.importorskip("distributed")
@@ -75,11 +74,8 @@ def test_boosting_resumes_without_a_killed_worker(own_cluster, shards, rank):
     thread.join()
     assert killed and all(f["restarts"] == 1 for f in figures)
     single = oocboost.train(p, single_cache, 80)
-    assert model.n_trees == single.n_trees == 80
-    for a, b in zip(model.trees, single.trees):
-        np.testing.assert_array_equal(a.feature, b.feature)
-        np.testing.assert_array_equal(a.bin_threshold, b.bin_threshold)
-        np.testing.assert_allclose(a.value, b.value, rtol=1e-7, atol=1e-10)
+    assert model.n_trees == 80
+    assert_same_trees(model, single, rtol=1e-7)
     assert not list(Path(shard_set.folder).glob("checkpoint-*"))
 
 
@@ -95,10 +91,7 @@ def test_a_forest_resumes_into_the_same_forest(own_cluster, shards):
     assert killed and figures[0]["restarts"] == 1
     single = train_forest_from_params("random-forest", p, single_cache, n_estimators=40)
     assert model.n_trees == 40
-    for a, b in zip(model.trees, single.trees):
-        np.testing.assert_array_equal(a.feature, b.feature)
-        np.testing.assert_array_equal(a.bin_threshold, b.bin_threshold)
-        np.testing.assert_array_equal(a.value, b.value)
+    assert_same_trees(model, single, exact_values=True)
 
 
 def test_no_restart_left_raises_worker_lost(own_cluster, shards):

@@ -14,7 +14,7 @@ dd = pytest.importorskip("dask.dataframe")
 distributed = pytest.importorskip("distributed")
 import oocboost.dask  # noqa: E402  (after the skip: the dask extra may be absent)
 
-from .helpers import PARAMS
+from .helpers import PARAMS, assert_same_trees
 from .helpers import frame as _frame
 
 
@@ -36,13 +36,7 @@ def test_the_model_is_the_single_machine_model(data, cluster, label, params):
     p = {**PARAMS, **params}
     model, figures = oocboost.dask.train(cluster, p, shards, 8, return_figures=True)
     single = oocboost.train(p, single_cache, 8)
-    assert model.n_trees == single.n_trees
-    for a, b in zip(model.trees, single.trees):
-        np.testing.assert_array_equal(a.left, b.left)
-        np.testing.assert_array_equal(a.feature, b.feature)
-        np.testing.assert_array_equal(a.bin_threshold, b.bin_threshold)
-        np.testing.assert_array_equal(a.default_left, b.default_left)
-        np.testing.assert_allclose(a.value, b.value, rtol=1e-9, atol=1e-12)
+    assert_same_trees(model, single)
     np.testing.assert_allclose(model.base_margin, single.base_margin)
     np.testing.assert_allclose(model.predict(single_cache, output_margin=True),
                                single.predict(single_cache, output_margin=True),
