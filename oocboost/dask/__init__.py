@@ -1,6 +1,6 @@
 """Distributed training on Dask (the ``dask`` extra: ``pip install oocboost[dask]``).
 
-* :func:`build_cache` bins a Dask DataFrame into one shard per worker, every shard with
+* :func:`build_cache` bins a Dask DataFrame into one shard per partition, every shard with
   the same edges (sketched where the partitions live, merged, then broadcast);
 * :func:`train` grows boosting rounds on every worker's shard through the one engine:
   per data pass the histograms of the nodes in flight are summed over the workers

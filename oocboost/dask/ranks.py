@@ -79,9 +79,10 @@ def open_shards(paths):
 def place(shard_set, workers):
     """``[(worker, [shard paths])]`` in rank order.
 
-    Each shard stays on the worker that wrote it while that worker is alive; a shard
-    whose worker is gone goes to a worker without shards if there is one, else joins
-    the rank before it (the first rank, for leading shards), so ranks stay contiguous.
+    Each shard stays on the worker that wrote it while that worker is alive (a
+    worker's shards, one after the other in the set, make one rank); a shard whose
+    worker is gone goes to a worker without shards if there is one, else joins the rank
+    before it (the first rank, for leading shards), so ranks stay contiguous.
     """
     workers = sorted(workers)
     if not workers:
@@ -90,6 +91,9 @@ def place(shard_set, workers):
     free = [w for w in workers if w not in writers]
     used, ranks, leading = set(), [], []
     for s in shard_set.shards:
+        if ranks and s["worker"] == ranks[-1][0]:
+            ranks[-1][1].append(s["path"])
+            continue
         w = s["worker"] if s["worker"] in workers and s["worker"] not in used else None
         if w is None and free:
             w = free.pop(0)

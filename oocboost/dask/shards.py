@@ -1,4 +1,5 @@
-"""``oocboost.dask.build_cache``: a Dask DataFrame binned into one shard per worker.
+"""``oocboost.dask.build_cache``: a Dask DataFrame binned into one shard per partition,
+on the worker that holds it.
 
 Pass 1 sketches each partition on the worker that holds it; the sketches are merged in a
 tree of Dask tasks and the merged edges are sent to every worker, which bins its
@@ -48,8 +49,11 @@ def _from_files(client, files, folder, options, max_bin, max_categories, memory_
     built = client.map(_build_file_shard, files, outputs, edges=edges,
                        options=dict(options, memory_limit=memory_limit), pure=False)
     paths, workers = zip(*client.gather(built))
-    return _shards.ShardSet.create(folder, list(paths), edges.result(), workers=workers,
-                                   partitions=[[k] for k in range(len(files))])
+    # a worker's shards one after the other (the set's order is the rows' order)
+    order = sorted(range(len(files)), key=lambda k: (str(workers[k]), k))
+    return _shards.ShardSet.create(folder, [paths[k] for k in order], edges.result(),
+                                   workers=[workers[k] for k in order],
+                                   partitions=[[k] for k in order])
 
 
 def _build_file_shard(path, output, edges, options):
@@ -58,23 +62,22 @@ def _build_file_shard(path, output, edges, options):
     return _shards.build_shard(path, output, edges, **options).path, get_worker().address
 
 
-def _build_worker_shard(edges, output, options, *parts):
-    """Pass 2 on one worker: its partitions, in order, into one shard."""
-    import pandas as pd
-
-    data = parts[0] if len(parts) == 1 else pd.concat(parts, ignore_index=True)
-    return _shards.build_shard(data, output, edges, **options).path
+def _build_part_shard(edges, output, options, part):
+    """Pass 2 of one partition on the worker that holds it (one partition in memory at
+    a time: a worker's partitions are not concatenated)."""
+    return _shards.build_shard(part, output, edges, **options).path
 
 
 def build_cache(data, folder, *, label=None, weight=None, categorical="auto", drop=(),
                 max_bin=256, max_categories=None, memory_limit=None, client=None):
-    """Bin a Dask DataFrame into a shard set at ``folder`` (one shard per worker holding
-    partitions, ``folder/shard-K.oocb``, and ``folder/shards.json``).
+    """Bin a Dask DataFrame into a shard set at ``folder`` (one shard per partition,
+    ``folder/shard-K.oocb``, and ``folder/shards.json``).
 
     Parameters
     ----------
     data : dask.dataframe.DataFrame, or files
-        A Dask DataFrame (one shard per worker, of the partitions it holds), or files
+        A Dask DataFrame (one shard per partition, written by the worker that holds it;
+        the set lists a worker's shards one after the other), or files
         every worker can read: a folder of CSV/Parquet/Arrow files, a glob pattern or a
         list (one shard per file, written by the worker that read it).
     folder : str
@@ -120,13 +123,13 @@ def build_cache(data, folder, *, label=None, weight=None, categorical="auto", dr
         holders = sorted(who_has.get(part.key) or ())
         by_worker.setdefault(holders[0] if holders else None, []).append(i)
     jobs = []
-    for k, (worker, its_parts) in enumerate(sorted(by_worker.items(),
-                                                   key=lambda kv: str(kv[0]))):
-        output = os.path.join(folder, f"shard-{k}.oocb")
-        jobs.append((worker, its_parts, client.submit(
-            _build_worker_shard, edges, output, dict(options, memory_limit=memory_limit),
-            *[parts[i] for i in its_parts], workers=None if worker is None else [worker],
-            pure=False)))
+    # a worker's shards one after the other: a rank trains them as one contiguous run
+    for worker, its_parts in sorted(by_worker.items(), key=lambda kv: str(kv[0])):
+        for i in its_parts:
+            output = os.path.join(folder, f"shard-{len(jobs)}.oocb")
+            jobs.append((worker, [i], client.submit(
+                _build_part_shard, edges, output, dict(options, memory_limit=memory_limit),
+                parts[i], workers=None if worker is None else [worker], pure=False)))
     paths = client.gather([f for _, _, f in jobs])
     return _shards.ShardSet.create(folder, paths, edges.result(),
                                    workers=[w for w, _, _ in jobs],

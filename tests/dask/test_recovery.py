@@ -43,7 +43,7 @@ def shards(own_cluster, tmp_path):
 
 def _kill_at_first_checkpoint(client, shard_set, rank):
     """A thread that SIGKILLs the worker of ``rank`` once rank 0 saved a checkpoint."""
-    victim = shard_set.shards[rank]["worker"]
+    victim = place(shard_set, client.scheduler_info()["workers"])[rank][0]
     pid = client.run(os.getpid)[victim]
     killed = []
 
@@ -121,6 +121,8 @@ class _Set:
     # more shards than workers, all written by one
     (["a", "a", "a"], ["a"], [("a", ["s0", "s1", "s2"])]),
     (["a", "a", "b"], ["a", "b"], [("a", ["s0", "s1"]), ("b", ["s2"])]),
+    # a worker's shards stay one rank even when another worker has none
+    (["a", "a", "b"], ["a", "b", "z"], [("a", ["s0", "s1"]), ("b", ["s2"])]),
 ])
 def test_shards_are_placed_as_contiguous_ranks(writers, alive, expected):
     assert place(_Set(writers), alive) == expected

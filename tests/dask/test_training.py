@@ -18,10 +18,14 @@ from .helpers import PARAMS, assert_same_trees
 from .helpers import frame as _frame
 
 
-def test_one_shard_per_worker_with_the_single_machine_edges(data, cluster):
+def test_one_shard_per_partition_with_the_single_machine_edges(data, cluster):
     shards, single = data["y2"]
     workers = set(cluster.scheduler_info()["workers"])
-    assert len(shards.shards) == 2 and {s["worker"] for s in shards.shards} == workers
+    assert len(shards.shards) == 4 and {s["worker"] for s in shards.shards} <= workers
+    assert sorted(i for s in shards.shards for i in s["partitions"]) == [0, 1, 2, 3]
+    # a worker's shards are listed one after the other: each worker is one rank
+    writers = [s["worker"] for s in shards.shards]
+    assert writers == sorted(writers)
     assert shards.n_rows == single.n_rows == 4000
     assert shards.bin_mapper == single.bin_mapper
 
@@ -134,7 +138,7 @@ def test_a_worker_that_cannot_meet_its_memory_limit_refuses_up_front(data, clust
     from oocboost.errors import MemoryLimitError
 
     shards, _ = data["y2"]
-    with pytest.raises(MemoryLimitError, match=r"worker tcp://.* cannot train shard "
+    with pytest.raises(MemoryLimitError, match=r"worker tcp://.* cannot train shards? "
                                                r".*shard-\d\.oocb within its memory limit"):
         oocboost.dask.train(cluster, {**PARAMS, "objective": "binary:logistic",
                                       "memory_limit": "64MB"}, shards, 2)
