@@ -9,7 +9,7 @@ on every worker without being sent.
 from ..cache.shards import ShardSet
 from ..errors import ParameterError
 from .collective import DEFAULT_TIMEOUT
-from .ranks import run_ranks, run_with_recovery
+from .ranks import run_ranks, run_with_recovery, worker_memory_budget
 from .shards import _client
 from .training import MAX_RESTARTS
 
@@ -81,7 +81,8 @@ def train_forest(client, params, shards, n_estimators=100, *, learner="random-fo
         line's ``--param`` list, and ``memory_limit``: each worker's), plus ``task``
         ("classification" or "regression"; default: classification when the labels
         are classes ``0..K-1``). ``n_jobs`` defaults to each worker's thread count;
-        ``random_state`` defaults to 0 (as the command line), None draws a seed here.
+        ``random_state`` defaults to 0 (as the command line), None draws a seed here;
+        ``memory_limit`` defaults to 80% of each Dask worker's own limit.
     shards : ShardSet or str
     n_estimators : int
         Trees (ignored for a decision tree).
@@ -122,8 +123,11 @@ def _train_forest(client, params, shards, n_estimators, learner, checkpoint_tree
 
         def args_of(worker, rank):
             wp = dict(p)
+            info = workers.get(worker, {})
             if wp.get("n_jobs") is None:
-                wp["n_jobs"] = int(workers[worker].get("nthreads", 1))
+                wp["n_jobs"] = int(info.get("nthreads", 1))
+            if wp.get("memory_limit") is None:
+                wp["memory_limit"] = worker_memory_budget(info)
             if rank is None:     # the plan check
                 return name, wp, n_estimators, task, classes, shard_set.n_rows
             return (name, wp, n_estimators, task, classes, checkpoint,

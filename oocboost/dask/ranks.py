@@ -26,6 +26,9 @@ from .collective import Collective, CollectiveError, listen
 _SERVERS = {}
 #: Seconds to wait for the scheduler to notice a dead worker after its peers failed.
 DEATH_NOTICE_SECONDS = 10.0
+#: Share of a Dask worker's ``memory_limit`` a run budgets when ``memory_limit`` is not
+#: given: Dask pauses a worker at 80% of its limit (``distributed.worker.memory.pause``).
+WORKER_MEMORY_SHARE = 0.8
 
 
 class WorkerLost(OocboostError):
@@ -66,6 +69,14 @@ class WorkerRun:
         if self.collective.rank == 0:
             scores = _evaluate(model, objective, eval_sets, metrics, round_trees)
         return self.collective.broadcast(scores)
+
+
+def worker_memory_budget(info):
+    """The ``memory_limit`` (bytes) a run gives a worker by default: a share of the Dask
+    worker's own limit (``info``: its entry in ``client.scheduler_info()["workers"]``),
+    or None when the worker has no limit."""
+    limit = info.get("memory_limit") or 0
+    return int(limit * WORKER_MEMORY_SHARE) if limit > 0 else None
 
 
 def open_shards(paths):

@@ -15,7 +15,7 @@ histograms move: ``nodes built x columns x bins x 2 float64`` per pass and rank.
 """
 from ..cache.shards import ShardSet
 from .collective import DEFAULT_TIMEOUT
-from .ranks import run_ranks, run_with_recovery
+from .ranks import run_ranks, run_with_recovery, worker_memory_budget
 from .shards import _client
 
 #: Rounds between two checkpoints rank 0 saves (a run that loses a worker resumes there).
@@ -48,10 +48,6 @@ def _check_boost_plan(cache, params):
     check_plan(params, cache)
 
 
-def _threads(client, worker):
-    return int(client.scheduler_info()["workers"][worker].get("nthreads", 1))
-
-
 def _check_params(params):
     from ..learners.boosting.training import check_distributed_params
 
@@ -77,7 +73,9 @@ def train(client, params, shards, num_boost_round=10, *, evals=(),
         Default: the current client.
     params : dict
         As :func:`oocboost.train` (``booster="gbtree"``). ``n_threads`` defaults to each
-        worker's thread count.
+        worker's thread count, ``memory_limit`` to 80% of the Dask worker's own
+        ``memory_limit`` (where Dask pauses it); every worker checks first that its
+        limit holds its part, and refuses, naming itself, before any rank starts.
     shards : ShardSet or str
         A shard set (:func:`oocboost.dask.build_cache`) or its folder.
     num_boost_round : int
@@ -121,8 +119,11 @@ def train(client, params, shards, num_boost_round=10, *, evals=(),
 
     def worker_params(worker):
         p = dict(params)
+        info = client.scheduler_info()["workers"][worker]
         if p.get("n_threads") is None and p.get("nthread") is None:
-            p["n_threads"] = _threads(client, worker)
+            p["n_threads"] = int(info.get("nthreads", 1))
+        if p.get("memory_limit") is None:
+            p["memory_limit"] = worker_memory_budget(info)
         return p
 
     def attempt(checkpoint, resume):

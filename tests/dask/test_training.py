@@ -157,3 +157,23 @@ def test_shards_from_files_are_built_on_the_workers(cluster, tmp_path):
     assert {s["worker"] for s in shards.shards} <= workers
     assert [s["n_rows"] for s in shards.shards] == [s["n_rows"] for s in local.shards]
     assert shards.bin_mapper == local.bin_mapper
+
+
+def test_the_memory_limit_defaults_to_a_share_of_the_dask_workers(data, cluster):
+    from oocboost.dask.ranks import WORKER_MEMORY_SHARE
+
+    shards, _ = data["y2"]
+    limits = {w["memory_limit"] for w in cluster.scheduler_info()["workers"].values()}
+    assert len(limits) == 1 and limits.pop() > 0
+    worker_limit = next(iter(cluster.scheduler_info()["workers"].values()))["memory_limit"]
+    model = oocboost.dask.train(cluster, {**PARAMS, "objective": "binary:logistic"},
+                                shards, 2)
+    assert model.training_log["plan"]["memory_limit"] == int(worker_limit
+                                                             * WORKER_MEMORY_SHARE)
+    forest = oocboost.dask.train_forest(cluster, {"max_depth": 3}, shards, 2)
+    assert forest.training_log["plan"]["memory_limit"] == int(worker_limit
+                                                              * WORKER_MEMORY_SHARE)
+    # given, it wins
+    model = oocboost.dask.train(cluster, {**PARAMS, "objective": "binary:logistic",
+                                          "memory_limit": "1GiB"}, shards, 2)
+    assert model.training_log["plan"]["memory_limit"] == 2 ** 30
