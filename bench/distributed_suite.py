@@ -34,26 +34,34 @@ def _auc(y, p):
     return float(roc_auc_score(y, p))
 
 
-def _ooc(client, ddf, test, args, work):
-    import oocboost
+def _ooc_run(client, ddf, work, train):
+    """Build the shards, then ``train(shards)`` -> (model, figures); the timings, passes,
+    bytes a pass and seconds in the sums."""
     import oocboost.dask
 
     t0 = time.perf_counter()
     shards = oocboost.dask.build_cache(ddf, os.path.join(work, f"shards-{time.time_ns()}"),
                                        label="label", client=client)
     build_s = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    model, figures = train(shards)
+    train_s = time.perf_counter() - t0
+    passes = max(f["n_reductions"] for f in figures)
+    return model, {"build_s": build_s, "train_s": train_s, "passes": passes,
+                   "bytes_per_pass_rank": max(f["bytes_sent"] for f in figures)
+                   / max(passes, 1),
+                   "reduce_s": max(f["reduce_seconds"] for f in figures)}
+
+
+def _ooc(client, ddf, test, args, work):
+    import oocboost.dask
+
     params = {"objective": "binary:logistic", "eta": 0.1, "max_depth": 6, "reg_lambda": 1.0,
               "min_child_weight": 1.0}
-    t0 = time.perf_counter()
-    model, figures = oocboost.dask.train(client, params, shards, args.rounds,
-                                         return_figures=True)
-    train_s = time.perf_counter() - t0
+    model, r = _ooc_run(client, ddf, work, lambda shards: oocboost.dask.train(
+        client, params, shards, args.rounds, return_figures=True))
     X, y = test
-    passes = max(f["n_reductions"] for f in figures)
-    per_pass = max(f["bytes_sent"] for f in figures) / max(passes, 1)
-    return {"build_s": build_s, "train_s": train_s, "auc": _auc(y, model.predict(X)),
-            "passes": passes, "bytes_per_pass_rank": per_pass,
-            "reduce_s": max(f["reduce_seconds"] for f in figures)}
+    return {**r, "auc": _auc(y, model.predict(X))}
 
 
 #: Forest settings shared by the three libraries (``--learner forest``).
@@ -61,24 +69,13 @@ FOREST_DEPTH, FOREST_NODE_FEATURES, FOREST_BAG = 10, 5 / 28, 0.632
 
 
 def _ooc_forest(client, ddf, test, args, work):
-    import oocboost
     import oocboost.dask
 
-    t0 = time.perf_counter()
-    shards = oocboost.dask.build_cache(ddf, os.path.join(work, f"shards-{time.time_ns()}"),
-                                       label="label", client=client)
-    build_s = time.perf_counter() - t0
     params = {"max_depth": FOREST_DEPTH, "max_features": "sqrt", "task": "classification"}
-    t0 = time.perf_counter()
-    model, figures = oocboost.dask.train_forest(client, params, shards, args.trees,
-                                                return_figures=True)
-    train_s = time.perf_counter() - t0
+    model, r = _ooc_run(client, ddf, work, lambda shards: oocboost.dask.train_forest(
+        client, params, shards, args.trees, return_figures=True))
     X, y = test
-    passes = max(f["n_reductions"] for f in figures)
-    return {"build_s": build_s, "train_s": train_s,
-            "auc": _auc(y, model.predict(X)[:, 1]), "passes": passes,
-            "bytes_per_pass_rank": max(f["bytes_sent"] for f in figures) / max(passes, 1),
-            "reduce_s": max(f["reduce_seconds"] for f in figures)}
+    return {**r, "auc": _auc(y, model.predict(X)[:, 1])}
 
 
 def _lgb_forest(client, ddf, test, args, work):
