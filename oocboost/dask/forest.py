@@ -9,7 +9,7 @@ on every worker without being sent.
 from ..cache.shards import ShardSet
 from ..errors import ParameterError
 from .collective import DEFAULT_TIMEOUT
-from .ranks import run_ranks, run_with_recovery, worker_memory_budget
+from .ranks import run_ranks, run_with_recovery, with_worker_defaults
 from .shards import _client
 from .training import MAX_RESTARTS
 
@@ -122,12 +122,7 @@ def _train_forest(client, params, shards, n_estimators, learner, checkpoint_tree
         workers = client.scheduler_info()["workers"]
 
         def args_of(worker, rank):
-            wp = dict(p)
-            info = workers.get(worker, {})
-            if wp.get("n_jobs") is None:
-                wp["n_jobs"] = int(info.get("nthreads", 1))
-            if wp.get("memory_limit") is None:
-                wp["memory_limit"] = worker_memory_budget(info)
+            wp = with_worker_defaults(p, workers.get(worker, {}), ("n_jobs",))
             if rank is None:     # the plan check
                 return name, wp, n_estimators, task, classes, shard_set.n_rows
             return (name, wp, n_estimators, task, classes, checkpoint,

@@ -79,6 +79,18 @@ def worker_memory_budget(info):
     return int(limit * WORKER_MEMORY_SHARE) if limit > 0 else None
 
 
+def with_worker_defaults(params, info, threads_keys):
+    """``params`` for one worker (``info``: its scheduler entry): the thread count under
+    ``threads_keys[0]`` unless one of ``threads_keys`` is given, and ``memory_limit``
+    :func:`worker_memory_budget` unless given."""
+    p = dict(params)
+    if all(p.get(k) is None for k in threads_keys):
+        p[threads_keys[0]] = int(info.get("nthreads", 1))
+    if p.get("memory_limit") is None:
+        p["memory_limit"] = worker_memory_budget(info)
+    return p
+
+
 def open_shards(paths):
     """One shard as a Cache; several as one ChainedCache."""
     from ..cache.chained import ChainedCache

@@ -15,7 +15,7 @@ histograms move: ``nodes built x columns x bins x 2 float64`` per pass and rank.
 """
 from ..cache.shards import ShardSet
 from .collective import DEFAULT_TIMEOUT
-from .ranks import run_ranks, run_with_recovery, worker_memory_budget
+from .ranks import run_ranks, run_with_recovery, with_worker_defaults
 from .shards import _client
 
 #: Rounds between two checkpoints rank 0 saves (a run that loses a worker resumes there).
@@ -117,23 +117,19 @@ def train(client, params, shards, num_boost_round=10, *, evals=(),
     shard_set = shards if isinstance(shards, ShardSet) else ShardSet.load(shards)
     eval_paths = [(getattr(c, "path", c), name) for c, name in (evals or ())]
 
-    def worker_params(worker):
-        p = dict(params)
-        info = client.scheduler_info()["workers"][worker]
-        if p.get("n_threads") is None and p.get("nthread") is None:
-            p["n_threads"] = int(info.get("nthreads", 1))
-        if p.get("memory_limit") is None:
-            p["memory_limit"] = worker_memory_budget(info)
-        return p
-
     def attempt(checkpoint, resume):
+        workers = client.scheduler_info()["workers"]
         done = 0 if resume is None else load_model(resume).n_rounds
         args = (num_boost_round - done, eval_paths, early_stopping_rounds, verbose_eval,
                 callbacks, checkpoint, checkpoint_rounds, resume)
-        return run_ranks(client, shard_set, _boost_work,
-                         lambda w, rank: (worker_params(w),) + (() if rank is None
-                                                                else args),
-                         check=_check_boost_plan, timeout=timeout)
+
+        def args_of(worker, rank):
+            p = with_worker_defaults(params, workers.get(worker, {}),
+                                     ("n_threads", "nthread"))
+            return (p,) if rank is None else (p,) + args   # None: the plan check
+
+        return run_ranks(client, shard_set, _boost_work, args_of, check=_check_boost_plan,
+                         timeout=timeout)
 
     (model, figures), restarts = run_with_recovery(
         client, shard_set, attempt, max_restarts=max_restarts, what=_rounds_done)
