@@ -429,7 +429,8 @@ def _nan_to_lowest(X):
 def _ooc_predict(model, X):
     from oocboost.model.predict import predict
 
-    return np.asarray(predict(model, np.asarray(X, dtype=np.float64))).reshape(-1)
+    # the same float32 array the peers get: oocboost reads float32 rows without a copy
+    return np.asarray(predict(model, X)).reshape(-1)
 
 
 def ooc_params(a):

@@ -405,7 +405,7 @@ def section_predict(res, all_results):
             ("predict from the CSV file s", t("predict_file_s"), 3), ("AUC", metric("auc"), 4)]
     return "\n".join([
         "Prediction of the trained model (same rounds as `boost`) on the test rows: an "
-        "in-memory float32 array (oocboost gets float64); oocboost also streams the test "
+        "in-memory float32 array, the same for every library; oocboost also streams the test "
         "CSV file (`predict from the CSV file`).", "", table(runs, cols), "",
         "Pairwise ratios of predict time (oocboost / peer; < 1: oocboost is faster):", "",
         ratio_block(runs, "ooc", [("predict time", t("predict_s"), 2)], delta_metric=None),

@@ -151,8 +151,9 @@ def _row_lanes(stats_t, row_class, draws, t, i, n_stats):
     stored, or from its class and draw when ``row_class`` is not None (pruned at
     compile time, see :func:`_stat_arrays`)."""
     if row_class is None:
-        return (stats_t[i, 0], stats_t[i, 1] if n_stats > 1 else 0,
-                stats_t[i, 2] if n_stats > 2 else 0, stats_t[i, 3] if n_stats > 3 else 0)
+        u = np.uint64(i)
+        return (stats_t[u, 0], stats_t[u, 1] if n_stats > 1 else 0,
+                stats_t[u, 2] if n_stats > 2 else 0, stats_t[u, 3] if n_stats > 3 else 0)
     d = _draw(draws, t, i)
     k = np.int64(row_class[i])
     n_classes = n_stats - 1
@@ -173,7 +174,7 @@ def _update(codes, i, hist, first, q0, width, n_bins, slot_columns, column_of, s
     for qq in range(width):
         q = q0 + qq
         f = q if slot_columns is None else slot_columns[s, q]
-        b = np.int64(codes[f, i])
+        b = np.int64(codes[np.uint64(f), np.uint64(i)])
         if column_of is not None:
             b += (column_of[f] - q) * n_bins
         if lanes == 4:

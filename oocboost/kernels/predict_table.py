@@ -165,7 +165,7 @@ def predict_binned_tables(codes, missing_bin, tree_start, tree_end, node_offset,
     for c in prange(n_chunks):
         s = c * CHUNK_ROWS
         m = min(n_rows, s + CHUNK_ROWS) - s
-        nodes = np.empty(CHUNK_ROWS, dtype=np.int64)
+        nodes = np.empty(CHUNK_ROWS, dtype=np.uint32)
         index = np.empty(CHUNK_ROWS, dtype=np.int64)
         for t in range(tree_start, tree_end):
             lo = node_offset[t]
@@ -178,10 +178,10 @@ def predict_binned_tables(codes, missing_bin, tree_start, tree_end, node_offset,
                         index[r] += lut[j, codes[f, s + r]]
                 t0 = table_offset[t]
                 for r in range(m):
-                    nodes[r] = table[t0 + index[r]]
+                    nodes[r] = np.uint32(table[t0 + index[r]])
             else:
                 for r in range(m):
-                    nodes[r] = lo
+                    nodes[r] = np.uint32(lo)
                 depth = tree_depth[t]
                 if tree_has_cat[t] == 0 and depth <= EARLY_EXIT_DEPTH:
                     _walk_binned_numeric(codes, missing_bin, s, m, nodes, depth, left,

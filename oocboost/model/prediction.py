@@ -86,8 +86,12 @@ class ModelPrediction:
         tpr = int(self.trees_per_round)
         return start * tpr, end * tpr
 
-    def _check_X(self, X):
-        X = np.ascontiguousarray(X, dtype=X_DTYPE)
+    def _check_X(self, X, keep_float32=False):
+        """``X`` as a C-contiguous float64 array of the model's width; with
+        ``keep_float32`` a float32 array stays float32 (the tree walks compare its values
+        promoted to float64, exactly as on a float64 copy, and skip the copy)."""
+        keep = keep_float32 and getattr(X, "dtype", None) == np.float32
+        X = np.ascontiguousarray(X, dtype=np.float32 if keep else X_DTYPE)
         if X.ndim != 2 or X.shape[1] != self.n_features:
             raise ModelError(f"X has shape {X.shape}; the model expects (n_rows, "
                              f"{self.n_features}) with features {self.feature_names[:5]}...")
@@ -163,9 +167,10 @@ class ModelPrediction:
 
         Parameters
         ----------
-        X : array-like (n_rows, n_features) float64
+        X : array-like (n_rows, n_features) float64 or float32
             Raw values; categorical features as float codes
-            (``BinMapper.encode_categories``); NaN = missing.
+            (``BinMapper.encode_categories``); NaN = missing. A float32 array is read as
+            it is (no float64 copy) when the model is plain trees.
         iteration_range : (int, int) or None
             Boosting rounds ``[start, end)`` to use (a round is ``trees_per_round``
             trees); ``end == 0`` means up to the last round. None: all trees.
@@ -179,8 +184,9 @@ class ModelPrediction:
         -------
         ndarray (n_rows, n_outputs) float64
         """
-        X = self._check_X(X)
         flat = self._flat_trees()
+        X = self._check_X(X, keep_float32=self.mars is None and not self.naive_bayes
+                          and _kp.is_plain(flat))
         t0, t1 = self._tree_range(iteration_range)
         out = self._start_margin(X.shape[0], include_base)
         with _num_threads(n_threads):

@@ -365,11 +365,43 @@ def test_chunking_and_thread_count_do_not_change_results():
     X = random_X(rng, 1000, 4)
     full = model.predict_margin(X, n_threads=2)
     np.testing.assert_array_equal(full, model.predict_margin(X, n_threads=1))
-    for n in (1, 63, 64, 65, 129):
+    c = kp.CHUNK_ROWS
+    for n in (1, c - 1, c, c + 1, 2 * c + 1):
         np.testing.assert_array_equal(model.predict_margin(X[:n]), full[:n])
     # row blocks of odd sizes reproduce one pass (prediction streamed over cache blocks)
     parts = [model.predict_margin(X[s:s + 77]) for s in range(0, 1000, 77)]
     np.testing.assert_array_equal(np.concatenate(parts), full)
+
+
+@pytest.mark.parametrize("cat_features", [(), (1,)])
+def test_float32_rows_are_read_as_they_are_and_match_float64(cat_features):
+    """A float32 array is walked without a float64 copy; its values promoted to float64
+    meet the (float64) thresholds exactly as the copy's would, also where a threshold lies
+    between two float32 values."""
+    rng = np.random.default_rng(11)
+    trees = [random_tree(rng, 4, 6, cat_features=cat_features) for _ in range(9)]
+    model = Model(trees, n_features=4, base_margin=[0.1])
+    X32 = random_X(rng, 700, 4, cat_features).astype(np.float32)
+    # values on both sides of thresholds that float32 cannot hold
+    thr = np.array([t.threshold[n] for t in trees for n in np.flatnonzero(t.left != -1)])
+    n = min(thr.size, X32.shape[0])
+    X32[:n, 0] = np.nextafter(thr[:n].astype(np.float32), np.float32(np.inf))
+    X64 = X32.astype(np.float64)
+    seen = []
+    real = kp.predict_raw
+
+    def spy(X, *args):
+        seen.append(X.dtype)
+        return real(X, *args)
+
+    kp.predict_raw = spy
+    try:
+        got = model.predict_margin(X32)
+    finally:
+        kp.predict_raw = real
+    assert seen == [np.float32]
+    np.testing.assert_array_equal(got, naive_margin(model, X64))
+    np.testing.assert_array_equal(got, model.predict_margin(X64))
 
 
 def test_flatten_puts_siblings_side_by_side():
