@@ -29,7 +29,8 @@ Building a cache (:func:`plan_build`)::
   much: blocks were never queued, and the raw rows are per batch, not per block), which
   capped blocks at 32,768 rows at 512MB: training then paid the per-block overhead 8
   times as often.
-- ``block_rows`` is the largest power of two between 4096 and 262144 rows such that
+- ``block_rows`` is the largest power of two between 4096 and 262144 rows, plus
+  ``BLOCK_ROW_PAD`` (see there), such that
   training's block buffers at the same limit (``(2 + 2) * 2 * block_rows * (n_columns *
   codes_itemsize + 8)``, see ``plan_train``) take at most a quarter of what the limit
   leaves after the baseline and the margin (training also needs room for histograms,
@@ -60,6 +61,14 @@ from ..utils.sizes import KiB, MiB, format_size
 
 MIN_BLOCK_ROWS = 4096
 MAX_BLOCK_ROWS = 262144
+#: Rows added to the chosen power of two. A block's codes are (n_features, block_rows):
+#: with a power of two, every feature's codes of a row lie a multiple of 4 KiB apart, all
+#: in the same set of the L1 data cache, and the 14 features a histogram thread updates
+#: per row evict each other (8 ways). 64 more rows move each feature's column by 64
+#: bytes (128 for two-byte codes), one cache set further. Measured on AMD EPYC (Zen 3),
+#: 1M x 28, 2 threads, 40 rounds of depth 6: histograms 4.0 -> 2.1 s, training 6.2 ->
+#: 4.3 s (262,144 -> 262,208-row blocks).
+BLOCK_ROW_PAD = 64
 BLOCK_BUDGET_FRACTION = 0.25
 #: pyarrow's streaming CSV reader: a fixed ~60 MiB of private memory from the moment it
 #: opens (readahead, allocator arenas; measured 55-65 MiB with the system allocator,
@@ -149,11 +158,17 @@ def _source_batch_bytes(csv_block_bytes, raw_row, text_source):
     return SOURCE_BATCH_ROWS * raw_row
 
 
-def _pow2_block_rows():
+def _block_row_choices():
+    """The block sizes the plan chooses from, largest first (powers of two plus
+    ``BLOCK_ROW_PAD``)."""
     r = MAX_BLOCK_ROWS
     while r >= MIN_BLOCK_ROWS:
-        yield r
+        yield r + BLOCK_ROW_PAD
         r //= 2
+
+
+#: The smallest block the plan chooses.
+SMALLEST_BLOCK_ROWS = MIN_BLOCK_ROWS + BLOCK_ROW_PAD
 
 
 def plan_build(
@@ -186,7 +201,7 @@ def plan_build(
         None: :func:`current_rss` now plus :func:`pending_kernel_bytes` ``("build")``.
     block_rows : int or None
         Rows per cache block; None lets the plan choose a power of two between 4096 and
-        262144 rows whose training block buffers (at the default prefetch) take at most
+        262144 rows plus ``BLOCK_ROW_PAD`` whose training block buffers (at the default prefetch) take at most
         a quarter of the budget. An explicit value is honoured (and checked against the
         limit).
     csv_block_bytes : int
@@ -235,15 +250,16 @@ def plan_build(
         csv, sketch = csv_block_bytes, DEFAULT_SKETCH_BYTES
         if block_rows is None:
             rows = next(
-                (r for r in _pow2_block_rows() if r * train_block_row <= NO_LIMIT_BLOCK_BUFFER_BYTES),
-                MIN_BLOCK_ROWS,
+                (r for r in _block_row_choices()
+                 if r * train_block_row <= NO_LIMIT_BLOCK_BUFFER_BYTES),
+                SMALLEST_BLOCK_ROWS,
             )
         else:
             rows = block_rows
         margin = 0
     else:
         usable = usable_bytes(limit, baseline)
-        rows_min = MIN_BLOCK_ROWS if block_rows is None else block_rows
+        rows_min = SMALLEST_BLOCK_ROWS if block_rows is None else block_rows
         minimum = need(min_csv, MIN_SKETCH_BYTES, rows_min)[0]
         if minimum > usable:
             raise _too_small(limit, baseline, minimum, n_columns=n_columns,
@@ -254,11 +270,11 @@ def plan_build(
         # accuracy) unless even the smallest blocks would. Then sketches, CSV blocks.
         if block_rows is None:
             budget = BLOCK_BUDGET_FRACTION * usable
-            fitting = [r for r in _pow2_block_rows() if r * train_block_row <= budget]
+            fitting = [r for r in _block_row_choices() if r * train_block_row <= budget]
             rows = next(
                 (r for r in fitting if need(min_csv, DEFAULT_SKETCH_BYTES, r)[0] <= usable),
                 next((r for r in fitting if need(min_csv, MIN_SKETCH_BYTES, r)[0] <= usable),
-                     MIN_BLOCK_ROWS),
+                     SMALLEST_BLOCK_ROWS),
             )
         else:
             rows = block_rows

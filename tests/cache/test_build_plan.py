@@ -3,7 +3,12 @@ import re
 
 import pytest
 
-from oocboost.cache.plan import CSV_READER_FIXED_BYTES, plan_build
+from oocboost.cache.plan import (
+    BLOCK_ROW_PAD,
+    CSV_READER_FIXED_BYTES,
+    SMALLEST_BLOCK_ROWS,
+    plan_build,
+)
 from oocboost.errors import MemoryLimitError
 from oocboost.utils.budget import BASELINE_SLACK_BYTES
 from oocboost.utils.sizes import MiB, parse_size
@@ -34,26 +39,39 @@ def test_build_block_rows_shrink_with_the_limit():
     for limit in ["8G", "2G", "1G", "512M", "400M", "330M", "300M"]:
         p = plan_build(limit, 28, baseline_bytes=150 * MiB)
         assert p.estimated_peak_bytes == _build_model_total(p) <= parse_size(limit)
-        assert 4096 <= p.block_rows <= 262144 and p.block_rows & (p.block_rows - 1) == 0
+        pow2 = p.block_rows - BLOCK_ROW_PAD  # a power of two, padded (plan.BLOCK_ROW_PAD)
+        assert 4096 <= pow2 <= 262144 and pow2 & (pow2 - 1) == 0
         # training's block buffers at the same limit: a quarter of the budget at most
         train_buffers = 4 * 2 * p.block_rows * (28 * p.codes_itemsize + 8)
-        assert p.block_rows == 4096 or train_buffers <= 0.25 * (
+        assert p.block_rows == SMALLEST_BLOCK_ROWS or train_buffers <= 0.25 * (
             parse_size(limit) - p.baseline_bytes - p.margin_bytes)
         rows.append(p.block_rows)
     assert rows == sorted(rows, reverse=True)
-    assert rows[0] == 262144 and rows[-1] <= 65536
+    assert rows[0] == 262144 + BLOCK_ROW_PAD and rows[-1] <= 65536 + BLOCK_ROW_PAD
     assert "block_rows" in p.describe() and p.as_dict()["block_rows"] == p.block_rows
+
+
+@pytest.mark.parametrize("max_bin", [256, 1024])
+@pytest.mark.parametrize("limit", [None, "8G", "1G", "512M", "300M"])
+def test_chosen_blocks_spread_a_rows_features_over_cache_sets(limit, max_bin):
+    """Feature f's code of a row is f * block_rows * itemsize bytes into the block: the
+    14 features a histogram thread updates per row must not all fall in one set of a
+    32 KiB, 8-way L1 (64 sets of 64-byte lines), as they did with power-of-two blocks."""
+    p = plan_build(limit, 28, max_bin=max_bin, baseline_bytes=150 * MiB)
+    stride = p.block_rows * p.codes_itemsize
+    sets = {(f * stride // 64) % 64 for f in range(14)}
+    assert len(sets) == 14, (p.block_rows, p.codes_itemsize, sorted(sets))
 
 
 def test_build_tight_limit_shrinks_buffers_and_refuses_below():
     p = plan_build("272M", 28, baseline_bytes=150 * MiB)
-    assert p.block_rows <= 65536
+    assert p.block_rows <= 65536 + BLOCK_ROW_PAD
     assert p.csv_block_bytes < 1 << 20 or p.sketch_bytes_per_column < 1 << 20
     with pytest.raises(MemoryLimitError) as info:
         plan_build("160M", 28, baseline_bytes=150 * MiB)
     smallest = _smallest_from_message(info.value)
     ok = plan_build(smallest, 28, baseline_bytes=150 * MiB)
-    assert ok.estimated_peak_bytes <= smallest and ok.block_rows <= 65536
+    assert ok.estimated_peak_bytes <= smallest and ok.block_rows <= 65536 + BLOCK_ROW_PAD
     tightest = plan_build(smallest - BASELINE_SLACK_BYTES, 28, baseline_bytes=150 * MiB)
     assert tightest.csv_block_bytes == 256 * 1024
     assert tightest.sketch_bytes_per_column == 64 * 1024
@@ -81,7 +99,7 @@ def test_build_uint16_codes_and_no_limit():
     p8 = plan_build(None, 28, baseline_bytes=0)
     p16 = plan_build(None, 28, max_bin=1024, baseline_bytes=0)
     assert p8.codes_itemsize == 1 and p16.codes_itemsize == 2
-    assert p8.csv_block_bytes == 1 << 20 and p8.block_rows == 262144
+    assert p8.csv_block_bytes == 1 << 20 and p8.block_rows == 262144 + BLOCK_ROW_PAD
     assert p16.block_bytes > p8.block_bytes * p16.block_rows / p8.block_rows
 
 
