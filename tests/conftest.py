@@ -27,3 +27,22 @@ def pytest_sessionstart(session):
         warmup.warm_up(cold)
         print(f"\nnumba's kernel cache was empty: compiled the kernels of {', '.join(cold)} "
               f"first ({time.perf_counter() - t0:.0f} s)")
+
+
+#: Test files that take longest from an empty kernel cache (``--durations``), run first:
+#: pytest-xdist's ``--dist loadfile`` hands files out in collection order, and one of
+#: these started last kept one worker busy minutes after the other had run out of files.
+LONG_FILES = ("tests/sklearn/test_estimator_checks.py", "tests/kernels/test_histogram.py",
+              "tests/learners/test_forest.py", "tests/test_cli.py",
+              "tests/kernels/test_codes.py", "tests/learners/test_adaboost.py")
+
+
+def pytest_collection_modifyitems(session, config, items):
+    """Move the items of ``LONG_FILES`` to the front (stable: order kept within each)."""
+    rank = {path: k for k, path in enumerate(LONG_FILES)}
+
+    def key(item):
+        path = item.nodeid.split("::", 1)[0]
+        return rank.get(path, len(LONG_FILES))
+
+    items.sort(key=key)
