@@ -46,6 +46,12 @@ pytestmark = pytest.mark.memory
 
 #: Learners whose training footprint is tested (each has a ``footprint_jobs.TRAINERS`` entry).
 LEARNERS = ["boosting", "forest", "tree", "adaboost", "hoeffding"]
+#: CI runs the growth and cold-start checks on the learners whose passes differ most
+#: (boosting's per-row state, forests' bagged trees per pass); the others with -m slow.
+#: Every learner's peak under its limit runs in CI.
+CI_LEARNERS = ("boosting", "forest")
+EVERY_LEARNER = [pytest.param(name, marks=() if name in CI_LEARNERS else pytest.mark.slow)
+                 for name in LEARNERS]
 
 # Training: a cache of TRAIN_ROWS x TRAIN_FEATURES one-byte codes (260 MB decompressed),
 # and one with a quarter of the rows for the growth check.
@@ -171,7 +177,7 @@ def test_training_peak_stays_under_memory_limit(learner, train_caches):
         assert report.result["state_in_ram"] is False
 
 
-@pytest.mark.parametrize("learner", LEARNERS)
+@pytest.mark.parametrize("learner", EVERY_LEARNER)
 def test_training_peak_does_not_grow_with_rows(learner, train_caches):
     small = _train(learner, train_caches, "small", _limit(TRAIN_HEADROOM))
     big = _train(learner, train_caches, "big", _limit(TRAIN_HEADROOM))
@@ -179,7 +185,7 @@ def test_training_peak_does_not_grow_with_rows(learner, train_caches):
     _assert_growth_bounded(learner, small, big)
 
 
-@pytest.mark.parametrize("learner", LEARNERS)
+@pytest.mark.parametrize("learner", EVERY_LEARNER)
 def test_cold_training_at_smallest_accepted_limit(learner, train_caches):
     # No warm-up: the planner must count the kernels it has still to load (about 90 MiB)
     # as part of the baseline, or it hands their memory out to blocks and state.
