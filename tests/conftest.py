@@ -14,8 +14,9 @@ def pytest_sessionstart(session):
     same kernels itself the first time one of its tests calls them: the scikit-learn
     estimator checks alone took 455 s from an empty cache against 210 s after the
     warm-up (62 s on 2 processes) and 72 s with every kernel cached. The first-run path
-    itself keeps its own tests, which set an empty cache of their own
-    (tests/kernels/test_warmup.py; the interrupted cold build in tests/test_cli.py)."""
+    keeps tests of its own: tests/kernels/test_warmup.py compiles into an empty cache of
+    its own, and tests/test_cli.py raises the interrupt that a Ctrl-C landing while
+    numba compiles turns into (a KeyboardInterrupt dropped in a ``__del__``)."""
     config = session.config
     if hasattr(config, "workerinput") or not getattr(config.option, "numprocesses", None):
         return

@@ -201,8 +201,8 @@ def plan_build(
         None: :func:`current_rss` now plus :func:`pending_kernel_bytes` ``("build")``.
     block_rows : int or None
         Rows per cache block; None lets the plan choose a power of two between 4096 and
-        262144 rows plus ``BLOCK_ROW_PAD`` whose training block buffers (at the default prefetch) take at most
-        a quarter of the budget. An explicit value is honoured (and checked against the
+        262144 rows plus ``BLOCK_ROW_PAD`` whose training block buffers (at the default
+        prefetch) take at most a quarter of the budget. An explicit value is honoured (and checked against the
         limit).
     csv_block_bytes : int
         Preferred CSV read block in bytes (1 MiB is the fastest); halved down to 256 KiB

@@ -80,8 +80,8 @@ def test_every_estimator_is_checked():
     """Each public estimator of the package is in one of the two lists."""
     checked = {type(e) for e in ESTIMATORS + SLOW_ESTIMATORS}
     # the ranker's fit needs query groups, which scikit-learn's checks do not pass
-    public = {obj for name in oocboost.__all__ if isinstance(obj := getattr(oocboost, name), type)
-              and hasattr(obj, "fit") and hasattr(obj, "get_params")
+    public = {obj for name in oocboost.__all__
+              if isinstance(obj := getattr(oocboost, name), type) and hasattr(obj, "fit") and hasattr(obj, "get_params")
               and name != "GradientBoostingRanker"}
     assert len(public) >= 20
     assert public <= checked, sorted(c.__name__ for c in public - checked)
