@@ -272,6 +272,42 @@ def test_label_errors(tmp_path):
     assert "['zz']" in msg and "available columns" in msg
 
 
+@pytest.fixture
+def open_readers(monkeypatch):
+    """Every pyarrow reader a CSV source opens, and whether it was closed."""
+    from oocboost.cache.ingest.csv import CsvSource
+    readers = []
+    real_open = CsvSource._open
+
+    class Spy:
+        def __init__(self, reader):
+            self.reader, self.closed = reader, False
+            readers.append(self)
+
+        def __getattr__(self, name):
+            return getattr(self.reader, name)
+
+        def close(self):
+            self.closed = True
+            self.reader.close()
+
+    monkeypatch.setattr(CsvSource, "_open", lambda self, **kw: Spy(real_open(self, **kw)))
+    return readers
+
+
+@pytest.mark.parametrize("text, kw", [
+    ("a,y\n1,0\n", {"label": "target"}),                # probe: unknown label
+    ("a,y\n1,yes\n", {"label": "y"}),                   # probe: text label
+    ("a,y\n", {}),                                      # probe: no data rows
+    ("a,y\n" + "1,0\n" * 300 + "2,NA\n", {"label": "y", "batch_bytes": 256}),  # batches
+])
+def test_every_reader_is_closed_after_an_error(tmp_path, open_readers, text, kw):
+    # A reader left open to the interpreter's exit with its read-ahead thread running
+    # aborted the CLI (SIGABRT) instead of exiting with the error's code.
+    error_of(write(tmp_path, "e.csv", text), **kw)
+    assert open_readers and all(r.closed for r in open_readers)
+
+
 def test_label_missing_in_later_block_names_line(tmp_path):
     text = "a,y\n" + "1,0\n" * 3000 + "2,NA\n"
     assert "line 3002" in error_of(write(tmp_path, "l.csv", text), label="y",

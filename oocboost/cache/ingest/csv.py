@@ -152,14 +152,23 @@ class CsvSource(Source):
         counter = [0] if self._skip else None
         try:
             reader = self._open(column_types={c: pa.string() for c in named}, counter=counter)
+        except (pa.ArrowException, UnicodeDecodeError) as e:
+            self._translate(e)
+            raise AssertionError("unreachable")  # _translate raises for probe errors
+        # Closed before any check can raise: a reader left to the interpreter's exit with
+        # its read-ahead thread running aborts the process (SIGABRT, "terminate called
+        # without an active exception") instead of exiting with the error's code.
+        try:
             schema = reader.schema
             try:
                 first = reader.read_next_batch()
             except StopIteration:
                 first = None
         except (pa.ArrowException, UnicodeDecodeError) as e:
+            reader.close()
             self._translate(e)
             raise AssertionError("unreachable")  # _translate raises for probe errors
+        reader.close()
         self._file_columns = list(schema.names)
         self.feature_names = resolve_columns(self.name, self._file_columns, label=label,
                                              weight=weight, drop=drop,
