@@ -353,10 +353,13 @@ class TreeGrower(HistogramSlots, BundledColumns):
         return rows, slots, chunk_start, chunk_count
 
     def _scratch_rows(self, n_rows):
-        if self._row_list is None or self._row_list[0].shape[1] < n_rows:
-            self._row_list = (np.empty((self.n_trees, n_rows), np.int32),
-                              np.empty((self.n_trees, n_rows), np.int32))
-        return self._row_list[0][:, :n_rows], self._row_list[1][:, :n_rows]
+        # flat buffers, viewed C-contiguous at each block's size: a (n_trees, :n_rows)
+        # slice of a larger block's array would be strided, and the kernels would be
+        # compiled again for it
+        size = self.n_trees * n_rows
+        if self._row_list is None or self._row_list[0].shape[0] < size:
+            self._row_list = (np.empty(size, np.int32), np.empty(size, np.int32))
+        return tuple(a[:size].reshape(self.n_trees, n_rows) for a in self._row_list)
 
     def finish_pass(self):
         """Complete this pass's histograms, search splits, and choose what to expand next."""

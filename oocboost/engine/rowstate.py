@@ -48,18 +48,17 @@ class RowStateSpec:
         return sum(int(np.prod([d for d in shape if d is not None], dtype=np.int64))
                    * dtype.itemsize for shape, dtype in self.fields.values())
 
-    def empty(self, name, n_rows):
-        shape, dtype = self.fields[name]
-        return np.zeros(tuple(n_rows if d is None else d for d in shape), dtype=dtype)
-
-    def take_rows(self, name, array, start, stop):
-        shape, _ = self.fields[name]
-        index = tuple(slice(start, stop) if d is None else slice(None) for d in shape)
-        return array[index]
 
 
 class InMemoryRowState:
-    """All rows' state as whole arrays; ``load`` returns views of one block's rows."""
+    """All rows' state in RAM; ``load`` returns views of one block's rows.
+
+    Each field is one flat array holding the blocks one after the other, each block's
+    rows C-contiguous, as in the spilled store's files. (A whole ``(n_trees, n_rows)``
+    array would give a block a strided view: the kernels were compiled a second time for
+    those views, 170 s of compile time over the test suite, and a user paid it on every
+    first run with several trees and blocks.)
+    """
 
     in_memory = True
     #: Seconds spent reading and writing spilled state (none in RAM).
@@ -69,7 +68,12 @@ class InMemoryRowState:
         self.spec = spec
         self.block_row_starts = np.asarray(block_row_starts, dtype=np.int64)
         self.n_rows = int(n_rows)
-        self.arrays = {name: spec.empty(name, self.n_rows) for name in spec.fields}
+        self.arrays = {}
+        self._per_row = {}
+        for name, (shape, dtype) in spec.fields.items():
+            self._per_row[name] = int(np.prod([d for d in shape if d is not None],
+                                              dtype=np.int64))
+            self.arrays[name] = np.zeros(self.n_rows * self._per_row[name], dtype=dtype)
 
     def _bounds(self, block_index):
         start = int(self.block_row_starts[block_index])
@@ -77,11 +81,16 @@ class InMemoryRowState:
                 if block_index + 1 < len(self.block_row_starts) else self.n_rows)
         return start, stop
 
+    def _view(self, name, start, stop):
+        shape, _ = self.spec.fields[name]
+        per_row = self._per_row[name]
+        block_shape = tuple(stop - start if d is None else d for d in shape)
+        return self.arrays[name][start * per_row:stop * per_row].reshape(block_shape)
+
     def load(self, block_index, fields=None):
         """Views of block ``block_index``'s rows, for ``fields`` (default all)."""
         start, stop = self._bounds(block_index)
-        return {name: self.spec.take_rows(name, self.arrays[name], start, stop)
-                for name in (fields or self.arrays)}
+        return {name: self._view(name, start, stop) for name in (fields or self.arrays)}
 
     def store(self, block_index, views, fields=None):
         """Views from ``load`` alias the arrays already; an array a caller put in their
@@ -92,8 +101,14 @@ class InMemoryRowState:
                 target[...] = views[name]
 
     def full(self, name):
-        """The whole array (RAM store only)."""
-        return self.arrays[name]
+        """The whole array of every row (RAM store only), for fields with no axis of
+        more than one entry before the rows axis, whose blocks lie in row order."""
+        shape, _ = self.spec.fields[name]
+        before = shape[:shape.index(None)]
+        if int(np.prod(before, dtype=np.int64)) != 1:
+            raise ValueError(f"state field {name!r} of shape {shape} is stored a block at "
+                             f"a time; full() takes fields of one row-major array")
+        return self._view(name, 0, self.n_rows)
 
     def close(self):
         self.arrays = {}
@@ -150,7 +165,7 @@ class SpilledRowState:
                 size = self.n_rows * self._row_bytes[name]
                 fd = os.open(self._path(name), os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o600)
                 try:
-                    # a sparse file of zeros: what spec.empty gives a fresh block
+                    # a sparse file of zeros: a fresh block's state, as in RAM
                     os.ftruncate(fd, max(size, 1))
                     # mmap cannot map 0 bytes; a field of no rows gets a 1-byte mapping
                     self._maps[name] = mmap.mmap(fd, max(size, 1), mmap.MAP_SHARED,

@@ -35,7 +35,7 @@ import numpy as np
 from numba import njit, prange
 
 from ..common import HIST_LANES
-from .codes import PlaneCodes, code_arrays
+from .codes import PlaneCodes, code_arrays, read_only
 from .hist_ops import record_words
 from .partition import partition_select_rows
 from .simd import add2, add4
@@ -613,6 +613,7 @@ def build_histograms_columns(codes, stats, rows, slots, chunk_start, chunk_count
     if isinstance(codes, PlaneCodes):
         raise ValueError("per-node histogram columns take one-byte codes; a cache with a "
                          "wide categorical feature needs full histograms (column_of)")
+    codes = read_only(codes)
     dense, row_class, draws = _stat_arrays(stats)
     n_trees, n_columns = dense.shape[0], hist.shape[1]
     vector = _vector_update(dense, hist)
