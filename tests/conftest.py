@@ -7,6 +7,23 @@ import time
 os.environ.setdefault("OOCBOOST_WARMUP", "0")
 
 
+def pytest_configure(config):
+    """In a pytest-xdist worker, numba's parallel kernels run on the worker's share of
+    the cores (``NUMBA_NUM_THREADS // workers``, at least 1). With every worker's kernels
+    on every core, 2 workers ran 4 OpenMP threads on 2 cores, and a parallel region whose
+    threads wait for each other stalled while the other process held a core: a 3 s test
+    took 61 s. Tests of thread counts set their own (``utils.threads.thread_limit``), up
+    to ``NUMBA_NUM_THREADS``, which is unchanged; kernels called from other threads
+    (prefetch, Dask) keep numba's default."""
+    workerinput = getattr(config, "workerinput", None)
+    if not workerinput:
+        return
+    import numba
+
+    workers = max(1, int(workerinput.get("workercount", 1)))
+    numba.set_num_threads(max(1, numba.config.NUMBA_NUM_THREADS // workers))
+
+
 def pytest_sessionstart(session):
     """With pytest-xdist (``-n``) and numba's cache empty (a fresh clone, or CI's empty
     ``NUMBA_CACHE_DIR``), compile the learners' kernels once on every core
@@ -34,8 +51,9 @@ def pytest_sessionstart(session):
 #: pytest-xdist's ``--dist loadfile`` hands files out in collection order, and one of
 #: these started last kept one worker busy minutes after the other had run out of files.
 LONG_FILES = ("tests/sklearn/test_estimator_checks.py", "tests/kernels/test_histogram.py",
-              "tests/learners/test_forest.py", "tests/test_cli.py",
-              "tests/kernels/test_codes.py", "tests/learners/test_adaboost.py")
+              "tests/test_cli.py", "tests/plotting/test_cli_plot.py",
+              "tests/kernels/test_codes.py", "tests/engine/test_surrogates.py",
+              "tests/learners/test_forest.py")
 
 
 def pytest_collection_modifyitems(session, config, items):
