@@ -15,6 +15,34 @@ def test_bytes_per_row():
 
 
 @pytest.mark.parametrize("in_memory", [True, False])
+def test_every_blocks_views_are_c_contiguous(in_memory, tmp_path):
+    # the kernels are compiled once for C-contiguous arrays; a strided view of a block
+    # of a (n_trees, n_rows) array would compile each of them again
+    state = make_row_state(SPEC, np.array([0, 4, 9]), 11, in_memory, spill_dir=str(tmp_path))
+    try:
+        for b in range(3):
+            for name, view in state.load(b).items():
+                assert view.flags.c_contiguous and view.flags.writeable, (name, b)
+                assert view[:2].flags.c_contiguous, name    # a forest's first trees
+    finally:
+        state.close()
+
+
+def test_full_is_the_rows_in_order_and_refuses_a_field_stored_by_block():
+    state = make_row_state(SPEC, np.array([0, 4, 9]), 11, True)
+    for b in range(3):
+        views = state.load(b)
+        views["margin"][:] = np.arange(views["margin"].size).reshape(-1, 2) + 100 * b
+    margin = state.full("margin")
+    assert margin.shape == (11, 2)
+    np.testing.assert_array_equal(margin[4:9], state.load(1)["margin"])
+    margin[10] = -1                                  # the whole array, not a copy
+    assert (state.load(2)["margin"][1] == -1).all()
+    with pytest.raises(ValueError, match="'node'.*stored a block at a time"):
+        state.full("node")
+
+
+@pytest.mark.parametrize("in_memory", [True, False])
 def test_blocks_round_trip(in_memory, tmp_path):
     starts = np.array([0, 4, 9])
     state = make_row_state(SPEC, starts, 11, in_memory, spill_dir=str(tmp_path))
