@@ -48,7 +48,7 @@ pytestmark = pytest.mark.memory
 LEARNERS = ["boosting", "forest", "tree", "adaboost", "hoeffding"]
 #: CI runs the growth and cold-start checks on the learners whose passes differ most
 #: (boosting's per-row state, forests' bagged trees per pass); the others with -m slow.
-#: Every learner's peak under its limit runs in CI.
+#: Every learner's peak under its limit runs in CI but the Hoeffding tree's (PEAK_LEARNERS).
 CI_LEARNERS = ("boosting", "forest")
 EVERY_LEARNER = [pytest.param(name, marks=() if name in CI_LEARNERS else pytest.mark.slow)
                  for name in LEARNERS]
@@ -167,7 +167,15 @@ def _assert_growth_bounded(what, small, big):
         f"{small.result['memory_limit'] - small.result['warm_baseline']} bytes above it)")
 
 
-@pytest.mark.parametrize("learner", LEARNERS)
+#: The Hoeffding tree's peak runs with -m slow: its one pass over the 2.5M rows takes
+#: 47 s on 2 cores, a quarter of CI's footprint part, and with the small cache its plan
+#: refuses a headroom small enough for the data to stay 5x the allowed increase (its
+#: histograms need about 48 MiB above the warm baseline).
+PEAK_LEARNERS = [pytest.param(name, marks=pytest.mark.slow if name == "hoeffding" else ())
+                 for name in LEARNERS]
+
+
+@pytest.mark.parametrize("learner", PEAK_LEARNERS)
 def test_training_peak_stays_under_memory_limit(learner, train_caches):
     report = _train(learner, train_caches, "big", _limit(TRAIN_HEADROOM))
     assert report.result["n_rows"] == TRAIN_ROWS
