@@ -80,6 +80,20 @@ def aligned_zeros(shape, dtype=np.float64, alignment=64):
     return buffer[offset: offset + n_bytes].view(dtype).reshape(shape)
 
 
+def scratch_view(buffer, shape, dtype):
+    """``(buffer, view)``: a C-contiguous ``shape`` view of the flat ``buffer``, which
+    is replaced by a larger one (contents not kept) when too small, or made when None.
+
+    For per-block scratch reused from block to block: a ``[:, :n_rows]`` slice of the
+    largest block's array would be strided for a shorter block, and numba compiles each
+    kernel once more for a strided argument.
+    """
+    size = int(np.prod(shape, dtype=np.int64))
+    if buffer is None or buffer.shape[0] < size:
+        buffer = np.empty(size, dtype)
+    return buffer, buffer[:size].reshape(shape)
+
+
 #: Labels and sample weights as stored in the cache.
 Y_DTYPE = np.float32
 #: Raw feature values at prediction time and raw split thresholds.

@@ -35,6 +35,7 @@ import time
 import numba
 import numpy as np
 
+from .. import common
 from ..common import HIST_DTYPE, aligned_zeros, binned_dtype, hist_column_starts, hist_width
 from ..kernels.hist_ops import node_sums_from_histograms, subtract_histograms
 from ..kernels.histogram import (
@@ -353,13 +354,10 @@ class TreeGrower(HistogramSlots, BundledColumns):
         return rows, slots, chunk_start, chunk_count
 
     def _scratch_rows(self, n_rows):
-        # flat buffers, viewed C-contiguous at each block's size: a (n_trees, :n_rows)
-        # slice of a larger block's array would be strided, and the kernels would be
-        # compiled again for it
-        size = self.n_trees * n_rows
-        if self._row_list is None or self._row_list[0].shape[0] < size:
-            self._row_list = (np.empty(size, np.int32), np.empty(size, np.int32))
-        return tuple(a[:size].reshape(self.n_trees, n_rows) for a in self._row_list)
+        buffers = self._row_list or (None, None)
+        views = [common.scratch_view(b, (self.n_trees, n_rows), np.int32) for b in buffers]
+        self._row_list = tuple(b for b, _ in views)
+        return tuple(v for _, v in views)
 
     def finish_pass(self):
         """Complete this pass's histograms, search splits, and choose what to expand next."""

@@ -43,11 +43,24 @@ class RowStateSpec:
                 raise ValueError(f"state field {name!r}: shape needs one None (rows axis)")
             self.fields[name] = (tuple(shape), np.dtype(dtype))
 
+    def values_per_row(self, name):
+        """Entries of field ``name`` per row (the product of its other axes)."""
+        shape, _ = self.fields[name]
+        return int(np.prod([d for d in shape if d is not None], dtype=np.int64))
+
     def bytes_per_row(self):
         """Bytes of state per row (all fields)."""
-        return sum(int(np.prod([d for d in shape if d is not None], dtype=np.int64))
-                   * dtype.itemsize for shape, dtype in self.fields.values())
+        return sum(self.values_per_row(name) * dtype.itemsize
+                   for name, (_, dtype) in self.fields.items())
 
+    def block_view(self, name, flat, start, stop):
+        """Rows ``start .. stop`` of field ``name`` stored block after block in ``flat``
+        (its values, C order within a block), as a C-contiguous array of the field's
+        shape."""
+        shape, _ = self.fields[name]
+        per_row = self.values_per_row(name)
+        block_shape = tuple(stop - start if d is None else d for d in shape)
+        return flat[start * per_row:stop * per_row].reshape(block_shape)
 
 
 class InMemoryRowState:
@@ -68,12 +81,8 @@ class InMemoryRowState:
         self.spec = spec
         self.block_row_starts = np.asarray(block_row_starts, dtype=np.int64)
         self.n_rows = int(n_rows)
-        self.arrays = {}
-        self._per_row = {}
-        for name, (shape, dtype) in spec.fields.items():
-            self._per_row[name] = int(np.prod([d for d in shape if d is not None],
-                                              dtype=np.int64))
-            self.arrays[name] = np.zeros(self.n_rows * self._per_row[name], dtype=dtype)
+        self.arrays = {name: np.zeros(self.n_rows * spec.values_per_row(name), dtype=dtype)
+                       for name, (_, dtype) in spec.fields.items()}
 
     def _bounds(self, block_index):
         start = int(self.block_row_starts[block_index])
@@ -81,16 +90,11 @@ class InMemoryRowState:
                 if block_index + 1 < len(self.block_row_starts) else self.n_rows)
         return start, stop
 
-    def _view(self, name, start, stop):
-        shape, _ = self.spec.fields[name]
-        per_row = self._per_row[name]
-        block_shape = tuple(stop - start if d is None else d for d in shape)
-        return self.arrays[name][start * per_row:stop * per_row].reshape(block_shape)
-
     def load(self, block_index, fields=None):
         """Views of block ``block_index``'s rows, for ``fields`` (default all)."""
         start, stop = self._bounds(block_index)
-        return {name: self._view(name, start, stop) for name in (fields or self.arrays)}
+        return {name: self.spec.block_view(name, self.arrays[name], start, stop)
+                for name in (fields or self.arrays)}
 
     def store(self, block_index, views, fields=None):
         """Views from ``load`` alias the arrays already; an array a caller put in their
@@ -108,7 +112,7 @@ class InMemoryRowState:
         if int(np.prod(before, dtype=np.int64)) != 1:
             raise ValueError(f"state field {name!r} of shape {shape} is stored a block at "
                              f"a time; full() takes fields of one row-major array")
-        return self._view(name, 0, self.n_rows)
+        return self.spec.block_view(name, self.arrays[name], 0, self.n_rows)
 
     def close(self):
         self.arrays = {}
@@ -160,8 +164,7 @@ class SpilledRowState:
         self._loaded = None  # block whose pages were mapped last
         try:
             for name, (shape, dtype) in spec.fields.items():
-                self._row_bytes[name] = (int(np.prod([d for d in shape if d is not None],
-                                                     dtype=np.int64)) * dtype.itemsize)
+                self._row_bytes[name] = spec.values_per_row(name) * dtype.itemsize
                 size = self.n_rows * self._row_bytes[name]
                 fd = os.open(self._path(name), os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o600)
                 try:

@@ -165,10 +165,10 @@ class CsvSource(Source):
             except StopIteration:
                 first = None
         except (pa.ArrowException, UnicodeDecodeError) as e:
-            reader.close()
             self._translate(e)
             raise AssertionError("unreachable")  # _translate raises for probe errors
-        reader.close()
+        finally:
+            reader.close()
         self._file_columns = list(schema.names)
         self.feature_names = resolve_columns(self.name, self._file_columns, label=label,
                                              weight=weight, drop=drop,

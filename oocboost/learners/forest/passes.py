@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...common import HIST_DTYPE, INT_HIST_DTYPE, INT_HIST_MAX
+from ...common import HIST_DTYPE, INT_HIST_DTYPE, INT_HIST_MAX, scratch_view
 from ...engine.blocks import timed_blocks
 from ...engine.grower import TreeGrower
 from ...engine.nodes import GrowerTelemetry, GrowthParams, sampled_columns
@@ -257,13 +257,7 @@ def _block_stats(block, config, streams, class_weight, draws, scratch, row_offse
     """
     n_stats = _n_stats(config)
     shape = (len(streams), block.n_rows, n_stats)
-    size = shape[0] * shape[1] * shape[2]
-    buffer = scratch.get("stats")
-    if buffer is None or buffer.shape[0] < size:
-        buffer = scratch["stats"] = np.empty(size, kc.STATS_DTYPE)
-    # C-contiguous at every block size (a slice of a larger block's array is strided,
-    # and the kernels would be compiled again for it)
-    out = buffer[:size].reshape(shape)
+    scratch["stats"], out = scratch_view(scratch.get("stats"), shape, kc.STATS_DTYPE)
     weight = block.weight if block.weight is not None else np.empty(0, np.float32)
     label, n_lanes = block.label, config.n_classes
     if config.label_values is not None:
