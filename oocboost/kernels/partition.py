@@ -82,11 +82,12 @@ def _move_row(low, wide, wide_row, i, node, route, cat_bitset, missing_bin, kind
     of 4 words instead of 5 separate node arrays (and the right child as left + 1) made
     the sweep 16% faster (1M rows at depth 4, 2 threads: 2.15 -> 1.8 ms).
     """
-    lft = np.int64(route[node, 0])
+    u = np.uint64(node)
+    lft = np.int64(route[u, 0])
     if lft < 0:
         return np.int64(node)
-    f = route[node, 1]
-    flags = route[node, ROUTE_FLAGS]
+    f = route[u, 1]
+    flags = route[u, ROUTE_FLAGS]
     if (kind & TREE_CATEGORICAL) != 0 and (flags & ROUTE_CATEGORICAL) != 0:
         code = read_code(low, wide, wide_row, f, i)
         go_left = _in_category_set(cat_bitset, node, code)
@@ -96,8 +97,8 @@ def _move_row(low, wide, wide_row, i, node, route, cat_bitset, missing_bin, kind
         if wide is not None and (kind & TREE_NUMERIC_WIDE) != 0:
             code = read_code(low, wide, wide_row, f, i)
         else:
-            code = np.int64(low[f, i])
-        go_left = np.int64(code <= route[node, 2])
+            code = np.int64(low[np.uint64(f), np.uint64(i)])
+        go_left = np.int64(code <= route[u, 2])
     is_missing = np.int64(code == missing_bin)
     go_left = go_left + is_missing * (np.int64(flags & ROUTE_DEFAULT_LEFT) - go_left)
     return lft + 1 - go_left
@@ -239,13 +240,21 @@ def _partition_select_rows(low, wide, wide_row, node_of_row, route, cat_bitset, 
 def _select_chunk(low, wide, wide_row, node_of_row, route, cat_bitset, missing_bin, kind,
                   slot_of_node, row_counts, has_counts, lo, hi, rows, slots):
     """Rows ``lo .. hi`` of one tree: move, then list those selected from ``lo`` on.
-    Returns how many were listed."""
-    k = lo
-    for i in range(lo, hi):
-        node = _move_row(low, wide, wide_row, i, node_of_row[i], route, cat_bitset,
-                         missing_bin, kind)
-        node_of_row[i] = node
-        s = slot_of_node[node]
+    Returns how many were listed.
+
+    Two sweeps (move every row, then list) and unsigned indices: numba wraps a negative
+    signed index around, a test and an add at every access, and in one loop the listing's
+    stores kept the next rows' loads waiting. 1M rows at depth 1-5, 2 threads, on the
+    EPYC: 0.92 -> 0.73 ms a 262k-row block (sum of 20 calls of a round 17.5 -> 14.5 ms),
+    a boost run's partition 1.8 -> 1.1 s."""
+    for j in range(lo, hi):
+        i = np.uint64(j)
+        node_of_row[i] = _move_row(low, wide, wide_row, i, node_of_row[i], route, cat_bitset,
+                                   missing_bin, kind)
+    k = np.uint64(lo)
+    for j in range(lo, hi):
+        i = np.uint64(j)
+        s = slot_of_node[np.uint64(node_of_row[i])]
         # Branch-free: a row is always written and the cursor advances only when it is
         # selected (about half the rows, unpredictably, below the root).
         rows[k] = i
@@ -253,8 +262,8 @@ def _select_chunk(low, wide, wide_row, node_of_row, route, cat_bitset, missing_b
         keep = s >= 0
         if has_counts:
             keep = keep & (row_counts[i] != 0)
-        k += np.int64(keep)
-    return k - lo
+        k += np.uint64(keep)
+    return np.int64(k) - lo
 
 
 @njit(parallel=True, cache=True, nogil=True)
