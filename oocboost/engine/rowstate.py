@@ -14,6 +14,7 @@ Both stores have the same interface::
     state.store(block_index, views, fields)  # views alias the state in both stores;
                                               # store copies only arrays put in their place
 """
+import math
 import mmap
 import os
 import shutil
@@ -42,11 +43,13 @@ class RowStateSpec:
             if list(shape).count(None) != 1:
                 raise ValueError(f"state field {name!r}: shape needs one None (rows axis)")
             self.fields[name] = (tuple(shape), np.dtype(dtype))
+        # looked up at every block's load and store
+        self._per_row = {name: math.prod(d for d in shape if d is not None)
+                         for name, (shape, _) in self.fields.items()}
 
     def values_per_row(self, name):
         """Entries of field ``name`` per row (the product of its other axes)."""
-        shape, _ = self.fields[name]
-        return int(np.prod([d for d in shape if d is not None], dtype=np.int64))
+        return self._per_row[name]
 
     def bytes_per_row(self):
         """Bytes of state per row (all fields)."""
