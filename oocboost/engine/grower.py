@@ -419,15 +419,15 @@ class TreeGrower(HistogramSlots, BundledColumns):
                                                                t)
                     self._allow(mask, r, self._level_features[key], k, t)
                 continue
+            if k >= len(allowed) if k is not None else p.colsample_bynode >= 1.0:
+                mask[rows[:, None], allowed[None, :]] = True  # every allowed feature
+                continue
             if k is not None:
-                if k >= len(allowed):
-                    mask[rows[:, None], allowed[None, :]] = True
-                else:
-                    # k features per node, drawn for all of the tree's nodes at once:
-                    # the k smallest of uniform keys are a uniform k-subset.
-                    keys = self._rng(t).random((len(rows), len(allowed)))
-                    pick = np.argpartition(keys, k - 1, axis=1)[:, :k]
-                    mask[rows[:, None], allowed[pick]] = True
+                # k features per node, drawn for all of the tree's nodes at once:
+                # the k smallest of uniform keys are a uniform k-subset.
+                keys = self._rng(t).random((len(rows), len(allowed)))
+                pick = np.argpartition(keys, k - 1, axis=1)[:, :k]
+                mask[rows[:, None], allowed[pick]] = True
                 continue
             for r in rows:
                 self._allow(mask, r, allowed, None, t)

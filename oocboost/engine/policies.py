@@ -147,12 +147,15 @@ class GradientPolicy(FeatureBins):
         n = len(sums)
         if self.n_rows is None or trees is None:
             return np.ones(n)
-        trees = np.asarray(trees).tolist()
-        for i, (t, node) in enumerate(zip(trees, np.asarray(node_ids).tolist())):
-            if node == 0:
-                h = float(sums[i][1])
-                self.rows_per_hessian[t] = self.n_rows / h if h > 0 else 1.0
-        return np.array([self.rows_per_hessian.get(t, 1.0) for t in trees])
+        trees = np.asarray(trees, dtype=np.int64)
+        for i in np.flatnonzero(np.asarray(node_ids) == 0).tolist():
+            h = float(sums[i][1])
+            self.rows_per_hessian[int(trees[i])] = self.n_rows / h if h > 0 else 1.0
+        table = np.ones(int(trees.max()) + 1 if n else 0)
+        for t, ratio in self.rows_per_hessian.items():
+            if t < len(table):
+                table[t] = ratio
+        return table[trees]
 
     def _weights(self, sums, lower, upper):
         w = np.empty(len(sums))
