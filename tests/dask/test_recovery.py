@@ -30,6 +30,9 @@ def own_cluster(tmp_path_factory):
 
 @pytest.fixture
 def shards(own_cluster, tmp_path):
+    # the worker an earlier test killed is restarted by its nanny, which takes seconds on
+    # a busy machine: a test started before then saw one worker and no rank 1
+    own_cluster.wait_for_workers(2, timeout=120)
     df = frame(6000, 11).drop(columns=["y", "y3"])
     ddf = dd.from_pandas(df, npartitions=2)
     shard_set = oocboost.dask.build_cache(ddf, tmp_path / "set", label="y2",
