@@ -1045,3 +1045,75 @@ def test_gradient_with_monotone_constraints_matches_twin(seed):
     twin = naive_monotone_gradient(hist, node_sums, slots, mask, nvb, monotone, lower,
                                    upper)
     assert_matches_twin(out, twin, node_sums, slots, "gain", "gain")
+
+
+def _scan_with_general_gain(h, node_sum, nvb, missing_bin, parent, lam, mcw):
+    """The numeric scan as written before its plain twin: _grad_gain per non-empty bin,
+    forward then backward with strict improvement (plain Python around the kernel's
+    own gain function)."""
+    cons = np.zeros(4)
+    g, hs = node_sum
+    best, best_bin, best_dl, left = -np.inf, -1, False, None
+    gl = hl = 0.0
+    for b in range(nvb):
+        gl += h[b, 0]
+        hl += h[b, 1]
+        if h[b, 0] == 0.0 and h[b, 1] == 0.0:
+            continue
+        gain = SG._grad_gain(gl, hl, g, hs, parent, cons, lam, 0.0, 0.0, mcw)
+        if gain > best:
+            best, best_bin, best_dl, left = gain, b, False, (gl, hl)
+    if h[missing_bin, 0] != 0.0 or h[missing_bin, 1] != 0.0:
+        gr = hr = 0.0
+        for i in range(nvb - 1, 0, -1):
+            gr += h[i, 0]
+            hr += h[i, 1]
+            if h[i, 0] == 0.0 and h[i, 1] == 0.0:
+                continue
+            gl, hl = g - gr, hs - hr
+            gain = SG._grad_gain(gl, hl, g, hs, parent, cons, lam, 0.0, 0.0, mcw)
+            if gain > best:
+                best, best_bin, best_dl, left = gain, i - 1, True, (gl, hl)
+    return best, best_bin, best_dl, left
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("lam, mcw", [(0.0, 0.0), (1.0, 1.0), (0.0, 3.0), (5.0, 0.0)])
+def test_plain_numeric_scan_is_bit_equal_to_the_general_gain(seed, lam, mcw):
+    """The default-regularisation scan (no constraint, alpha or max_delta_step) gives the
+    same gain bits, bin, direction and left sums as the general gain function, with empty
+    bins, ties (repeated bins), lambda 0 (an empty side divides by 0) and a missing bin."""
+    rng = np.random.default_rng(seed)
+    nvb, max_bin = 12, 16
+    h = np.zeros((max_bin, 2))
+    filled = rng.random(nvb) < 0.6
+    h[:nvb, 0] = np.where(filled, rng.normal(0, 2, nvb).round(1), 0.0)
+    h[:nvb, 1] = np.where(filled, rng.integers(1, 4, nvb), 0.0)
+    h[nvb // 2] = h[1]  # a tie between two thresholds
+    if seed % 2:
+        h[max_bin - 1] = (rng.normal(), 2.0)  # missing values
+    node_sum = h.sum(axis=0)
+    parent = SG.node_score(node_sum[0], node_sum[1], lam, 0.0, 0.0, mcw)
+    left = np.full(2, np.nan)
+    got = SG._grad_numeric_plain(h, node_sum, nvb, max_bin - 1, parent, lam, mcw, left)
+    want = _scan_with_general_gain(h, node_sum, nvb, max_bin - 1, parent, lam, mcw)
+    assert got[1:] == want[1:3]
+    assert got[0] == want[0] or (got[0] == -np.inf and want[0] == -np.inf)
+    if want[1] >= 0:
+        assert (left[0], left[1]) == want[3]
+    else:
+        assert np.isnan(left).all()
+
+
+def test_plain_numeric_scan_keeps_the_first_of_tied_splits():
+    """A forward split (missing right) and a backward one (missing left) of equal gain:
+    the forward one is kept, as the general scan keeps it."""
+    h = np.zeros((8, 2))
+    h[2], h[3], h[7] = (2.0, 2.0), (3.0, 2.0), (-2.0, 1.0)  # bin 7: missing values
+    node_sum = h.sum(axis=0)
+    parent = SG.node_score(node_sum[0], node_sum[1], 1.0, 0.0, 0.0, 0.0)
+    left = np.zeros(2)
+    got = SG._grad_numeric_plain(h, node_sum, 4, 7, parent, 1.0, 0.0, left)
+    want = _scan_with_general_gain(h, node_sum, 4, 7, parent, 1.0, 0.0)
+    assert got == (5.5, 3, False) == want[:3]
+    assert tuple(left) == want[3] == (5.0, 4.0)
