@@ -54,6 +54,8 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit, prange
 
+from .codes import read_only
+
 #: Rows advanced together through one tree. Chunks of 64 in lockstep measured 1.7M rows/s
 #: vs 0.8M rows/s for one row at a time (2 threads, 100 depth-6 trees, 28 features); 128
 #: rows (28 KiB of float64 features, in L1) 2.26M against 2.08M with 64 (AMD EPYC, 2
@@ -482,7 +484,10 @@ def is_plain(flat):
 
 
 def raw_margins(flat, X, tree_start, tree_end, out):
-    """Call :func:`predict_raw` with the arrays of ``flat`` (``out`` accumulated)."""
+    """Call :func:`predict_raw` with the arrays of ``flat`` (``out`` accumulated). ``X``
+    goes as a read-only view: rows parsed from a file are read-only, arrays of the caller
+    are not, and numba would compile the walk once for each."""
+    X = read_only(X)
     walker = _walker(flat)
     if walker is not None:
         return walker.raw_margins(flat, X, tree_start, tree_end, out)
@@ -509,7 +514,9 @@ def binned_margins(flat, codes, missing_bin, tree_start, tree_end, out):
 
 
 def raw_leaves(flat, X, tree_start, tree_end, out):
-    """Call :func:`predict_leaf_raw` with the arrays of ``flat``."""
+    """Call :func:`predict_leaf_raw` with the arrays of ``flat`` (``X`` read-only, as in
+    :func:`raw_margins`)."""
+    X = read_only(X)
     walker = _walker(flat)
     if walker is not None:
         return walker.raw_leaves(flat, X, tree_start, tree_end, out)

@@ -9,11 +9,12 @@ import numpy as np
 from ...cache.label_stats import as_label
 from ...common import G_H_DTYPE
 from ...errors import InputError, ParameterError
+from ...kernels.codes import read_only
 
 #: Clip of the weighted label mean before the logit in the logistic intercept.
 LOGISTIC_BASE_CLIP = 1e-6
 
-_NO_WEIGHT = np.empty(0, dtype=np.float32)
+_NO_WEIGHT = read_only(np.empty(0, dtype=np.float32))
 
 
 # --------------------------------------------------------------------------------------
@@ -168,7 +169,10 @@ class Objective:
                 raise InputError(f"{self.name}: weight must have shape ({n},), got "
                                  f"{weight.shape}")
             has_weight = True
-        self._gradients(label, margin, weight, has_weight, out_grad, out_hess)
+        # read-only views: a cache's labels and weights are, arrays made in memory are
+        # not, and numba would compile every gradient kernel once for each
+        self._gradients(read_only(label), margin, read_only(weight), has_weight, out_grad,
+                        out_hess)
 
     def _gradients(self, label, margin, weight, has_weight, out_grad, out_hess):
         raise NotImplementedError
