@@ -419,8 +419,9 @@ class TreeGrower(HistogramSlots, BundledColumns):
                                                                t)
                     self._allow(mask, r, self._level_features[key], k, t)
                 continue
-            if k >= len(allowed) if k is not None else p.colsample_bynode >= 1.0:
-                mask[rows[:, None], allowed[None, :]] = True  # every allowed feature
+            every = k >= len(allowed) if k is not None else p.colsample_bynode >= 1.0
+            if every:  # every allowed feature: nothing to draw
+                mask[rows[:, None], allowed[None, :]] = True
                 continue
             if k is not None:
                 # k features per node, drawn for all of the tree's nodes at once:

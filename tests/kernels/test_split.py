@@ -1095,7 +1095,8 @@ def test_plain_numeric_scan_is_bit_equal_to_the_general_gain(seed, lam, mcw):
     node_sum = h.sum(axis=0)
     parent = SG.node_score(node_sum[0], node_sum[1], lam, 0.0, 0.0, mcw)
     left = np.full(2, np.nan)
-    got = SG._grad_numeric_plain(h, node_sum, nvb, max_bin - 1, parent, lam, mcw, left)
+    got = SG._grad_numeric(h, node_sum, nvb, max_bin - 1, parent, np.zeros(4), lam, 0.0,
+                           0.0, mcw, left)
     want = _scan_with_general_gain(h, node_sum, nvb, max_bin - 1, parent, lam, mcw)
     assert got[1:] == want[1:3]
     assert got[0] == want[0] or (got[0] == -np.inf and want[0] == -np.inf)
@@ -1113,7 +1114,7 @@ def test_plain_numeric_scan_keeps_the_first_of_tied_splits():
     node_sum = h.sum(axis=0)
     parent = SG.node_score(node_sum[0], node_sum[1], 1.0, 0.0, 0.0, 0.0)
     left = np.zeros(2)
-    got = SG._grad_numeric_plain(h, node_sum, 4, 7, parent, 1.0, 0.0, left)
+    got = SG._grad_numeric(h, node_sum, 4, 7, parent, np.zeros(4), 1.0, 0.0, 0.0, 0.0, left)
     want = _scan_with_general_gain(h, node_sum, 4, 7, parent, 1.0, 0.0)
     assert got == (5.5, 3, False) == want[:3]
     assert tuple(left) == want[3] == (5.0, 4.0)
