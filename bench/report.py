@@ -450,12 +450,42 @@ def section_scale(res, all_results, plot_dir, plot_prefix):
     for g in groups:
         out += [f"**{g:,} training rows**", "", table(runs, cols, group=g), "",
                 ratio_block(runs, "ooc", RATIO_COLS, group=g), ""]
+    out += [growth_table(runs, groups), ""]
     plots = make_scale_plots(runs, plot_dir, plot_prefix)
     for title, fname in plots:
         out.append(f"![{title}]({fname})")
     out.append("")
     out.append(_warmup_note(runs))
     return "\n".join(out)
+
+
+GROWTH_COLS = (("train time", t("train_s")), ("total time", total_s),
+               ("peak above imports", above_mib))
+
+
+def growth_table(runs, groups):
+    """How each library's medians grow with the rows, against its smallest row count:
+    ``x`` times that figure (rows grow by the first column's factor). A library missing
+    at a row count (skipped, failed) shows ``-``."""
+    if len(groups) < 2:
+        return ""
+    first = groups[0]
+    head = (["library", "figure"]
+            + [f"{g:,} rows ({g / first:g}x)" for g in groups])
+    lines = [f"Growth with the rows (median at each row count / median at {first:,} rows):",
+             "", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for lib, label, rs in _rows_in_order(runs):
+        for name, getter in GROWTH_COLS:
+            med = {}
+            for g in groups:
+                got = summarize(getter(r) for r in rs
+                                if r.get("group") == g and r.get("status") == "ok")
+                med[g] = got[0] if got else None
+            if not med[first]:
+                continue
+            cells = ["-" if med[g] is None else f"{med[g] / med[first]:.1f}x" for g in groups]
+            lines.append("| " + " | ".join([label, name] + cells) + " |")
+    return "\n".join(lines)
 
 
 def make_scale_plots(runs, plot_dir, prefix="scale"):

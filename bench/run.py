@@ -311,6 +311,30 @@ def _build_cache_job(a, log_dir, cfg, name):
                    log_dir=log_dir, timeout=cfg["timeout"], name=name + "-build")
 
 
+#: Share of the machine's RAM a peer's projected peak may take before it is skipped.
+RAM_SHARE = 0.85
+
+
+def _projected_beyond_ram(runs, lib, rows):
+    """Why ``lib`` would not fit in RAM at ``rows``, or None. The projection scales the
+    peak RSS of its largest successful run at fewer rows by the rows (an in-memory peer
+    holds the data, so its peak grows in proportion); a peer never run yet is tried."""
+    import psutil
+
+    done = [r for r in runs if r.get("lib") == lib and r.get("status") == "ok"
+            and r.get("peak_rss") and isinstance(r.get("group"), int) and r["group"] < rows]
+    if not done:
+        return None
+    ref = max(done, key=lambda r: (r["group"], r["peak_rss"]))
+    projected = ref["peak_rss"] * rows / ref["group"]
+    ram = psutil.virtual_memory().total
+    if projected <= RAM_SHARE * ram:
+        return None
+    return (f"projected peak {projected / 2**30:.1f} GiB ({ref['peak_rss'] / 2**30:.1f} GiB at "
+            f"{ref['group']:,} rows, scaled by the rows) exceeds {RAM_SHARE:.0%} of this "
+            f"machine's {ram / 2**30:.1f} GiB of RAM")
+
+
 def run_suite(suite, cfg, *, out_dir, libs_filter=None, skip=(), command="", log=print):
     libs = [l for l in SUITE_LIBS[suite] if (libs_filter is None or l in libs_filter)
             and l not in skip]
@@ -355,6 +379,14 @@ def run_suite(suite, cfg, *, out_dir, libs_filter=None, skip=(), command="", log
         for rows, info, rounds, mem in groups:
             for lib in libs:
                 label, job, role = LIBS[lib]
+                too_big = _projected_beyond_ram(res["runs"], lib, rows) if role == "peer" else None
+                if too_big:
+                    res["runs"].append(dict(job=job, status="skipped", reason=too_big, lib=lib,
+                                            label=label, role=role, group=rows, repeat=repeat,
+                                            times={}, metrics={}, extra={}))
+                    log(f"[{suite}] rows={rows:,} repeat={repeat} {label}: skipped ({too_big})")
+                    save()
+                    continue
                 a = _job_args(lib, suite, cfg, info, out_dir, rounds, mem, bdata)
                 name = f"{lib}-{rows}-r{repeat}"
                 built = None

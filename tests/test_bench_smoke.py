@@ -145,6 +145,40 @@ def test_report_scale_plots(tmp_path):
     assert "![Peak RSS vs training rows](scale_rss.png)" in text
 
 
+def test_scale_growth_table_and_skipped_peer():
+    runs = []
+    for rows, train_s, above in [(1000, 1.0, 50), (4000, 3.0, 60), (16000, 14.0, 55)]:
+        runs.append(_run("ooc", "oocboost", "ours", 0, train_s, 100 + above, 0.8, group=rows))
+    runs.append(_run("lgb", "LightGBM", "peer", 0, 2.0, 400, 0.8, group=1000))
+    runs.append(_run("lgb", "LightGBM", "peer", 0, 0.0, 0, 0.8, group=4000, status="skipped"))
+    text = report.growth_table(runs, [1000, 4000, 16000])
+    lines = text.splitlines()
+    assert "| library | figure | 1,000 rows (1x) | 4,000 rows (4x) | 16,000 rows (16x) |" in lines
+    assert "| oocboost | train time | 1.0x | 3.0x | 14.0x |" in lines
+    # total time = load 0.5 + build 1.0 + train
+    assert "| oocboost | total time | 1.0x | 1.8x | 6.2x |" in lines
+    assert "| oocboost | peak above imports | 1.0x | 1.2x | 1.1x |" in lines
+    assert "| LightGBM | train time | 1.0x | - | - |" in lines
+    assert report.growth_table(runs, [1000]) == ""
+
+
+def test_peer_projected_beyond_ram_is_skipped(monkeypatch):
+    from bench import run
+
+    class VM:
+        total = 10 * 2 ** 30
+
+    monkeypatch.setattr("psutil.virtual_memory", lambda: VM)
+    runs = [_run("lgb", "LightGBM", "peer", 0, 1.0, 1024, 0.8, group=1000),
+            _run("lgb", "LightGBM", "peer", 0, 1.0, 2048, 0.8, group=2000),
+            _run("lgb", "LightGBM", "peer", 0, 1.0, 9000, 0.8, group=4000, status="error")]
+    assert run._projected_beyond_ram(runs, "xgb_hist", 10 ** 6) is None  # never run: tried
+    assert run._projected_beyond_ram(runs, "lgb", 8000) is None  # 2 GiB x 4 = 8 <= 8.5 GiB
+    why = run._projected_beyond_ram(runs, "lgb", 10000)  # 2 GiB x 5 = 10 GiB > 8.5
+    assert why.startswith("projected peak 10.0 GiB (2.0 GiB at 2,000 rows")
+    assert "85% of this machine's 10.0 GiB" in why
+
+
 @pytest.mark.slow
 def test_quick_build_and_boost_suites_for_peers(tmp_path):
     out = tmp_path / "out"
