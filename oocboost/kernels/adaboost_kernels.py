@@ -22,6 +22,8 @@ import math
 import numpy as np
 from numba import njit, prange
 
+from .sorting import stable_argsort
+
 #: Smallest ``p (1 - p)`` LogitBoost divides by (FHT 2000 advise a floor on the weights).
 LOGIT_WEIGHT_EPS = 1e-16
 #: Probabilities are clipped to this before their logarithm (scikit-learn's SAMME.R).
@@ -387,7 +389,7 @@ def weighted_median(predictions, weights, out):
         half += weights[t]
     half *= 0.5
     for i in prange(predictions.shape[0]):
-        order = np.argsort(predictions[i], kind="mergesort")
+        order = stable_argsort(predictions[i])
         cdf = 0.0
         chosen = order[n_trees - 1]
         for j in range(n_trees):

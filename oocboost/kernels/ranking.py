@@ -24,6 +24,7 @@ import numpy as np
 from numba import njit, prange
 
 from .sampling import _uniform
+from .sorting import stable_argsort
 
 #: Objective kinds.
 PAIRWISE, NDCG, MAP = 0, 1, 2
@@ -39,12 +40,12 @@ def _gain(y, exp_gain):
 @njit(cache=True)
 def _ranked(margin, start, stop):
     """Rows ``start .. stop - 1`` by decreasing margin, ties in row order."""
-    return np.argsort(-margin[start:stop], kind="mergesort")
+    return stable_argsort(-margin[start:stop])
 
 
 @njit(cache=True)
 def _inv_idcg(label, start, stop, k, exp_gain):
-    order = np.argsort(-label[start:stop].astype(np.float64), kind="mergesort")
+    order = stable_argsort(-label[start:stop].astype(np.float64))
     idcg = 0.0
     for i in range(min(stop - start, k)):
         idcg += _gain(float(label[start + order[i]]), exp_gain) / math.log2(i + 2.0)
@@ -81,7 +82,7 @@ def _pairs(ry, topk, n_pairs, seed, stream, rows):
         return first, second
     first = np.empty(n * n_pairs, np.int64)
     second = np.empty(n * n_pairs, np.int64)
-    by_label = np.argsort(-ry, kind="mergesort")  # buckets of equal labels
+    by_label = stable_argsort(-ry)  # buckets of equal labels
     c = 0
     i = 0
     while i < n:

@@ -13,6 +13,7 @@ import numpy as np
 from numba import njit, prange, uint64
 
 from .codes import code_arrays, read_code
+from .sorting import stable_argsort
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 
@@ -102,13 +103,22 @@ def node_feature_subsets(tree_key, nodes, allowed, k, out):
     """
     n_allowed = allowed.shape[0]
     u = np.empty(n_allowed)
+    picked = np.empty(n_allowed, np.bool_)
     for e in range(nodes.shape[0]):
         node_key = _splitmix64(uint64(tree_key) ^ (uint64(nodes[e]) * _GOLDEN))
         for j in range(n_allowed):
             u[j] = _uniform_keyed(node_key, j)
-        chosen = np.sort(allowed[np.argsort(u)[:k]])
+            picked[j] = False
+        # the k smallest draws pick the features; written in ascending order, as
+        # ``allowed`` is
+        order = stable_argsort(u)
         for j in range(k):
-            out[e, j] = chosen[j]
+            picked[order[j]] = True
+        m = 0
+        for j in range(n_allowed):
+            if picked[j]:
+                out[e, m] = allowed[j]
+                m += 1
 
 
 @njit(parallel=True, cache=True)

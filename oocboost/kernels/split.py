@@ -184,6 +184,15 @@ def set_bit(bits, c):
     bits[c >> 5] |= np.uint32(1) << np.uint32(c & 31)
 
 
+@njit(inline="always")
+def copy_into(dst, src):
+    """``dst[:] = src`` for 1-d arrays of one length, as a loop: numba compiles the slice
+    assignment's shape-mismatch message (string formatting) into every kernel that has
+    one, about 2 s of compile time."""
+    for k in range(dst.shape[0]):
+        dst[k] = src[k]
+
+
 def categorical_positions(is_categorical):
     """``(cat_index, cat_features)``: each feature's place among the categorical ones
     (-1 for numeric, int64) and the categorical features in order (int64)."""

@@ -7,6 +7,7 @@ import math
 import numpy as np
 from numba import njit, prange
 
+from .sorting import stable_argsort
 from .split import (
     CRITERION_ABSOLUTE_ERROR,
     CRITERION_GINI,
@@ -14,6 +15,7 @@ from .split import (
     CRITERION_POISSON,
     CRITERION_SQUARED_ERROR,
     categorical_positions,
+    copy_into,
     first_best,
     set_bit,
     write_result,
@@ -254,7 +256,7 @@ def _cart_numeric(h, node_sum, w_node, n_value_bins, missing_bin, criterion_code
                     best_dl = miss_left
                 else:
                     best_dl = left[count_stat] > node_sum[count_stat] - left[count_stat]
-                left_out[:] = left
+                copy_into(left_out, left)
     if has_missing and rand_bin < 0:
         # pass C: every non-missing value left, missing right
         acc[:] = 0.0
@@ -267,7 +269,7 @@ def _cart_numeric(h, node_sum, w_node, n_value_bins, missing_bin, criterion_code
             best = proxy
             best_bin = n_value_bins - 1
             best_dl = False
-            left_out[:] = acc
+            copy_into(left_out, acc)
     return best, best_bin, best_dl
 
 
@@ -313,7 +315,7 @@ def _cart_categorical(h, node_sum, w_node, n_value_bins, missing_bin, criterion_
     seq = cats[:m].copy()
     if sorted_mode and m > 1:
         keys = _category_keys(h, cats[:m], criterion_code, n_classes, values)
-        seq = cats[:m][np.argsort(keys, kind="mergesort")]
+        seq = cats[:m][stable_argsort(keys)]
     n_cand = m - 1 if sorted_mode else m
     best = -np.inf
     best_kind = -1   # 0 prefix seq[:best_j+1], 1 one-vs-rest seq[best_j], 2 all
@@ -344,7 +346,7 @@ def _cart_categorical(h, node_sum, w_node, n_value_bins, missing_bin, criterion_
                     best_dl = miss_left
                 else:
                     best_dl = left[count_stat] > node_sum[count_stat] - left[count_stat]
-                left_out[:] = left
+                copy_into(left_out, left)
     if has_missing and m > 0:
         acc[:] = 0.0
         for j in range(m):
@@ -356,7 +358,7 @@ def _cart_categorical(h, node_sum, w_node, n_value_bins, missing_bin, criterion_
             best = proxy
             best_kind = 2
             best_dl = False
-            left_out[:] = acc
+            copy_into(left_out, acc)
     if best_kind == 0:
         for j in range(best_j + 1):
             set_bit(bits_out, seq[j])

@@ -5,6 +5,7 @@ and the leaf values of the same formulas. Layout and outputs: :mod:`.split`."""
 import numpy as np
 from numba import njit, prange
 
+from .sorting import stable_argsort
 from .split import categorical_positions, pick_best_pairs, set_bit
 
 
@@ -288,7 +289,7 @@ def _grad_partition_xgboost(h, node_sum, codes, missing_bin, parent_score, cons,
         else:
             keys[j] = leaf_weight(h[c, 0], h[c, 1], reg_lambda, reg_alpha,
                                   max_delta_step, min_child_weight)
-    order = codes[np.argsort(keys, kind="mergesort")]
+    order = codes[stable_argsort(keys)]
     k_max = min(max_cat_threshold, nvb) - 1
     best_k = 0
     # forward: right = order[:k], missing left
