@@ -15,6 +15,10 @@ if __name__ == "__main__":
         from bench.coldstart import main as coldstart
 
         sys.exit(coldstart(sys.argv[2:]))
+    if sys.argv[1:2] == ["limits"]:
+        from bench.limits import main as limits
+
+        sys.exit(limits(sys.argv[2:]))
     if sys.argv[1:2] == ["dask"]:
         from bench.distributed_suite import main as dask_suite
 

@@ -179,6 +179,23 @@ def test_peer_projected_beyond_ram_is_skipped(monkeypatch):
     assert "85% of this machine's 10.0 GiB" in why
 
 
+def test_limits_table_one_row_per_limit(tmp_path, capsys):
+    import numpy as np
+
+    import oocboost
+    from bench import limits
+
+    X = np.random.default_rng(0).normal(size=(3000, 4))
+    oocboost.build_cache(X, tmp_path / "c", label=(X[:, 0] > 0).astype(float), quiet=True)
+    assert limits.main([str(tmp_path / "c"), "--limits", "1GB,1MB", "--rounds", "2",
+                        "--repeats", "1"]) == 0
+    rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| 1")]
+    assert rows[0].startswith("| 1GB | state in RAM; 1 of 1 blocks resident; prefetch 2;")
+    above, seconds = (float(cell.split()[0]) for cell in rows[0].split("|")[3:5])
+    assert 0 < above < 1024 and seconds > 0
+    assert rows[1].startswith("| 1MB | oocboost.errors.MemoryLimitError: memory limit 1.0 MiB")
+
+
 @pytest.mark.slow
 def test_quick_build_and_boost_suites_for_peers(tmp_path):
     out = tmp_path / "out"
