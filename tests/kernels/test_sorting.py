@@ -58,3 +58,51 @@ def test_node_feature_subsets_match_naive(n_allowed, k):
     node_feature_subsets(987654321, nodes, allowed, k, out)
     np.testing.assert_array_equal(out, _naive_subsets(987654321, nodes, allowed, k))
     assert all(len(set(row)) == k and set(row) <= set(allowed) for row in out)
+
+
+def _jitted_functions():
+    import ast
+    import pathlib
+
+    import oocboost.kernels as kernels
+
+    for path in sorted(pathlib.Path(kernels.__file__).parent.glob("*.py")):
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.FunctionDef) and any(
+                    "njit" in ast.unparse(d) or "jit(" in ast.unparse(d)
+                    for d in node.decorator_list):
+                yield path.name, node
+
+
+def _costly_constructs(fn):
+    import ast
+
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Call):
+            name = ast.unparse(node.func)
+            if name in ("np.argsort", "np.sort") or name.endswith(".sort"):
+                yield f"line {node.lineno}: {name}()"
+        targets = node.targets if isinstance(node, ast.Assign) else []
+        for target in targets:
+            index = target.slice if isinstance(target, ast.Subscript) else None
+            parts = index.elts if isinstance(index, ast.Tuple) else [index]
+            if any(isinstance(p, ast.Slice) for p in parts) and not isinstance(
+                    node.value, (ast.Constant, ast.UnaryOp)):
+                yield f"line {node.lineno}: {ast.unparse(target)} = {ast.unparse(node.value)}"
+
+
+def test_kernels_avoid_constructs_that_compile_slowly():
+    # numba's sorts and the shape-mismatch message of `a[:] = b` cost 2-3 s of compile
+    # each in every process (docs/internals.md): use stable_argsort and copy_into
+    import ast
+
+    functions = list(_jitted_functions())
+    assert len(functions) > 100  # the scan sees the kernels
+    probe = ast.parse("def f(a, b, c):\n    a[:] = b\n    a[1:, 0] = b[0]\n    a[:] = 0\n"
+                      "    a[:] = -1.0\n    c = np.argsort(b)\n    b.sort()\n").body[0]
+    assert [w.split(":")[0] for w in _costly_constructs(probe)] == ["line 2", "line 3",
+                                                                   "line 6", "line 7"]
+    found = [f"{name}:{fn.name} {what}" for name, fn in functions
+             for what in _costly_constructs(fn)]
+    assert not found, "\n".join(found)
