@@ -23,15 +23,19 @@ from oocboost.dask.ranks import place  # noqa: E402
 
 
 @pytest.fixture(scope="module")
-def own_cluster(tmp_path_factory):
+def warmed(tmp_path_factory):
     warm_kernels(tmp_path_factory.mktemp("warm"))
+
+
+@pytest.fixture
+def own_cluster(warmed):
+    # a cluster per test: each test kills a worker, and waiting for its nanny to restart
+    # it was not reliable on a busy machine (CI once saw one of two workers after 120 s)
     yield from local_cluster(2)
 
 
 @pytest.fixture
 def shards(own_cluster, tmp_path):
-    # the worker an earlier test killed is restarted by its nanny, which takes seconds on
-    # a busy machine: a test started before then saw one worker and no rank 1
     own_cluster.wait_for_workers(2, timeout=120)
     df = frame(6000, 11).drop(columns=["y", "y3"])
     ddf = dd.from_pandas(df, npartitions=2)
