@@ -1,12 +1,12 @@
 """``python -m bench limits``: what each memory limit buys, on one cache.
 
-Trains the boost suite's model (binary:logistic, depth 6, eta 0.1, 2 threads) for
-``--rounds`` rounds on a cache built beforehand, once per ``memory_limit`` and repeat,
-each in a fresh process, and prints a Markdown table: the plan's choices (per-row state
-in RAM or spilled, resident blocks, prefetch, nodes a pass), the peak RSS above the RSS
-the process had after its imports (numpy, pyarrow, numba, oocboost's training modules;
-numba's runtime and the kernels, loaded at the first call, are inside the figure), and
-the training time. Medians over ``--repeats``.
+Trains the boost suite's model (``bench.jobs.ooc_params``: binary:logistic, depth 6, eta
+0.1, 2 threads) for ``--rounds`` rounds on a cache built beforehand, once per
+``memory_limit`` and repeat, each in a fresh process, and prints a Markdown table: the
+plan's choices (per-row state in RAM or spilled, resident blocks, prefetch, nodes a
+pass), the peak RSS above the RSS the process had after its imports (numpy, pyarrow,
+numba, oocboost's training modules; numba's runtime and the kernels, loaded at the first
+call, are inside the figure), and the training time. Medians over ``--repeats``.
 
 ::
 
@@ -30,8 +30,7 @@ import oocboost.model.predict  # noqa: F401
 from oocboost import Cache, train
 after_imports = psutil.Process().memory_info().rss
 cache_path, rounds, limit = sys.argv[1], int(sys.argv[2]), sys.argv[3]
-params = {"objective": "binary:logistic", "eta": 0.1, "max_depth": 6, "reg_lambda": 1.0,
-          "min_child_weight": 1.0, "n_threads": 2, "verbosity": 0}
+params = json.loads(sys.argv[4])
 t0 = time.perf_counter()
 model = train(params, Cache(cache_path), rounds, memory_limit=limit)
 seconds = time.perf_counter() - t0
@@ -43,8 +42,10 @@ print("LIMITS " + json.dumps({"seconds": seconds, "above": peak - after_imports,
 
 
 def _one(cache, rounds, limit):
-    proc = subprocess.run([sys.executable, "-c", _CHILD, cache, str(rounds), limit],
-                          capture_output=True, text=True)
+    from bench.jobs import ooc_params  # the boost suite's parameters
+
+    proc = subprocess.run([sys.executable, "-c", _CHILD, cache, str(rounds), limit,
+                           json.dumps(ooc_params({}))], capture_output=True, text=True)
     if proc.returncode != 0:
         return {"error": proc.stderr.strip().splitlines()[-1] if proc.stderr else "failed"}
     line = [x for x in proc.stdout.splitlines() if x.startswith("LIMITS ")][-1]
