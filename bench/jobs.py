@@ -333,7 +333,7 @@ def job_lgb(job):
         X, label=y, params={"max_bin": params["max_bin"], "verbose": -1,
                             "num_threads": THREADS, "min_data_in_leaf": 1},
         free_raw_data=True).construct())
-    del X, y
+    X = y = None  # the raw arrays are the Dataset's now; free them before training
     job.extra["library_version"] = lgb.__version__
     _finish(job, lambda: lgb.train(params, ds, a["rounds"]),
             lambda m, X: m.predict(X, num_threads=THREADS), a.get("phase", "all"))
@@ -393,7 +393,7 @@ def job_lgb_rf(job):
     ds = job.timed("build_s", lambda: lgb.Dataset(
         X, label=y, params={"max_bin": 255, "verbose": -1, "num_threads": THREADS,
                             "min_data_in_leaf": 1}, free_raw_data=True).construct())
-    del X, y
+    X = y = None  # the raw arrays are the Dataset's now; free them before training
     job.extra["library_version"] = lgb.__version__
     _finish(job, lambda: lgb.train(params, ds, a["n_estimators"]),
             lambda m, X: m.predict(X, num_threads=THREADS), "all")

@@ -50,6 +50,7 @@ import numbers
 import numpy as np
 
 from ..errors import InputError, ParameterError
+from ..kernels.quantile import clean_values, combine_summaries, prune_keep, summarize_sorted
 
 #: Number of prune levels the default summary size is sized for (2^14 = 16384 batches).
 DESIGN_LEVELS = 14
@@ -69,26 +70,13 @@ def _exact_summary(values, weights):
     run-length pass was 3x faster than ``np.unique`` (hash-based in NumPy 2.4).
     """
     if weights is None:
-        v = np.sort(values)
-    else:
-        order = np.argsort(values, kind="stable")
-        v, weights = values[order], weights[order]
+        return summarize_sorted(np.sort(values))
+    order = np.argsort(values, kind="stable")
+    v, weights = values[order], weights[order]
     starts = np.flatnonzero(np.concatenate(([True], v[1:] != v[:-1])))
-    distinct = v[starts]
-    if weights is None:
-        w = np.diff(np.append(starts, v.shape[0])).astype(np.float64)
-    else:
-        w = np.add.reduceat(weights, starts)
+    w = np.add.reduceat(weights, starts)
     rmax = np.cumsum(w)
-    rmin = rmax - w
-    return (distinct, rmin, rmax, w)
-
-
-def _sorted_union(a, b):
-    """Sorted distinct values of two sorted arrays (timsort merges the two runs)."""
-    c = np.concatenate((a, b))
-    c.sort(kind="stable")
-    return c[np.concatenate(([True], c[1:] != c[:-1]))]
+    return (v[starts], rmax - w, rmax, w)
 
 
 def _size(s):
@@ -100,51 +88,21 @@ def _total_weight(s):
 
 
 def _combine(sa, sb):
-    """Combined summary of the union of two multisets; ``G <= G(sa) + G(sb)``."""
+    """Combined summary of the union of two multisets; ``G <= G(sa) + G(sb)``
+    (``kernels/quantile.combine_summaries``)."""
     if _size(sa) == 0:
         return sb
     if _size(sb) == 0:
         return sa
-    values = _sorted_union(sa[0], sb[0])
-    rmin = np.zeros(values.shape[0])
-    rmax = np.zeros(values.shape[0])
-    w = np.zeros(values.shape[0])
-    for s in (sa, sb):
-        rmin_s, rmax_s, w_s = _ranks_at(s, values)
-        rmin += rmin_s
-        rmax += rmax_s
-        w += w_s
-    return (values, rmin, rmax, w)
-
-
-def _ranks_at(s, query):
-    """Valid (rmin, rmax, w) of sorted ``query`` values with respect to summary ``s``."""
-    sv, srmin, srmax, sw = s
-    n = sv.shape[0]
-    pos = np.searchsorted(sv, query, side="left")
-    found = pos < n
-    found[found] = sv[pos[found]] == query[found]
-    # Absent values sit between entries pos-1 and pos: R- >= a[pos-1], R+ <= b[pos].
-    prev_a = np.where(pos > 0, (srmin + sw)[np.maximum(pos - 1, 0)], 0.0)
-    next_b = np.where(pos < n, (srmax - sw)[np.minimum(pos, n - 1)], srmin[-1] + sw[-1])
-    idx = np.minimum(pos, n - 1)
-    rmin = np.where(found, srmin[idx], prev_a)
-    rmax = np.where(found, srmax[idx], next_b)
-    w = np.where(found, sw[idx], 0.0)
-    return rmin, rmax, w
+    return combine_summaries(*sa, *sb)
 
 
 def _prune(s, m):
-    """Keep at most ``m + 2`` entries; ``G`` grows by at most ``W / m``."""
-    n = _size(s)
-    if n <= m + 2:
+    """Keep at most ``m + 2`` entries; ``G`` grows by at most ``W / m``
+    (``kernels/quantile.prune_keep``)."""
+    if _size(s) <= m + 2:
         return s, False
-    a = s[1] + s[3]
-    targets = np.arange(m + 1, dtype=np.float64) * (a[-1] / m)
-    picks = np.minimum(np.searchsorted(a, targets, side="right"), n - 1)
-    # picks are non-decreasing (searchsorted of increasing targets): dedupe by runs
-    keep = np.concatenate(([0], picks, [n - 1]))
-    keep = keep[np.concatenate(([True], keep[1:] != keep[:-1]))]
+    keep = prune_keep(s[1], s[3], m)
     return tuple(field[keep] for field in s), True
 
 
@@ -204,14 +162,18 @@ def check_weights(weights, n, what):
 
 
 def _clean_weighted(values, weights, what):
-    """Drop NaN values and zero weights; check weights; normalise -0.0 to 0.0."""
-    values = np.asarray(values, dtype=np.float64).ravel()
+    """Drop NaN values and zero weights; check weights; normalise -0.0 to 0.0. Returns
+    ``(values, weights, minimum, maximum)``; ``weights`` None when none were given."""
+    values = np.ascontiguousarray(values, dtype=np.float64).ravel()
     if weights is None:
-        keep = ~np.isnan(values)
-        return values[keep] + 0.0, np.ones(int(keep.sum()))
+        clean, lo, hi = clean_values(values)
+        return clean, None, lo, hi
     weights = check_weights(weights, values.shape[0], what)
     keep = ~np.isnan(values) & (weights > 0)
-    return values[keep] + 0.0, weights[keep]
+    values = values[keep] + 0.0
+    if values.shape[0] == 0:
+        return values, weights[keep], math.inf, -math.inf
+    return values, weights[keep], float(values.min()), float(values.max())
 
 
 #: Values buffered per sketch before they are summarised (16 bytes each with weights).
@@ -307,14 +269,11 @@ class QuantileSketch:
         weights : array_like of float64, shape (n,), optional
             Non-negative finite sample weights (default 1); zero-weight values are ignored.
         """
-        unweighted = weights is None
-        values, weights = _clean_weighted(values, weights, "QuantileSketch.update")
-        if unweighted:
-            weights = None
+        values, weights, lo, hi = _clean_weighted(values, weights, "QuantileSketch.update")
         if values.shape[0] == 0:
             return self
-        self._min = min(self._min, float(values.min()))
-        self._max = max(self._max, float(values.max()))
+        self._min = min(self._min, float(lo))
+        self._max = max(self._max, float(hi))
         self._buffer.append((values, weights))
         self._buffered += values.shape[0]
         if self._buffered >= self.buffer_values:
