@@ -517,8 +517,8 @@ def once(owner, name):
 
 
 where = sys.argv.pop(1)
-if where == "pass1":
-    once(oocboost.cache.spool.Spool, "write")
+if where == "pass1":  # the parsing thread hands a batch to the sketching thread
+    once(oocboost.cache.build._InOrderWorker, "submit")
 elif where == "pass2":
     once(oocboost.cache.store.writer.CacheWriter, "write_block")
 else:  # the manifest, built right before the commit

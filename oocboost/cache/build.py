@@ -565,18 +565,30 @@ def _sketch_pass(job, spool):
                    if job.bundle[0] else None)
     with ProgressBar(unit="rows", desc="pass 1/2: sketch",
                      enabled=False if job.quiet else None) as bar, \
-            _InOrderWorker(pass1.update, threaded=_is_text(source)) as sketcher:
+            _InOrderWorker(_sketch_and_spool(pass1, spool),
+                           threaded=_is_text(source)) as sketcher:
         for batch in source.batches():
             interrupt.check()
             sketcher.submit(batch)
-            if spool is not None:
-                spool.write(batch)
             bar.update(batch.n_rows)
     if spool is not None:
         spool.close_writer()
     if pass1.n_rows == 0:
         raise SchemaError(f"{source.name}: no data rows")
     return pass1
+
+
+def _sketch_and_spool(pass1, spool):
+    """Pass 1's work on a batch, off the parsing thread: sketch it, then spool it. (The
+    spool's writes in the parsing thread were 0.7-1.1 s of a 4M-row CSV's pass 1 that the
+    parse waited for.)"""
+    if spool is None:
+        return pass1.update
+
+    def work(batch):
+        pass1.update(batch)
+        spool.write(batch)
+    return work
 
 
 def _bin_pass(job, mapper, bundles, second_pass, stats, n_rows_expected, t0, t_pass1):

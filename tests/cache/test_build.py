@@ -538,3 +538,27 @@ def test_more_categories_than_a_feature_keeps_are_folded_with_a_warning(tmp_path
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         build_cache(table, tmp_path / "d.oocb", label="y", quiet=True, max_categories=500)
+
+
+def test_spool_write_failure_on_the_sketching_thread_stops_the_build(tmp_path, monkeypatch):
+    """The spool is written on the sketching thread: a full disk there stops the build
+    with the error, leaving neither a cache nor a spool."""
+    import errno
+
+    from oocboost.cache.spool import Spool
+
+    path = tmp_path / "d.csv"
+    # about 4 MB: several 1 MiB CSV blocks, so several batches
+    path.write_text("a,b,label\n" + "".join(f"{i},{i % 5},{i % 2}\n" for i in range(300000)))
+    writes = []
+
+    def full_disk(self, batch):
+        writes.append(batch.n_rows)
+        if len(writes) == 2:
+            raise OSError(errno.ENOSPC, "No space left on device")
+    monkeypatch.setattr(Spool, "write", full_disk)
+    with pytest.raises(OSError, match="No space left"):
+        build_cache(path, tmp_path / "c.oocb", label="label", quiet=True)
+    assert len(writes) == 2  # the batches after the failure were not spooled
+    assert not os.path.exists(tmp_path / "c.oocb")
+    assert not [s for s in os.listdir(tmp_path) if "spool" in s or ".oocb." in s]
