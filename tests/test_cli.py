@@ -495,6 +495,7 @@ def test_sigint_leaves_nothing(tmp_path, big_csv, phase):
 _SWALLOWED_SIGINT = """
 import signal, sys
 import oocboost.cache.build, oocboost.cache.spool, oocboost.cache.store.writer
+import oocboost.utils.workers
 from oocboost import cli
 
 
@@ -518,7 +519,7 @@ def once(owner, name):
 
 where = sys.argv.pop(1)
 if where == "pass1":  # the parsing thread hands a batch to the sketching thread
-    once(oocboost.cache.build._InOrderWorker, "submit")
+    once(oocboost.utils.workers.InOrderWorker, "submit")
 elif where == "pass2":
     once(oocboost.cache.store.writer.CacheWriter, "write_block")
 else:  # the manifest, built right before the commit

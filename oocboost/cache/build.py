@@ -21,8 +21,6 @@ import dataclasses
 import hashlib
 import json
 import os
-import queue
-import threading
 import time
 
 import numpy as np
@@ -32,6 +30,7 @@ from ..errors import CacheError, MemoryLimitError, ParameterError, SchemaError
 from ..utils import interrupt
 from ..utils.progress import ProgressBar
 from ..utils.sizes import format_size
+from ..utils.workers import InOrderWorker
 from .binning import BinMapper
 from .bundles import BUNDLE_DEFAULTS, NonzeroSample, check_bundle_params, find_bundles
 from .categories import CategoryCounter
@@ -135,82 +134,6 @@ class _Pass1:
         if batch.weight is not None:
             self.weight_stats.update(batch.weight)
         self.n_rows += batch.n_rows
-
-
-class _InOrderWorker:
-    """Applies ``fn`` to submitted items, in order, on one background thread.
-
-    Pass 1 sketches a batch while pyarrow parses the next: both mostly run without the
-    GIL (numpy sorts, the CSV reader), so on 2 cores the sketch time hides behind the
-    parse. One thread and a FIFO keep the order, so the sketches (which depend on how
-    values are grouped into batches) are the same as when fed in the caller's thread.
-    An exception in ``fn`` is raised again in the caller at the next ``submit`` or at
-    ``close``; later items are then dropped.
-
-    Parameters
-    ----------
-    fn : callable(item)
-    max_pending : int
-        Items queued at most (each batch holds about one CSV block of parsed values;
-        ``memory.plan_build`` counts them).
-    threaded : bool
-        False runs ``fn`` in the caller at ``submit`` (sources whose batches are large
-        and cheap to read: Parquet, Arrow, in-memory data).
-    """
-
-    def __init__(self, fn, max_pending=1, threaded=True):
-        self._fn = fn
-        self._queue = queue.Queue(maxsize=max_pending)
-        self._error = None
-        self._thread = threading.Thread(target=self._run, name="oocboost-pass1", daemon=True)
-        self._threaded = threaded
-        if threaded:
-            self._thread.start()
-
-    def _run(self):
-        while True:
-            item = self._queue.get()
-            if item is _DONE:
-                return
-            if self._error is None:
-                try:
-                    self._fn(item)
-                except BaseException as exc:  # noqa: BLE001 (re-raised in the caller)
-                    self._error = exc
-
-    def _raise(self):
-        if self._error is not None:
-            error, self._error = self._error, None
-            raise error
-
-    def submit(self, item):
-        self._raise()
-        if self._threaded:
-            self._queue.put(item)
-        else:
-            self._fn(item)
-
-    def close(self):
-        """Wait for every submitted item; re-raise the first error."""
-        if self._thread.is_alive():
-            self._queue.put(_DONE)
-            self._thread.join()
-        self._raise()
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, exc_type, exc, tb):
-        if exc_type is None:
-            self.close()
-        elif self._thread.is_alive():
-            # the caller's error wins; stop the thread without running what is queued
-            self._error = self._error or exc
-            self._queue.put(_DONE)
-            self._thread.join()
-
-
-_DONE = object()
 
 
 class _BlockAssembler:
@@ -565,7 +488,7 @@ def _sketch_pass(job, spool):
                    if job.bundle[0] else None)
     with ProgressBar(unit="rows", desc="pass 1/2: sketch",
                      enabled=False if job.quiet else None) as bar, \
-            _InOrderWorker(_sketch_and_spool(pass1, spool),
+            InOrderWorker(_sketch_and_spool(pass1, spool),
                            threaded=_is_text(source)) as sketcher:
         for batch in source.batches():
             interrupt.check()

@@ -483,43 +483,6 @@ def test_memory_limit_too_small_fails_up_front(tmp_path):
     assert cache.n_rows == 30
 
 
-# ---------------------------------------------------------------------------- pass-1 thread
-def test_sketching_thread_keeps_order():
-    # (The codes of a CSV, sketched on the thread, equal those of the same rows from every
-    # other input kind, sketched in the caller: test_same_data_same_cache_through_every_format.)
-    from oocboost.cache.build import _InOrderWorker
-
-    seen = []
-    with _InOrderWorker(seen.append) as worker:
-        for i in range(500):
-            worker.submit(i)
-    assert seen == list(range(500))
-
-
-def test_sketching_thread_error_reaches_the_caller():
-    from oocboost.cache.build import _InOrderWorker
-
-    def fail_on_three(i):
-        if i == 3:
-            raise ValueError("bad batch 3")
-
-    with pytest.raises(ValueError, match="bad batch 3"):
-        with _InOrderWorker(fail_on_three) as worker:
-            for i in range(100):
-                worker.submit(i)
-
-
-def test_sketching_thread_stops_when_the_caller_fails():
-    from oocboost.cache.build import _InOrderWorker
-
-    seen = []
-    with pytest.raises(KeyboardInterrupt):
-        with _InOrderWorker(seen.append) as worker:
-            worker.submit(1)
-            raise KeyboardInterrupt
-    assert worker._thread.is_alive() is False
-
-
 def test_more_categories_than_a_feature_keeps_are_folded_with_a_warning(tmp_path):
     """Past 65,535 categories the rarest are folded into "other", and the build says so,
     naming the column; with max_categories set it folds silently (as asked)."""
