@@ -67,6 +67,13 @@ SMALL_UNROLLED_COLUMNS = 4
 #: constant, so each specialization holds one fixed-count loop.
 UNROLL_WIDE = np.empty(0, np.uint8)
 UNROLL_SMALL = np.empty((0, 0), np.uint8)
+#: ``lanes`` tags of the kernels, by the lanes of a bin's update (4, 2, or 0 for the
+#: scalar loop): read as a constant (``ndim``) like the ``unroll`` tags, so a
+#: specialization compiles the one loop it runs. (As a runtime integer every
+#: specialization compiled all three: 2.4-2.7 s of each boosting histogram kernel's
+#: 4.3 s, of which the 4-lane and scalar loops it never ran were 1.2-1.3 s.)
+LANES_TAGS = {4: np.empty((0, 0, 0), np.uint8), 2: np.empty((0, 0), np.uint8),
+              0: np.empty(0, np.uint8)}
 
 
 def _unroll_tag(n_features, n_groups, vector=2):
@@ -185,7 +192,7 @@ def _update(codes, i, hist, first, q0, width, n_bins, slot_columns, column_of, s
 
 @njit(cache=True, nogil=True)
 def _add_rows(codes, wide, wide_row, stats, row_class, draws, t, rows_t, slots_t, lo, hi, q0,
-              q1, slot_columns, column_of, hist, n_stats, vector, unroll):
+              q1, slot_columns, column_of, hist, n_stats, lanes, unroll):
     """Add listed rows ``lo .. hi`` of tree ``t`` into columns ``q0 .. q1`` of their slots'
     histograms; with ``rows_t`` None, rows ``lo .. hi`` themselves into slot
     ``slots_t[0]`` (a root pass, see :func:`build_histograms_all`). Column ``q`` of slot
@@ -202,22 +209,22 @@ def _add_rows(codes, wide, wide_row, stats, row_class, draws, t, rows_t, slots_t
     count gave a loop; all widths in one loop kept LLVM from unrolling.)
 
     ``wide`` and ``wide_row`` are a ``PlaneCodes``' (``codes`` its low bytes), or None
-    for plain codes (pruned at compile time)."""
+    for plain codes (pruned at compile time). ``lanes`` is a ``LANES_TAGS`` tag."""
     if wide is not None:
-        if vector == 4:
+        if lanes.ndim == 3:
             _add_rows_mixed(codes, wide, wide_row, stats[t], row_class, draws, t, rows_t,
                             slots_t, lo, hi, q0, q1, column_of, hist, n_stats, 4)
-        elif vector == 2:
+        elif lanes.ndim == 2:
             _add_rows_mixed(codes, wide, wide_row, stats[t], row_class, draws, t, rows_t,
                             slots_t, lo, hi, q0, q1, column_of, hist, n_stats, 2)
         else:
             _add_rows_mixed(codes, wide, wide_row, stats[t], row_class, draws, t, rows_t,
                             slots_t, lo, hi, q0, q1, column_of, hist, n_stats, 0)
         return
-    if vector == 4:
+    if lanes.ndim == 3:
         _add_rows_vector(codes, stats[t], row_class, draws, t, rows_t, slots_t, lo, hi, q0,
                          q1, slot_columns, column_of, hist, n_stats, 4, unroll)
-    elif vector == 2:
+    elif lanes.ndim == 2:
         _add_rows_vector(codes, stats[t], row_class, draws, t, rows_t, slots_t, lo, hi, q0,
                          q1, slot_columns, column_of, hist, n_stats, 2, unroll)
     else:
@@ -364,7 +371,7 @@ def _column_and_bin(codes, i, s, q, slot_columns, column_of, hist):
 @njit(parallel=True, cache=True, nogil=True)
 def _build_histograms_grouped(codes, wide, wide_row, stats, row_class, draws, rows, slots,
                               chunk_start, chunk_count, column_of, hist, n_groups,
-                              feature_chunk, vector, unroll):
+                              feature_chunk, lanes, unroll):
     """Full histograms: thread ``g`` owns a range of features for every tree. With
     ``rows`` None every row of tree ``t`` goes into slot ``slots[t, 0]``."""
     n_features = codes.shape[0]
@@ -380,13 +387,13 @@ def _build_histograms_grouped(codes, wide, wide_row, stats, row_class, draws, ro
                 if rows is None:
                     _add_rows(codes, wide, wide_row, stats, row_class, draws, t, None,
                               slots[t], 0, codes.shape[1], f0, f1, None, column_of, hist,
-                              n_stats, vector, unroll)
+                              n_stats, lanes, unroll)
                     continue
                 for c in range(n_chunks):
                     lo = chunk_start[c]
                     _add_rows(codes, wide, wide_row, stats, row_class, draws, t, rows[t],
                               slots[t], lo, lo + chunk_count[t, c], f0, f1, None,
-                              column_of, hist, n_stats, vector, unroll)
+                              column_of, hist, n_stats, lanes, unroll)
 
 
 def _column_lookup(codes, hist, column_of):
@@ -434,7 +441,7 @@ def build_histograms_all(codes, stats, slot_of_tree, hist, column_of=None):
     no_chunks = np.zeros((slots.shape[0], 0), np.int64)
     _build_histograms_grouped(*code_arrays(codes), dense, row_class, draws, None, slots,
                               no_chunks[0], no_chunks, _column_lookup(codes, hist, column_of),
-                              hist, n_groups, FEATURE_CHUNK, vector,
+                              hist, n_groups, FEATURE_CHUNK, LANES_TAGS[vector],
                               _unroll_tag(codes.shape[0], n_groups, vector))
 
 
@@ -490,14 +497,14 @@ def build_histograms_selected(codes, stats, rows, slots, chunk_start, chunk_coun
     vector = _vector_update(dense, hist)
     _build_histograms_grouped(*code_arrays(codes), dense, row_class, draws, rows, slots,
                               chunk_start, chunk_count, _column_lookup(codes, hist, column_of),
-                              hist, n_groups, FEATURE_CHUNK, vector,
+                              hist, n_groups, FEATURE_CHUNK, LANES_TAGS[vector],
                               _unroll_tag(codes.shape[0], n_groups, vector))
 
 
 @njit(parallel=True, cache=True, nogil=True)
 def _build_histograms_columns(codes, stats, row_class, draws, rows, slots,
                               chunk_start, chunk_count, slot_columns, hist, n_column_groups,
-                              vector):
+                              lanes):
     """Per-node columns: task (tree, group of columns); trees own disjoint slots."""
     n_trees = stats.shape[0]
     n_stats = stats.shape[2]
@@ -512,7 +519,7 @@ def _build_histograms_columns(codes, stats, row_class, draws, rows, slots,
             lo = chunk_start[c]
             _add_rows(codes, None, None, stats, row_class, draws, t, rows[t], slots[t], lo,
                       lo + chunk_count[t, c], q_lo, q_hi, slot_columns, None, hist,
-                      n_stats, vector, UNROLL_WIDE)
+                      n_stats, lanes, UNROLL_WIDE)
 
 
 @njit(parallel=True, cache=True, nogil=True)
@@ -631,7 +638,7 @@ def build_histograms_columns(codes, stats, rows, slots, chunk_start, chunk_count
     n_column_groups = max(1, min(n_columns, -(-numba.get_num_threads() // n_trees)))
     _build_histograms_columns(codes, dense, row_class, draws, rows, slots,
                               chunk_start, chunk_count, slot_columns, hist, n_column_groups,
-                              vector)
+                              LANES_TAGS[vector])
 
 
 def build_histograms(codes, stats, slot_of_row, hist, count_stat=-1):
