@@ -488,8 +488,8 @@ def _sketch_pass(job, spool):
                    if job.bundle[0] else None)
     with ProgressBar(unit="rows", desc="pass 1/2: sketch",
                      enabled=False if job.quiet else None) as bar, \
-            InOrderWorker(_sketch_and_spool(pass1, spool),
-                           threaded=_is_text(source)) as sketcher:
+            InOrderWorker(_sketch_and_spool(pass1, spool), threaded=_is_text(source),
+                          name="oocboost-pass1") as sketcher:
         for batch in source.batches():
             interrupt.check()
             sketcher.submit(batch)

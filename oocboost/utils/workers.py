@@ -22,13 +22,15 @@ class InOrderWorker:
     threaded : bool
         False runs ``fn`` in the caller at ``submit`` (sources whose batches are large
         and cheap to read: Parquet, Arrow, in-memory data).
+    name : str
+        The thread's name (seen in tracebacks and profilers).
     """
 
-    def __init__(self, fn, max_pending=1, threaded=True):
+    def __init__(self, fn, max_pending=1, threaded=True, name="oocboost-worker"):
         self._fn = fn
         self._queue = queue.Queue(maxsize=max_pending)
         self._error = None
-        self._thread = threading.Thread(target=self._run, name="oocboost-pass1", daemon=True)
+        self._thread = threading.Thread(target=self._run, name=name, daemon=True)
         self._threaded = threaded
         if threaded:
             self._thread.start()
