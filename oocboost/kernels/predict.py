@@ -16,6 +16,10 @@ the kernels only see those plain arrays. Two layout changes make the traversal f
 
   Trees with long thin branches stop early when a whole chunk sits on leaves.
 
+Over raw values, shallow numeric trees are further laid out as perfect binary trees and
+walked sixteen rows at a time (:mod:`.predict_perfect`, 1.7x faster); the walks of this
+layout (:mod:`.predict_walks`) take the other trees, bin codes and leaf indices.
+
 Layout of :class:`FlatTrees` (``N`` = total nodes, ``T`` = trees)::
 
     node_offset    int64   (T + 1,)  first flat node of each tree
@@ -54,23 +58,19 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit, prange
 
+from . import predict_perfect as _perfect
 from .codes import read_only
-
-#: Rows advanced together through one tree. Chunks of 64 in lockstep measured 1.7M rows/s
-#: vs 0.8M rows/s for one row at a time (2 threads, 100 depth-6 trees, 28 features); 128
-#: rows (28 KiB of float64 features, in L1) 2.26M against 2.08M with 64 (AMD EPYC, 2
-#: threads, 200k rows), 256 slower (1.6M).
-CHUNK_ROWS = 128
-#: Node ids and row and column indices are cast to unsigned types in the walks: numba
-#: handles a negative signed index (counting from the end) with a compare and a select on
-#: every array access, and a step makes five. Unsigned indices drop them: 2.2M rows/s
-#: against 1.3M (same model and rows). Flat node ids fit 32 bits (checked when flattening).
-_U32 = np.uint32
-_U64 = np.uint64
-#: Bin threshold stored at leaves: every code is <= it.
-LEAF_BIN_THRESHOLD = np.iinfo(np.int32).max
-#: Trees deeper than this check after each level whether the whole chunk is on leaves.
-EARLY_EXIT_DEPTH = 10
+from .predict_walks import (
+    _U32,
+    CHUNK_ROWS,
+    EARLY_EXIT_DEPTH,
+    LEAF_BIN_THRESHOLD,
+    _add_leaf_values,
+    _walk_binned_general,
+    _walk_binned_numeric,
+    _walk_raw_general,
+    _walk_raw_numeric,
+)
 
 
 class FlatTrees(NamedTuple):
@@ -100,6 +100,8 @@ class FlatTrees(NamedTuple):
     right: object = None
     #: :class:`.predict_oblique.FlatOblique` when some tree has oblique splits
     oblique: object = None
+    #: :class:`.predict_perfect.PerfectTrees` of plain trees (None for the others)
+    perfect: object = None
 
     @property
     def n_trees(self):
@@ -231,162 +233,17 @@ def flatten_trees(trees, tree_group, tree_weight, n_outputs):
     from .predict_oblique import flatten_oblique
     from .predict_surrogate import flatten_surrogates
 
-    return FlatTrees(node_offset, tree_depth, tree_group, tree_n_cols, value_offset,
+    flat = FlatTrees(node_offset, tree_depth, tree_group, tree_n_cols, value_offset,
                      tree_has_cat, left_flat, feature, threshold, bin_threshold,
                      default_left, is_categorical, cat_offset, cat_n_bits, cat_bitset,
                      value, node_id, flatten_surrogates(trees, node_offset, node_id),
                      right_flat, flatten_oblique(trees, node_offset, node_id))
+    if is_plain(flat):
+        flat = flat._replace(perfect=_perfect.build_perfect_trees(flat))
+    return flat
 
 
 # --------------------------------------------------------------------------- kernels
-#
-# Each kernel walks a tree in one of two ways:
-# * the fast path (no categorical split, depth <= EARLY_EXIT_DEPTH): a plain, branch-free
-#   level loop written into the kernel (inline). Keeping any other code path inside this
-#   loop (a categorical test or the early-exit flag) measured 20-25% slower;
-# * the general path (a function call per chunk and tree): categorical splits and the
-#   early exit of deep trees.
-
-
-@njit(cache=True, inline="always")
-def _in_bitset(code, node, cat_offset, cat_n_bits, cat_bitset):
-    """Whether integer ``code`` is in the node's set; codes outside ``[0, n_bits)`` are not."""
-    if code < 0 or code >= cat_n_bits[node]:
-        return False
-    word = cat_bitset[cat_offset[node] + (code >> 5)]
-    return (word >> np.uint32(code & 31)) & np.uint32(1) != 0
-
-
-@njit(cache=True, inline="always")
-def _walk_raw_numeric(X, s, m, nodes, depth, left, feature, threshold, default_left):
-    """Fast path: advance ``nodes[:m]`` (rows ``s .. s+m``) ``depth`` levels."""
-    for _level in range(depth):
-        for r in range(m):
-            i = _U64(r)
-            node = nodes[i]
-            x = X[_U64(s + r), _U32(feature[node])]
-            # Branch-free: NaN fails the comparison and takes the default direction.
-            go = (x <= threshold[node]) | ((default_left[node] != 0) & (x != x))
-            nodes[i] = _U32(left[node]) + _U32(1) - _U32(go)
-
-
-@njit(cache=True)
-def _walk_raw_general(X, s, m, nodes, depth, left, feature, threshold, default_left,
-                      is_categorical, cat_offset, cat_n_bits, cat_bitset):
-    """General path of :func:`_walk_raw_numeric`: categorical splits, early exit."""
-    for _level in range(depth):
-        moved = False
-        for r in range(m):
-            i = _U64(r)
-            node = nodes[i]
-            x = X[_U64(s + r), _U32(feature[node])]
-            if is_categorical[node]:
-                if x != x:
-                    go = default_left[node] != 0
-                elif x >= 0.0 and x < cat_n_bits[node]:
-                    # compared as floats first: int() of inf or of a huge value is undefined
-                    go = _in_bitset(np.int64(x), node, cat_offset, cat_n_bits, cat_bitset)
-                else:
-                    go = False
-            else:
-                go = (x <= threshold[node]) | ((default_left[node] != 0) & (x != x))
-            new = _U32(left[node]) + _U32(1) - _U32(go)
-            moved |= new != node
-            nodes[i] = new
-        if not moved:
-            break
-
-
-@njit(cache=True, inline="always")
-def _walk_binned_numeric(codes, missing_bin, s, m, nodes, depth, left, feature,
-                         bin_threshold, default_left):
-    """Binned fast path; ``codes`` is (n_features, n_rows)."""
-    for _level in range(depth):
-        for r in range(m):
-            i = _U64(r)
-            node = nodes[i]
-            code = np.int64(codes[_U32(feature[node]), _U64(s + r)])
-            missing = code == missing_bin
-            go = ((code <= bin_threshold[node]) & (not missing)) | (
-                (default_left[node] != 0) & missing)
-            nodes[i] = _U32(left[node]) + _U32(1) - _U32(go)
-
-
-@njit(cache=True)
-def _walk_binned_general(codes, missing_bin, s, m, nodes, depth, left, feature,
-                         bin_threshold, default_left, is_categorical, cat_offset, cat_n_bits,
-                         cat_bitset):
-    """Binned general path."""
-    for _level in range(depth):
-        moved = False
-        for r in range(m):
-            i = _U64(r)
-            node = nodes[i]
-            code = np.int64(codes[_U32(feature[node]), _U64(s + r)])
-            missing = code == missing_bin
-            if missing:
-                go = default_left[node] != 0
-            elif is_categorical[node]:
-                go = _in_bitset(code, node, cat_offset, cat_n_bits, cat_bitset)
-            else:
-                go = code <= bin_threshold[node]
-            new = _U32(left[node]) + _U32(1) - _U32(go)
-            moved |= new != node
-            nodes[i] = new
-        if not moved:
-            break
-
-
-@njit(cache=True, inline="always")
-def _add_leaf_values(out, s, m, nodes, t, lo, tree_group, tree_n_cols, value_offset, value):
-    g = tree_group[t]
-    n_cols = tree_n_cols[t]
-    v0 = value_offset[t]
-    if g >= 0:
-        for r in range(m):
-            out[s + r, g] += value[v0 + (np.int64(nodes[r]) - lo)]
-    else:
-        for r in range(m):
-            base = v0 + (np.int64(nodes[r]) - lo) * n_cols
-            for k in range(n_cols):
-                out[s + r, k] += value[base + k]
-
-
-@njit(parallel=True, cache=True)
-def predict_raw(X, tree_start, tree_end, node_offset, tree_depth, tree_group, tree_n_cols,
-                value_offset, tree_has_cat, left, feature, threshold, default_left,
-                is_categorical, cat_offset, cat_n_bits, cat_bitset, value, out):
-    """Add the leaf values of trees ``tree_start .. tree_end - 1`` to ``out``.
-
-    Parameters
-    ----------
-    X : ndarray (n_rows, n_features) float64 or float32, C-contiguous   # IN
-        Raw values, categorical features as float codes, NaN = missing.
-    tree_start, tree_end : int
-        Half-open range of trees (flat tree indices).
-    node_offset .. value : FlatTrees arrays                          # IN
-    out : ndarray (n_rows, n_outputs) float64                        # IN/OUT, accumulated
-    """
-    n_rows = X.shape[0]
-    n_chunks = (n_rows + CHUNK_ROWS - 1) // CHUNK_ROWS
-    for c in prange(n_chunks):
-        s = c * CHUNK_ROWS
-        m = min(n_rows, s + CHUNK_ROWS) - s
-        nodes = np.empty(CHUNK_ROWS, dtype=np.uint32)
-        for t in range(tree_start, tree_end):
-            lo = node_offset[t]
-            for r in range(m):
-                nodes[r] = _U32(lo)
-            depth = tree_depth[t]
-            if tree_has_cat[t] == 0 and depth <= EARLY_EXIT_DEPTH:
-                _walk_raw_numeric(X, s, m, nodes, depth, left, feature, threshold,
-                                  default_left)
-            else:
-                _walk_raw_general(X, s, m, nodes, depth, left, feature, threshold,
-                                  default_left, is_categorical, cat_offset, cat_n_bits,
-                                  cat_bitset)
-            _add_leaf_values(out, s, m, nodes, t, lo, tree_group, tree_n_cols, value_offset,
-                             value)
 
 
 @njit(parallel=True, cache=True)
@@ -394,7 +251,7 @@ def predict_binned(codes, missing_bin, tree_start, tree_end, node_offset, tree_d
                    tree_group, tree_n_cols, value_offset, tree_has_cat, left, feature,
                    bin_threshold, default_left, is_categorical, cat_offset, cat_n_bits,
                    cat_bitset, value, out):
-    """Binned twin of :func:`predict_raw`.
+    """Binned twin of :func:`.predict_perfect.predict_raw`.
 
     Parameters
     ----------
@@ -484,17 +341,21 @@ def is_plain(flat):
 
 
 def raw_margins(flat, X, tree_start, tree_end, out):
-    """Call :func:`predict_raw` with the arrays of ``flat`` (``out`` accumulated). ``X``
+    """Call :func:`.predict_perfect.predict_raw` with the arrays of ``flat`` (``out``
+    accumulated); the perfect layout when :func:`.predict_perfect.use_perfect`. ``X``
     goes as a read-only view: rows parsed from a file are read-only, arrays of the caller
     are not, and numba would compile the walk once for each."""
     X = read_only(X)
     walker = _walker(flat)
     if walker is not None:
         return walker.raw_margins(flat, X, tree_start, tree_end, out)
-    predict_raw(X, tree_start, tree_end, flat.node_offset, flat.tree_depth, flat.tree_group,
-                flat.tree_n_cols, flat.value_offset, flat.tree_has_cat, flat.left,
-                flat.feature, flat.threshold, flat.default_left, flat.is_categorical,
-                flat.cat_offset, flat.cat_n_bits, flat.cat_bitset, flat.value, out)
+    perfect = flat.perfect
+    use = _perfect.use_perfect(perfect, flat.tree_depth, tree_start, tree_end)
+    _perfect.predict_raw(X, tree_start, tree_end, use, flat.node_offset, flat.tree_depth,
+                         flat.tree_group, flat.tree_n_cols, flat.value_offset,
+                         flat.tree_has_cat, flat.left, flat.feature, flat.threshold,
+                         flat.default_left, flat.is_categorical, flat.cat_offset,
+                         flat.cat_n_bits, flat.cat_bitset, flat.value, *perfect, out)
 
 
 def binned_margins(flat, codes, missing_bin, tree_start, tree_end, out):

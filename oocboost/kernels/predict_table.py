@@ -28,7 +28,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit, prange
 
-from .predict import (
+from .predict_walks import (
     CHUNK_ROWS,
     EARLY_EXIT_DEPTH,
     _add_leaf_values,

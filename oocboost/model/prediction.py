@@ -99,7 +99,9 @@ class ModelPrediction:
 
     def _start_margin(self, n_rows, include_base=True):
         if self.aggregation == "sum" and include_base:
-            return np.tile(self.base_margin, (n_rows, 1))
+            out = np.empty((n_rows, int(self.n_outputs)), dtype=np.float64)
+            out[:] = self.base_margin
+            return out
         return np.zeros((n_rows, int(self.n_outputs)), dtype=np.float64)
 
     def _finish_margin(self, out, t0, t1, include_base=True):

@@ -6,6 +6,7 @@ import pytest
 
 from oocboost.errors import ModelError, ParameterError
 from oocboost.kernels import predict as kp
+from oocboost.kernels import predict_perfect
 from oocboost.model.model import Model
 from oocboost.model.tree import Tree
 
@@ -388,17 +389,17 @@ def test_float32_rows_are_read_as_they_are_and_match_float64(cat_features):
     X32[:n, 0] = np.nextafter(thr[:n].astype(np.float32), np.float32(np.inf))
     X64 = X32.astype(np.float64)
     seen = []
-    real = kp.predict_raw
+    real = predict_perfect.predict_raw
 
     def spy(X, *args):
         seen.append(X.dtype)
         return real(X, *args)
 
-    kp.predict_raw = spy
+    predict_perfect.predict_raw = spy
     try:
         got = model.predict_margin(X32)
     finally:
-        kp.predict_raw = real
+        predict_perfect.predict_raw = real
     assert seen == [np.float32]
     np.testing.assert_array_equal(got, naive_margin(model, X64))
     np.testing.assert_array_equal(got, model.predict_margin(X64))
