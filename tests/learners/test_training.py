@@ -299,6 +299,35 @@ def test_early_stopping_and_evals_result(binary_data, tmp_path):
     assert again["logloss"] == pytest.approx(losses[-1], rel=1e-9)
 
 
+def test_evaluation_walks_each_round_once(binary_data, tmp_path, monkeypatch):
+    """Each round's trees are flattened once for the evaluation sets, not the whole model
+    again (quadratic in the rounds), and the margins are the whole model's."""
+    from oocboost.kernels import predict as kp
+
+    X, y = binary_data
+    train_c = oocboost.build_cache(X[:2000], tmp_path / "t", label=y[:2000], quiet=True)
+    valid_c = oocboost.build_cache(X[2000:], tmp_path / "v", label=y[2000:], quiet=True,
+                                   reference=train_c)
+    flattened = []
+    real = kp.flatten_trees
+
+    def spy(trees, *args, **kwargs):
+        flattened.append(len(trees))
+        return real(trees, *args, **kwargs)
+
+    monkeypatch.setattr(kp, "flatten_trees", spy)
+    log = {}
+    model = train({"objective": "multi:softprob", "num_class": 3, "max_depth": 3,
+                   "eval_metric": ["mlogloss"], "verbosity": 0}, train_c, 12,
+                  evals=[(valid_c, "valid")], evals_result=log, verbose_eval=False)
+    assert flattened == [3] * 12  # one round of 3 trees (one per class) at a time
+    monkeypatch.setattr(kp, "flatten_trees", real)
+    from oocboost.model.predict import evaluate
+
+    again = evaluate(model, valid_c, metrics=["mlogloss"])
+    assert again["mlogloss"] == pytest.approx(log["valid"]["mlogloss"][-1], rel=1e-12)
+
+
 def test_checkpoint_and_resume_equal_one_run(binary_data, tmp_path):
     X, y = binary_data
     cache = oocboost.build_cache(X, tmp_path / "c", label=y, quiet=True)

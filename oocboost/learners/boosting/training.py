@@ -61,14 +61,18 @@ def _metric_names(params, objective):
 
 
 def add_round_margins(model, eval_sets, round_trees):
-    """Add the trees of ``round_trees`` (a round range) to each eval set's margins."""
+    """Add the trees of ``round_trees`` (a round range) to each eval set's margins.
+
+    The rounds are walked as a model of their own: the whole model's flattened trees
+    (validated and rebuilt whenever a tree is added) would cost every round time in
+    proportion to the trees so far (1,275 tree flattenings for 50 rounds)."""
+    rounds = model.slice_rounds(*round_trees)
     for entry in eval_sets:
         cache, margins = entry[0], entry[2]
         for block in cache.iter_blocks(prefetch=1):
             rows = slice(block.row_start, block.row_start + block.n_rows)
-            margins[rows] += model.predict_margin_binned(
-                block.codes, cache.max_bin - 1, iteration_range=round_trees,
-                include_base=False)
+            margins[rows] += rounds.predict_margin_binned(block.codes, cache.max_bin - 1,
+                                                          include_base=False)
 
 
 def score_metrics(objective, metrics, margins, labels, weights, group_ptr=None):
