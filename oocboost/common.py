@@ -67,6 +67,20 @@ def hist_width(n_stats):
     return HIST_LANES if n_stats <= HIST_LANES else n_stats
 
 
+def weighted_sum(weights, values):
+    """``sum(weights * values)`` as a Python float, without BLAS.
+
+    ``np.dot`` of long vectors runs on OpenBLAS's threads, which then keep spinning for a
+    while on the cores the next numba kernels need: one ``np.dot`` a round (the AUC
+    metric's) made a whole boosting run on 2 cores 2.2x slower (3.28 s against 1.46 s).
+    ``np.sum`` of the product also sums pairwise, so it is as accurate or more.
+
+    >>> weighted_sum(np.array([1.0, 2.0]), np.array([3.0, 4.0]))
+    11.0
+    """
+    return float(np.sum(np.multiply(weights, values, dtype=np.float64)))
+
+
 def aligned_zeros(shape, dtype=np.float64, alignment=64):
     """``np.zeros(shape, dtype)`` whose data starts on an ``alignment``-byte boundary.
 

@@ -5,6 +5,7 @@ import math
 
 import numpy as np
 
+from ..common import weighted_sum as dot_without_blas
 from ..errors import InputError, ParameterError
 
 #: Labels of integer value with at most this many distinct values are counted per class.
@@ -107,7 +108,7 @@ class LabelStats:
             self.weighted_sum += float(np.sum(y))
         else:
             self.sum_weight += float(np.sum(w))
-            self.weighted_sum += float(np.dot(w, y))
+            self.weighted_sum += dot_without_blas(w, y)
         lo, hi = float(np.min(y)), float(np.max(y))
         self.min = lo if math.isnan(self.min) else min(self.min, lo)
         self.max = hi if math.isnan(self.max) else max(self.max, hi)

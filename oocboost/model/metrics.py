@@ -51,6 +51,7 @@ import numbers
 
 import numpy as np
 
+from ..common import weighted_sum
 from ..errors import InputError, ParameterError
 from ..kernels.objective_kernels import poisson_nloglik_rows
 from .metric_base import Metric
@@ -72,7 +73,7 @@ class _MeanMetric(Metric):
         loss = self._row_loss(label, prediction)
         if weight is None:
             return np.array([np.sum(loss), float(label.shape[0])])
-        return np.array([np.dot(weight, loss), np.sum(weight)])
+        return np.array([weighted_sum(weight, loss), np.sum(weight)])
 
     def _final(self, mean):
         return mean
@@ -241,7 +242,8 @@ class _R2(Metric):
     def _partial(self, y, p, w):
         if w is None:
             w = np.ones_like(y)
-        return np.array([np.sum(w), np.dot(w, y), np.dot(w, y * y), np.dot(w, (y - p) ** 2)])
+        return np.array([np.sum(w), weighted_sum(w, y), weighted_sum(w, y * y),
+                         weighted_sum(w, (y - p) ** 2)])
 
     def finalize(self, sums):
         sw, swy, swyy, ss_res = (float(s) for s in sums)
@@ -275,7 +277,7 @@ class _Auc(Metric):
         if not (total_pos > 0 and total_neg > 0):
             return math.nan
         pos_before = np.cumsum(pos_g) - pos_g
-        area = float(np.dot(neg_g, pos_before + 0.5 * pos_g))
+        area = weighted_sum(neg_g, pos_before + 0.5 * pos_g)
         return area / (total_pos * total_neg)
 
     def partial(self, label, prediction, weight=None):
@@ -330,7 +332,7 @@ class _IntervalMetric(Metric):
         values = self._rows(lower, upper, m)
         w = np.ones_like(values) if weight is None else np.asarray(weight, np.float64)
         total = w.sum()
-        return float(np.dot(w, values) / total) if total > 0 else float(np.sum(values))
+        return weighted_sum(w, values) / total if total > 0 else float(np.sum(values))
 
     def partial(self, label, prediction, weight=None):
         raise ParameterError(f"{self.name} takes all rows at once")

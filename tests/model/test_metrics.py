@@ -265,3 +265,21 @@ def test_bad_names_parameters_and_inputs():
 def test_tweedie_metric_names_its_power(name):
     with pytest.raises(ParameterError, match=r"rho in \(1, 2\)"):
         get_metric(name)
+
+
+def test_evaluation_metrics_keep_off_blas(weight, monkeypatch):
+    """Metrics run every round of training with evaluation sets: numpy's dot of long
+    vectors wakes OpenBLAS's threads, which then spin on the cores of the next numba
+    kernels (AUC made a whole demo run 2.2x slower), so none may call it."""
+    _, y, p, yb, pb = data(7)
+    expected = {name: get_metric(name)(yy, pp, weight) for name, yy, pp in [
+        ("rmse", y, p), ("r2", y, p), ("logloss", yb, pb), ("auc", yb, pb),
+        ("error", yb, pb), ("mae", y, p)]}
+
+    def no_blas(*_args, **_kwargs):
+        raise AssertionError("np.dot called by a metric")
+
+    monkeypatch.setattr(np, "dot", no_blas)
+    for name, value in expected.items():
+        yy, pp = (y, p) if name in ("rmse", "r2", "mae") else (yb, pb)
+        assert get_metric(name)(yy, pp, weight) == pytest.approx(value, rel=1e-12), name

@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 
-from ...common import G_H_DTYPE, NODE_DTYPE
+from ...common import G_H_DTYPE, NODE_DTYPE, weighted_sum
 from ...kernels import adaboost_kernels as ak
 from ...kernels.partition import add_node_values
 from .run import (
@@ -300,7 +300,7 @@ class R2Boost:
             if positive.any():
                 error_max = max(error_max, float(e[positive].max()))
             total += float(w.sum())
-            sums += (float(np.dot(w, e)), float(np.dot(w, e * e)))
+            sums += (weighted_sum(w, e), weighted_sum(w, e * e))
             self.run.rows.store(block.index, views)
         if self.loss_code == 2:
             loss_sum = 0.0

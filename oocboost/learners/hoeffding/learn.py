@@ -18,6 +18,7 @@ began, so a split takes effect from the next batch on (river splits between two 
 """
 import numpy as np
 
+from ...common import weighted_sum
 from ...engine.grower import _chunk_starts
 from ...kernels.histogram import build_histograms_selected
 from ...kernels.partition import partition_select_rows, route_to_leaves
@@ -86,7 +87,7 @@ class HoeffdingLearner:
             if self.y_offset is None:
                 # sums of squares about a first estimate of the mean keep float32 exact enough
                 total = float(w.sum())
-                self.y_offset = float(np.dot(w, y) / total) if total > 0 else 0.0
+                self.y_offset = weighted_sum(w, y) / total if total > 0 else 0.0
             centred = y - self.y_offset
             stats[0, :, 0] = w
             stats[0, :, 1] = w * centred
