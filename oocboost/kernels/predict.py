@@ -17,7 +17,7 @@ the kernels only see those plain arrays. Two layout changes make the traversal f
   Trees with long thin branches stop early when a whole chunk sits on leaves.
 
 Over raw values, shallow numeric trees are further laid out as perfect binary trees and
-walked sixteen rows at a time (:mod:`.predict_perfect`, 1.7x faster); the walks of this
+walked sixteen rows at a time (:mod:`.predict_perfect`, 1.45x faster); the walks of this
 layout (:mod:`.predict_walks`) take the other trees, bin codes and leaf indices.
 
 Layout of :class:`FlatTrees` (``N`` = total nodes, ``T`` = trees)::

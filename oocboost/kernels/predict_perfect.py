@@ -19,9 +19,10 @@ where ``feature[j]`` is the node's slot times the chunk's rows. Sixteen rows wal
 registers: the compiled step is five instructions (two loads, a compare with a memory
 operand, a lea and an add with carry) and sixteen independent chains hide the loads'
 latency. Measured on 200,000 x 28 float32 rows, 100 depth-6 trees, 2 threads (AMD EPYC):
-43.7-44.2 ms against 73.5 ms for the lockstep walk of :mod:`.predict_walks` (1.68x), with
-bit-identical margins; 8 rows at a time 48 ms, chunks of 32, 64 or 128 rows alike, float32
-thresholds for float32 rows no faster than float64 ones.
+50-52 ms against 73.5 ms for the lockstep walk of :mod:`.predict_walks` (1.45x), with
+bit-identical margins (a first prototype of the walk alone: 44 ms; 8 rows at a time 48 ms;
+chunks of 32, 64 or 128 rows alike; float32 copies and thresholds for float32 rows 1%
+faster, not kept).
 
 A tree keeps the lockstep walk when it has a categorical split, vector leaves, a depth
 above :data:`MAX_DEPTH`, a complete tree much larger than itself (:data:`MAX_PADDING`), or a
