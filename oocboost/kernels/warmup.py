@@ -94,8 +94,12 @@ def is_cold(profile, manifest=None):
 
 def split_work(entries, n_parts):
     """Entries grouped by module, the groups dealt to ``n_parts`` parts by longest
-    compile time first, each to the part with the least time so far. Returns a list of
-    ``n_parts`` entry lists (some may be empty)."""
+    compile time first, each to the part with the least time so far; each part then in
+    the entries' order, which is the order a run first calls them (the manifest records
+    it so): the build's kernels come first, ready when a first run's build starts rather
+    than compiled by it a second time. Returns a list of ``n_parts`` entry lists (some
+    may be empty)."""
+    position = {id(e): i for i, e in enumerate(entries)}
     groups = {}
     for e in entries:
         groups.setdefault(e["kernel"].split(":")[0], []).append(e)
@@ -105,7 +109,7 @@ def split_work(entries, n_parts):
         k = load.index(min(load))
         parts[k].extend(group)
         load[k] += sum(e["seconds"] for e in group)
-    return parts
+    return [sorted(part, key=lambda e: position[id(e)]) for part in parts]
 
 
 def compile_entries(entries):

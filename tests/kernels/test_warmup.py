@@ -88,6 +88,11 @@ def test_work_is_dealt_by_module_longest_first():
     parts = warmup.split_work(entries, 2)
     modules = [{e["kernel"].split(":")[0][-1] for e in p} for p in parts]
     assert modules == [{"a"}, {"b", "c", "d"}]          # 9 s against 9 s
+    # each part in the entries' order (a run's first-call order), not the dealing order
+    assert [e["kernel"][-3:] for e in parts[1]] == ["b:f", "c:f", "d:f"]
+    reordered = [entries[3], entries[2], entries[4], entries[0], entries[1]]
+    assert [e["kernel"][-3:] for e in warmup.split_work(reordered, 2)[1]] == [
+        "c:f", "b:f", "d:f"]
     assert [len(p) for p in warmup.split_work(entries, 1)] == [5]
     assert sum(len(p) for p in warmup.split_work(entries, 8)) == 5
 
