@@ -15,14 +15,14 @@ missing values the same way takes one slot, the others two. A step is then::
 
     j = 2 j + 2 - (copy[feature[j] + row] <= threshold[j])
 
-where ``feature[j]`` is the node's slot times the chunk's rows. Sixteen rows walk a tree together with their ``j`` in
-registers: the compiled step is five instructions (two loads, a compare with a memory
-operand, a lea and an add with carry) and sixteen independent chains hide the loads'
-latency. Measured on 200,000 x 28 float32 rows, 100 depth-6 trees, 2 threads (AMD EPYC):
-50-52 ms against 73.5 ms for the lockstep walk of :mod:`.predict_walks` (1.45x), with
-bit-identical margins (a first prototype of the walk alone: 44 ms; 8 rows at a time 48 ms;
-chunks of 32, 64 or 128 rows alike; float32 copies and thresholds for float32 rows 1%
-faster, not kept).
+where ``feature[j]`` is the node's slot times the chunk's rows. Sixteen rows walk a tree
+together with their ``j`` in registers: the compiled step is five instructions (two loads,
+a compare with a memory operand, a lea and an add with carry) and sixteen independent
+chains hide the loads' latency. Measured on 200,000 x 28 float32 rows, 100 depth-6 trees,
+2 threads (AMD EPYC): 50-52 ms against 73.5 ms for the lockstep walk of
+:mod:`.predict_walks` (1.45x), with bit-identical margins (a first prototype of the walk
+alone: 44 ms; 8 rows at a time 48 ms; chunks of 32, 64 or 128 rows alike; float32 copies
+and thresholds for float32 rows 1% faster, not kept).
 
 A tree keeps the lockstep walk when it has a categorical split, vector leaves, a depth
 above :data:`MAX_DEPTH`, a complete tree much larger than itself (:data:`MAX_PADDING`), or a

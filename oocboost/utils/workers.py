@@ -8,8 +8,9 @@ class InOrderWorker:
 
     A build's pass 1 sketches and spools a batch on it while pyarrow parses the next:
     both mostly run without the GIL (the sketch's kernels, the CSV reader), so on 2
-    cores the sketch time hides behind the parse. One thread and a FIFO keep the order, so the sketches (which depend on how
-    values are grouped into batches) are the same as when fed in the caller's thread.
+    cores the sketch time hides behind the parse. One thread and a FIFO keep the order,
+    so the sketches (which depend on how values are grouped into batches) are the same
+    as when fed in the caller's thread.
     An exception in ``fn`` is raised again in the caller at the next ``submit`` or at
     ``close``; later items are then dropped.
 

@@ -6,7 +6,8 @@ from oocboost.utils.workers import InOrderWorker
 
 def test_sketching_thread_keeps_order():
     # (The codes of a CSV, sketched on the thread, equal those of the same rows from every
-    # other input kind, sketched in the caller: test_same_data_same_cache_through_every_format.)
+    # other input kind, sketched in the caller:
+    # tests/cache/test_build.py::test_same_data_same_cache_through_every_format.)
     seen = []
     with InOrderWorker(seen.append) as worker:
         for i in range(500):
