@@ -16,13 +16,16 @@ missing values the same way takes one slot, the others two. A step is then::
     j = 2 j + 2 - (copy[feature[j] + row] <= threshold[j])
 
 where ``feature[j]`` is the node's slot times the chunk's rows. Sixteen rows walk a tree
-together with their ``j`` in registers: the compiled step is five instructions (two loads,
-a compare with a memory operand, a lea and an add with carry) and sixteen independent
-chains hide the loads' latency. Measured on 200,000 x 28 float32 rows, 100 depth-6 trees,
-2 threads (AMD EPYC): 50-52 ms against 73.5 ms for the lockstep walk of
-:mod:`.predict_walks` (1.45x), with bit-identical margins (a first prototype of the walk
-alone: 44 ms; 8 rows at a time 48 ms; chunks of 32, 64 or 128 rows alike; float32 copies
-and thresholds for float32 rows 1% faster, not kept).
+together with their ``j`` in registers: the compiled step is the slot and threshold loads,
+a compare with the copy in memory, an add with carry and two adds, plus a reload of a base
+pointer that does not fit the registers, and sixteen independent chains hide the loads'
+latency; the root's slot and threshold are loaded once for the sixteen rows. Measured on
+200,000 x 28 float32 rows, 100 depth-6 trees, 2 threads (AMD EPYC): 49 ms against 73.5 ms
+for the lockstep walk of :mod:`.predict_walks` (1.5x), with bit-identical margins. Tried
+and not kept (same model and rows): without the root's hoisting 53 ms; the second level's
+two nodes selected without loads 53 ms; integer keys compared instead of floats 61 ms;
+slot and threshold interleaved in one array 56 ms; 8 rows at a time 4 ms slower; chunks of
+32, 64 or 128 rows alike; float32 copies and thresholds for float32 rows 1% faster.
 
 A tree keeps the lockstep walk when it has a categorical split, vector leaves, a depth
 above :data:`MAX_DEPTH`, a complete tree much larger than itself (:data:`MAX_PADDING`), or a
@@ -184,7 +187,29 @@ def _walk_perfect(copies, depth, feature, threshold, leaf_value, g, acc):
         o = _U64(r0)
         n0 = n1 = n2 = n3 = n4 = n5 = n6 = n7 = _U32(0)
         n8 = n9 = n10 = n11 = n12 = n13 = n14 = n15 = _U32(0)
-        for _level in range(depth):
+        if depth > 0:
+            # the root's step with its slot and threshold loaded once for the 16 rows:
+            # 8% of the walk's time (53 -> 49 ms on the bench model); doing the same for
+            # the second level (a select between two nodes) was slower (53 ms)
+            root = copies[_U64(feature[0]) + o:]
+            root_threshold = threshold[0]
+            n0 = _U32(2) - _U32(root[0] <= root_threshold)
+            n1 = _U32(2) - _U32(root[1] <= root_threshold)
+            n2 = _U32(2) - _U32(root[2] <= root_threshold)
+            n3 = _U32(2) - _U32(root[3] <= root_threshold)
+            n4 = _U32(2) - _U32(root[4] <= root_threshold)
+            n5 = _U32(2) - _U32(root[5] <= root_threshold)
+            n6 = _U32(2) - _U32(root[6] <= root_threshold)
+            n7 = _U32(2) - _U32(root[7] <= root_threshold)
+            n8 = _U32(2) - _U32(root[8] <= root_threshold)
+            n9 = _U32(2) - _U32(root[9] <= root_threshold)
+            n10 = _U32(2) - _U32(root[10] <= root_threshold)
+            n11 = _U32(2) - _U32(root[11] <= root_threshold)
+            n12 = _U32(2) - _U32(root[12] <= root_threshold)
+            n13 = _U32(2) - _U32(root[13] <= root_threshold)
+            n14 = _U32(2) - _U32(root[14] <= root_threshold)
+            n15 = _U32(2) - _U32(root[15] <= root_threshold)
+        for _level in range(depth - 1):
             n0 = _step(copies, o, n0, feature, threshold)
             n1 = _step(copies, o + _U64(1), n1, feature, threshold)
             n2 = _step(copies, o + _U64(2), n2, feature, threshold)
