@@ -259,3 +259,53 @@ def test_sparse_bench_runs(tmp_path):
     assert "308 features in 61 columns" in lines[0] and "308 in 308" not in lines[0]
     assert "308 features in 308 columns" in lines[1]
     assert len(lines) == 4 and all("AUC 0." in line for line in lines)
+
+
+def test_tree_rss_counts_descendants_and_rescans_them_seldom():
+    """The job poller's RSS is the process's plus its descendants', and it lists the
+    descendants at most once per ``rescan_s`` (listing them reads every process's /proc
+    entry; see bench.run.TreeRss)."""
+    import time
+
+    import psutil
+
+    from bench.run import TreeRss
+
+    # a child that allocates 64 MiB, then starts a grandchild that allocates 64 MiB more
+    code = ("import subprocess, sys, time; a = bytearray(64 << 20); "
+            "p = subprocess.Popen([sys.executable, '-c', "
+            "'import time; b = bytearray(64 << 20); time.sleep(30)']); time.sleep(30)")
+    proc = subprocess.Popen([sys.executable, "-c", code])
+    try:
+        tree_rss = TreeRss(psutil.Process(proc.pid), rescan_s=0.2)
+        calls = []
+        real_children = psutil.Process.children
+
+        def spy(self, *args, **kwargs):
+            calls.append(time.perf_counter())
+            return real_children(self, *args, **kwargs)
+
+        psutil.Process.children = spy
+        try:
+            deadline = time.perf_counter() + 20
+            peak = 0
+            while time.perf_counter() < deadline and (peak < 128 * MiB
+                                                      or len(tree_rss.children) < 1):
+                peak = max(peak, tree_rss())
+                time.sleep(0.01)
+            polls_before = len(calls)
+            for _ in range(10):
+                tree_rss()
+        finally:
+            psutil.Process.children = real_children
+        assert peak >= 128 * MiB, peak / MiB
+        assert len(tree_rss.children) == 1
+        # ten polls within 0.2 s list the descendants at most once more
+        assert len(calls) - polls_before <= 1
+        gaps = [b - a for a, b in zip(calls, calls[1:])]
+        assert all(g >= 0.2 for g in gaps), gaps
+    finally:
+        for child in psutil.Process(proc.pid).children(recursive=True):
+            child.kill()
+        proc.kill()
+        proc.wait()
