@@ -302,8 +302,10 @@ def test_tree_rss_counts_descendants_and_rescans_them_seldom():
         assert len(tree_rss.children) == 1
         # ten polls within 0.2 s list the descendants at most once more
         assert len(calls) - polls_before <= 1
+        # the spy's clock is read a little after TreeRss's own: allow 50 ms of slack, far
+        # from the 10 ms poll that listed them every time
         gaps = [b - a for a, b in zip(calls, calls[1:])]
-        assert all(g >= 0.2 for g in gaps), gaps
+        assert all(g >= 0.15 for g in gaps), gaps
     finally:
         for child in psutil.Process(proc.pid).children(recursive=True):
             child.kill()
