@@ -202,11 +202,12 @@ def predict(model, data, *, output_margin=False, iteration_range=None, pred_leaf
                                            iteration_range=iteration_range,
                                            pred_leaf=pred_leaf, pred_contribs=pred_contribs,
                                            pred_interactions=pred_interactions)]
-    if len(parts) == 1:  # one in-memory matrix: no copy
+    if not parts:
+        out = np.empty((0, margin_model.n_outputs))
+    elif len(parts) == 1:  # one in-memory matrix: no copy
         out = parts[0]
     else:
-        out = (np.concatenate(parts, axis=0) if parts
-               else np.empty((0, margin_model.n_outputs)))
+        out = np.concatenate(parts, axis=0)
     if contributions and out.shape[1] == 1:
         return out[:, 0]
     return out if transform is None else transform(out)
