@@ -242,7 +242,12 @@ def cmd_train(args):
 def _train(args):
     from .learners.boosting.callback import TrainingCheckPoint
     from .learners.boosting.training import train
+    from .utils.files import check_output_path
 
+    # --init-model may be -o: it is read whole before training, and replaced atomically.
+    inputs = [args.cache, args.reference, *(args.valid or [])]
+    check_output_path(args.output, inputs)
+    check_output_path(args.checkpoint, inputs, option="--checkpoint")
     params = _train_params(args)
     if not os.path.isdir(args.cache) and args.learner in ("hoeffding-tree", "online-bagging"):
         from .learners.hoeffding.files import learn_file
@@ -287,7 +292,9 @@ def _train(args):
 def cmd_predict(args):
     from .model.model import load_model
     from .model.predict import predict_to_file
+    from .utils.files import check_output_path
 
+    check_output_path(args.output, [args.model, args.data])
     model = load_model(args.model)
     n = predict_to_file(model, args.data, args.output, output_margin=args.output_margin,
                         pred_leaf=args.pred_leaf, pred_contribs=args.pred_contribs,
@@ -350,7 +357,9 @@ def _need_data(args, what):
 
 def cmd_plot(args):
     from .model.model import load_model
+    from .utils.files import check_output_path
 
+    check_output_path(args.output, [args.model, args.data])
     _matplotlib()
     from . import plotting
     from .plotting.report import save_figure
@@ -383,7 +392,9 @@ def cmd_plot(args):
 
 def cmd_report(args):
     from .model.model import load_model
+    from .utils.files import check_output_path
 
+    check_output_path(args.output, [args.model, args.cache])
     _matplotlib()
     from .plotting.report import write_report
 

@@ -43,3 +43,10 @@ class MemoryLimitError(OocboostError):
     """The memory limit cannot be met; the message gives the smallest limit that works."""
 
     exit_code = 5
+
+
+class OutputError(OocboostError, OSError):
+    """An output could not be written (disk full, quota, permission); names the path and,
+    when known, the bytes needed. What was at the path before is left as it was."""
+
+    exit_code = 6

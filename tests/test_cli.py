@@ -158,9 +158,91 @@ def test_output_path_holding_something_else(tmp_path):
     (folder / "notes.txt").write_text("mine")
     one_line_error(build(src, folder, "--label", "y"), "not an oocboost cache", code=3)
     assert (folder / "notes.txt").read_text() == "mine"
-    r = build(src, afile, "--label", "y", "--overwrite", "--quiet")
+    # --overwrite replaces only a cache: the attack that deleted a thesis.
+    parent = tmp_path / "p"
+    (parent / "src").mkdir(parents=True)
+    (parent / "src" / "thesis.tex").write_text("x")
+    for target, what in ((afile, "it is a file"), (folder, "not an oocboost cache"),
+                         (parent, "it holds src/")):
+        one_line_error(build(src, target, "--label", "y", "--overwrite"), str(target), what,
+                       "replaces only an oocboost cache", code=3)
+    assert afile.read_text() == "precious" and (folder / "notes.txt").read_text() == "mine"
+    assert (parent / "src" / "thesis.tex").read_text() == "x"
+
+
+def _file_size_limit(n_bytes):
+    import resource
+
+    return lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (n_bytes, resource.RLIM_INFINITY))
+
+
+def test_full_disk_is_one_line_and_leaves_what_was_there(tmp_path):
+    """``ulimit -f`` stands in for a full disk (EFBIG where a full one gives ENOSPC): build,
+    train's save and predict's output end with exit 6 naming the path; the model already
+    at the path and the folder are as they were, and no spool is left behind."""
+    rows = "\n".join(f"{i % 7},{i % 3},{i % 2}" for i in range(20000))
+    src = write(tmp_path, "d.csv", "a,b,y\n" + rows + "\n")
+    cache, model = tmp_path / "c.oocb", tmp_path / "m.json"
+    assert build(src, cache, "--label", "y", "--quiet").returncode == 0
+    assert cli("train", cache, "-o", model, "--rounds", "1", "--quiet").returncode == 0
+    before = model.read_bytes()
+    small = _file_size_limit(4096)
+    r = cli("build-cache", src, "-o", tmp_path / "c2.oocb", "--label", "y",
+            preexec_fn=small)
+    one_line_error(r, f"cannot write {tmp_path / 'c2.oocb'}: no space left", code=6)
+    r = cli("train", cache, "-o", model, "--rounds", "30", "--quiet", preexec_fn=small)
+    one_line_error(r, f"cannot write {model}: no space left", "bytes needed", code=6)
+    r = cli("predict", model, src, "-o", tmp_path / "p.csv", preexec_fn=small)
+    one_line_error(r, f"cannot write {tmp_path / 'p.csv'}: no space left", code=6)
+    assert model.read_bytes() == before
+    assert sorted(os.listdir(tmp_path)) == ["c.oocb", "d.csv", "m.json"]
+
+
+def test_model_file_mode_is_the_umasks_and_kept_on_overwrite(tmp_path):
+    src = write(tmp_path, "d.csv", GOOD)
+    cache, model = tmp_path / "c.oocb", tmp_path / "m.json"
+    assert build(src, cache, "--label", "y", "--quiet").returncode == 0
+    umask = lambda: os.umask(0o022)  # noqa: E731 (the child's umask, whatever ours is)
+    r = cli("train", cache, "-o", model, "--rounds", "2", "--quiet", preexec_fn=umask)
     assert r.returncode == 0, r.stderr
-    assert Cache(afile).n_rows == 3
+    assert oct(os.stat(model).st_mode & 0o777) == oct(0o644)
+    os.chmod(model, 0o640)
+    r = cli("train", cache, "-o", model, "--rounds", "3", "--quiet", preexec_fn=umask)
+    assert r.returncode == 0, r.stderr
+    assert oct(os.stat(model).st_mode & 0o777) == oct(0o640)
+    from oocboost.model.model import load_model
+
+    assert load_model(model).n_trees == 3  # the new model, in the old file's mode
+
+
+def test_output_equal_to_or_around_an_input_is_refused(tmp_path):
+    src = write(tmp_path, "d.csv", GOOD)
+    cache = tmp_path / "c.oocb"
+    assert build(src, cache, "--label", "y", "--quiet").returncode == 0
+    # is the input, is inside it, contains it: every command that writes refuses
+    for out, why in ((src, "is the input"), (tmp_path, "contains the input")):
+        for extra in ((), ("--overwrite",)):
+            one_line_error(build(src, out, "--label", "y", *extra), str(out), why, code=2)
+    assert src.read_text() == GOOD
+    one_line_error(build(src, cache / "v.oocb", "--reference", cache),
+                   "is inside the input", code=2)
+    model = tmp_path / "m.json"
+    r = cli("train", cache, "-o", model, "--rounds", "2", "--quiet")
+    assert r.returncode == 0, r.stderr
+    before = model.read_bytes()
+    one_line_error(cli("train", cache, "-o", cache, "--rounds", "2"), "is the input",
+                   code=2)
+    one_line_error(cli("train", cache, "-o", cache / "manifest.json", "--rounds", "2"),
+                   "is inside the input", code=2)
+    one_line_error(cli("predict", model, src, "-o", model), "is the input", code=2)
+    one_line_error(cli("predict", model, src, "-o", src), "is the input", code=2)
+    link = tmp_path / "alias.csv"
+    link.symlink_to(src)
+    one_line_error(cli("predict", model, src, "-o", link), "is the input", code=2)
+    one_line_error(cli("predict", model, cache, "-o", cache / "p.csv"),
+                   "is inside the input", code=2)
+    assert model.read_bytes() == before and src.read_text() == GOOD
+    assert Cache(cache).n_rows == 3
 
 
 def test_memory_limit_too_small(tmp_path):

@@ -27,6 +27,7 @@ import shutil
 import numpy as np
 
 from ..errors import CacheError, ParameterError
+from ..utils.files import check_output_path
 from .label_stats import LabelStats
 
 
@@ -93,6 +94,7 @@ def append_to_cache(data, cache_path, *, label=None, weight=None, quiet=False, *
     from .store import Cache
     from .store.manifest import write_manifest
 
+    check_output_path(cache_path, [data])
     cache = Cache(cache_path)
     _check_appendable(cache)
     m = cache.manifest

@@ -26,8 +26,16 @@ import time
 import numpy as np
 
 from ..common import DEFAULT_MAX_BIN, MAX_CATEGORIES, Y_DTYPE, check_max_bin
-from ..errors import CacheError, MemoryLimitError, ParameterError, SchemaError
+from ..errors import (
+    CacheError,
+    MemoryLimitError,
+    OocboostError,
+    OutputError,
+    ParameterError,
+    SchemaError,
+)
 from ..utils import interrupt
+from ..utils.files import SPACE_ERRNOS, check_output_path, describe_write_error
 from ..utils.progress import ProgressBar
 from ..utils.sizes import format_size
 from ..utils.workers import InOrderWorker
@@ -289,12 +297,14 @@ def build_cache(data, output, *, label=None, weight=None, categorical="auto", dr
     ...                     reference=cache)                             # doctest: +SKIP
     """
     from .store import Cache
-    from .store.writer import _check_target
+    from .store.replace import check_target
 
     check_max_bin(max_bin)
     if backend not in ("arrow", "hdf5"):
         raise ParameterError(f"backend must be 'arrow' or 'hdf5', got {backend!r}")
     output = os.fspath(output)
+    # (an append builds inside the Cache object it gives as reference: by design)
+    check_output_path(output, [data, reference])
     ref = None
     if reference is not None:
         # a Cache, a path to one, or edges no cache holds yet (shards.EdgesReference)
@@ -338,7 +348,7 @@ def build_cache(data, output, *, label=None, weight=None, categorical="auto", dr
     # Refuse a file or a foreign folder before spending a pass on the data (a cache
     # there is for _reusable to judge, after the stream when it is deferred).
     if not (deferred and _existing_fingerprint(output) is not None):
-        _check_target(os.path.abspath(output), overwrite)
+        check_target(os.path.abspath(output), overwrite)
     job = _BuildJob(source=source, plan=plan, output=output, ref=ref, max_bin=max_bin,
                     max_categories=max_categories, backend=backend, compression=compression,
                     overwrite=overwrite, quiet=quiet, build_params=build_params,
@@ -454,6 +464,12 @@ def _build(job):
                            ranges=_reference_ranges(job.ref))
         return _bin_pass(job, mapper, bundles, second_pass, stats, n_rows_expected, t0,
                          time.perf_counter() - t0)
+    except OSError as exc:
+        # The spool (beside the output) or the blocks could not be written: a full disk
+        # is the user's to fix, not a traceback.
+        if exc.errno in SPACE_ERRNOS and not isinstance(exc, OocboostError):
+            raise OutputError(describe_write_error(job.output, exc)) from exc
+        raise
     finally:
         if spool is not None:
             spool.remove()

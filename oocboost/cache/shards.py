@@ -28,6 +28,7 @@ import json
 import os
 
 from ..errors import CacheError, ParameterError
+from ..utils.files import write_text_atomic
 from .binning import BinMapper
 from .build import _open_planned, _Pass1, build_cache
 from .label_stats import LabelStats
@@ -266,10 +267,7 @@ class ShardSet:
         doc = {"format": SHARDS_FORMAT, "version": SHARDS_VERSION, "n_rows": self.n_rows,
                "shards": self.shards, "label_stats": self.label_stats,
                "features": self.features, "bin_mapper": self.bin_mapper.to_dict()}
-        path = os.path.join(self.folder, SHARDS_FILE)
-        with open(path + ".tmp", "w") as f:
-            json.dump(doc, f, indent=1)
-        os.replace(path + ".tmp", path)
+        write_text_atomic(os.path.join(self.folder, SHARDS_FILE), json.dumps(doc, indent=1))
 
     @classmethod
     def load(cls, folder):

@@ -101,7 +101,13 @@ class Spool:
                 row_start += rb.num_rows
 
     def remove(self):
-        self.close_writer()
-        shutil.rmtree(self.dir, ignore_errors=True)
+        """Close and delete the spool, whatever state a failed write left it in."""
+        try:
+            self.close_writer()
+        except OSError:
+            pass  # a full disk fails the close's flush too: the file goes anyway
+        finally:
+            self._writer = None
+            shutil.rmtree(self.dir, ignore_errors=True)
 
 

@@ -36,12 +36,12 @@ Loading validates everything before any array reaches a kernel; every problem ra
 """
 import json
 import os
-import tempfile
 
 import numpy as np
 
 from ..common import MAX_CATEGORIES, X_DTYPE, category_value_bins
 from ..errors import ModelError
+from ..utils.files import write_text_atomic
 from .checks import check_model_fields, check_no_unknown_fields
 from .contributions import ModelContributions
 from .fields import (
@@ -536,7 +536,9 @@ class Model(ModelPrediction, ModelContributions, StreamingParts):
         """Validate and write the model as JSON, atomically.
 
         The text goes to a temporary file in the destination's folder, is flushed to disk
-        and renamed over ``path``, so a crash never leaves a half-written model. In the
+        and renamed over ``path``, so a crash or a full disk never leaves a half-written
+        model (:class:`~oocboost.errors.OutputError` names the path). A replaced file keeps
+        its permission bits; a new one gets the umask's. In the
         free-form dicts (params, attributes, ...) non-finite floats are written as null.
 
         Parameters
@@ -552,22 +554,7 @@ class Model(ModelPrediction, ModelContributions, StreamingParts):
         if not state:
             doc.pop("stream_state", None)
         text = json.dumps(doc, allow_nan=False, separators=(",", ":"))
-        path = os.fspath(path)
-        folder = os.path.dirname(os.path.abspath(path))
-        fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp",
-                                   dir=folder)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                fh.write(text)
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.replace(tmp, path)
-        except BaseException:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
-            raise
+        write_text_atomic(path, text)
 
 
 def load_model(path, *, max_bytes=MAX_MODEL_BYTES):

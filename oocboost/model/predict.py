@@ -17,6 +17,7 @@ from ..cache.binning import BinMapper
 from ..cache.groups import GroupRuns
 from ..common import X_DTYPE
 from ..errors import ParameterError, SchemaError
+from ..utils.files import atomic_output
 from .aggregate import is_weighted_median, round_weights, sum_view, weighted_median
 from .metrics import get_metric
 from .objectives import get_objective
@@ -256,36 +257,33 @@ def predict_to_file(model, data, output, *, output_margin=False, pred_leaf=False
     else:
         margin_model, transform = output_plan(model)
     output = os.fspath(output)
-    tmp = f"{output}.tmp-{os.getpid()}"
     n_rows = 0
     writer = None
-    try:
-        for margins, _, _ in iter_margins(margin_model, data,
-                                          iteration_range=iteration_range,
-                                          pred_leaf=pred_leaf, pred_contribs=pred_contribs):
-            values = margins if transform is None else transform(margins)
-            if pred_contribs:
-                names, values = _contribution_columns(model, values)
-            else:
-                if values.ndim == 2 and values.shape[1] == 1 and not pred_leaf:
-                    values = values[:, 0]
-                names = _columns(model, values, output_margin, pred_leaf)
-            cols = [values] if values.ndim == 1 else [values[:, j] for j in range(values.shape[1])]
-            table = pa.table({name: pa.array(col) for name, col in zip(names, cols)})
+    with atomic_output(output) as tmp:
+        try:
+            for margins, _, _ in iter_margins(margin_model, data,
+                                              iteration_range=iteration_range,
+                                              pred_leaf=pred_leaf,
+                                              pred_contribs=pred_contribs):
+                values = margins if transform is None else transform(margins)
+                if pred_contribs:
+                    names, values = _contribution_columns(model, values)
+                else:
+                    if values.ndim == 2 and values.shape[1] == 1 and not pred_leaf:
+                        values = values[:, 0]
+                    names = _columns(model, values, output_margin, pred_leaf)
+                cols = [values] if values.ndim == 1 else \
+                    [values[:, j] for j in range(values.shape[1])]
+                table = pa.table({name: pa.array(col) for name, col in zip(names, cols)})
+                if writer is None:
+                    writer = pacsv.CSVWriter(tmp, table.schema)
+                writer.write_table(table)
+                n_rows += len(values)
             if writer is None:
-                writer = pacsv.CSVWriter(tmp, table.schema)
-            writer.write_table(table)
-            n_rows += len(values)
-        if writer is None:
-            raise SchemaError(f"{data}: no rows to predict")
-        writer.close()
-        writer = None
-        os.replace(tmp, output)
-    finally:
-        if writer is not None:
-            writer.close()
-        if os.path.exists(tmp):
-            os.remove(tmp)
+                raise SchemaError(f"{data}: no rows to predict")
+        finally:
+            if writer is not None:
+                writer.close()
     return n_rows
 
 

@@ -9,6 +9,7 @@ import os
 
 from ..errors import ParameterError
 from ..model.predict import evaluate, model_objective
+from ..utils.files import atomic_output, write_text_atomic
 from . import charts
 
 #: Training-log entries shown, with their labels and units.
@@ -136,14 +137,7 @@ def write_report(model, cache, output, *, top_features=4, max_rows=2000, title=N
             f"</title><style>{_STYLE}</style></head><body><h1>{html.escape(title)}</h1>"
             f"{body}</body></html>")
     output = os.fspath(output)
-    tmp = f"{output}.tmp-{os.getpid()}"
-    try:
-        with open(tmp, "w", encoding="utf-8") as f:
-            f.write(page)
-        os.replace(tmp, output)
-    finally:
-        if os.path.exists(tmp):
-            os.remove(tmp)
+    write_text_atomic(output, page)
     return output
 
 
@@ -152,17 +146,14 @@ def save_figure(ax, output, dpi=100):
     import matplotlib.pyplot as plt
 
     output = os.fspath(output)
-    root, ext = os.path.splitext(output)
+    ext = os.path.splitext(output)[1]
     if not ext:
         raise ParameterError(f"-o {output}: give a file name with an extension (.png, "
                              f".svg, .pdf)")
-    tmp = f"{root}.tmp-{os.getpid()}{ext}"
     try:
-        ax.figure.tight_layout()
-        ax.figure.savefig(tmp, dpi=dpi)
-        os.replace(tmp, output)
+        with atomic_output(output, suffix=ext) as tmp:
+            ax.figure.tight_layout()
+            ax.figure.savefig(tmp, dpi=dpi)
     finally:
         plt.close(ax.figure)
-        if os.path.exists(tmp):
-            os.remove(tmp)
     return output

@@ -14,7 +14,7 @@ import pytest
 from oocboost.cache.build import build_cache
 from oocboost.cache.store import Cache
 from oocboost.common import category_code
-from oocboost.errors import CacheError, InputError, MemoryLimitError, SchemaError
+from oocboost.errors import CacheError, InputError, MemoryLimitError, OutputError, SchemaError
 
 N = 1500
 
@@ -430,11 +430,12 @@ def test_output_that_is_something_else_is_refused_up_front(tmp_path):
     folder = tmp_path / "folder"
     folder.mkdir()
     (folder / "x.txt").write_text("mine")
-    with pytest.raises(CacheError, match="not an oocboost cache"):
-        build_cache(path, folder, quiet=True)
-    assert (folder / "x.txt").read_text() == "mine"
-    build_cache(path, folder, quiet=True, overwrite=True)
-    assert Cache(folder).n_rows == 20
+    for overwrite in (False, True):
+        with pytest.raises(CacheError, match="not an oocboost cache"):
+            build_cache(path, folder, quiet=True, overwrite=overwrite)
+        with pytest.raises(CacheError, match="it is a file"):
+            build_cache(path, afile, quiet=True, overwrite=overwrite)
+    assert (folder / "x.txt").read_text() == "mine" and afile.read_text() == "keep me"
     assert not [s for s in os.listdir(tmp_path) if "spool" in s or ".oocb." in s]
 
 
@@ -520,7 +521,7 @@ def test_spool_write_failure_on_the_sketching_thread_stops_the_build(tmp_path, m
         if len(writes) == 2:
             raise OSError(errno.ENOSPC, "No space left on device")
     monkeypatch.setattr(Spool, "write", full_disk)
-    with pytest.raises(OSError, match="No space left"):
+    with pytest.raises(OutputError, match="c.oocb: no space left"):
         build_cache(path, tmp_path / "c.oocb", label="label", quiet=True)
     assert len(writes) == 2  # the batches after the failure were not spooled
     assert not os.path.exists(tmp_path / "c.oocb")

@@ -527,24 +527,35 @@ def test_existing_paths_and_overwrite(tmp_path, backend):
     f = tmp_path / "file"
     f.write_text("precious")
     d = tmp_path / "dir"
-    d.mkdir()
-    (d / "notes.txt").write_text("precious")
-    for target, what in ((f, "a file"), (d, "a non-empty folder")):
-        with pytest.raises(CacheError, match=f"it is {what}.*overwrite=True"):
-            CacheWriter(target, **kw)
-    assert f.read_text() == "precious" and (d / "notes.txt").read_text() == "precious"
-    for target in (f, d):
-        with CacheWriter(target, overwrite=True, **kw) as w:
-            w.write_block(np.full((1, 2), 7, np.uint8))
-            w.commit()
-        assert Cache(target).read_block(0).codes.tolist() == [[7, 7]]
+    (d / "src").mkdir(parents=True)
+    (d / "src" / "thesis.tex").write_text("precious")
+    link = tmp_path / "link"
+    link.symlink_to(d)
+    # Overwrite or not, only a cache is ever replaced: a file, a link, a foreign folder
+    # are refused, naming what is there.
+    for overwrite in (False, True):
+        for target, what in ((f, "a file"), (link, "a symbolic link"),
+                             (d, r"a folder that is not an oocboost cache \(it holds src/\)")):
+            with pytest.raises(CacheError, match=f"it is {what}"):
+                CacheWriter(target, overwrite=overwrite, **kw)
+    assert f.read_text() == "precious" and (d / "src" / "thesis.tex").read_text() == "precious"
+    c = tmp_path / "cache"
+    with CacheWriter(c, **kw) as w:
+        w.write_block(np.full((1, 2), 7, np.uint8))
+        w.commit()
+    assert Cache(c).read_block(0).codes.tolist() == [[7, 7]]
     # An existing cache: refused without overwrite, replaced with it.
     with pytest.raises(CacheError, match="already exists"):
-        CacheWriter(d, **kw)
-    with CacheWriter(d, overwrite=True, **kw) as w:
+        CacheWriter(c, **kw)
+    with CacheWriter(c, overwrite=True, **kw) as w:
         w.write_block(np.full((1, 3), 9, np.uint8))
         w.commit()
-    assert Cache(d).read_block(0).codes.tolist() == [[9, 9, 9]]
+    assert Cache(c).read_block(0).codes.tolist() == [[9, 9, 9]]
+    # A cache that also holds a file of the user's is not a cache's own to replace.
+    (c / "notes.txt").write_text("mine")
+    with pytest.raises(CacheError, match="also holds notes.txt"):
+        CacheWriter(c, overwrite=True, **kw)
+    assert (c / "notes.txt").read_text() == "mine"
     # An empty folder holds nothing to lose.
     e = tmp_path / "empty"
     e.mkdir()
@@ -552,7 +563,21 @@ def test_existing_paths_and_overwrite(tmp_path, backend):
         w.write_block(np.zeros((1, 1), np.uint8))
         w.commit()
     assert Cache(e).n_rows == 1
-    assert sorted(os.listdir(tmp_path)) == ["dir", "empty", "file"]
+    assert sorted(os.listdir(tmp_path)) == ["cache", "dir", "empty", "file", "link"]
+
+
+def test_unfinished_cache_folder_may_be_overwritten(tmp_path):
+    """A folder holding only the store's own names (a cache whose manifest was lost or
+    damaged) is a cache's to replace."""
+    kw = dict(n_features=1, codes_dtype=np.uint8, has_label=False, has_weight=False)
+    c = tmp_path / "c"
+    (c / "blocks").mkdir(parents=True)
+    (c / "blocks" / "block-000000.arrow").write_bytes(b"x")
+    (c / "manifest.json").write_text("{not json")
+    with CacheWriter(c, overwrite=True, **kw) as w:
+        w.write_block(np.full((1, 2), 3, np.uint8))
+        w.commit()
+    assert Cache(c).read_block(0).codes.tolist() == [[3, 3]]
 
 
 def test_target_appearing_during_build_is_not_clobbered(tmp_path):

@@ -11,6 +11,7 @@ from ..prefetch import check_depth, prefetch
 from .arrow_backend import ArrowBlockReader
 from .hdf5_backend import Hdf5BlockReader
 from .manifest import GROUPS_FILE, read_manifest
+from .replace import recover
 
 _READERS = {"arrow": ArrowBlockReader, "hdf5": Hdf5BlockReader}
 
@@ -128,6 +129,7 @@ class Cache:
 
     def __init__(self, path):
         self.path = os.path.abspath(os.fspath(path))
+        recover(self.path)  # a replace killed between its two renames (store/replace.py)
         m = read_manifest(self.path)
         self.manifest = m
         self.backend = m["backend"]

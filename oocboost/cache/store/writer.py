@@ -5,87 +5,36 @@
     parent/
       data.cache                       <- `path`: appears only at commit, complete
       data.cache.oocb.tmp-<pid>-<rnd>  <- the build in progress (blocks, then manifest)
-      data.cache.oocb.old-<pid>-<rnd>  <- a replaced cache, deleted right after the rename
 
 An exception or Ctrl-C aborts the build and deletes the temporary; a build killed with
 SIGKILL leaves its temporary behind, and the next build into the same ``path`` deletes
-those whose process is gone. Nothing but a committed build is ever at ``path``.
+those whose process is gone. Nothing but a committed build is ever at ``path``, and a
+replace leaves the old cache or the new one there after a kill at any instant
+(:mod:`oocboost.cache.store.replace`).
 """
 import os
-import re
 import secrets
-import shutil
 import weakref
 import zlib
 
 import numpy as np
-import psutil
 
-from ...errors import CacheError, ParameterError
+from ...errors import CacheError, OutputError, ParameterError
+from ...utils.files import SPACE_ERRNOS, describe_write_error
 from . import arrow_backend, hdf5_backend
 from .manifest import (
     FORMAT,
     FORMAT_VERSION,
     GROUPS_FILE,
     RESERVED_KEYS,
-    looks_like_cache,
     write_manifest,
 )
+from .replace import TMP_TAG, check_target, clean_stale, install, remove_tree
 
 _BACKENDS = {
     "arrow": (arrow_backend.ArrowBlockWriter, arrow_backend.DEFAULT_COMPRESSION),
     "hdf5": (hdf5_backend.Hdf5BlockWriter, hdf5_backend.DEFAULT_COMPRESSION),
 }
-_TMP_TAG = ".oocb.tmp-"
-_OLD_TAG = ".oocb.old-"
-
-
-def _remove(path):
-    if os.path.isdir(path) and not os.path.islink(path):
-        shutil.rmtree(path, ignore_errors=True)
-    else:
-        try:
-            os.remove(path)
-        except OSError:
-            pass
-
-
-def _clean_stale(path):
-    """Delete temporaries left next to ``path`` by builds whose process is gone."""
-    parent, name = os.path.split(path)
-    pattern = re.compile(re.escape(name) + r"\.oocb\.(?:tmp|old)-(\d+)-[0-9a-f]+$")
-    try:
-        siblings = os.listdir(parent or ".")
-    except OSError:
-        return
-    for sib in siblings:
-        m = pattern.match(sib)
-        if m and not psutil.pid_exists(int(m.group(1))):
-            _remove(os.path.join(parent, sib))
-
-
-def _check_target(path, overwrite):
-    """Raise unless ``path`` may receive a cache. Returns True when something must be replaced."""
-    if not os.path.lexists(path):
-        return False
-    if os.path.isdir(path) and not os.path.islink(path):
-        if not os.listdir(path):
-            return True  # an empty folder holds nothing to lose
-        if looks_like_cache(path):
-            if not overwrite:
-                raise CacheError(f"cache {path} already exists; pass overwrite=True to replace it")
-            return True
-        what = "a non-empty folder that is not an oocboost cache"
-    else:
-        what = "a file" if os.path.isfile(path) else "something that is not a folder"
-    if not overwrite:
-        raise CacheError(
-            f"cannot build a cache at {path}: it is {what}; choose another path or pass "
-            "overwrite=True to replace it"
-        )
-    return True
-
-
 class CacheWriter:
     """Write blocks of bin codes into a new cache folder.
 
@@ -106,8 +55,9 @@ class CacheWriter:
     has_label, has_weight : bool
         Whether every block carries a label / weight array.
     overwrite : bool, default False
-        Replace whatever is at ``path`` at commit. Without it an existing cache, a file or
-        a non-empty folder at ``path`` is refused with :class:`CacheError`.
+        Replace the cache at ``path`` at commit. Without it an existing cache is refused
+        with :class:`CacheError`; a file, a link or a folder that is not a cache is
+        refused either way.
 
     Notes
     -----
@@ -159,14 +109,14 @@ class CacheWriter:
         self.n_label_columns = int(n_label_columns)
         self.overwrite = bool(overwrite)
         # Fail before spending time on the build; checked again at commit.
-        _check_target(self.path, self.overwrite)
         parent = os.path.dirname(self.path)
         os.makedirs(parent, exist_ok=True)
-        _clean_stale(self.path)
-        self._tmp = f"{self.path}{_TMP_TAG}{os.getpid()}-{secrets.token_hex(4)}"
+        clean_stale(self.path)
+        check_target(self.path, self.overwrite)
+        self._tmp = f"{self.path}{TMP_TAG}{os.getpid()}-{secrets.token_hex(4)}"
         os.mkdir(self._tmp)
         # Removes the temporary if the writer is dropped or the interpreter exits first.
-        self._finalizer = weakref.finalize(self, _remove, self._tmp)
+        self._finalizer = weakref.finalize(self, remove_tree, self._tmp)
         self._blocks = []
         self._n_rows = 0
         self._block_rows = None
@@ -237,7 +187,11 @@ class CacheWriter:
         codes = np.ascontiguousarray(codes)
         try:
             entry = self._backend.write_block(index, self._n_rows, codes, label, weight)
-        except (OSError, RuntimeError, ValueError) as exc:
+        except OSError as exc:
+            if exc.errno in SPACE_ERRNOS:
+                raise OutputError(describe_write_error(self.path, exc, codes.nbytes)) from exc
+            raise CacheError(f"cache {self.path}: writing block {index} failed: {exc}") from exc
+        except (RuntimeError, ValueError) as exc:
             raise CacheError(f"cache {self.path}: writing block {index} failed: {exc}") from exc
         self._blocks.append(entry)
         self._n_rows += n_rows
@@ -301,7 +255,8 @@ class CacheWriter:
                 "blocks": self._blocks,
             }
             write_manifest(self._tmp, manifest)
-            self._install()
+            install(self._tmp, self.path, self.overwrite)
+            _fsync_dir(os.path.dirname(self.path))
         except BaseException as exc:
             self.abort()
             if isinstance(exc, (OSError, TypeError, ValueError)) and not isinstance(exc, ParameterError):
@@ -310,24 +265,6 @@ class CacheWriter:
         self._state = "committed"
         self._finalizer.detach()
         return self.path
-
-    def _install(self):
-        replace = _check_target(self.path, self.overwrite)
-        if replace and os.path.isdir(self.path) and not os.path.islink(self.path) and not os.listdir(self.path):
-            os.rmdir(self.path)
-            replace = False
-        if not replace:
-            os.rename(self._tmp, self.path)
-        else:
-            aside = f"{self.path}{_OLD_TAG}{os.getpid()}-{secrets.token_hex(4)}"
-            os.rename(self.path, aside)
-            try:
-                os.rename(self._tmp, self.path)
-            except BaseException:
-                os.rename(aside, self.path)
-                raise
-            _remove(aside)
-        _fsync_dir(os.path.dirname(self.path))
 
     def abort(self):
         """Discard the build: close files and delete the temporary folder. Idempotent."""
