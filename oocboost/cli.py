@@ -222,15 +222,11 @@ def _train_params(args):
     return params
 
 
-#: The warm-up profile (``kernels/warm_signatures.json``) of each ``--learner``.
-WARMUP_PROFILE = {"gbtree": "boosting", "random-forest": "forest", "extra-trees": "forest",
-                  "decision-tree": "forest", "adaboost": "adaboost"}
-
-
 def cmd_train(args):
     from .kernels import warmup
+    from .learners import registry
 
-    profile = WARMUP_PROFILE.get(args.learner)
+    profile = registry.get(args.learner).warmup_profile
     helpers = warmup.auto_start(profile) if profile else []
     if helpers and not args.quiet:
         print(f"first run: compiling the kernels on {len(helpers)} processes (once; "
@@ -240,45 +236,21 @@ def cmd_train(args):
 
 
 def _train(args):
-    from .learners.boosting.callback import TrainingCheckPoint
-    from .learners.boosting.training import train
+    from .learners import registry
     from .utils.files import check_output_path
 
     # --init-model may be -o: it is read whole before training, and replaced atomically.
     inputs = [args.cache, args.reference, *(args.valid or [])]
     check_output_path(args.output, inputs)
     check_output_path(args.checkpoint, inputs, option="--checkpoint")
-    params = _train_params(args)
-    if not os.path.isdir(args.cache) and args.learner in ("hoeffding-tree", "online-bagging"):
-        from .learners.hoeffding.files import learn_file
-
-        if args.init_model is not None:
-            raise ParameterError("--init-model takes a cache: build one from the file")
-        params.pop("num_class", None)
-        model = learn_file(args.learner, params, args.cache, label=args.label,
-                           reference=args.reference, num_class=args.num_class,
-                           n_estimators=args.rounds, memory_limit=args.memory_limit,
-                           verbose=args.verbose)
-    elif args.learner != "gbtree":
-        from .learners import train_learner
-
-        model = train_learner(args.learner, params, args.cache, n_estimators=args.rounds,
-                              memory_limit=args.memory_limit, verbose=args.verbose,
-                              init_model=args.init_model)
-    else:
-        if args.verbose:
-            params.setdefault("verbosity", 2)
-        elif args.quiet:
-            params.setdefault("verbosity", 0)
-        evals = [(path, f"valid_{i}" if len(args.valid) > 1 else "valid")
-                 for i, path in enumerate(args.valid or [])]
-        callbacks = []
-        if args.checkpoint:
-            callbacks.append(TrainingCheckPoint(args.checkpoint, args.checkpoint_interval))
-        model = train(params, args.cache, args.rounds, evals=evals,
-                      early_stopping_rounds=args.early_stopping, callbacks=callbacks,
-                      init_model=args.init_model, verbose_eval=not args.quiet,
-                      memory_limit=args.memory_limit)
+    request = registry.TrainRequest(
+        learner=args.learner, params=_train_params(args), cache=args.cache,
+        n_estimators=args.rounds, memory_limit=args.memory_limit, verbose=args.verbose,
+        quiet=args.quiet, init_model=args.init_model, valid=tuple(args.valid or ()),
+        early_stopping_rounds=args.early_stopping, checkpoint=args.checkpoint,
+        checkpoint_interval=args.checkpoint_interval, label=args.label,
+        reference=args.reference, num_class=args.num_class)
+    model = registry.train(request)
     model.save_model(args.output)
     if not args.quiet:
         msg = (f"saved {args.output}: {len(model.mars.terms)} MARS terms"
@@ -419,8 +391,14 @@ def build_parser():
     _add_plot_and_report(sub)
     w = sub.add_parser("warmup", help="compile the kernels of a learner ahead of its first "
                                       "run, on every core")
-    w.add_argument("--learner", choices=["boosting", "forest", "adaboost", "all"],
-                   default="all", help="which runs to prepare (default: all)")
+    from .learners import registry
+
+    profiles = sorted({s.warmup_profile for s in registry.specs() if s.warmup_profile})
+    w.add_argument("--learner", choices=[*profiles, "all"], default="all",
+                   help="which runs to prepare (default: all): " + "; ".join(
+                       f"{p}: --learner " + ", ".join(s.name for s in registry.specs()
+                                                      if s.warmup_profile == p)
+                       for p in profiles))
     w.add_argument("--jobs", type=int, default=None,
                    help="processes compiling at once (default: one per core)")
     w.add_argument("--quiet", action="store_true")
@@ -505,6 +483,8 @@ def _add_build_cache_and_info(sub):
 
 
 def _add_train(sub):
+    from .learners import registry
+
     t = sub.add_parser("train", help="train a model from a cache")
     t.add_argument("cache", help="the cache (streaming trees: also a CSV/Parquet/Arrow "
                                  "file, read once in batches)")
@@ -514,10 +494,11 @@ def _add_train(sub):
                    help="streaming trees on a file: bin with this cache's edges (else the "
                         "first batch's)")
     t.add_argument("-o", "--output", required=True, help="model file (JSON)")
-    t.add_argument("--learner", default="gbtree",
-                   choices=("gbtree", "random-forest", "extra-trees", "decision-tree",
-                            "decision-stream", "mars", "adaboost", "hoeffding-tree",
-                            "online-bagging"))
+    t.add_argument("--learner", default="gbtree", choices=registry.names(),
+                   metavar="LEARNER",
+                   help="what to train (default gbtree): " + "; ".join(
+                       f"{spec.name}: {spec.summary}" for spec in sorted(
+                           registry.specs(), key=lambda spec: spec.name != "gbtree")))
     t.add_argument("--objective", default=None, help="e.g. binary:logistic")
     t.add_argument("--algorithm", default=None,
                    help="adaboost: SAMME (default), SAMME.R, gentle, logitboost, arc-x4, M1, "

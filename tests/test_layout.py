@@ -105,6 +105,33 @@ def test_layers_import_only_layers_below():
     assert wrong == []
 
 
+def learner_of(module):
+    """The learner folder of ``oocboost.learners.<name>...`` (None elsewhere, and for the
+    shared toolkit ``learners.common`` and the package itself)."""
+    parts = module.split(".")
+    if len(parts) < 3 or parts[1] != "learners" or parts[2] == "common":
+        return None
+    folder = ".".join(parts[:3])
+    return parts[2] if MODULES.get(folder, (False,))[0] else None  # registry.py: shared
+
+
+def test_no_learner_imports_another_learner():
+    """A learner imports the engine, the cache, the model and ``learners.common``, never
+    another learner (docs/internals.md, "Adding a learner"); ``learners.common`` imports
+    no learner either."""
+    wrong = []
+    for module in MODULES:
+        mine = learner_of(module)
+        in_common = module.startswith("oocboost.learners.common")
+        if mine is None and not in_common:
+            continue
+        for imported in imports_of(module):
+            other = learner_of(imported)
+            if other is not None and other != mine:
+                wrong.append(f"{module} -> {imported}")
+    assert wrong == []
+
+
 def _cycle(graph):
     """One import cycle as a list of modules, or None."""
     state = {}
@@ -173,7 +200,23 @@ def test_import_parser_sees_relative_lazy_and_submodule_imports():
     # Cache in build_cache), a submodule imported by name (from ..utils import interrupt)
     assert {"oocboost.cache.binning", "oocboost.cache.store",
             "oocboost.utils.interrupt"} <= imports_of("oocboost.cache.build")
-    # every lazy import of the public API
-    assert {"oocboost.cache.build", "oocboost.sklearn.forests",
-            "oocboost.inspection.permutation"} <= imports_of("oocboost")
+    # lazy imports inside the command line's functions
+    assert {"oocboost.cache.build", "oocboost.learners.registry", "oocboost.model.model",
+            "oocboost.kernels.warmup"} <= imports_of("oocboost.cli")
+
+
+def test_public_names_resolve_to_modules_of_the_package():
+    """``oocboost.__getattr__`` imports "module:attribute" targets (its own table and the
+    learners' registrations), which the import parser does not see: each must name a
+    module of the package that has the attribute."""
+    import importlib
+
+    import oocboost
+
+    targets = oocboost._exports()
+    assert len(targets) >= 30
+    for name, target in targets.items():
+        module, _, attribute = target.partition(":")
+        assert module in MODULES, target
+        assert getattr(importlib.import_module(module), attribute).__name__ == name
     assert layer_of("oocboost.engine.grower") == "engine" and layer_of("oocboost") == "__init__"

@@ -25,11 +25,11 @@ import numpy as np
 
 from ..cache.shards import ShardSet
 from ..errors import ParameterError
+from ..learners.common.data import require_classes
 from ..learners.forest.distributed import CHECKPOINT_TREES
 from ..sklearn.boosting import (
     GradientBoostingClassifier,
     GradientBoostingRegressor,
-    cache_classes,
 )
 from ..sklearn.forests import RandomForestClassifier, RandomForestRegressor
 from .collective import DEFAULT_TIMEOUT
@@ -174,7 +174,7 @@ class DaskGradientBoostingClassifier(_DaskFit, GradientBoostingClassifier):
         client = _client(self.client)
         shards, folder = self._shards(X, y, client)
         try:
-            self.classes_ = np.asarray(cache_classes(shards))
+            self.classes_ = np.asarray(require_classes(shards))
             self.n_classes_ = len(self.classes_)
             self._dask_fit(shards, *self._objective_for(self.classes_), client)
         finally:

@@ -46,9 +46,10 @@ def forest_run(params, shard_set, learner):
     anything runs: the command line's names and aliases, ``random_state`` drawn now
     when None (every worker must draw with the same seed), the task and classes from
     the whole set's labels."""
-    from ..learners.forest.config import resolve_seed
+    from ..learners.common.data import task_and_classes
+    from ..learners.common.validate import resolve_seed
     from ..learners.forest.distributed import check_distributed_forest
-    from ..learners.forest.forest import cli_params, learner_of, task_and_classes
+    from ..learners.forest.forest import cli_params, learner_of
 
     if learner not in FOREST_LEARNERS:
         raise ParameterError(f"learner must be one of {FOREST_LEARNERS}, got {learner!r}")

@@ -67,7 +67,7 @@ from .nodes import (
 MIN_CHUNK_ROWS = 16384
 
 
-def _chunk_starts(n_rows):
+def chunk_starts(n_rows):
     """First rows of the chunks a block is partitioned in: about four per thread, so an
     uneven chunk (rows in many split nodes) does not leave the other threads idle."""
     n_chunks = max(1, min(4 * numba.get_num_threads(), n_rows // MIN_CHUNK_ROWS))
@@ -343,7 +343,7 @@ class TreeGrower(HistogramSlots, BundledColumns):
         a slot in ``slot_of_node``; returns ``(rows, slots, chunk_start, chunk_count)``."""
         n_rows = codes.shape[1]
         rows, slots = self._scratch_rows(n_rows)
-        chunk_start = _chunk_starts(n_rows)
+        chunk_start = chunk_starts(n_rows)
         chunk_count = np.empty((self.n_trees, len(chunk_start)), np.int64)
         nd = self.nodes
         t0 = time.perf_counter()

@@ -4,7 +4,7 @@ hash."""
 import numpy as np
 
 from ..errors import ParameterError
-from ..learners.forest import config as _config
+from ..learners.common.validate import int_param, resolve_seed
 
 try:
     from sklearn.utils import Bunch
@@ -126,8 +126,8 @@ def permutation_importance(estimator, X, y=None, *, n_repeats=5, random_state=No
 
     estimator._check_fitted()
     scoring = _scorer(estimator, scoring)
-    n_repeats = _config.int_param("n_repeats", n_repeats, 1)
-    seed = _config.resolve_seed(random_state)
+    n_repeats = int_param("n_repeats", n_repeats, 1)
+    seed = resolve_seed(random_state)
     model = estimator.model_
     classification = _is_classifier(estimator)
     n_features = model.n_features

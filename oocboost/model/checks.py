@@ -7,7 +7,8 @@ field               checked
 format, version     :meth:`Model._from_json_dict` (this format, not newer)
 n_outputs, trees,   ``fields.read_*`` (type, range, length) and :meth:`Model.validate`
 tree_group, ...     (groups, weights, base margin, best iteration, classes, trees)
-learner             one of :data:`LEARNERS`
+learner             one of :data:`LEARNERS` or a name a registered learner declared
+                    (:func:`allow_learner`)
 objective,          a known objective whose parameters it accepts, with ``n_outputs``
 objective_params    outputs ("" : raw margins, no link function)
 feature_types       each "numeric", "categorical" or "ordered_ts"
@@ -36,10 +37,26 @@ FIELDS = ("format", "format_version", "learner", "objective", "objective_params"
           "stream_state", "mars")
 LEARNERS = ("gbtree", "random_forest", "extra_trees", "decision_tree", "bagging",
             "adaboost", "hoeffding_tree", "online_bagging", "decision_stream", "mars")
+#: ``learner`` values of learners registered at run time (``learners/registry.py``).
+_REGISTERED_LEARNERS = set()
 #: "ordered_ts": a categorical column encoded as its ordered target statistic (a numeric
 #: feature whose raw strings the bin mapper's encoder turns into values).
 FEATURE_TYPES = ("numeric", "categorical", "ordered_ts")
 ADABOOST_PREDICTIONS = ("margin", "weighted_median")
+
+
+def allow_learner(name):
+    """Accept ``name`` as a model's ``learner`` from now on: a learner registered outside
+    this package declares the name its models carry (its models then load in any process
+    that registered it)."""
+    if not isinstance(name, str) or not name:
+        raise ModelError(f"a learner's model name must be a non-empty string, got {name!r}")
+    _REGISTERED_LEARNERS.add(name)
+
+
+def known_learners():
+    """Every accepted model ``learner``: the built-in ones, then the registered ones."""
+    return LEARNERS + tuple(sorted(_REGISTERED_LEARNERS - set(LEARNERS)))
 
 
 def check_no_unknown_fields(doc, where):
@@ -53,8 +70,9 @@ def check_no_unknown_fields(doc, where):
 def check_model_fields(model):
     """The checks of the module docstring on a built model; raises ModelError naming the
     field."""
-    if model.learner not in LEARNERS:
-        raise ModelError(f"learner must be one of {LEARNERS}, got {model.learner!r}")
+    if model.learner not in LEARNERS and model.learner not in _REGISTERED_LEARNERS:
+        raise ModelError(f"learner must be one of {known_learners()}, got "
+                         f"{model.learner!r}")
     _check_objective(model)
     bad = [t for t in model.feature_types if t not in FEATURE_TYPES]
     if bad:

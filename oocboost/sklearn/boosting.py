@@ -18,6 +18,7 @@ Example
 import numpy as np
 
 from ..errors import ParameterError
+from ..learners.common.data import require_classes
 from .base import (
     ClassifierMixin,
     ParamsMixin,
@@ -26,21 +27,6 @@ from .base import (
     set_feature_attributes,
 )
 from .validation import fit_input, predict_input
-
-
-def cache_classes(cache):
-    """The classes of a cache's labels, which must be 0..K-1 (sorted array)."""
-    from ..cache.label_stats import LabelStats
-
-    stats = cache.manifest.get("label_stats") or {}
-    classes = LabelStats.from_dict(stats).class_weights if stats else None
-    if not classes:
-        raise ParameterError(f"cache {cache.path}: labels are not integer classes")
-    classes = np.array(sorted(classes))
-    if not np.array_equal(classes, np.arange(len(classes))):
-        raise ParameterError(f"cache {cache.path}: class labels must be 0..K-1, got "
-                             f"{classes.tolist()}")
-    return classes
 
 _BOOSTER_ARGS = ("learning_rate", "max_depth", "max_leaves", "min_child_weight", "gamma",
                  "reg_lambda", "reg_alpha", "max_delta_step", "subsample",
@@ -315,7 +301,7 @@ class GradientBoostingClassifier(ClassifierMixin, _GradientBoosting):
             if y is not None:
                 raise ParameterError("when X is a Cache its labels come from the cache: "
                                      "pass y=None")
-            self.classes_ = cache_classes(X)
+            self.classes_ = require_classes(X)
             y_enc, evals = None, eval_set
         else:
             if y is None:
@@ -369,7 +355,7 @@ class GradientBoostingClassifier(ClassifierMixin, _GradientBoosting):
         return self._named_objective("multi:softprob"), {"num_class": len(classes)}
 
     def _cache_objective(self, cache):
-        return self._objective_for(cache_classes(cache))
+        return self._objective_for(require_classes(cache))
 
     def predict_proba(self, X, iteration_range=None):
         """Class probabilities (n_rows, n_classes)."""

@@ -261,7 +261,7 @@ class _HoeffdingBase(ParamsMixin):
         self._exported = {}
 
     def _batch_rows(self):
-        from ..learners.forest.config import int_param
+        from ..learners.common.validate import int_param
 
         return int_param("batch_rows", self.batch_rows, 1, allow_none=True)
 
@@ -410,7 +410,7 @@ class HoeffdingTreeClassifier(ClassifierMixin, _HoeffdingBase):
         self.reference = reference
 
     def _cache_classes(self, cache):
-        from ..learners.forest.passes import cache_classes
+        from ..learners.common.data import cache_classes
 
         classes = cache_classes(cache)
         if classes is None or len(classes) < 2:

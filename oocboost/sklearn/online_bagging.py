@@ -15,7 +15,7 @@ Example
 >>> bag.partial_fit(X_chunk, y_chunk, classes=[0, 1])                    # doctest: +SKIP
 """
 from ..errors import ParameterError
-from ..learners.forest.config import int_param, resolve_seed
+from ..learners.common.validate import int_param, resolve_seed
 from ..learners.hoeffding.stream import poisson_draws
 from .hoeffding import HoeffdingTreeClassifier
 

@@ -20,6 +20,7 @@ Example
 import numpy as np
 
 from ..errors import ParameterError
+from ..learners.common.data import require_classes
 from .base import (
     ClassifierMixin,
     ParamsMixin,
@@ -27,7 +28,6 @@ from .base import (
     TrainingData,
     _has_column_names,
 )
-from .boosting import cache_classes
 from .validation import NotFittedError, fit_input
 
 try:
@@ -205,7 +205,7 @@ class StackingClassifier(ClassifierMixin, TransformerMixin, _Stacking):
         return encoded.astype(np.float64)
 
     def _set_classes_from_cache(self, cache):
-        self.classes_ = cache_classes(cache)
+        self.classes_ = require_classes(cache)
 
     def _method(self, name, est):
         if self.stack_method not in ("auto", "predict_proba", "predict"):

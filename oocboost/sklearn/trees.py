@@ -43,9 +43,9 @@ Example
 import numpy as np
 
 from ..errors import ParameterError
-from ..learners.forest import config as _config
+from ..learners.common import cart_config as _config
+from ..learners.common import data as _data
 from ..learners.forest import forest as _forest
-from ..learners.forest import passes as _passes
 from .base import (
     ClassifierMixin,
     ParamsMixin,
@@ -119,7 +119,7 @@ class TreeEnsembleBase(ParamsMixin):
                                      "cache: pass sample_weight=None")
             cache = data.cache(X, y)
             if classification:
-                classes = _passes.cache_classes(cache)
+                classes = _data.cache_classes(cache)
                 if classes is None or len(classes) < 2:
                     raise ParameterError(f"cache {cache.path}: labels must be class "
                                          f"indices 0..K-1 with K >= 2")
@@ -145,9 +145,9 @@ class TreeEnsembleBase(ParamsMixin):
                 cache = data.cache(X, y_arr.astype(np.float64), sample_weight)
         counts = None
         if classification:
-            counts = _passes.label_summary(cache, "classification", len(classes_))
+            counts = _data.label_summary(cache, "classification", len(classes_))
         else:
-            _passes.label_summary(cache, "regression",
+            _data.label_summary(cache, "regression",
                                   poisson=params.get("criterion") == "poisson")
         return cache, classes_, counts
 

@@ -263,8 +263,9 @@ def test_trees_per_pass_halves_while_the_group_does_not_fit(caches):
     not refused; one tree that does not fit is refused."""
     from oocboost.engine.plan import plan_train
     from oocboost.errors import MemoryLimitError
-    from oocboost.learners.forest.config import resolve_config
-    from oocboost.learners.forest.passes import cache_classes, choose_trees_per_pass
+    from oocboost.learners.common.cart_config import resolve_config
+    from oocboost.learners.common.data import cache_classes
+    from oocboost.learners.forest.passes import choose_trees_per_pass
 
     by_block, _ = caches
     cache = by_block[300]

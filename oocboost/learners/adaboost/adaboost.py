@@ -194,7 +194,7 @@ def train_adaboost(cache, *, algorithm="SAMME", n_estimators=50, learning_rate=1
         ``n_classes`` and ``prediction`` (``"margin"`` or ``"weighted_median"``).
     """
     from ...utils.threads import thread_limit
-    from ..boosting.training import open_cache
+    from ..common.data import open_cache
 
     algorithm = canonical_algorithm(algorithm)
     check_boost_params(n_estimators, learning_rate, max_depth, loss)

@@ -5,8 +5,8 @@ from dataclasses import dataclass
 
 from ...engine.nodes import GrowthParams
 from ...errors import ParameterError
-from ..forest.config import resolve_config
-from ..forest.policy import ForestCartPolicy
+from ..common.cart_config import resolve_config
+from ..common.cart_policy import ForestCartPolicy
 
 #: The split criterion each algorithm grows its trees with, and the ones an estimator
 #: may choose instead (None: only the algorithm's own).

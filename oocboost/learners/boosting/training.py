@@ -10,7 +10,6 @@ Example
 ...                        evals=[(valid, "valid")], early_stopping_rounds=10)  # doctest: +SKIP
 """
 import dataclasses
-import os
 import time
 
 import numpy as np
@@ -23,23 +22,12 @@ from ...model.objectives import POISSON_MAX_DELTA_STEP, get_objective
 from ...utils.progress import ProgressBar
 from ...utils.rss import current_rss, peak_rss
 from ...utils.threads import thread_limit
+from ..common.data import open_cache
 from . import booster as boosting
 from . import callback as cb
 from .custom import CustomGradients, CustomMetric
 from .dart import DartRound
 from .params import objective_params, resolve_params
-
-
-def open_cache(data, what="training data"):
-    """A ``Cache`` from a ``Cache`` or a path to one."""
-    from ...cache.store import Cache
-
-    if isinstance(data, Cache):
-        return data
-    if isinstance(data, (str, os.PathLike)):
-        return Cache(data)
-    raise ParameterError(f"{what} must be an oocboost Cache or the path of one (build it with "
-                         f"oocboost.build_cache), got {type(data).__name__}")
 
 
 def check_same_bins(reference, other, other_name):

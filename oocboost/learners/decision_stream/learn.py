@@ -19,7 +19,7 @@ import numpy as np
 
 from ...common import G_H_DTYPE, HIST_DTYPE, hist_column_starts, hist_width
 from ...engine.blocks import timed_blocks
-from ...engine.grower import _chunk_starts
+from ...engine.grower import chunk_starts
 from ...engine.nodes import raw_thresholds
 from ...engine.plan import plan_train
 from ...engine.policies import CartPolicy
@@ -56,12 +56,8 @@ class StreamConfig:
 def resolve_stream_config(params, *, task, n_classes, n_rows):
     """Validate a decision stream's parameters (scikit-learn's tree names, plus
     ``significance``) into a :class:`StreamConfig`."""
-    from ..forest.config import (
-        CLASSIFICATION_CRITERIA,
-        _count_or_fraction,
-        _float_param,
-        int_param,
-    )
+    from ..common.cart_config import CLASSIFICATION_CRITERIA
+    from ..common.validate import count_or_fraction, float_param, int_param
 
     classification = task == "classification"
     criterion = params.get("criterion") or ("gini" if classification else "squared_error")
@@ -70,16 +66,16 @@ def resolve_stream_config(params, *, task, n_classes, n_rows):
     if criterion not in allowed:
         raise ParameterError(f"criterion must be one of {allowed} for a decision stream "
                              f"({task}), got {criterion!r}")
-    leaf = _count_or_fraction("min_samples_leaf", params.get("min_samples_leaf", 1), n_rows, 1)
-    split = _count_or_fraction("min_samples_split", params.get("min_samples_split", 2),
+    leaf = count_or_fraction("min_samples_leaf", params.get("min_samples_leaf", 1), n_rows, 1)
+    split = count_or_fraction("min_samples_split", params.get("min_samples_split", 2),
                                n_rows, 2)
-    significance = _float_param("significance", params.get("significance", 0.05), 0.0, 1.0,
+    significance = float_param("significance", params.get("significance", 0.05), 0.0, 1.0,
                                 low_open=True)
     return StreamConfig(
         task=task, n_classes=int(n_classes) if classification else 0, criterion=criterion,
         max_depth=int_param("max_depth", params.get("max_depth"), 1, allow_none=True),
         min_samples_split=max(split, 2 * leaf), min_samples_leaf=leaf,
-        min_impurity_decrease=_float_param("min_impurity_decrease",
+        min_impurity_decrease=float_param("min_impurity_decrease",
                                            params.get("min_impurity_decrease", 0.0), 0.0),
         significance=significance, memory_limit=params.get("memory_limit"),
         prefetch=int_param("prefetch", params.get("prefetch"), 0, allow_none=True),
@@ -214,7 +210,7 @@ def _level_pass(cache, plan, rows, ids, members, part, hist, column_of, config, 
         # bundled sparse features: the per-feature codes (the histograms are per feature)
         codes = block.codes if block.bundles is not None else block.stored_codes
         n = block.n_rows
-        chunk_start = _chunk_starts(n)
+        chunk_start = chunk_starts(n)
         listed = np.empty((1, n), np.int32)
         slots = np.empty((1, n), np.int32)
         chunk_count = np.empty((1, len(chunk_start)), np.int64)

@@ -15,7 +15,7 @@ def train_stream_model(cache, config, classes=None):
     may have several parents, ``learner="decision_stream"``)."""
     from ...model.tree import Tree
     from ...utils.threads import thread_limit
-    from ..forest.passes import empty_model
+    from ..common.data import empty_model
 
     t0 = time.perf_counter()
     with thread_limit(config.n_jobs):
@@ -33,8 +33,7 @@ def train_stream_model(cache, config, classes=None):
 def train_stream_from_params(params, cache, *, memory_limit=None, verbose=False):
     """The command line's entry. ``params``: :data:`CLI_PARAMS` (``task`` forces
     classification or regression, inferred as for forests otherwise)."""
-    from ..forest.forest import cli_input, task_and_classes
-    from ..forest.passes import label_summary
+    from ..common.data import cli_input, label_summary, task_and_classes
 
     cache, p = cli_input(cache, params, CLI_PARAMS, "decision-stream")
     if "n_threads" in p:

@@ -16,9 +16,9 @@ import dataclasses
 import numpy as np
 
 from ...errors import InputError, ParameterError
-from .config import resolve_config
+from ..common.cart_config import resolve_config
+from ..common.data import label_summary
 from .forest import record_params, train_forest
-from .passes import label_summary
 
 #: Trees grown between two checkpoints (a chunk is also the most trees a pass holds).
 CHECKPOINT_TREES = 16

@@ -32,20 +32,13 @@ import warnings
 
 from ...engine.nodes import GrowerTelemetry
 from ...errors import ParameterError
-from .config import (
-    CLASSIFICATION_CRITERIA,
-    MAX_AUTO_CLASSES,
-    REGRESSION_CRITERIA,
-    int_param,
-    resolve_config,
-)
+from ..common.cart_config import resolve_config
+from ..common.data import empty_model, label_summary, open_cache, task_and_classes
+from ..common.validate import int_param
 from .passes import (
-    cache_classes,
     choose_trees_per_pass,
-    empty_model,
     grow_trees,
     integer_stats,
-    label_summary,
     label_values,
     new_counters,
     oob_pass,
@@ -220,69 +213,6 @@ def _init_forest(init_model, learner, cache):
     return model
 
 
-def cli_input(cache, params, known, name):
-    """The opened training cache (with a label) and a copy of the command line's
-    ``params``, all of them in ``known`` (else ParameterError naming ``--learner
-    name``)."""
-    from ..boosting.training import open_cache
-
-    cache = open_cache(cache)
-    if not cache.has_label:
-        raise ParameterError(f"training cache {cache.path} has no label column; rebuild it "
-                             f"with --label")
-    p = dict(params or {})
-    unknown = sorted(set(p) - set(known))
-    if unknown:
-        raise ParameterError(f"unknown parameter(s) {unknown} for --learner {name}; known: "
-                             f"{', '.join(known)}")
-    return cache, p
-
-
-def task_and_classes(params, cache):
-    """The command line's task (:func:`infer_task`; ``task`` and ``objective`` are
-    popped from ``params``) and, for classification, the cache's classes ``0..K-1``."""
-    task = infer_task(params, cache)
-    params.pop("task", None)
-    params.pop("objective", None)
-    if task != "classification":
-        return task, None
-    classes = cache_classes(cache)
-    if classes is None or len(classes) < 2:
-        raise ParameterError(f"cache {cache.path}: classification needs integer class "
-                             f"labels 0..K-1 with K >= 2 (use --param task=regression for "
-                             f"a numeric target)")
-    return task, classes
-
-
-def infer_task(params, cache):
-    """"classification" or "regression" for the command line.
-
-    ``params["task"]`` wins; then the objective (``reg:*`` -> regression, ``binary:*`` /
-    ``multi:*`` -> classification) and the criterion; otherwise classification when the
-    cache's labels are integer classes ``0..K-1`` with ``K <= 32``.
-    """
-    task = params.get("task")
-    if task is not None:
-        if task not in ("classification", "regression"):
-            raise ParameterError(f"task must be 'classification' or 'regression', got "
-                                 f"{task!r}")
-        return task
-    objective = params.get("objective")
-    if isinstance(objective, str):
-        if objective.startswith("reg:"):
-            return "regression"
-        if objective.startswith(("binary:", "multi:")):
-            return "classification"
-    if params.get("criterion") in REGRESSION_CRITERIA:
-        return "regression"
-    if params.get("criterion") in CLASSIFICATION_CRITERIA:
-        return "classification"
-    classes = cache_classes(cache)
-    if classes is not None and 2 <= len(classes) <= MAX_AUTO_CLASSES:
-        return "classification"
-    return "regression"
-
-
 def learner_of(name):
     """The learner of a command-line name (``random-forest`` -> ``random_forest``)."""
     if name not in _CLI_NAMES:
@@ -340,8 +270,6 @@ def train_forest_from_params(name, params, cache, *, n_estimators, memory_limit=
     -------
     Model
     """
-    from ..boosting.training import open_cache
-
     learner = learner_of(name)
     cache = open_cache(cache)
     if not cache.has_label:

@@ -27,8 +27,8 @@ from ...kernels import split_cart as kcart
 from ...kernels.histogram import build_histograms_selected
 from ...kernels.partition import partition_select_rows
 from ...model.mars import representatives
+from ..common.cart_policy import ForestCartPolicy
 from .passes import _block_stats, _blocks, _group_class_weights
-from .policy import ForestCartPolicy
 
 #: Features an oblique split combines at most, and z-histogram bins per direction.
 MAX_COMBINED, Z_BINS = 3, 64
@@ -218,10 +218,10 @@ class ObliqueGrower:
         no_bits = np.zeros((len(self.group), nd.capacity, 1), np.uint32)
 
         def visit(block, codes, node, stats, draws):
-            from ...engine.grower import _chunk_starts
+            from ...engine.grower import chunk_starts
 
             n = block.n_rows
-            chunk_start = _chunk_starts(n)
+            chunk_start = chunk_starts(n)
             rows = np.empty((len(self.group), n), np.int32)
             slots = np.empty((len(self.group), n), np.int32)
             count = np.empty((len(self.group), len(chunk_start)), np.int64)

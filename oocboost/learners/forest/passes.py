@@ -12,10 +12,10 @@ from ...engine.blocks import timed_blocks
 from ...engine.grower import TreeGrower
 from ...engine.nodes import GrowerTelemetry, GrowthParams, sampled_columns
 from ...engine.rowstate import RowStateSpec, make_row_state, spill_dir_for
-from ...errors import InputError, MemoryLimitError
+from ...errors import MemoryLimitError
 from ...kernels import cart_stats as kc
 from ...kernels.histogram import ClassCounts
-from .policy import ForestCartPolicy
+from ..common.cart_policy import ForestCartPolicy
 
 #: Most trees grown in the same passes when ``trees_per_pass`` is not given.
 MAX_TREES_PER_PASS = 16
@@ -41,67 +41,6 @@ def _blocks(cache, plan, counters):
         counters["bytes_read"] += nbytes
 
     return timed_blocks(cache, plan, account)
-
-
-def label_summary(cache, task, n_classes=None, poisson=False, check_sum=True):
-    """Check the labels (one labels-only pass) and count rows per class.
-
-    ``check_sum`` False leaves Poisson's positive-sum check to the caller (a worker's
-    shard of a distributed run may sum to 0 when the whole data does not).
-
-    Returns
-    -------
-    ndarray (K,) int64 of rows per class (classification), or None.
-
-    Raises
-    ------
-    InputError
-        Missing or non-finite labels; class labels that are not integers in [0, K);
-        with ``poisson``, negative targets or targets summing to 0 (scikit-learn's).
-    """
-    counts = np.zeros(n_classes or 0, np.int64)
-    total = 0.0
-    for block in cache.iter_blocks(prefetch=1, with_codes=False):
-        y = block.label
-        if not np.all(np.isfinite(y)):
-            i = int(np.flatnonzero(~np.isfinite(y))[0]) + block.row_start
-            raise InputError(f"cache {cache.path}: row {i} has a missing or infinite label")
-        if block.weight is not None and np.any(block.weight < 0):
-            i = int(np.flatnonzero(block.weight < 0)[0]) + block.row_start
-            raise InputError(f"cache {cache.path}: row {i} has a negative sample weight")
-        if task == "classification":
-            bad = (y != np.floor(y)) | (y < 0) | (y >= n_classes)
-            if bad.any():
-                i = int(np.flatnonzero(bad)[0])
-                raise InputError(f"cache {cache.path}: row {i + block.row_start} has label "
-                                 f"{y[i]!r}; expected a class index in [0, {n_classes})")
-            counts += np.bincount(y.astype(np.int64), minlength=n_classes)
-        elif poisson:
-            if (y < 0).any():
-                i = int(np.flatnonzero(y < 0)[0])
-                raise InputError(f"cache {cache.path}: row {i + block.row_start} has target "
-                                 f"{y[i]!r}; criterion='poisson' needs targets >= 0")
-            total += float(np.sum(y, dtype=np.float64))
-    if poisson and check_sum and not total > 0:
-        raise InputError(f"cache {cache.path}: the targets sum to {total!r}; "
-                         f"criterion='poisson' needs a positive sum")
-    return counts if task == "classification" else None
-
-
-def cache_classes(cache):
-    """Class indices 0..K-1 of a cache whose labels are integer classes, else None."""
-    from ...cache.label_stats import LabelStats
-
-    stats = cache.manifest.get("label_stats")
-    if not stats:
-        return None
-    cw = LabelStats.from_dict(stats).class_weights
-    if not cw:
-        return None
-    keys = sorted(cw)
-    if keys != list(range(len(keys))):
-        return None
-    return keys
 
 
 def choose_trees_per_pass(cache, config, n_new, plan_train, distributed=None):
@@ -558,19 +497,3 @@ def new_counters():
             "oob_passes": 0, "surrogate_passes": 0}
 
 
-def empty_model(cache, config, classes=None):
-    """An empty forest Model over ``cache``'s features."""
-    from ...model.model import Model, source_attributes
-
-    mapper = cache.bin_mapper
-    if config.task == "classification":
-        objective, obj_params = "multi:proba", {"num_class": int(config.n_classes)}
-    else:
-        objective, obj_params = "reg:squarederror", {}
-    return Model([], n_outputs=int(config.n_outputs), objective=objective,
-                 objective_params=obj_params, learner=config.learner, aggregation="mean",
-                 trees_per_round=1, feature_names=list(cache.feature_names),
-                 feature_types=list(mapper.feature_types), bin_mapper=mapper.to_dict(),
-                 n_classes=int(config.n_classes) if config.task == "classification" else None,
-                 classes=None if classes is None else list(classes),
-                 attributes=source_attributes(cache))

@@ -5,7 +5,7 @@ import numbers
 from dataclasses import dataclass
 
 from ...errors import ParameterError
-from ..forest.config import int_param
+from ..common.validate import int_param
 
 SPLIT_CRITERIA = ("info_gain", "gini")
 CLASSIFIER_LEAF_PREDICTIONS = ("mc", "nb", "nba")

@@ -19,7 +19,7 @@ began, so a split takes effect from the next batch on (river splits between two 
 import numpy as np
 
 from ...common import weighted_sum
-from ...engine.grower import _chunk_starts
+from ...engine.grower import chunk_starts
 from ...kernels.histogram import build_histograms_selected
 from ...kernels.partition import partition_select_rows, route_to_leaves
 from ...model.naive_bayes import Layout, LeafTables, posterior
@@ -282,7 +282,7 @@ class HoeffdingLearner:
 
     def _listing(self, codes, node_of_row, slot_of_node, route, bits):
         n = node_of_row.shape[1]
-        chunk_start = _chunk_starts(n)
+        chunk_start = chunk_starts(n)
         rows = np.empty((1, n), np.int32)
         slots = np.empty((1, n), np.int32)
         chunk_count = np.empty((1, len(chunk_start)), np.int64)

@@ -76,9 +76,7 @@ def train_hoeffding_from_params(name, params, cache, *, n_estimators=10, memory_
         ``attributes["prequential"]`` holds the test-then-train scores.
     """
     from ...model.model import source_attributes
-    from ..boosting.training import open_cache
-    from ..forest.forest import infer_task
-    from ..forest.passes import cache_classes
+    from ..common.data import cache_classes, infer_task, open_cache
 
     cache = open_cache(cache)
     init = _init(init_model, cache)

@@ -118,7 +118,7 @@ def train_mars_from_params(params, cache, *, memory_limit=None, verbose=False):
     """The command line's entry (``task`` inferred as for forests: integer labels with
     at most 32 classes classify)."""
     from ...utils.threads import thread_limit
-    from ..forest.forest import cli_input, task_and_classes
+    from ..common.data import cli_input, task_and_classes
     from .fit import MarsConfig
 
     cache, p = cli_input(cache, params, CLI_PARAMS, "mars")

@@ -1,6 +1,6 @@
-"""A forest's configuration: scikit-learn-style parameters validated into a
-:class:`ForestConfig` (criterion, splitter, feature and row sampling, class weights,
-stopping rules, seed)."""
+"""The configuration of a learner that grows CART trees (forests, AdaBoost's weak trees,
+decision streams): scikit-learn-style parameters validated into a :class:`ForestConfig`
+(criterion, splitter, feature and row sampling, class weights, stopping rules, seed)."""
 import math
 import numbers
 from dataclasses import dataclass, field
@@ -9,6 +9,7 @@ import numpy as np
 
 from ...errors import ParameterError
 from ...kernels import cart_stats as kc
+from .validate import count_or_fraction, float_param, int_param, resolve_seed
 
 #: Model ``learner`` names.
 LEARNERS = ("random_forest", "extra_trees", "decision_tree", "bagging")
@@ -59,60 +60,6 @@ class ForestConfig:
         return self.n_classes if self.task == "classification" else 1
 
 
-def resolve_seed(random_state):
-    """An int seed from scikit-learn's ``random_state`` (None, int, RandomState,
-    Generator). None draws a fresh seed (results then vary between fits)."""
-    if random_state is None:
-        return int(np.random.SeedSequence().entropy % (2 ** 63))
-    if isinstance(random_state, np.random.RandomState):
-        return int(random_state.randint(0, 2 ** 31 - 1))
-    if isinstance(random_state, np.random.Generator):
-        return int(random_state.integers(0, 2 ** 63 - 1))
-    if isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool) \
-            and int(random_state) >= 0:
-        return int(random_state)
-    raise ParameterError(f"random_state must be None, a non-negative int, a "
-                         f"numpy RandomState or Generator; got {random_state!r}")
-
-
-def int_param(name, value, minimum, allow_none=False):
-    if value is None and allow_none:
-        return None
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) \
-            or int(value) < minimum:
-        if isinstance(value, numbers.Real) and not isinstance(value, bool) \
-                and float(value).is_integer() and value >= minimum:
-            return int(value)
-        extra = " or None" if allow_none else ""
-        raise ParameterError(f"{name} must be an integer >= {minimum}{extra}, got {value!r}")
-    return int(value)
-
-
-def _float_param(name, value, low, high=None, low_open=False):
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise ParameterError(f"{name} must be a number, got {value!r}")
-    v = float(value)
-    bad = (v <= low if low_open else v < low) or (high is not None and v > high) \
-        or not math.isfinite(v)
-    if bad:
-        lo = f"> {low}" if low_open else f">= {low}"
-        hi = f" and <= {high}" if high is not None else ""
-        raise ParameterError(f"{name} must be {lo}{hi}, got {value!r}")
-    return v
-
-
-def _count_or_fraction(name, value, n, minimum):
-    """scikit-learn's int-or-float parameters: an int >= minimum, or a float in (0, 1]
-    meaning ``ceil(value * n)``."""
-    if isinstance(value, numbers.Integral) and not isinstance(value, bool):
-        return int_param(name, value, minimum)
-    if isinstance(value, numbers.Real) and not isinstance(value, bool):
-        v = _float_param(name, value, 0.0, 1.0, low_open=True)
-        return max(minimum, int(math.ceil(v * n)))
-    raise ParameterError(f"{name} must be an int >= {minimum} or a float in (0, 1], got "
-                         f"{value!r}")
-
-
 def resolve_max_features(max_features, n_features, name="max_features"):
     """scikit-learn's ``max_features`` as a count, or None for all features.
 
@@ -136,7 +83,7 @@ def resolve_max_features(max_features, n_features, name="max_features"):
             raise ParameterError(f"{name}={k} must be between 1 and the number of "
                                  f"features ({n_features})")
     elif isinstance(max_features, numbers.Real) and not isinstance(max_features, bool):
-        f = _float_param(name, max_features, 0.0, 1.0, low_open=True)
+        f = float_param(name, max_features, 0.0, 1.0, low_open=True)
         k = max(1, int(f * n_features))
     else:
         raise ParameterError(f"{name} must be 'sqrt', 'log2', an int, a float in (0, 1] or "
@@ -156,7 +103,7 @@ def _sampling(bootstrap, max_samples, n_rows, learner):
             raise ParameterError(f"max_samples={m} must be between 1 and the number of rows "
                                  f"({n_rows})")
     elif isinstance(max_samples, numbers.Real) and not isinstance(max_samples, bool):
-        f = _float_param("max_samples", max_samples, 0.0, 1.0, low_open=True)
+        f = float_param("max_samples", max_samples, 0.0, 1.0, low_open=True)
         m = max(int(round(n_rows * f)), 1)
     else:
         raise ParameterError(f"max_samples must be None, an int or a float in (0, 1], got "
@@ -194,7 +141,7 @@ def _class_weight(class_weight, classes, counts):
             if key not in lookup:
                 raise ParameterError(f"class_weight names class {c!r}, which is not among "
                                      f"the classes {list(lookup)}")
-            w[lookup[key]] = _float_param(f"class_weight[{c!r}]", v, 0.0)
+            w[lookup[key]] = float_param(f"class_weight[{c!r}]", v, 0.0)
         return w
     raise ParameterError(f"class_weight must be None, 'balanced', 'balanced_subsample' or a "
                          f"dict {{class: weight}}; got {class_weight!r}")
@@ -236,9 +183,9 @@ def resolve_config(learner, params, *, task, n_rows, n_features, classes=None,
                                                          classification)
     bootstrap_features = bool(p.get("bootstrap_features", False))
     mode, lam, oob_score = _row_sampling(learner, p, n_rows)
-    min_samples_leaf = _count_or_fraction("min_samples_leaf", p.get("min_samples_leaf", 1),
+    min_samples_leaf = count_or_fraction("min_samples_leaf", p.get("min_samples_leaf", 1),
                                           n_rows, 1)
-    min_samples_split = _count_or_fraction("min_samples_split",
+    min_samples_split = count_or_fraction("min_samples_split",
                                            p.get("min_samples_split", 2), n_rows, 2)
     max_depth = int_param("max_depth", p.get("max_depth"), 1, allow_none=True)
     max_leaf_nodes = int_param("max_leaf_nodes", p.get("max_leaf_nodes"), 2,
@@ -257,15 +204,15 @@ def resolve_config(learner, params, *, task, n_rows, n_features, classes=None,
         criterion=criterion, splitter=splitter, max_depth=max_depth,
         min_samples_split=max(min_samples_split, 2 * min_samples_leaf),
         min_samples_leaf=min_samples_leaf,
-        min_weight_fraction_leaf=_float_param("min_weight_fraction_leaf",
+        min_weight_fraction_leaf=float_param("min_weight_fraction_leaf",
                                               p.get("min_weight_fraction_leaf", 0.0), 0.0,
                                               0.5),
-        min_impurity_decrease=_float_param("min_impurity_decrease",
+        min_impurity_decrease=float_param("min_impurity_decrease",
                                            p.get("min_impurity_decrease", 0.0), 0.0),
         max_leaf_nodes=max_leaf_nodes, features_per_node=features_per_node,
         tree_features=tree_features, bootstrap_features=bootstrap_features,
         sample_mode=mode, sample_lam=lam, class_weight=cw,
-        ccp_alpha=_float_param("ccp_alpha", p.get("ccp_alpha", 0.0), 0.0),
+        ccp_alpha=float_param("ccp_alpha", p.get("ccp_alpha", 0.0), 0.0),
         seed=resolve_seed(p.get("random_state")), oob_score=bool(oob_score and ensemble),
         n_jobs=n_jobs,
         trees_per_pass=int_param("trees_per_pass", p.get("trees_per_pass"), 1,
