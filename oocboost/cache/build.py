@@ -194,10 +194,11 @@ def _fingerprint(source_fp, build_params):
 
 
 def _existing_fingerprint(path):
+    from .store.manifest import load_manifest_json
+
     try:
-        with open(os.path.join(path, "manifest.json")) as f:
-            return json.load(f).get("fingerprint", {}).get("sha256")
-    except (OSError, ValueError, AttributeError):
+        return load_manifest_json(path).get("fingerprint", {}).get("sha256")
+    except (CacheError, AttributeError):
         return None
 
 

@@ -29,6 +29,7 @@ import os
 
 from ..errors import CacheError, ParameterError
 from ..utils.files import write_text_atomic
+from ..utils.jsonio import read_json
 from .binning import BinMapper
 from .build import _open_planned, _Pass1, build_cache
 from .label_stats import LabelStats
@@ -274,11 +275,7 @@ class ShardSet:
         """Read ``folder/shards.json``; every field is checked, and every shard must
         exist with its recorded rows and fingerprint."""
         path = os.path.join(os.fspath(folder), SHARDS_FILE)
-        try:
-            with open(path) as f:
-                doc = json.load(f)
-        except (OSError, ValueError) as exc:
-            raise CacheError(f"{path}: not a readable shard set ({exc})") from None
+        doc = read_json(path, max_bytes=1 << 30, error=CacheError, what="shard set")
         _check_doc(doc, path)
         for s in doc["shards"]:
             c = Cache(s["path"])

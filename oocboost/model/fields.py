@@ -54,6 +54,8 @@ def read_array(d, key, dtype, length, where):
     kind = None if arr is None or arr.ndim != 1 else arr.dtype.kind
     if dtype.kind == "b":
         ok = kind == "b"
+    elif bool in set(map(type, lst)):
+        ok = False  # numpy reads [0, true] as [0, 1]: a boolean is no number here
     elif dtype.kind == "f":
         ok = kind in ("f", "i")
     else:
@@ -93,14 +95,3 @@ def jsonable(obj, path):
             out[k] = jsonable(v, f"{path}[{k!r}]")
         return out
     raise ModelError(f"{path}: a {type(obj).__name__} cannot be saved as JSON")
-
-
-def finite_float(text):
-    v = float(text)
-    if not math.isfinite(v):
-        raise ValueError(f"number {text} overflows float64")
-    return v
-
-
-def reject_constant(name):
-    raise ValueError(f"{name} is not valid JSON")

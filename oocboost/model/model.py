@@ -42,16 +42,15 @@ import numpy as np
 from ..common import MAX_CATEGORIES, X_DTYPE, category_value_bins
 from ..errors import ModelError
 from ..utils.files import write_text_atomic
+from ..utils.jsonio import read_json
 from .checks import check_model_fields, check_no_unknown_fields
 from .contributions import ModelContributions
 from .fields import (
     INT32_MAX,
-    finite_float,
     jsonable,
     read_array,
     read_int,
     read_typed,
-    reject_constant,
 )
 from .prediction import ModelPrediction
 from .streaming_parts import StreamingParts
@@ -577,23 +576,5 @@ def load_model(path, *, max_bytes=MAX_MODEL_BYTES):
         newer version, or failing any check of :meth:`Model.from_json_dict`.
     """
     name = os.fspath(path)
-    try:
-        with open(name, "rb") as fh:
-            data = fh.read(max_bytes + 1)
-    except OSError as exc:
-        raise ModelError(f"cannot read model file {name!r}: {exc.strerror or exc}") from None
-    if len(data) > max_bytes:
-        raise ModelError(f"model file {name!r} is larger than {max_bytes} bytes "
-                         f"(pass max_bytes= to load it anyway)")
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise ModelError(f"model file {name!r} is not UTF-8 text (byte {exc.start})") from None
-    try:
-        doc = json.loads(text, parse_constant=reject_constant, parse_float=finite_float)
-    except RecursionError:
-        raise ModelError(f"model file {name!r} is not a model: JSON nested too deeply") from None
-    except ValueError as exc:
-        raise ModelError(f"model file {name!r} is not valid JSON (truncated or corrupted?): "
-                         f"{exc}") from None
+    doc = read_json(name, max_bytes=max_bytes, error=ModelError, what="model file")
     return Model.from_json_dict(doc, source=repr(name))

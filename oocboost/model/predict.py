@@ -92,8 +92,13 @@ def _open_for_model(model, data, label=None, group=None):
 
     cats = [n for n, t in zip(model.feature_names, model.feature_types) if t in _TEXT_TYPES]
     if isinstance(data, np.ndarray):
-        return open_source(data, categorical=None, feature_names=model.feature_names
-                           if data.ndim == 2 and data.shape[1] == model.n_features else None)
+        # An array has no column names: its columns are the model's by position, so a
+        # different count can only be a mistake (DataFrames and files match by name).
+        if data.ndim != 2 or data.shape[1] != model.n_features:
+            has = f"{data.shape[1]} columns" if data.ndim == 2 else f"shape {data.shape}"
+            raise SchemaError(f"X has {has}; the model was trained on {model.n_features} "
+                              f"features ({', '.join(model.feature_names[:3])}, ...)")
+        return open_source(data, categorical=None, feature_names=model.feature_names)
     probe = open_source(data, categorical="auto")
     labels = [label] if isinstance(label, str) else list(label or ())
     wanted = set(model.feature_names) | set(labels) | ({group} if group else set())
@@ -128,7 +133,13 @@ def iter_margins(model, data, *, iteration_range=None, label=None, pred_leaf=Fal
 
     if _is_cache_path(data):
         cache = data if isinstance(data, Cache) else Cache(data)
-        if model.bin_mapper is not None and cache.manifest.get("bin_mapper") != model.bin_mapper:
+        if model.bin_mapper is None:
+            # Without the training edges, bin codes cannot be checked against the
+            # model's thresholds: they would be read as if they were its bins.
+            raise SchemaError(f"the model has no bin edges (bin_mapper null), so it cannot "
+                              f"predict the binned cache {cache.path}; predict from the "
+                              f"raw file instead")
+        if cache.manifest.get("bin_mapper") != model.bin_mapper:
             raise SchemaError(f"cache {cache.path} was binned with other edges than the "
                               f"model's training data; predict from the raw file instead, "
                               f"or rebuild the cache with --reference")

@@ -526,3 +526,54 @@ def test_numeric_matrix_fast_path_equals_the_batch_path(tmp_path, monkeypatch):
     slow = op.predict(model, X32)
     np.testing.assert_array_equal(fast, slow)
     np.testing.assert_array_equal(leaves, op.predict(model, data.X, pred_leaf=True))
+
+
+@pytest.mark.parametrize("plain_matrix_path", [True, False])
+def test_array_of_another_width_is_refused_naming_both_counts(tmp_path, monkeypatch,
+                                                              plain_matrix_path):
+    """An array's columns are the model's by position: one column more or less was
+    predicted as garbage (off by up to 0.997); a DataFrame matches by name."""
+    import pandas as pd
+
+    import oocboost
+    import oocboost.model.predict as op
+    from oocboost.datasets import generate_arrays
+    from oocboost.errors import SchemaError
+
+    data = generate_arrays(2000, 4, seed=3)
+    cache = oocboost.build_cache(data.X, tmp_path / "c", label=data.y.astype(float),
+                                 quiet=True)
+    model = oocboost.train({"objective": "binary:logistic", "verbosity": 0}, cache, 3)
+    if not plain_matrix_path:
+        monkeypatch.setattr(op, "_is_plain_matrix", lambda model, data: False)
+    for X, has in ((np.hstack([data.X[:, :1], data.X]), "X has 5 columns"),
+                   (data.X[:, 1:], "X has 3 columns"), (data.X[0], r"X has shape \(4,\)")):
+        for call in (model.predict, lambda X: model.predict(X, pred_leaf=True),
+                     lambda X: model.predict(X, pred_contribs=True)):
+            with pytest.raises(SchemaError, match=f"{has}; the model was trained on 4 "
+                                                  f"features"):
+                call(X)
+    frame = pd.DataFrame(data.X, columns=model.feature_names)
+    frame.insert(0, "extra", 1.0)
+    np.testing.assert_array_equal(model.predict(frame), model.predict(data.X))
+
+
+def test_model_without_bin_edges_refuses_a_cache(tmp_path):
+    """995 of 20,000 predictions were off by up to 0.317 when a model without edges
+    read another cache's codes as its bins."""
+    import oocboost
+    from oocboost.datasets import generate_arrays
+    from oocboost.errors import SchemaError
+
+    data = generate_arrays(2000, 4, seed=4)
+    cache = oocboost.build_cache(data.X, tmp_path / "c", label=data.y.astype(float),
+                                 quiet=True)
+    model = oocboost.train({"objective": "binary:logistic", "verbosity": 0}, cache, 3)
+    raw = model.predict(data.X)
+    model.bin_mapper = None
+    path = tmp_path / "m.json"
+    model.save_model(path)
+    loaded = oocboost.load_model(path)
+    with pytest.raises(SchemaError, match="no bin edges .* cannot predict the binned cache"):
+        loaded.predict(cache)
+    np.testing.assert_array_equal(loaded.predict(data.X), raw)

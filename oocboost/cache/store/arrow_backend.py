@@ -50,6 +50,7 @@ import pyarrow as pa
 
 from ...errors import CacheError, ParameterError
 from ...kernels.codes import PlaneCodes
+from .trust import check_regular, open_regular
 
 COMPRESSIONS = ("lz4", "zstd", "none")
 DEFAULT_COMPRESSION = "lz4"
@@ -240,20 +241,16 @@ class ArrowBlockReader:
         self._verified = {}
 
     def check_files(self):
-        """Every block file exists with the size the manifest records."""
+        """Every block file is a regular file inside the cache (no link, FIFO or device)
+        of the size the manifest records, and no two entries share a file."""
+        seen = {}
         for b in self.blocks:
-            fpath = os.path.join(self.path, b["file"])
-            try:
-                size = os.stat(fpath).st_size
-            except OSError:
-                raise CacheError(
-                    f"cache {self.path}: block {b['index']} file {b['file']} is missing"
-                ) from None
-            if size != b["nbytes"]:
-                raise CacheError(
-                    f"cache {self.path}: block {b['index']} file {b['file']} has {size} bytes, "
-                    f"expected {b['nbytes']} (truncated or replaced)"
-                )
+            if b["file"] in seen:
+                raise CacheError(f"cache {self.path}: blocks {seen[b['file']]} and "
+                                 f"{b['index']} both name {b['file']}")
+            seen[b["file"]] = b["index"]
+            check_regular(self.path, b["file"], nbytes=b["nbytes"],
+                          what=f"block {b['index']} file {b['file']}")
 
     def _fail(self, b, what):
         return CacheError(f"cache {self.path}: block {b['index']} ({b['file']}) is corrupted ({what})")
@@ -271,10 +268,9 @@ class ArrowBlockReader:
         n_rows = b["n_rows"]
         if not with_codes and len(self._names) == 1:
             return None, None, None
-        fpath = os.path.join(self.path, b["file"])
+        f, st = open_regular(self.path, b["file"], what=f"block {b['index']} file {b['file']}")
         try:
-            with open(fpath, "rb") as f:
-                st = os.fstat(f.fileno())
+            with f:
                 if st.st_size != b["nbytes"]:
                     raise self._fail(b, f"file has {st.st_size} bytes, expected "
                                         f"{b['nbytes']}: truncated")

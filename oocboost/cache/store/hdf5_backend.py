@@ -20,6 +20,7 @@ import os
 import numpy as np
 
 from ...errors import CacheError, ParameterError
+from .trust import check_regular
 
 COMPRESSIONS = ("lzf", "gzip", "none")
 DEFAULT_COMPRESSION = "lzf"
@@ -163,16 +164,8 @@ class Hdf5BlockReader:
         self._dsets = None
 
     def check_files(self):
-        fpath = os.path.join(self.path, self.data_file)
-        try:
-            size = os.stat(fpath).st_size
-        except OSError:
-            raise CacheError(f"cache {self.path}: data file {self.data_file} (all blocks) is missing") from None
-        if size != self.data_file_nbytes:
-            raise CacheError(
-                f"cache {self.path}: data file {self.data_file} (all blocks) has {size} bytes, "
-                f"expected {self.data_file_nbytes} (truncated or replaced)"
-            )
+        check_regular(self.path, self.data_file, nbytes=self.data_file_nbytes,
+                      what=f"data file {self.data_file} (all blocks)")
 
     def _open(self):
         if self._dsets is not None:
@@ -180,6 +173,7 @@ class Hdf5BlockReader:
         import h5py
 
         fpath = os.path.join(self.path, self.data_file)
+        check_regular(self.path, self.data_file, what=f"data file {self.data_file}")
         try:
             f = h5py.File(fpath, "r")
         except (OSError, ValueError) as exc:

@@ -26,10 +26,13 @@ import secrets
 import numpy as np
 
 from ...errors import CacheError
+from ...utils.jsonio import read_json
 
 FORMAT = "oocboost-cache"
 FORMAT_VERSION = 1
 MANIFEST_NAME = "manifest.json"
+#: Largest manifest read (bin edges of every feature and the block index).
+MAX_MANIFEST_BYTES = 1 << 30
 BACKENDS = ("arrow", "hdf5")
 CODES_DTYPES = ("uint8", "uint16")
 
@@ -97,12 +100,18 @@ def write_manifest(folder, manifest):
     os.replace(tmp, final)
 
 
+def load_manifest_json(path):
+    """The parsed ``path/manifest.json`` through the one guarded JSON reader
+    (``utils/jsonio.py``: a regular file, bounded size and depth), else CacheError."""
+    return read_json(os.path.join(path, MANIFEST_NAME), max_bytes=MAX_MANIFEST_BYTES,
+                     error=CacheError, what=f"cache {path}: {MANIFEST_NAME}")
+
+
 def looks_like_cache(path):
     """True when ``path`` is a folder whose manifest names our format (no deeper checks)."""
     try:
-        with open(os.path.join(path, MANIFEST_NAME), encoding="utf-8") as f:
-            m = json.load(f)
-    except (OSError, ValueError):
+        m = load_manifest_json(path)
+    except CacheError:
         return False
     return isinstance(m, dict) and m.get("format") == FORMAT
 
@@ -129,20 +138,12 @@ def read_manifest(path):
         raise CacheError(f"cache {path} does not exist")
     if not os.path.isdir(path):
         raise CacheError(f"cache {path} is not a folder (an oocboost cache is a folder with {MANIFEST_NAME})")
-    mpath = os.path.join(path, MANIFEST_NAME)
-    try:
-        with open(mpath, "rb") as f:
-            raw = f.read()
-    except FileNotFoundError:
+    if not os.path.lexists(os.path.join(path, MANIFEST_NAME)):
         raise CacheError(
-            f"cache {path} has no {MANIFEST_NAME}: it is not an oocboost cache, or its build did not finish"
-        ) from None
-    except OSError as exc:
-        raise CacheError(f"cache {path}: cannot read {MANIFEST_NAME}: {exc}") from None
-    try:
-        manifest = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as exc:
-        raise CacheError(f"cache {path}: {MANIFEST_NAME} is not valid JSON ({exc})") from None
+            f"cache {path} has no {MANIFEST_NAME}: it is not an oocboost cache, or its build "
+            f"did not finish"
+        )
+    manifest = load_manifest_json(path)
     validate_manifest(manifest, path)
     return manifest
 

@@ -12,6 +12,7 @@ from .arrow_backend import ArrowBlockReader
 from .hdf5_backend import Hdf5BlockReader
 from .manifest import GROUPS_FILE, read_manifest
 from .replace import recover
+from .trust import open_regular
 
 _READERS = {"arrow": ArrowBlockReader, "hdf5": Hdf5BlockReader}
 
@@ -448,9 +449,10 @@ class Cache:
 def _read_groups(path, entry, n_rows):
     from ..groups import check_group_ptr
 
-    file = os.path.join(path, GROUPS_FILE)
+    f, _ = open_regular(path, GROUPS_FILE)
     try:
-        ptr = np.load(file, allow_pickle=False)
+        with f:
+            ptr = np.load(f, allow_pickle=False)
     except (OSError, ValueError) as exc:
         raise CacheError(f"cache {path}: {GROUPS_FILE} cannot be read ({exc}); rebuild "
                          f"the cache") from None
