@@ -162,7 +162,8 @@ def _reblock(cache, new, staging):
     short = last["n_rows"] < block_rows
     first = cache.n_blocks - 1 if short else cache.n_blocks
     writer = ArrowBlockWriter(staging, cache.compression, cache.n_columns, cache.codes_dtype,
-                              cache.has_label, cache.has_weight, cache.n_label_columns)
+                              cache.has_label, cache.has_weight, cache.n_label_columns,
+                              cache_id=cache.manifest.get("cache_id"))
     sources = [_rows(cache, first)] if short else []
     sources.append(_rows(new, 0))
     pending, entries, index = [], [], first

@@ -323,14 +323,15 @@ def test_lz4_block_written_raw_unless_it_saves_enough(tmp_path, n_features, comp
     from oocboost.cache.store.arrow_backend import LZ4_MIN_SAVINGS
 
     rng = np.random.default_rng(3)
-    n_rows = 4096
+    # blocks large enough that the IPC framing (schema and metadata, ~1 KB) is small
+    n_rows = 16384
     codes = rng.integers(0, 256, (n_features, n_rows), dtype=np.uint8)
     label = (rng.random(n_rows) < 0.5).astype(np.float32)
     path = tmp_path / "c"
     with CacheWriter(path, backend="arrow", compression="lz4", n_features=n_features,
                      codes_dtype=np.uint8, has_label=True, has_weight=False) as w:
-        for a in range(0, n_rows, 1024):
-            w.write_block(codes[:, a:a + 1024], label[a:a + 1024], None)
+        for a in range(0, n_rows, 4096):
+            w.write_block(codes[:, a:a + 4096], label[a:a + 4096], None)
         w.commit({})
     c = Cache(path)
     for b in c.manifest["blocks"]:

@@ -143,8 +143,9 @@ class ArrowBlockWriter:
     """
 
     def __init__(self, folder, compression, n_features, codes_dtype, has_label, has_weight,
-                 n_label_columns=1):
+                 n_label_columns=1, cache_id=None):
         codec = check_compression(compression)
+        self.cache_id = cache_id
         self.folder = folder
         self.n_features = n_features
         self.codes_dtype = np.dtype(codes_dtype).newbyteorder("<")
@@ -173,10 +174,13 @@ class ArrowBlockWriter:
                 "oocboost.n_features": str(self.n_features),
                 "oocboost.n_rows": str(n_rows),
                 "oocboost.codes_dtype": self.codes_dtype.name,
+                "oocboost.block_index": str(index),
+                **({} if self.cache_id is None else {"oocboost.cache_id": self.cache_id}),
             }
         )
         data = self._serialize(batch, self._options)
-        if self._min_savings and data.size > (1.0 - self._min_savings) * raw:
+        if self._min_savings and data.size - self._framing(batch) > \
+                (1.0 - self._min_savings) * raw:
             data = self._serialize(batch, self._raw_options)
         rel = f"{BLOCKS_DIR}/block-{index:06d}.arrow"
         with open(os.path.join(self.folder, rel), "wb") as f:
@@ -193,6 +197,13 @@ class ArrowBlockWriter:
             "crc32": zlib.crc32(data),
         }
 
+    def _framing(self, batch):
+        """Bytes of an IPC file of ``batch``'s schema and metadata with empty values: the
+        part of a block file that compression cannot shrink."""
+        empty = pa.record_batch([pa.array([b""], pa.large_binary())] * batch.num_columns,
+                                schema=batch.schema)
+        return self._serialize(empty, self._raw_options).size
+
     @staticmethod
     def _serialize(batch, options):
         sink = pa.BufferOutputStream()
@@ -207,6 +218,17 @@ class ArrowBlockWriter:
 
     def close(self):
         pass
+
+
+def _current_cache_id(path):
+    """The cache_id of the manifest now at ``path`` (None when there is none)."""
+    from .manifest import load_manifest_json
+
+    try:
+        doc = load_manifest_json(path)
+    except CacheError:
+        return None
+    return doc.get("cache_id") if isinstance(doc, dict) else None
 
 
 class ArrowBlockReader:
@@ -230,6 +252,7 @@ class ArrowBlockReader:
         self.has_label = manifest["has_label"]
         self.n_label_columns = manifest.get("label_columns", 1)
         self.has_weight = manifest["has_weight"]
+        self.cache_id = manifest.get("cache_id")  # None: built before blocks were bound
         self._names = ["codes"] + ["label"] * self.has_label + ["weight"] * self.has_weight
         self._read_labels_options = pa.ipc.IpcReadOptions(
             included_fields=list(range(1, len(self._names))), use_threads=False
@@ -256,6 +279,20 @@ class ArrowBlockReader:
         return CacheError(f"cache {self.path}: block {b['index']} ({b['file']}) is corrupted ({what})")
 
     def read_block(self, i, with_codes=True, wide=None):
+        """:meth:`_read_block`; a block that fails its checks because another process
+        rebuilt the cache meanwhile is said to be that, not a corruption."""
+        try:
+            return self._read_block(i, with_codes, wide)
+        except CacheError:
+            now = _current_cache_id(self.path)
+            if self.cache_id is not None and now != self.cache_id:
+                raise CacheError(
+                    f"cache {self.path} was replaced while this run read it (block {i}: "
+                    f"it was rebuilt, cache_id {self.cache_id} -> {now or 'gone'}); run "
+                    f"again on the new cache") from None
+            raise
+
+    def _read_block(self, i, with_codes=True, wide=None):
         """Read block ``i``; with ``wide`` (a bool per stored column) two-byte codes come
         as a ``PlaneCodes``: every column's low byte, the ``wide`` columns' whole codes.
 
@@ -298,6 +335,7 @@ class ArrowBlockReader:
         names = self._names if with_codes else self._names[1:]
         if batch.schema.names != names or batch.num_rows != 1:
             raise self._fail(b, f"columns {batch.schema.names}, expected {names}")
+        self._check_binding(b, batch.schema.metadata or {})
         out = {}
         for name, col in zip(names, batch.columns):
             if name == "codes" and self.byte_planes:
@@ -319,6 +357,22 @@ class ArrowBlockReader:
                 dtype, shape = np.dtype("<f4"), (n_rows,)
             out[name] = self._unblob(b, name, col, dtype, shape)
         return out.get("codes"), out.get("label"), out.get("weight")
+
+    def _check_binding(self, b, metadata):
+        """The block names this cache and its own index (a self-consistent manifest
+        entry copied from another cache, or two entries sharing a file, fail here)."""
+        if self.cache_id is None:
+            return
+        owner = metadata.get(b"oocboost.cache_id", b"").decode("ascii", "replace")
+        index = metadata.get(b"oocboost.block_index", b"").decode("ascii", "replace")
+        if owner != self.cache_id:
+            raise CacheError(f"cache {self.path}: block {b['index']} ({b['file']}) belongs "
+                             f"to another cache (cache_id {owner or 'none'}, this cache's "
+                             f"{self.cache_id}): it was copied in, not built here")
+        if index != str(b["index"]):
+            raise CacheError(f"cache {self.path}: block {b['index']} ({b['file']}) holds "
+                             f"block {index} of this cache: the manifest points at the "
+                             f"wrong file")
 
     def _unblob(self, b, name, col, dtype, shape):
         if not isinstance(col, pa.LargeBinaryArray) or col.null_count:

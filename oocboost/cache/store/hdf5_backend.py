@@ -57,7 +57,7 @@ class Hdf5BlockWriter:
     """
 
     def __init__(self, folder, compression, n_features, codes_dtype, has_label, has_weight,
-                 n_label_columns=1):
+                 n_label_columns=1, cache_id=None):
         self.compression = check_compression(compression)
         self.n_label_columns = n_label_columns
         self.folder = folder
@@ -68,6 +68,8 @@ class Hdf5BlockWriter:
         import h5py  # here, not at import: 12 MiB and a tenth of a second Arrow caches never need
 
         self._file = h5py.File(os.path.join(folder, DATA_FILE), "w")
+        if cache_id is not None:
+            self._file.attrs["oocboost.cache_id"] = cache_id
         self._dsets = None
         self._entries = []
 
@@ -160,6 +162,7 @@ class Hdf5BlockReader:
         self.n_rows = manifest["n_rows"]
         self.data_file = manifest["data_file"]
         self.data_file_nbytes = manifest["data_file_nbytes"]
+        self.cache_id = manifest.get("cache_id")
         self._file = None
         self._dsets = None
 
@@ -178,6 +181,12 @@ class Hdf5BlockReader:
             f = h5py.File(fpath, "r")
         except (OSError, ValueError) as exc:
             raise CacheError(f"cache {self.path}: cannot open {self.data_file} (block 0 onwards): {exc}") from None
+        owner = f.attrs.get("oocboost.cache_id")
+        if self.cache_id is not None and owner != self.cache_id:
+            f.close()
+            raise CacheError(f"cache {self.path}: {self.data_file} belongs to another cache "
+                             f"(cache_id {owner}, this cache's {self.cache_id}): it was "
+                             f"copied in, not built here")
         wanted = ["codes"] + ["label"] * self.has_label + ["weight"] * self.has_weight
         dsets = {}
         for name in wanted:

@@ -56,10 +56,16 @@ RESERVED_KEYS = frozenset(
         "label_columns",
         "n_columns",
         "codes_layout",
+        "cache_id",
     }
 )
 #: File of the query group boundaries (int64 ``.npy``), when the cache has groups.
 GROUPS_FILE = "groups.npy"
+
+
+def new_cache_id():
+    """A random identity for a new cache, written into its manifest and every block."""
+    return secrets.token_hex(16)
 
 
 def _json_default(obj):
@@ -226,6 +232,10 @@ def validate_manifest(manifest, path):
             crc = b.get("crc32")
             if not isinstance(crc, int) or isinstance(crc, bool) or not 0 <= crc < 2**32:
                 raise CacheError(f"cache {path}: block {i} has crc32={crc!r}, expected a 32-bit integer")
+    cache_id = manifest.get("cache_id")
+    if cache_id is not None and (not isinstance(cache_id, str) or len(cache_id) != 32
+                                 or not all(c in "0123456789abcdef" for c in cache_id)):
+        raise CacheError(f"cache {path}: cache_id {cache_id!r} should be 32 hex digits")
     _check_n_columns(manifest, n_features, path)
     _check_codes_layout(manifest.get("codes_layout"), backend, dtype, path)
     label_columns = manifest.get("label_columns", 1)

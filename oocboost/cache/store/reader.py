@@ -187,6 +187,8 @@ class Cache:
                                  f"says n_columns={self.n_columns}")
         self._group_ptr = None
         self.has_group = m.get("groups") is not None
+        self._code_limits = None
+        self._codes_checked = set()   # blocks whose codes were range-checked
 
     # ---- sizes -----------------------------------------------------------------------
     @property
@@ -296,8 +298,59 @@ class Cache:
             except ValueError as exc:
                 raise CacheError(f"cache {self.path}: block {i} does not match its bin "
                                  f"mapper ({exc})") from None
+        if with_codes and i not in self._codes_checked:
+            self._check_codes(i, codes)
+            self._codes_checked.add(i)
         return Block(i, int(self.block_row_starts[i]), int(self.block_n_rows[i]), codes, label,
                      weight, self.bundles if with_codes else None)
+
+    @property
+    def code_limits(self):
+        """Largest value code of each stored column (``n_value_bins - 1``; a bundle's
+        column: its bundle's), int64 (n_columns,); None without a bin mapper."""
+        if self._code_limits is None and "bin_mapper" in self.manifest:
+            bins = np.asarray(self.bin_mapper.n_value_bins, np.int64)
+            if self.bundles is not None:
+                bins = self.bundles.stored_value_bins(bins)
+            self._code_limits = bins - 1
+        return self._code_limits
+
+    def _check_codes(self, i, codes):
+        """Refuse a block whose codes exceed their column's bins (a crafted or damaged
+        block whose checksum was made to match): the histogram kernels index by code
+        without bounds checks. Once per block and process."""
+        limits = self.code_limits
+        if limits is None:
+            return
+        if isinstance(codes, PlaneCodes):
+            wide = codes.wide_row >= 0
+            # a wide column's low byte is any byte; its whole code is in ``wide``
+            self._check_rows(i, codes.low, np.arange(wide.size),
+                             np.where(wide, ONE_BYTE_MAX_CODE, limits))
+            self._check_rows(i, codes.wide, np.flatnonzero(wide), limits[wide])
+        else:
+            self._check_rows(i, codes, np.arange(codes.shape[0]), limits)
+
+    def _check_rows(self, i, rows, columns, limits):
+        """``rows[k]``: the codes of stored column ``columns[k]``, whose largest value
+        code is ``limits[k]``. One vectorised maximum per column; only the columns over
+        their limit (usually those holding the missing code) are read again."""
+        if rows.shape[0] == 0:
+            return
+        missing = self.bin_mapper.max_bin - 1
+        for k in np.flatnonzero(rows.max(axis=1) > limits):
+            values = rows[k]
+            over = (values > limits[k]) & (values != missing)
+            if not over.any():
+                continue
+            row, column = int(np.argmax(over)), int(columns[k])
+            name = (repr(self.feature_names[column]) if self.bundles is None
+                    and self.feature_names else f"stored column {column}")
+            raise CacheError(
+                f"cache {self.path}: block {i}, column {name}: code {int(values[row])} "
+                f"at row {int(self.block_row_starts[i]) + row} is beyond the column's "
+                f"{int(limits[k]) + 1} bins and is not the missing code {missing}; the "
+                f"block was not written by this cache's build")
 
     def read_block(self, i, with_codes=True):
         """Read one block.

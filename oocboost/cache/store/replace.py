@@ -39,7 +39,7 @@ OLD_TAG = ".oocb.old-"
 #: staging folder); a folder holding only these is the store's own.
 _STORE_NAMES = frozenset({MANIFEST_NAME, GROUPS_FILE, "blocks", "data.h5"})
 _STORE_PREFIXES = (f".{MANIFEST_NAME}.tmp-", ".append-")
-_BLOCK_FILE = re.compile(r"block-\d{6}\.arrow$")
+_BLOCK_FILE = re.compile(r"block-\d{6}(-[0-9a-f]+)?\.arrow$")  # appends add -<hex>
 _AT_FDCWD = -100
 _RENAME_EXCHANGE = 2
 

@@ -27,6 +27,7 @@ from .manifest import (
     FORMAT_VERSION,
     GROUPS_FILE,
     RESERVED_KEYS,
+    new_cache_id,
     write_manifest,
 )
 from .replace import TMP_TAG, check_target, clean_stale, install, remove_tree
@@ -122,10 +123,13 @@ class CacheWriter:
         self._block_rows = None
         self._groups = None
         self._state = "open"
+        # Every block carries it (and its index): a block copied in from another cache,
+        # or an entry pointing at another block, is refused when read.
+        self.cache_id = new_cache_id()
         try:
             self._backend = writer_cls(
                 self._tmp, compression, self._code_rows, codes_dtype, self.has_label,
-                self.has_weight, self.n_label_columns
+                self.has_weight, self.n_label_columns, cache_id=self.cache_id
             )
         except BaseException:
             self.abort()
@@ -238,6 +242,7 @@ class CacheWriter:
             manifest = {
                 "format": FORMAT,
                 "format_version": FORMAT_VERSION,
+                "cache_id": self.cache_id,
                 "backend": self.backend,
                 "compression": self.compression,
                 "n_rows": self._n_rows,
