@@ -206,32 +206,8 @@ def validate_manifest(manifest, path):
             f"for {n_rows} rows of {block_rows}"
         )
     for i, b in enumerate(blocks):
-        if not isinstance(b, dict):
-            raise CacheError(f"cache {path}: block {i} entry should be a JSON object")
-        want_rows = min(block_rows, n_rows - i * block_rows)
-        for key, want in (("index", i), ("row_start", i * block_rows), ("n_rows", want_rows)):
-            got = b.get(key)
-            if got != want or isinstance(got, bool):
-                raise CacheError(f"cache {path}: block {i} has {key}={got!r}, expected {want}")
-        for key in ("nbytes", "raw_nbytes"):
-            got = b.get(key)
-            if not isinstance(got, int) or isinstance(got, bool) or got < 0:
-                raise CacheError(f"cache {path}: block {i} has {key}={got!r}, expected a byte count")
-        if backend == "arrow":
-            f = b.get("file")
-            # The file name comes from disk: keep it inside blocks/ so a crafted manifest
-            # cannot make us read elsewhere.
-            if (
-                not isinstance(f, str)
-                or not f.startswith("blocks/")
-                or "/" in f[len("blocks/"):]
-                or "\\" in f
-                or f[len("blocks/"):] in ("", ".", "..")
-            ):
-                raise CacheError(f"cache {path}: block {i} has file={f!r}, expected 'blocks/<name>'")
-            crc = b.get("crc32")
-            if not isinstance(crc, int) or isinstance(crc, bool) or not 0 <= crc < 2**32:
-                raise CacheError(f"cache {path}: block {i} has crc32={crc!r}, expected a 32-bit integer")
+        _check_block_entry(b, i, min(block_rows, n_rows - i * block_rows), block_rows,
+                           backend, path)
     cache_id = manifest.get("cache_id")
     if cache_id is not None and (not isinstance(cache_id, str) or len(cache_id) != 32
                                  or not all(c in "0123456789abcdef" for c in cache_id)):
@@ -251,6 +227,36 @@ def validate_manifest(manifest, path):
         if f != os.path.basename(f) or f in ("", ".", ".."):
             raise CacheError(f"cache {path}: data_file {f!r} should be a plain file name")
         _need(manifest, "data_file_nbytes", (int,), path)
+
+
+def _check_block_entry(b, i, want_rows, block_rows, backend, path):
+    """One entry of ``blocks``: its index, first row, rows, byte counts and, for arrow,
+    its file (kept inside ``blocks/``) and checksum."""
+    if not isinstance(b, dict):
+        raise CacheError(f"cache {path}: block {i} entry should be a JSON object")
+    for key, want in (("index", i), ("row_start", i * block_rows), ("n_rows", want_rows)):
+        got = b.get(key)
+        if got != want or isinstance(got, bool):
+            raise CacheError(f"cache {path}: block {i} has {key}={got!r}, expected {want}")
+    for key in ("nbytes", "raw_nbytes"):
+        got = b.get(key)
+        if not isinstance(got, int) or isinstance(got, bool) or got < 0:
+            raise CacheError(f"cache {path}: block {i} has {key}={got!r}, expected a byte count")
+    if backend == "arrow":
+        f = b.get("file")
+        # The file name comes from disk: keep it inside blocks/ so a crafted manifest
+        # cannot make us read elsewhere.
+        if (
+            not isinstance(f, str)
+            or not f.startswith("blocks/")
+            or "/" in f[len("blocks/"):]
+            or "\\" in f
+            or f[len("blocks/"):] in ("", ".", "..")
+        ):
+            raise CacheError(f"cache {path}: block {i} has file={f!r}, expected 'blocks/<name>'")
+        crc = b.get("crc32")
+        if not isinstance(crc, int) or isinstance(crc, bool) or not 0 <= crc < 2**32:
+            raise CacheError(f"cache {path}: block {i} has crc32={crc!r}, expected a 32-bit integer")
 
 
 def _check_codes_layout(layout, backend, dtype, path):
