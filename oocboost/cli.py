@@ -615,6 +615,11 @@ def _run(args, interrupt):
         os.dup2(devnull, sys.stdout.fileno())
         return 0
     except KeyboardInterrupt:
+        if args.command == "build-cache" and \
+                f"cache {os.path.abspath(args.output)}" in interrupt.committed():
+            print(f"oocboost {args.command}: interrupted after the cache {args.output} was "
+                  f"written: it is complete", file=sys.stderr)
+            return 0
         print(f"oocboost {args.command}: interrupted; nothing half-written was left in "
               f"place", file=sys.stderr)
         return 130

@@ -628,6 +628,80 @@ def test_swallowed_sigint_still_stops_the_build(tmp_path, where):
     assert leftovers(tmp_path) == []
 
 
+#: A SIGINT right after the cache was put in place (the folder's fsync follows).
+_SIGINT_AFTER_COMMIT = """
+import signal, sys
+import oocboost.cache.store.writer as writer
+from oocboost import cli
+
+def fsync_then_sigint(folder):
+    signal.raise_signal(signal.SIGINT)
+
+writer._fsync_dir = fsync_then_sigint
+sys.exit(cli.main(sys.argv[1:]))
+"""
+
+
+def test_sigint_after_the_commit_ends_with_the_cache_and_exit_0(tmp_path):
+    """A build that got SIGINT after its commit exited 130 with the new cache in place."""
+    src = write(tmp_path, "d.csv", "a,b,label\n" + "".join(
+        f"{i},{i % 7},{i % 2}\n" for i in range(300)))
+    out = tmp_path / "c.oocb"
+    env = dict(os.environ)
+    env.pop("OOCBOOST_DEBUG", None)
+    r = subprocess.run([sys.executable, "-c", _SIGINT_AFTER_COMMIT, "build-cache", str(src),
+                        "-o", str(out), "--label", "label", "--quiet"], capture_output=True,
+                       text=True, timeout=120, cwd=REPO, env=env,
+                       preexec_fn=_sigint_as_on_a_terminal)
+    assert r.returncode == 0, r.stderr
+    one_line = r.stderr.strip().splitlines()
+    assert one_line == [f"oocboost build-cache: interrupted after the cache {out} was "
+                        f"written: it is complete"]
+    assert Cache(out).n_rows == 300 and leftovers(tmp_path) == []
+
+
+#: Fifty failing builds in one process: after each, only the main thread runs and the
+#: process holds no more OS threads than after the first (pyarrow's pools are made once).
+_ERROR_PATH_LOOP = """
+import contextlib, io, os, sys, threading
+from oocboost import cli
+
+def os_threads():
+    return len(os.listdir("/proc/self/task"))
+
+codes, counts = [], []
+for i in range(50):
+    src = sys.argv[1 + i % 2]
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        codes.append(cli.main(["build-cache", src, "-o", sys.argv[3], "--label", "y",
+                               "--quiet"]))
+    assert "error:" in err.getvalue(), err.getvalue()
+    assert threading.active_count() == 1, threading.enumerate()
+    counts.append(os_threads())
+assert set(codes) == {2}, codes
+assert max(counts) <= counts[0], counts
+print("ok", counts[0])
+"""
+
+
+def test_failing_build_leaves_no_thread_running_50_times(tmp_path):
+    """A string label ended 2 of 26 runs in 'terminate called without an active
+    exception' (exit 134): a native thread still ran at the interpreter's exit."""
+    early = write(tmp_path, "early.csv", "a,b,y\n" + "".join(
+        f"{i},{i % 7},{'yes' if i % 3 else 'no'}\n" for i in range(3000)))
+    late = write(tmp_path, "late.csv", "a,b,y\n" + "".join(
+        f"{i},{i % 7},{'cat' if i == 40000 else i % 2}\n" for i in range(60000)))
+    env = dict(os.environ)
+    env.pop("OOCBOOST_DEBUG", None)
+    r = subprocess.run([sys.executable, "-c", _ERROR_PATH_LOOP, str(early), str(late),
+                        str(tmp_path / "c.oocb")], capture_output=True, text=True,
+                       timeout=300, cwd=REPO, env=env)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert r.stdout.startswith("ok") and "terminate called" not in r.stderr
+    assert leftovers(tmp_path) == []
+
+
 def test_sigkill_then_next_build_cleans_up(tmp_path, big_csv):
     out = tmp_path / "c.oocb"
     p = _start_and_signal(big_csv, out, signal.SIGKILL)

@@ -21,6 +21,9 @@ import signal
 import threading
 
 _interrupted = threading.Event()
+#: Outputs committed under the current guard ("cache PATH"), for the command line: a
+#: SIGINT that lands after its output was written whole is no failure.
+_committed = []
 
 
 def _record_and_raise(signum, frame):
@@ -39,6 +42,7 @@ def guard():
                and signal.getsignal(signal.SIGINT) is signal.default_int_handler)
     if install:
         _interrupted.clear()
+        _committed.clear()
         signal.signal(signal.SIGINT, _record_and_raise)
     try:
         yield
@@ -46,6 +50,16 @@ def guard():
         if install:
             signal.signal(signal.SIGINT, signal.default_int_handler)
             _interrupted.clear()
+
+
+def record_committed(what):
+    """Note that ``what`` (e.g. ``"cache /abs/path"``) is now written whole."""
+    _committed.append(what)
+
+
+def committed():
+    """What :func:`record_committed` noted under the current guard, oldest first."""
+    return list(_committed)
 
 
 def interrupted():

@@ -20,6 +20,7 @@ import zlib
 import numpy as np
 
 from ...errors import CacheError, OutputError, ParameterError
+from ...utils import interrupt
 from ...utils.files import SPACE_ERRNOS, describe_write_error
 from . import arrow_backend, hdf5_backend
 from .manifest import (
@@ -261,7 +262,6 @@ class CacheWriter:
             }
             write_manifest(self._tmp, manifest)
             install(self._tmp, self.path, self.overwrite)
-            _fsync_dir(os.path.dirname(self.path))
         except BaseException as exc:
             self.abort()
             if isinstance(exc, (OSError, TypeError, ValueError)) and not isinstance(exc, ParameterError):
@@ -269,6 +269,8 @@ class CacheWriter:
             raise
         self._state = "committed"
         self._finalizer.detach()
+        interrupt.record_committed(f"cache {self.path}")
+        _fsync_dir(os.path.dirname(self.path))
         return self.path
 
     def abort(self):
