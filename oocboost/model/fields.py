@@ -39,9 +39,32 @@ def read_typed(d, key, types, where, optional=False):
     return v
 
 
+def compact_lists(d):
+    """``json.loads``'s ``object_hook`` for model files: a tree's flat lists of numbers
+    (or of booleans) become arrays as soon as the tree is parsed, so the loader holds one
+    tree's Python objects at a time (32 bytes a number) instead of every tree's. Lists of
+    mixed or other types stay lists, for :func:`read_array` to refuse as before."""
+    if "left" not in d or "right" not in d:
+        return d
+    for key, value in d.items():
+        if isinstance(value, list) and value:
+            types = set(map(type, value))
+            try:
+                if types == {int}:
+                    d[key] = np.array(value, dtype=np.int64)
+                elif types <= {int, float}:
+                    d[key] = np.array(value, dtype=np.float64)
+                elif types == {bool}:
+                    d[key] = np.array(value, dtype=np.bool_)
+            except OverflowError:
+                pass  # beyond int64: left to read_array's message
+    return d
+
+
 def read_array(d, key, dtype, length, where):
-    """A JSON list as an array of ``dtype`` with exactly ``length`` items, or ModelError."""
-    lst = read_typed(d, key, (list,), where)
+    """A JSON list (or the array :func:`compact_lists` made of it) as an array of
+    ``dtype`` with exactly ``length`` items, or ModelError."""
+    lst = read_typed(d, key, (list, np.ndarray), where)
     if len(lst) != length:
         raise ModelError(f"{where}: {key!r} has {len(lst)} items, expected {length}")
     dtype = np.dtype(dtype)
@@ -54,7 +77,7 @@ def read_array(d, key, dtype, length, where):
     kind = None if arr is None or arr.ndim != 1 else arr.dtype.kind
     if dtype.kind == "b":
         ok = kind == "b"
-    elif bool in set(map(type, lst)):
+    elif isinstance(lst, list) and bool in set(map(type, lst)):
         ok = False  # numpy reads [0, true] as [0, 1]: a boolean is no number here
     elif dtype.kind == "f":
         ok = kind in ("f", "i")

@@ -77,8 +77,9 @@ def read_bytes(path, *, max_bytes, error, what):
     return data
 
 
-def parse(data: bytes, *, error, where):
-    """JSON bytes as Python objects, or ``error`` naming ``where`` and the fault."""
+def parse(data: bytes, *, error, where, object_hook=None):
+    """JSON bytes as Python objects, or ``error`` naming ``where`` and the fault.
+    ``object_hook`` is ``json.loads``'s (each object as it is parsed)."""
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -89,14 +90,15 @@ def parse(data: bytes, *, error, where):
     del data
     try:
         return json.loads(text, parse_constant=_reject_constant,
-                          parse_float=_finite_float)
+                          parse_float=_finite_float, object_hook=object_hook)
     except RecursionError:
         raise error(f"{where} is not valid JSON for oocboost: nested too deeply") from None
     except ValueError as exc:
         raise error(f"{where} is not valid JSON (truncated or corrupted?): {exc}") from None
 
 
-def read_json(path, *, max_bytes, error, what):
-    """:func:`read_bytes` then :func:`parse`: the one way a JSON file is read."""
-    data = read_bytes(path, max_bytes=max_bytes, error=error, what=what)
-    return parse(data, error=error, where=f"{what} {os.fspath(path)}")
+def read_json(path, *, max_bytes, error, what, object_hook=None):
+    """:func:`read_bytes` then :func:`parse`: the one way a JSON file is read. The bytes
+    are handed over, not kept, so :func:`parse` frees them once decoded."""
+    return parse(read_bytes(path, max_bytes=max_bytes, error=error, what=what),
+                 error=error, where=f"{what} {os.fspath(path)}", object_hook=object_hook)

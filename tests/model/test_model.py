@@ -423,3 +423,67 @@ def test_empty_boosted_records_schema_and_json_params():
         "multi:softprob", 3, 3, 3)
     assert m.params == {"eta": 0.3} and m.max_bin == 16 and m.validate() is m
     assert m.feature_types[1] == "categorical" and m.objective_params == {"num_class": 3}
+
+
+def _many_trees_model(n_trees=40, depth=8):
+    rng = np.random.default_rng(0)
+    n = 2 ** (depth + 1) - 1
+    inner = 2 ** depth - 1
+    trees = []
+    for _ in range(n_trees):
+        left, right, feat = np.full(n, -1), np.full(n, -1), np.full(n, -1)
+        left[:inner] = 2 * np.arange(inner) + 1
+        right[:inner] = 2 * np.arange(inner) + 2
+        feat[:inner] = rng.integers(0, 3, inner)
+        trees.append(Tree(left, right, feat, rng.normal(size=n), rng.normal(size=n)))
+    return Model(trees, objective="reg:squarederror", feature_names=["a", "b", "c"],
+                 feature_types=["numeric"] * 3)
+
+
+def test_a_model_that_does_not_fit_the_memory_limit_is_refused(tmp_path):
+    """A 640 MB model gave MemoryError tracebacks; now the load is estimated first
+    (exit 5 on the command line) and a MemoryError while parsing is the same error."""
+    from oocboost.errors import MemoryLimitError
+    from oocboost.model.model import LOAD_BYTES_PER_FILE_BYTE
+    from oocboost.utils.rss import current_rss
+
+    path = tmp_path / "m.json"
+    model = _many_trees_model()
+    model.save_model(path)
+    size = os.path.getsize(path)
+    need = LOAD_BYTES_PER_FILE_BYTE * size
+    with pytest.raises(MemoryLimitError, match=r"m.json \(.*\) needs about .* to load, "
+                                               r"more than the .* left under the memory"):
+        load_model(path, memory_limit=int(current_rss() + need / 2))
+    loaded = load_model(path, memory_limit=int(current_rss() + 4 * need))
+    X = np.random.default_rng(1).normal(size=(50, 3))
+    np.testing.assert_array_equal(loaded.predict(X), model.predict(X))
+
+
+_PARSE_UNDER_RLIMIT = """
+import resource, sys
+import numpy as np
+import oocboost.model.model as mm
+from oocboost.errors import MemoryLimitError
+from oocboost.utils.rss import current_rss
+mm.LOAD_BYTES_PER_FILE_BYTE = 0.0   # let it start: the parse itself must fail cleanly
+import psutil
+vms = psutil.Process().memory_info().vms
+resource.setrlimit(resource.RLIMIT_AS, (vms + (16 << 20), resource.RLIM_INFINITY))
+try:
+    mm.load_model(sys.argv[1])
+except MemoryLimitError as exc:
+    print("refused:", exc)
+"""
+
+
+def test_out_of_memory_while_parsing_is_a_memory_limit_error(tmp_path):
+    import subprocess
+    import sys
+
+    path = tmp_path / "m.json"
+    _many_trees_model(n_trees=120, depth=9).save_model(path)
+    r = subprocess.run([sys.executable, "-c", _PARSE_UNDER_RLIMIT, str(path)],
+                       capture_output=True, text=True, timeout=120, check=False)
+    assert r.returncode == 0, r.stderr[-1500:]
+    assert "refused: model file" in r.stdout and "out of memory while parsing" in r.stdout
