@@ -15,8 +15,28 @@ Messages are length-prefixed: a numpy array as its dtype and shape (JSON) then i
 bytes, anything else as JSON. Nothing received is unpickled, so a stray connection to
 the port cannot make a rank run code. Every receive has a timeout: a rank that stops
 answering (a dead worker) raises :class:`CollectiveError` naming it.
+
+Who may join: rank 0 listens only on its worker's own interface (the host of the address
+Dask gives the worker), and admits a connection only after it proved it holds the run's
+token, a random secret that ``run_ranks`` hands to every rank through the Dask scheduler:
+rank 0 sends a fresh random challenge, the rank answers with its rank number and
+``HMAC-SHA256(token, challenge || rank)``. A connection that answers wrong, claims a
+rank already taken or says nothing within :data:`HANDSHAKE_SECONDS` is closed and rank 0
+goes on waiting for the genuine ranks. When the cluster runs on TLS (``tls://``
+addresses), the sockets are wrapped with the worker's Dask ``Security`` contexts, so the
+frames are encrypted and the peers' certificates checked as Dask's own connections are.
+
+Every frame is bounded before anything is allocated: a header of at most
+:data:`MAX_HEAD_BYTES`, a body of at most :data:`MAX_BODY_BYTES` (and, for a sum, exactly
+the local array's bytes), an array of a numeric dtype whose shape matches its bytes. A
+frame outside these bounds fails the run with :class:`CollectiveError` on every rank (the
+others then lose their connection to the rank that stopped).
 """
+import hashlib
+import hmac
 import json
+import logging
+import secrets
 import socket
 import struct
 import time
@@ -25,13 +45,32 @@ import numpy as np
 
 from ..errors import OocboostError
 
+log = logging.getLogger(__name__)
 _HEADER = struct.Struct("!Q")
 #: Seconds a rank waits for a message before giving up on its peer.
 DEFAULT_TIMEOUT = 600.0
+#: Seconds a connecting peer has to answer rank 0's challenge.
+HANDSHAKE_SECONDS = 10.0
+#: Largest frame header (JSON: a dtype and a shape, or a small object).
+MAX_HEAD_BYTES = 1 << 16
+#: Largest frame body: histograms of a pass, a broadcast split list, a gathered model.
+MAX_BODY_BYTES = 1 << 34
+_ARRAY_KINDS = "biuf"
 
 
 class CollectiveError(OocboostError):
-    """A peer of the collective closed its connection or did not answer in time."""
+    """A peer of the collective closed its connection, did not answer in time, or sent
+    what the protocol does not carry."""
+
+
+def new_token():
+    """A run's secret (hex): every rank gets it from the client through the scheduler."""
+    return secrets.token_hex(32)
+
+
+def _mac(token, challenge, rank):
+    return hmac.new(bytes.fromhex(token), challenge + str(rank).encode(),
+                    hashlib.sha256).hexdigest()
 
 
 def _send(sock, obj):
@@ -62,23 +101,94 @@ def _recv_exact(sock, n, who):
     return buf
 
 
-def _recv(sock, who):
+def _length(sock, who, bound, what):
     (n,) = _HEADER.unpack(_recv_exact(sock, _HEADER.size, who))
-    head = json.loads(_recv_exact(sock, n, who))
-    (n,) = _HEADER.unpack(_recv_exact(sock, _HEADER.size, who))
-    body = _recv_exact(sock, n, who)
+    if n > bound:
+        raise CollectiveError(f"{who} sent a frame whose {what} claims {n:,} bytes, more "
+                              f"than the {bound:,} the protocol carries")
+    return n
+
+
+def _array_of(head, body, who, expect):
+    dtype, shape = head.get("dtype"), head.get("shape")
+    try:
+        dtype = np.dtype(dtype)
+    except (TypeError, ValueError):
+        dtype = None
+    if dtype is None or dtype.kind not in _ARRAY_KINDS or not isinstance(shape, list) \
+            or not all(isinstance(d, int) and not isinstance(d, bool) and 0 <= d
+                       for d in shape) \
+            or int(np.prod(shape, dtype=object)) * dtype.itemsize != len(body):
+        raise CollectiveError(f"{who} sent an array frame that does not describe its "
+                              f"{len(body):,} bytes (dtype {head.get('dtype')!r}, shape "
+                              f"{head.get('shape')!r})")
+    array = np.frombuffer(body, dtype=dtype).reshape(shape)
+    if expect is not None and (array.dtype != expect.dtype or array.shape != expect.shape):
+        raise CollectiveError(f"{who} sent a {array.dtype} {array.shape} array where "
+                              f"{expect.dtype} {expect.shape} was expected")
+    return array
+
+
+def _recv(sock, who, expect=None):
+    """One frame from ``who``; with ``expect`` (an array), an array of its dtype and shape."""
+    from ..utils.jsonio import parse
+
+    n = _length(sock, who, MAX_HEAD_BYTES, "header")
+    head = parse(bytes(_recv_exact(sock, n, who)), error=CollectiveError,
+                 where=f"a frame header from {who}")
+    bound = MAX_BODY_BYTES if expect is None else expect.nbytes
+    body = _recv_exact(sock, _length(sock, who, bound, "body"), who)
+    if not isinstance(head, dict) or ("json" in head) == ("dtype" in head):
+        raise CollectiveError(f"{who} sent a frame header that is neither JSON nor an array")
     if "json" in head:
+        if expect is not None or body:
+            raise CollectiveError(f"{who} sent a JSON frame where an array was expected")
         return head["json"]
-    return np.frombuffer(body, dtype=np.dtype(head["dtype"])).reshape(head["shape"])
+    return _array_of(head, body, who, expect)
 
 
-def listen(host="0.0.0.0"):
-    """A listening socket for rank 0 on a free port; returns ``(socket, port)``."""
-    server = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+def listen(host):
+    """A listening socket for rank 0 on a free port of ``host`` (its worker's interface,
+    never every interface); returns ``(socket, port)``."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    server = socket.socket(family, socket.SOCK_STREAM)
     server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     server.bind((host, 0))
     server.listen()
     return server, server.getsockname()[1]
+
+
+def _admit(conn, address, n_ranks, token, peers, ssl_context):
+    """``(rank, socket)`` of a connection that answered the challenge for a rank not yet
+    taken; None (connection closed, a warning logged) for anything else."""
+    who = f"a connection from {address[0]}:{address[1]}"
+    try:
+        conn.settimeout(HANDSHAKE_SECONDS)
+        if ssl_context is not None:
+            conn = ssl_context.wrap_socket(conn, server_side=True)
+        conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        challenge = secrets.token_bytes(32)
+        _send(conn, challenge.hex())
+        answer = _recv(conn, who)
+        rank = answer.get("rank") if isinstance(answer, dict) else None
+        mac = answer.get("mac") if isinstance(answer, dict) else None
+        if not isinstance(rank, int) or isinstance(rank, bool) or not isinstance(mac, str) \
+                or not mac.isascii():
+            raise CollectiveError(f"{who} did not answer the challenge")
+        if not hmac.compare_digest(mac, _mac(token, challenge, rank)):
+            raise CollectiveError(f"{who} claimed rank {rank} without the run's token")
+        if not 1 <= rank < n_ranks or rank in peers:
+            raise CollectiveError(f"{who} claimed rank {rank}, which is "
+                                  f"{'taken' if rank in peers else 'not of this run'}")
+        _send(conn, "admitted")
+        return rank, conn
+    except (CollectiveError, OSError) as exc:
+        log.warning("collective: refused %s", exc)
+        try:
+            conn.close()
+        except OSError:
+            pass
+        return None
 
 
 class Collective:
@@ -101,35 +211,49 @@ class Collective:
         self.n_sums = 0
 
     @classmethod
-    def root(cls, server, n_ranks, timeout=DEFAULT_TIMEOUT):
-        """Rank 0: accept the other ``n_ranks - 1`` ranks on ``server``."""
-        server.settimeout(timeout)
+    def root(cls, server, n_ranks, token, timeout=DEFAULT_TIMEOUT, ssl_context=None):
+        """Rank 0: admit the other ``n_ranks - 1`` ranks on ``server`` (module
+        docstring: each proves it holds ``token``; others are closed and ignored)."""
+        deadline = time.monotonic() + timeout
         peers = {}
         try:
             while len(peers) < n_ranks - 1:
+                left = deadline - time.monotonic()
+                server.settimeout(max(left, 0.001))
                 try:
-                    conn, _ = server.accept()
+                    conn, address = server.accept()
                 except socket.timeout:
                     missing = sorted(set(range(1, n_ranks)) - set(peers))
                     raise CollectiveError(f"ranks {missing} did not connect within "
                                           f"{timeout:.0f} s") from None
-                conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-                conn.settimeout(timeout)
-                peers[int(_recv(conn, "a connecting rank"))] = conn
+                admitted = _admit(conn, address, n_ranks, token, peers, ssl_context)
+                if admitted is not None:
+                    rank, sock = admitted
+                    sock.settimeout(timeout)
+                    peers[rank] = sock
         finally:
             server.close()
         return cls(0, n_ranks, peers, timeout)
 
     @classmethod
-    def connect(cls, rank, n_ranks, host, port, timeout=DEFAULT_TIMEOUT):
-        """Rank ``rank`` > 0: connect to rank 0 at ``host:port``."""
+    def connect(cls, rank, n_ranks, host, port, token, timeout=DEFAULT_TIMEOUT,
+                ssl_context=None):
+        """Rank ``rank`` > 0: connect to rank 0 at ``host:port`` and prove it holds
+        ``token``."""
         try:
             sock = socket.create_connection((host, port), timeout=timeout)
+            if ssl_context is not None:
+                sock = ssl_context.wrap_socket(sock, server_hostname=host)
         except OSError as exc:
             raise CollectiveError(f"rank {rank} cannot reach rank 0 at {host}:{port} "
                                   f"({exc})") from None
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        _send(sock, rank)
+        challenge = _recv(sock, "rank 0")
+        if not isinstance(challenge, str) or len(challenge) != 64:
+            raise CollectiveError("rank 0 sent no challenge: not an oocboost run's rank 0")
+        _send(sock, {"rank": rank, "mac": _mac(token, bytes.fromhex(challenge), rank)})
+        if _recv(sock, "rank 0") != "admitted":
+            raise CollectiveError(f"rank 0 did not admit rank {rank}")
         return cls(rank, n_ranks, sock, timeout)
 
     def sum_(self, array):
@@ -138,12 +262,12 @@ class Collective:
         t0 = time.perf_counter()
         if self.rank == 0:
             for r in range(1, self.n_ranks):
-                array += _recv(self._peers[r], f"rank {r}")
+                array += _recv(self._peers[r], f"rank {r}", expect=array)
             for r in range(1, self.n_ranks):
                 self.bytes_sent += _send(self._peers[r], array)
         else:
             self.bytes_sent += _send(self._peers, np.ascontiguousarray(array))
-            array[...] = _recv(self._peers, "rank 0")
+            array[...] = _recv(self._peers, "rank 0", expect=array)
         self.seconds += time.perf_counter() - t0
         self.n_sums += 1
         return array

@@ -20,7 +20,7 @@ import warnings
 import numpy as np
 
 from ..errors import OocboostError, ParameterError
-from .collective import Collective, CollectiveError, listen
+from .collective import Collective, CollectiveError, listen, new_token
 
 #: Listening sockets of rank 0, by run, between the two tasks that set a run up.
 _SERVERS = {}
@@ -132,19 +132,37 @@ def place(shard_set, workers):
     return ranks
 
 
-def _open_root(run_id):
-    server, port = listen()
+def _open_root(run_id, host):
+    """Rank 0's listening socket, on its worker's own interface ``host``."""
+    server, port = listen(host)
     _SERVERS[run_id] = server
     return port
 
 
-def _rank_task(run_id, rank, n_ranks, host, port, work, args, paths, shared, timeout):
+def _tls_context(root, rank):
+    """The worker's Dask TLS context for the collective's socket when the cluster runs
+    on TLS (``tls://`` addresses), else None: rank 0 listens, the others connect."""
+    if not root.startswith("tls://"):
+        return None
+    from distributed import get_worker
+
+    security = get_worker().security
+    args = (security.get_listen_args("worker") if rank == 0
+            else security.get_connection_args("worker"))
+    return args["ssl_context"]
+
+
+def _rank_task(run_id, rank, n_ranks, root, port, token, work, args, paths, shared,
+               timeout):
     """One rank (a Dask task on its worker): ``work(cache, *args, distributed=...)``.
     Returns ``(result or None, figures)``: rank 0's result, every rank's figures."""
+    context = _tls_context(root, rank)
     if rank == 0:
-        collective = Collective.root(_SERVERS.pop(run_id), n_ranks, timeout)
+        collective = Collective.root(_SERVERS.pop(run_id), n_ranks, token, timeout,
+                                     ssl_context=context)
     else:
-        collective = Collective.connect(rank, n_ranks, host, port, timeout)
+        collective = Collective.connect(rank, n_ranks, _host_of(root), port, token,
+                                        timeout, ssl_context=context)
     t0 = time.perf_counter()
     cache = None
     try:
@@ -194,10 +212,10 @@ def run_ranks(client, shard_set, work, args_of, *, check=None, timeout):
     if check is not None:
         _precheck(client, ranks, check, lambda w: args_of(w, None))
     run_id = uuid.uuid4().hex
+    token = new_token()   # reaches the ranks as a task argument, through the scheduler
     root = ranks[0][0]
-    port = client.submit(_open_root, run_id, workers=[root], allow_other_workers=False,
-                         pure=False).result()
-    host = root.split("://")[-1].rsplit(":", 1)[0]
+    port = client.submit(_open_root, run_id, _host_of(root), workers=[root],
+                         allow_other_workers=False, pure=False).result()
     first_row = dict(zip(shard_set.paths, np.cumsum(
         [0] + [s["n_rows"] for s in shard_set.shards])[:-1].tolist()))
     futures = []
@@ -205,11 +223,17 @@ def run_ranks(client, shard_set, work, args_of, *, check=None, timeout):
         shared = {"n_rows": shard_set.n_rows, "label_stats": shard_set.label_stats,
                   "row_offset": first_row[paths[0]]}
         futures.append(client.submit(
-            _rank_task, run_id, rank, len(ranks), host, port, work, args_of(worker, rank),
-            paths, shared, timeout, workers=[worker], allow_other_workers=False,
+            _rank_task, run_id, rank, len(ranks), root, port, token, work,
+            args_of(worker, rank), paths, shared, timeout, workers=[worker], allow_other_workers=False,
             pure=False, key=f"oocboost-{work.__name__}-{run_id}-rank{rank}"))
     results = _gather(client, futures, [w for w, _ in ranks])
     return results[0][0], [r[1] for r in results]
+
+
+def _host_of(address):
+    """The host of a Dask address (``tcp://10.0.0.5:8786``, ``tls://[::1]:40000``)."""
+    host = address.split("://")[-1].rsplit(":", 1)[0]
+    return host[1:-1] if host.startswith("[") else host
 
 
 def _gather(client, futures, workers):

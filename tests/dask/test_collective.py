@@ -1,22 +1,38 @@
 """The collective of a distributed run (dask/collective.py), ranks as threads of this
 process (NumPy only: no numba kernel runs on two threads at once): sums in rank order,
 the same bytes on every rank; broadcast; gather; a silent or closed peer is named."""
+import json
+import re
+import socket
+import struct
 import threading
+import time
 
 import numpy as np
 import pytest
 
-from oocboost.dask.collective import Collective, CollectiveError, listen
+from oocboost.dask import collective as coll
+from oocboost.dask.collective import Collective, CollectiveError, listen, new_token
+
+TOKEN = new_token()
 
 
-def _run_ranks(n, body, timeout=5.0):
-    server, port = listen("127.0.0.1")
+def _run_ranks(n, body, timeout=5.0, server=None, contexts=(None, None), before=None):
+    """Ranks as threads; ``before(port)`` runs once rank 0 listens (an attacker)."""
+    if server is None:
+        server, port = listen("127.0.0.1")
+    else:
+        server, port = server
     results, errors = [None] * n, []
+    if before is not None:
+        before(port)
 
     def rank_main(rank):
         try:
-            c = (Collective.root(server, n, timeout) if rank == 0
-                 else Collective.connect(rank, n, "127.0.0.1", port, timeout))
+            c = (Collective.root(server, n, TOKEN, timeout, ssl_context=contexts[0])
+                 if rank == 0
+                 else Collective.connect(rank, n, "127.0.0.1", port, TOKEN, timeout,
+                                         ssl_context=contexts[1]))
             try:
                 results[rank] = body(c)
             finally:
@@ -84,6 +100,129 @@ def test_a_rank_that_leaves_is_named():
 def test_ranks_that_never_connect_are_named():
     server, _ = listen("127.0.0.1")
     with pytest.raises(CollectiveError, match=r"ranks \[1, 2\] did not connect"):
-        Collective.root(server, 3, timeout=0.3)
+        Collective.root(server, 3, TOKEN, timeout=0.3)
     with pytest.raises(CollectiveError, match="cannot reach rank 0"):
-        Collective.connect(1, 2, "127.0.0.1", 1, timeout=0.3)
+        Collective.connect(1, 2, "127.0.0.1", 1, TOKEN, timeout=0.3)
+
+
+def test_rank_0_listens_only_on_the_interface_it_is_given():
+    server, _ = listen("127.0.0.1")
+    try:
+        assert server.getsockname()[0] == "127.0.0.1"
+    finally:
+        server.close()
+
+
+def _frame(obj=None, head=None, body=b""):
+    head = json.dumps({"json": obj} if head is None else head).encode()
+    return (struct.pack("!Q", len(head)) + head + struct.pack("!Q", len(body)) + body)
+
+
+def _connect_first(port, talk, replies):
+    """Connect before any rank (first in rank 0's accept queue), then ``talk(sock)`` on
+    a thread; its result goes to ``replies``."""
+    sock = socket.create_connection(("127.0.0.1", port), timeout=5)
+    threading.Thread(target=lambda: replies.append(talk(sock))).start()
+
+
+def _reply(replies):
+    """The rogue's one reply, once its thread has it."""
+    deadline = time.monotonic() + 10
+    while not replies and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return replies
+
+
+def _rogue(sock, answer):
+    """Read the challenge, send ``answer(challenge)``; returns what came back (b'' when
+    rank 0 closed the connection)."""
+    n = struct.unpack("!Q", sock.recv(8))[0]
+    challenge = json.loads(sock.recv(n))["json"]
+    sock.recv(8)
+    sock.sendall(answer(challenge))
+    try:
+        return sock.recv(100)
+    except OSError:
+        return b""
+    finally:
+        sock.close()
+
+
+@pytest.mark.parametrize("attack", ["no token", "wrong token", "replayed mac", "garbage",
+                                    "rank 0", "silent"])
+def test_a_rogue_peer_is_refused_and_the_genuine_rank_admitted(attack, monkeypatch):
+    """A rogue client that connected first and claimed rank 1 had its array summed into
+    the model, and the genuine rank 1 was refused."""
+    monkeypatch.setattr(coll, "HANDSHAKE_SECONDS", 0.5)
+    other = new_token()
+    answers = {
+        "no token": lambda c: _frame({"rank": 1, "mac": ""}),
+        "wrong token": lambda c: _frame({"rank": 1,
+                                         "mac": coll._mac(other, bytes.fromhex(c), 1)}),
+        "replayed mac": lambda c: _frame({"rank": 1, "mac": coll._mac(TOKEN, b"0" * 32, 1)}),
+        "garbage": lambda c: b"\xff" * 64,
+        "rank 0": lambda c: _frame({"rank": 0, "mac": coll._mac(TOKEN, bytes.fromhex(c), 0)}),
+        "silent": lambda c: b"",
+    }
+    replies = []
+    results, errors = _run_ranks(
+        2, lambda c: c.sum_(np.full(3, float(c.rank + 1))).tolist(),
+        before=lambda port: _connect_first(
+            port, lambda sock: _rogue(sock, answers[attack]), replies))
+    assert not errors, errors
+    assert results == [[3.0, 3.0, 3.0]] * 2     # 1 + 2: nothing of the rogue's
+    assert _reply(replies) == [b""]              # closed without a word
+
+
+@pytest.mark.parametrize("frame, message", [
+    (struct.pack("!Q", 2 ** 62), "header claims 4,611,686,018,427,387,904 bytes"),
+    (_frame(head={"dtype": "<f8", "shape": [3]})[:-8] + struct.pack("!Q", 2 ** 62),
+     "body claims"),
+    (_frame(head={"dtype": "|O", "shape": [3]}, body=b"x" * 24), "does not describe"),
+    (_frame(head={"dtype": "<f8", "shape": [4]}, body=b"x" * 24), "does not describe"),
+    (_frame(head={"dtype": "<f4", "shape": [6]}, body=b"x" * 24), "float32 .* where float64"),
+    (_frame({"a": 1}), "JSON frame where an array"),
+    (_frame(head={"nested": "[" * 100}), "neither JSON nor an array"),
+])
+def test_malformed_frames_fail_the_run_cleanly(frame, message):
+    """A header claiming 2**62 bytes gave MemoryError; now every frame is bounded and
+    checked before anything is allocated, and every rank ends with CollectiveError."""
+    def body(c):
+        if c.rank == 1:
+            c._peers.sendall(frame)       # a peer gone wrong, after a proper handshake
+            c._peers.recv(1)              # rank 0 then closes: this rank fails too
+            return None
+        return c.sum_(np.zeros(3))
+
+    _, errors = _run_ranks(2, body, timeout=5.0)
+    by_rank = dict(errors)
+    assert isinstance(by_rank.get(0), CollectiveError), errors
+    assert re.search(message, str(by_rank[0])), str(by_rank[0])
+
+
+def test_tls_when_the_cluster_uses_it():
+    """With Dask's TLS security the frames are encrypted and certificates checked:
+    a plain-text peer is refused, TLS ranks sum as before."""
+    from distributed.security import Security
+
+    security = Security.temporary()
+    server_ctx = security.get_listen_args("worker")["ssl_context"]
+    client_ctx = security.get_connection_args("worker")["ssl_context"]
+    replies = []
+    results, errors = _run_ranks(
+        2, lambda c: c.sum_(np.full(2, float(c.rank + 1))).tolist(),
+        contexts=(server_ctx, client_ctx),
+        before=lambda port: _connect_first(port, _plain_peer, replies))
+    assert not errors, errors
+    assert results == [[3.0, 3.0]] * 2
+    assert _reply(replies) == [b""]
+
+
+def _plain_peer(sock):
+    try:
+        sock.sendall(_frame({"rank": 1, "mac": "00"}))
+        return sock.recv(100)
+    except OSError:
+        return b""
+    finally:
+        sock.close()
