@@ -373,6 +373,19 @@ class Cache:
         """
         return self._load(self._check_index(i), bool(with_codes))
 
+    def verify(self):
+        """Read every block whole, as training would, checking each file (regular, its
+        size), its checksum, that it belongs to this cache at its index, its rows'
+        codes against the bins, and the query groups. Returns the rows checked (int);
+        raises :class:`CacheError` at the first fault. Run it on a cache from elsewhere
+        before training on it (``oocboost info --verify``)."""
+        n_rows = 0
+        for block in self.iter_blocks(prefetch=1):
+            n_rows += block.n_rows
+        if self.has_group:
+            self.group_ptr  # noqa: B018 (read and checked against the manifest)
+        return n_rows
+
     def iter_blocks(self, prefetch=2, with_codes=True, resident_bytes=0, block_indices=None):
         """Stream blocks in order, reading ahead on a background thread.
 
