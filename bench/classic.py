@@ -189,12 +189,19 @@ def decision_stream():
         Xtr, Xte, ytr, yte = data
         name = f"depth-10 graph or tree, {dataset}"
         for lib, make in (
-                ("oocboost DecisionStreamClassifier", lambda: oocboost.DecisionStreamClassifier(
-                    max_depth=10)),
-                ("oocboost DecisionTreeClassifier", lambda: oocboost.DecisionTreeClassifier(
-                    max_depth=10)),
-                ("scikit-learn DecisionTreeClassifier", lambda: SkTree(max_depth=10,
-                                                                       random_state=0))):
+            (
+                "oocboost DecisionStreamClassifier",
+                lambda: oocboost.DecisionStreamClassifier(max_depth=10),
+            ),
+            (
+                "oocboost DecisionTreeClassifier",
+                lambda: oocboost.DecisionTreeClassifier(max_depth=10),
+            ),
+            (
+                "scikit-learn DecisionTreeClassifier",
+                lambda: SkTree(max_depth=10, random_state=0),
+            ),
+        ):
             r = _fit_score(name, lib, make, data)
             est = make().fit(Xtr, ytr)
             r["lib"] = f"{lib} ({est.get_n_leaves()} leaves)"

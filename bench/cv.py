@@ -2,7 +2,8 @@
 the folds trained one after another (the same code with one fold per group), on the same
 cache, in one run; each side in its own process for its peak RSS::
 
-    python -m bench.cv --rows 1000000 --nfold 5 --rounds 20 --out bench_out [--memory-limit 768MB]
+    python -m bench.cv --rows 1000000 --nfold 5 --rounds 20 --out bench_out \
+        [--memory-limit 768MB]
 
 prints, per side, the wall time, the data passes, the peak RSS and the last mean test AUC
 (they must agree: the folds are the same models either way).
@@ -19,7 +20,8 @@ import json, sys, time
 import oocboost
 from oocboost.learners.boosting import cv as cvm
 from oocboost.utils.rss import peak_rss
-cache, nfold, rounds, together = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4] == "1"
+cache, nfold, rounds = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+together = sys.argv[4] == "1"
 limit = sys.argv[5] if sys.argv[5] != "none" else None
 if not together:
     real = cvm._plan

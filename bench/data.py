@@ -26,7 +26,8 @@ DATA_VERSION = 1
 
 def dataset_dir(out_dir, n_train, n_test, n_features=28, seed=0, missing_rate=0.02,
                 task="binary"):
-    key = f"{task}-train{n_train}-test{n_test}-f{n_features}-m{missing_rate:g}-s{seed}-v{DATA_VERSION}"
+    key = (f"{task}-train{n_train}-test{n_test}-f{n_features}-m{missing_rate:g}-s{seed}"
+           f"-v{DATA_VERSION}")
     return os.path.join(out_dir, "data", key)
 
 
@@ -56,7 +57,9 @@ def prepare(out_dir, n_train, n_test, *, n_features=28, seed=0, missing_rate=0.0
     train_path = os.path.join(d, "train.csv")
     test_path = os.path.join(d, "test.csv")
     meta_path = os.path.join(d, "meta.json")
-    if not (os.path.exists(train_path) and os.path.exists(test_path) and os.path.exists(meta_path)):
+    if not (
+        os.path.exists(train_path) and os.path.exists(test_path) and os.path.exists(meta_path)
+    ):
         os.makedirs(d, exist_ok=True)
         from tools.gen_data import generate
 

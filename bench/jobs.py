@@ -18,7 +18,12 @@ from __future__ import annotations
 import os
 
 THREADS = int(os.environ.get("BENCH_THREADS", "2"))
-for _var in ("OMP_NUM_THREADS", "NUMBA_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+for _var in (
+    "OMP_NUM_THREADS",
+    "NUMBA_NUM_THREADS",
+    "OPENBLAS_NUM_THREADS",
+    "MKL_NUM_THREADS",
+):
     os.environ[_var] = str(THREADS)
 
 import argparse  # noqa: E402
@@ -152,7 +157,9 @@ def import_oocboost(*names):
         try:
             out.append(getattr(oocboost, name))
         except Exception as exc:  # noqa: BLE001  (lazy attributes import submodules)
-            raise Unavailable(f"oocboost.{name} not available yet: {type(exc).__name__}: {exc}") from exc
+            raise Unavailable(
+                f"oocboost.{name} not available yet: {type(exc).__name__}: {exc}"
+            ) from exc
     return oocboost, out
 
 
@@ -180,7 +187,9 @@ def job_parse_pyarrow(job):
     table = job.timed("build_s", pacsv.read_csv, job.args["train"])
 
     def to_numpy():
-        cols = [table.column(i).cast(pa.float32()).to_numpy() for i in range(1, table.num_columns)]
+        cols = [
+            table.column(i).cast(pa.float32()).to_numpy() for i in range(1, table.num_columns)
+        ]
         return np.column_stack(cols)
 
     X = job.timed("build_s", to_numpy)
@@ -197,7 +206,9 @@ def job_parse_pyarrow_stream(job):
 
     def run():
         n = 0
-        reader = pacsv.open_csv(job.args["train"], read_options=pacsv.ReadOptions(block_size=1 << 20))
+        reader = pacsv.open_csv(
+            job.args["train"], read_options=pacsv.ReadOptions(block_size=1 << 20)
+        )
         for batch in reader:
             for i in range(1, batch.num_columns):
                 batch.column(i).cast(pa.float32()).to_numpy(zero_copy_only=False)
@@ -239,7 +250,8 @@ def _finish(job, train_fn, predict_fn, phase):
 
 
 def job_xgb_hist(job):
-    """XGBoost ``hist`` in memory: pandas -> float32 -> ``QuantileDMatrix`` -> ``xgb.train``."""
+    """XGBoost ``hist`` in memory: pandas -> float32 -> ``QuantileDMatrix`` ->
+    ``xgb.train``."""
     import pandas  # noqa: F401
     import xgboost as xgb
 
@@ -290,8 +302,13 @@ def job_xgb_extmem(job):
     try:
         it = _npy_iter(xgb, shards, os.path.join(tmp, "cache"))
         if hasattr(xgb, "ExtMemQuantileDMatrix"):
-            dtrain = job.timed("build_s", xgb.ExtMemQuantileDMatrix, it, max_bin=BOOST["max_bin"],
-                               nthread=THREADS)
+            dtrain = job.timed(
+                "build_s",
+                xgb.ExtMemQuantileDMatrix,
+                it,
+                max_bin=BOOST["max_bin"],
+                nthread=THREADS,
+            )
             job.extra["dmatrix"] = "ExtMemQuantileDMatrix"
         else:
             dtrain = job.timed("build_s", xgb.DMatrix, it, nthread=THREADS)
@@ -314,10 +331,19 @@ def _lgb_params():
     # depth-6 trees: max_depth=6 with num_leaves=64 lets a tree be a full depth-6 tree;
     # min_sum_hessian_in_leaf is XGBoost's min_child_weight; LightGBM's extra row minimum
     # (min_data_in_leaf, default 20) is relaxed to 1 since XGBoost has none.
-    return {"objective": "binary", "learning_rate": BOOST["eta"], "max_depth": BOOST["max_depth"],
-            "num_leaves": 2 ** BOOST["max_depth"], "max_bin": BOOST["max_bin"] - 1,
-            "lambda_l2": BOOST["reg_lambda"], "min_sum_hessian_in_leaf": BOOST["min_child_weight"],
-            "min_data_in_leaf": 1, "num_threads": THREADS, "verbose": -1, "seed": 0}
+    return {
+        "objective": "binary",
+        "learning_rate": BOOST["eta"],
+        "max_depth": BOOST["max_depth"],
+        "num_leaves": 2 ** BOOST["max_depth"],
+        "max_bin": BOOST["max_bin"] - 1,
+        "lambda_l2": BOOST["reg_lambda"],
+        "min_sum_hessian_in_leaf": BOOST["min_child_weight"],
+        "min_data_in_leaf": 1,
+        "num_threads": THREADS,
+        "verbose": -1,
+        "seed": 0,
+    }
 
 
 def job_lgb(job):
@@ -480,7 +506,9 @@ def job_ooc_boost(job):
         log = _jsonable_log(getattr(model, "training_log", None))
         job.extra["training_log"] = log
         Xt, yt = load_csv(a["test"])
-        p = timed_predict(job, lambda X: _ooc_predict(model, X), Xt, a.get("predict_repeats", 1))
+        p = timed_predict(
+            job, lambda X: _ooc_predict(model, X), Xt, a.get("predict_repeats", 1)
+        )
         binary_metrics(job, yt, p)
         if a.get("predict_from_file"):
             from oocboost.model.predict import predict

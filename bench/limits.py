@@ -56,12 +56,16 @@ def _plan_text(plan):
     if not plan:
         return "-"
     state = "in RAM" if plan.get("state_in_ram") else "spilled"
-    return (f"state {state}; {plan.get('resident_blocks')} of {plan.get('n_blocks')} blocks "
-            f"resident; prefetch {plan.get('prefetch')}; {plan.get('hist_nodes')} nodes a pass")
+    return (
+        f"state {state}; {plan.get('resident_blocks')} of {plan.get('n_blocks')} blocks "
+        f"resident; prefetch {plan.get('prefetch')}; {plan.get('hist_nodes')} nodes a pass"
+    )
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(prog="python -m bench limits", description=__doc__.split("\n")[0])
+    p = argparse.ArgumentParser(
+        prog="python -m bench limits", description=__doc__.split("\n")[0]
+    )
     p.add_argument("cache", help="a cache built beforehand (oocboost build-cache)")
     p.add_argument("--limits", default="512MB,420MB,380MB,345MB",
                    help="comma-separated memory limits (512MB,420MB,380MB,345MB)")

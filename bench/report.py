@@ -171,7 +171,9 @@ def _status_text(rs):
     reason = reason[0] if reason else ""
     if r.get("status") == "unavailable":
         return f"not available yet ({reason[:160]})"
-    return f"{r.get('status')}: {reason[:160]}" + (f" ({len(bad)}/{len(rs)} runs)" if len(rs) > 1 else "")
+    return f"{r.get('status')}: {reason[:160]}" + (
+        f" ({len(bad)}/{len(rs)} runs)" if len(rs) > 1 else ""
+    )
 
 
 def table(runs, columns, group=None, first="library"):
@@ -311,13 +313,24 @@ def section_boost(res, all_results):
     ooc = [r for r in runs if r.get("lib") == "ooc" and r.get("status") == "ok"]
     if ooc:
         lim = _limit_value(all_results)
-        cols = [("data passes", log_get("data_passes"), 0),
-                ("passes/round", log_get("passes_per_round"), 2),
-                ("histogram s", log_get("histogram_s"), None), ("split s", log_get("split_s"), None),
-                ("partition s", log_get("partition_s"), None), ("I/O wait s", log_get("io_wait_s"), None),
-                ("train s per pass", per_pass_s, 4), ("histogram s per pass", hist_per_pass_s, 4)]
+        cols = [
+            ("data passes", log_get("data_passes"), 0),
+            ("passes/round", log_get("passes_per_round"), 2),
+            ("histogram s", log_get("histogram_s"), None),
+            ("split s", log_get("split_s"), None),
+            ("partition s", log_get("partition_s"), None),
+            ("I/O wait s", log_get("io_wait_s"), None),
+            ("train s per pass", per_pass_s, 4),
+            ("histogram s per pass", hist_per_pass_s, 4),
+        ]
         if lim:
-            cols.append(("train per pass / reference pass", lambda r: (per_pass_s(r) or 0) / lim[0] or None, 1))
+            cols.append(
+                (
+                    "train per pass / reference pass",
+                    lambda r: (per_pass_s(r) or 0) / lim[0] or None,
+                    1,
+                )
+            )
             cols.append(("histogram per pass / reference pass",
                          lambda r: (hist_per_pass_s(r) or 0) / lim[0] or None, 1))
         out += ["oocboost's training log (`model.training_log`):", "", table(ooc, cols), ""]
@@ -371,9 +384,12 @@ def section_ensemble(res, all_results, ours):
     runs = res["runs"]
     cfg = res.get("config", {})
     if ours == "ooc_rf":
-        intro = (f"Random forests: {cfg.get('forest_trees')} trees, max_depth "
-                 f"{cfg.get('forest_depth')}, sqrt(features) candidates per split (LightGBM: `feature_fraction_bynode`), "
-                 "bootstrap / bagging 0.632.")
+        intro = (
+            f"Random forests: {cfg.get('forest_trees')} trees, max_depth "
+            f"{cfg.get('forest_depth')}, sqrt(features) candidates per split (LightGBM: "
+            f"`feature_fraction_bynode`), "
+            "bootstrap / bagging 0.632."
+        )
     else:
         intro = (f"AdaBoost (SAMME): {cfg.get('ada_estimators')} stumps "
                  f"(max_depth {cfg.get('ada_depth')}).")
@@ -400,9 +416,13 @@ def section_ensemble(res, all_results, ours):
 
 def section_predict(res, all_results):
     runs = res["runs"]
-    cols = [("test rows", extra("predict_rows"), 0), ("predict s (median of 3 calls)", t("predict_s"), 4),
-            ("rows/s", extra("predict_rows_s"), 0),
-            ("predict from the CSV file s", t("predict_file_s"), 3), ("AUC", metric("auc"), 4)]
+    cols = [
+        ("test rows", extra("predict_rows"), 0),
+        ("predict s (median of 3 calls)", t("predict_s"), 4),
+        ("rows/s", extra("predict_rows_s"), 0),
+        ("predict from the CSV file s", t("predict_file_s"), 3),
+        ("AUC", metric("auc"), 4),
+    ]
     return "\n".join([
         "Prediction of the trained model (same rounds as `boost`) on the test rows: an "
         "in-memory float32 array, the same for every library; oocboost also streams the test "
@@ -438,15 +458,23 @@ def section_scale(res, all_results, plot_dir, plot_prefix):
     runs = res["runs"]
     cfg = res.get("config", {})
     groups = sorted({r.get("group") for r in runs if r.get("lib") != "ooc_warmup"})
-    cols = [("load s", t("load_s"), None), ("build s", t("build_s"), None),
-            ("train s", t("train_s"), None), ("total s", total_s, None), ("AUC", metric("auc"), 4),
-            ("peak RSS MiB", peak_mib, 0),
-            ("peak RSS to end of training MiB", train_peak_mib, 0),
-            ("peak above imports MiB", above_mib, 0),
-            ("build peak RSS MiB", build_peak_mib, 0)]
-    out = [f"Rows grow with a fixed oocboost `memory_limit` = {cfg.get('scale_memory_limit')}; "
-           f"{cfg.get('scale_rounds')} rounds, otherwise the boost parameters. "
-           + SEPARATE_BUILD_NOTE, ""]
+    cols = [
+        ("load s", t("load_s"), None),
+        ("build s", t("build_s"), None),
+        ("train s", t("train_s"), None),
+        ("total s", total_s, None),
+        ("AUC", metric("auc"), 4),
+        ("peak RSS MiB", peak_mib, 0),
+        ("peak RSS to end of training MiB", train_peak_mib, 0),
+        ("peak above imports MiB", above_mib, 0),
+        ("build peak RSS MiB", build_peak_mib, 0),
+    ]
+    out = [
+        f"Rows grow with a fixed oocboost `memory_limit` = {cfg.get('scale_memory_limit')}; "
+        f"{cfg.get('scale_rounds')} rounds, otherwise the boost parameters. "
+        + SEPARATE_BUILD_NOTE,
+        "",
+    ]
     for g in groups:
         out += [f"**{g:,} training rows**", "", table(runs, cols, group=g), "",
                 ratio_block(runs, "ooc", RATIO_COLS, group=g), ""]
@@ -578,18 +606,31 @@ def render(all_results, plot_dir, plot_prefix="scale"):
     for suite, res in all_results.items():
         cfg = res.get("config", {})
         rows = cfg.get("n_train")
-        header = [f"## {suite}", "",
-                  f"Command: `{res.get('command')}`  ",
-                  f"Run {res.get('started')} - {res.get('finished', 'unfinished')}; "
-                  f"{'QUICK mode; ' if cfg.get('quick') else ''}"
-                  f"{cfg.get('repeats')} repeat(s); "
-                  + (f"{rows:,} training rows, {cfg.get('n_test'):,} test rows; "
-                     if suite != "scale" and rows else "")
-                  + (f"{cfg.get('rounds')} rounds; " if suite in ("boost", "predict",
-                                                               "categorical") else "")
-                  + f"oocboost memory_limit {cfg.get('memory_limit') if suite != 'scale' else cfg.get('scale_memory_limit')}.",
-                  ""]
-        other = [r["other_cpu_cores"] for r in res["runs"] if r.get("other_cpu_cores") is not None]
+        header = [
+            f"## {suite}",
+            "",
+            f"Command: `{res.get('command')}`  ",
+            f"Run {res.get('started')} - {res.get('finished', 'unfinished')}; "
+            f"{'QUICK mode; ' if cfg.get('quick') else ''}"
+            f"{cfg.get('repeats')} repeat(s); "
+            + (
+                f"{rows:,} training rows, {cfg.get('n_test'):,} test rows; "
+                if suite != "scale" and rows
+                else ""
+            )
+            + (
+                f"{cfg.get('rounds')} rounds; "
+                if suite in ("boost", "predict", "categorical")
+                else ""
+            )
+            + "oocboost memory_limit "
+            + str(cfg.get("memory_limit" if suite != "scale" else "scale_memory_limit"))
+            + ".",
+            "",
+        ]
+        other = [
+            r["other_cpu_cores"] for r in res["runs"] if r.get("other_cpu_cores") is not None
+        ]
         if other and max(other) > 0.25:
             busy = sorted({r.get("label", r.get("lib")) for r in res["runs"]
                            if (r.get("other_cpu_cores") or 0) > 0.25})

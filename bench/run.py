@@ -1,7 +1,8 @@
 """Benchmark runner: ``python -m bench SUITE [SUITE...] [options]``.
 
 Suites: ``build``, ``boost``, ``forest``, ``adaboost``, ``predict``, ``scale``, ``limit``,
-``categorical`` (or ``all``). Every measured job is its own subprocess (``python -m bench.jobs``), so every
+``categorical`` (or ``all``). Every measured job is its own subprocess (``python -m
+bench.jobs``), so every
 figure has its own peak RSS, measured from outside as the larger of
 
 - a psutil poll of the job's process tree every 10 ms (sum of RSS), and
@@ -45,7 +46,11 @@ LIBS = {
     "lgb": ("LightGBM", "lgb", "peer"),
     "skl_hgb": ("sklearn HistGradientBoosting", "skl_hgb", "peer"),
     "pa_read": ("pyarrow read_csv (parse only)", "parse_pyarrow", "peer"),
-    "pa_stream": ("pyarrow open_csv 1 MiB stream (parse only)", "parse_pyarrow_stream", "peer"),
+    "pa_stream": (
+        "pyarrow open_csv 1 MiB stream (parse only)",
+        "parse_pyarrow_stream",
+        "peer",
+    ),
     "pandas": ("pandas read_csv float32 (parse only)", "parse_pandas", "peer"),
     "ooc_rf": ("oocboost RandomForest", "ooc_rf", "ours"),
     "skl_rf": ("sklearn RandomForest", "skl_rf", "peer"),
@@ -131,15 +136,27 @@ def machine_facts():
             pass
     return {
         "cpu_count": os.cpu_count(),
-        "cpu_affinity": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None,
+        "cpu_affinity": len(os.sched_getaffinity(0))
+        if hasattr(os, "sched_getaffinity")
+        else None,
         "cpu_model": cpu,
         "ram_bytes": psutil.virtual_memory().total,
         "platform": platform.platform(),
         "python": platform.python_version(),
-        "versions": {name: _version(dist) for name, dist in [
-            ("numpy", "numpy"), ("numba", "numba"), ("pyarrow", "pyarrow"),
-            ("pandas", "pandas"), ("xgboost", "xgboost"), ("lightgbm", "lightgbm"),
-            ("scikit-learn", "scikit-learn"), ("psutil", "psutil")]} | {"oocboost": ooc_version},
+        "versions": {
+            name: _version(dist)
+            for name, dist in [
+                ("numpy", "numpy"),
+                ("numba", "numba"),
+                ("pyarrow", "pyarrow"),
+                ("pandas", "pandas"),
+                ("xgboost", "xgboost"),
+                ("lightgbm", "lightgbm"),
+                ("scikit-learn", "scikit-learn"),
+                ("psutil", "psutil"),
+            ]
+        }
+        | {"oocboost": ooc_version},
         "threads_per_job": int(os.environ.get("BENCH_THREADS", "2")),
     }
 
@@ -193,9 +210,16 @@ def run_job(job, job_args, *, log_dir, timeout=3600.0, poll=0.01, name=None):
     os.makedirs(log_dir, exist_ok=True)
     stem = os.path.join(log_dir, name or job)
     env = dict(os.environ)
-    env["PYTHONPATH"] = ROOT + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    env["PYTHONPATH"] = ROOT + (
+        os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else ""
+    )
     threads = env.get("BENCH_THREADS", "2")
-    for var in ("OMP_NUM_THREADS", "NUMBA_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    for var in (
+        "OMP_NUM_THREADS",
+        "NUMBA_NUM_THREADS",
+        "OPENBLAS_NUM_THREADS",
+        "MKL_NUM_THREADS",
+    ):
         env[var] = threads
     cmd = [sys.executable, "-m", "bench.jobs", job, "--json-args", json.dumps(job_args)]
     peak_poll = 0
@@ -229,9 +253,18 @@ def run_job(job, job_args, *, log_dir, timeout=3600.0, poll=0.01, name=None):
     if result is None:
         with open(stem + ".err", encoding="utf-8", errors="replace") as fh:
             tail = fh.read()[-2000:]
-        result = {"job": job, "status": "error", "times": {}, "metrics": {}, "extra": {},
-                  "reason": ("timeout after %.0f s" % timeout if killed else
-                             f"exit code {proc.returncode}, no result line; stderr tail:\n{tail}")}
+        result = {
+            "job": job,
+            "status": "error",
+            "times": {},
+            "metrics": {},
+            "extra": {},
+            "reason": (
+                "timeout after %.0f s" % timeout
+                if killed
+                else f"exit code {proc.returncode}, no result line; stderr tail:\n{tail}"
+            ),
+        }
     result.update(peak_rss=max(peak_poll, peak_kernel), peak_rss_poll=peak_poll,
                   peak_rss_kernel=peak_kernel, outer_wall_s=wall, returncode=proc.returncode,
                   job_cpu_s=ru.ru_utime + ru.ru_stime,
@@ -253,9 +286,16 @@ class _Data:
 
     def _call(self, what, **kw):
         env = dict(os.environ)
-        env["PYTHONPATH"] = ROOT + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-        proc = subprocess.run([sys.executable, "-m", "bench.data", what, "--json-args",
-                               json.dumps(kw)], cwd=ROOT, env=env, capture_output=True, text=True)
+        env["PYTHONPATH"] = ROOT + (
+            os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else ""
+        )
+        proc = subprocess.run(
+            [sys.executable, "-m", "bench.data", what, "--json-args", json.dumps(kw)],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+        )
         for line in proc.stderr.splitlines():
             if line.startswith("[data]"):
                 self.log(line)
@@ -267,7 +307,9 @@ class _Data:
         raise RuntimeError(f"data preparation ({what}) printed no result")
 
     def prepare(self, out_dir, n_train, n_test, seed=0):
-        return self._call("prepare", out_dir=out_dir, n_train=n_train, n_test=n_test, seed=seed)
+        return self._call(
+            "prepare", out_dir=out_dir, n_train=n_train, n_test=n_test, seed=seed
+        )
 
     def categorical(self, out_dir, n_train, n_test, seed=0):
         return self._call("categorical", out_dir=out_dir, n_train=n_train, n_test=n_test,
@@ -351,9 +393,11 @@ def _projected_beyond_ram(runs, lib, rows):
     ram = psutil.virtual_memory().total
     if projected <= RAM_SHARE * ram:
         return None
-    return (f"projected peak {projected / 2**30:.1f} GiB ({ref['peak_rss'] / 2**30:.1f} GiB at "
-            f"{ref['group']:,} rows, scaled by the rows) exceeds {RAM_SHARE:.0%} of this "
-            f"machine's {ram / 2**30:.1f} GiB of RAM")
+    return (
+        f"projected peak {projected / 2**30:.1f} GiB ({ref['peak_rss'] / 2**30:.1f} GiB at "
+        f"{ref['group']:,} rows, scaled by the rows) exceeds {RAM_SHARE:.0%} of this "
+        f"machine's {ram / 2**30:.1f} GiB of RAM"
+    )
 
 
 def run_suite(suite, cfg, *, out_dir, libs_filter=None, skip=(), command="", log=print):
@@ -400,12 +444,16 @@ def run_suite(suite, cfg, *, out_dir, libs_filter=None, skip=(), command="", log
         for rows, info, rounds, mem in groups:
             for lib in libs:
                 label, job, role = LIBS[lib]
-                too_big = _projected_beyond_ram(res["runs"], lib, rows) if role == "peer" else None
+                too_big = (
+                    _projected_beyond_ram(res["runs"], lib, rows) if role == "peer" else None
+                )
                 if too_big:
                     res["runs"].append(dict(job=job, status="skipped", reason=too_big, lib=lib,
                                             label=label, role=role, group=rows, repeat=repeat,
                                             times={}, metrics={}, extra={}))
-                    log(f"[{suite}] rows={rows:,} repeat={repeat} {label}: skipped ({too_big})")
+                    log(
+                        f"[{suite}] rows={rows:,} repeat={repeat} {label}: skipped ({too_big})"
+                    )
                     save()
                     continue
                 a = _job_args(lib, suite, cfg, info, out_dir, rounds, mem, bdata)
@@ -449,7 +497,9 @@ def main(argv=None):
                    help="comma list for the scale suite (1e6,4e6,16e6,64e6; the 64M-row CSV "
                         "takes 13 GB of disk, 26 GB while it is written, and the in-memory "
                         "peers are skipped where they would not fit in RAM)")
-    p.add_argument("--scale-rounds", type=int, default=None, help="rounds in the scale suite (20)")
+    p.add_argument(
+        "--scale-rounds", type=int, default=None, help="rounds in the scale suite (20)"
+    )
     p.add_argument("--memory-limit", default="1GB", help="oocboost memory_limit (1GB)")
     p.add_argument("--scale-memory-limit", default="512MB",
                    help="fixed oocboost memory_limit of the scale suite (512MB)")
@@ -473,14 +523,20 @@ def main(argv=None):
     command = "python -m bench " + " ".join(shlex.quote(a) for a in (argv if argv is not None
                                                                    else sys.argv[1:]))
     facts = machine_facts()
-    print(f"[bench] {facts['cpu_count']} cores, {facts['ram_bytes'] / 2**30:.1f} GiB, "
-          f"python {facts['python']}, " + ", ".join(f"{k} {v}" for k, v in facts["versions"].items()),
-          flush=True)
+    print(
+        f"[bench] {facts['cpu_count']} cores, {facts['ram_bytes'] / 2**30:.1f} GiB, "
+        f"python {facts['python']}, "
+        + ", ".join(f"{k} {v}" for k, v in facts["versions"].items()),
+        flush=True,
+    )
     t0 = time.perf_counter()
     for suite in suites:
         run_suite(suite, cfg, out_dir=out_dir, libs_filter=libs_filter, skip=skip,
                   command=command, log=lambda m: print(m, flush=True))
-    print(f"[bench] done in {time.perf_counter() - t0:.0f} s; raw results in {out_dir}", flush=True)
+    print(
+        f"[bench] done in {time.perf_counter() - t0:.0f} s; raw results in {out_dir}",
+        flush=True,
+    )
     from bench import guard
 
     ratios = guard.ratios_of_dir(out_dir)

@@ -48,7 +48,9 @@ def write_data(out, n_rows, n_test, seed=0):
     import pyarrow.parquet as pq
 
     paths = {}
-    effects = [np.random.default_rng(seed + 100 + b).normal(size=w) for b, w in enumerate(BLOCKS)]
+    effects = [
+        np.random.default_rng(seed + 100 + b).normal(size=w) for b, w in enumerate(BLOCKS)
+    ]
     for name, rows, s in (("train", n_rows, seed), ("test", n_test, seed + 1)):
         path = os.path.join(out, f"sparse-{n_rows}", f"{name}.parquet")
         paths[name] = path

@@ -50,7 +50,8 @@ INT_HIST_DTYPE = np.int32
 INT_HIST_MAX = np.iinfo(np.int32).max
 #: Statistics per histogram bin are stored in groups of this many float64 lanes, so the
 #: histogram kernel updates a bin with one vector add (``kernels/simd.py``). Learners with
-#: 2 statistics (boosting's gradient and hessian) take 2 lanes; 3-4 (binary CART, regression CART)
+#: 2 statistics (boosting's gradient and hessian) take 2 lanes; 3-4 (binary CART, regression
+#: CART)
 #: get one padded group; wider ones (multiclass CART) are stored unpadded.
 HIST_LANES = 4
 
@@ -121,7 +122,8 @@ MAX_MAX_BIN = 65536
 
 
 def binned_dtype(max_bin):
-    """dtype of the bin codes for ``max_bin`` codes per feature: uint8 up to 256, else uint16."""
+    """dtype of the bin codes for ``max_bin`` codes per feature: uint8 up to 256, else
+    uint16."""
     check_max_bin(max_bin)
     return np.dtype(np.uint8) if max_bin <= 256 else np.dtype(np.uint16)
 

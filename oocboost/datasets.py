@@ -95,7 +95,9 @@ class _Spec:
         self.lowcard_k = rng.integers(2, 9, size=F)
         float_cols = [j for j in range(F) if not self.lowcard[j]]
         self.missing_cols = np.array(float_cols[:N_MISSING_COLUMNS], dtype=np.int64)
-        self.feature_names = [f"f{j}" for j in range(F)] + [f"cat{c}" for c in range(n_categorical)]
+        self.feature_names = [f"f{j}" for j in range(F)] + [
+            f"cat{c}" for c in range(n_categorical)
+        ]
         # category frequencies: Zipf-like skew, a different permutation per column
         p = 1.0 / (np.arange(26) + 1.0) ** 1.1
         self.cat_p = [rng.permutation(p / p.sum()) for _ in range(n_categorical)]
@@ -236,9 +238,19 @@ def generate_arrays(n_rows, n_features=28, *, task="binary", n_classes=3, n_cate
         the float features then the categorical ones, ``categorical`` dict name -> object
         array (None for missing).
     """
-    chunks = list(iter_chunks(n_rows, n_features, task=task, n_classes=n_classes,
-                              n_categorical=n_categorical, missing_rate=missing_rate, seed=seed,
-                              chunk_rows=max(n_rows, 1), row_start=row_start))
+    chunks = list(
+        iter_chunks(
+            n_rows,
+            n_features,
+            task=task,
+            n_classes=n_classes,
+            n_categorical=n_categorical,
+            missing_rate=missing_rate,
+            seed=seed,
+            chunk_rows=max(n_rows, 1),
+            row_start=row_start,
+        )
+    )
     if chunks:
         X, y, cats = chunks[0]
     else:
@@ -337,7 +349,9 @@ def generate(path, n_rows, n_features=28, *, task="binary", n_classes=3, n_categ
                         writer = pq.ParquetWriter(tmp, batch.schema, compression="snappy")
                     writer.write_table(pa.Table.from_batches([batch]))
                 if writer is None:  # zero rows: still write a file with the schema
-                    empty = generate_arrays(0, n_features, task=task, n_categorical=n_categorical)
+                    empty = generate_arrays(
+                        0, n_features, task=task, n_categorical=n_categorical
+                    )
                     batch = _record_batch(empty.X, empty.y, list(empty.categorical.values()),
                                           names, n_features,
                                           0 if task == "ranking" else None)
@@ -349,7 +363,11 @@ def generate(path, n_rows, n_features=28, *, task="binary", n_classes=3, n_categ
         else:
             raw = open(tmp, "wb")
             try:
-                out = gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0) if fmt == "csv.gz" else raw
+                out = (
+                    gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0)
+                    if fmt == "csv.gz"
+                    else raw
+                )
                 header = ",".join(["label"] + (["qid"] if task == "ranking" else [])
                                   + names) + "\n"
                 out.write(header.encode())
@@ -371,7 +389,9 @@ def generate(path, n_rows, n_features=28, *, task="binary", n_classes=3, n_categ
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m oocboost.datasets", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m oocboost.datasets", description=__doc__.split("\n\n")[0]
+    )
     parser.add_argument("--rows", type=int, required=True, help="number of rows")
     parser.add_argument("--features", type=int, default=28, help="float feature columns (28)")
     parser.add_argument("--task", choices=TASKS, default="binary")
@@ -379,16 +399,28 @@ def main(argv=None):
     parser.add_argument("--categorical", type=int, default=0, help="string columns (0)")
     parser.add_argument("--missing-rate", type=float, default=0.02)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--format", choices=FORMATS, default=None, help="default: from the file name")
+    parser.add_argument(
+        "--format", choices=FORMATS, default=None, help="default: from the file name"
+    )
     parser.add_argument("--chunk-rows", type=int, default=100_000, help="rows written at once")
     parser.add_argument("--row-start", type=int, default=0,
                         help="first row of the stream (a validation set: the train rows)")
     parser.add_argument("-o", "--output", required=True, help="output path")
     args = parser.parse_args(argv)
     try:
-        generate(args.output, args.rows, args.features, task=args.task, n_classes=args.n_classes,
-                 n_categorical=args.categorical, missing_rate=args.missing_rate, seed=args.seed,
-                 format=args.format, chunk_rows=args.chunk_rows, row_start=args.row_start)
+        generate(
+            args.output,
+            args.rows,
+            args.features,
+            task=args.task,
+            n_classes=args.n_classes,
+            n_categorical=args.categorical,
+            missing_rate=args.missing_rate,
+            seed=args.seed,
+            format=args.format,
+            chunk_rows=args.chunk_rows,
+            row_start=args.row_start,
+        )
     except ValueError as exc:
         parser.error(str(exc))
     print(args.output)

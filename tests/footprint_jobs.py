@@ -1,6 +1,7 @@
 """Jobs measured by ``tests/test_memory_footprint.py`` (one per fresh subprocess).
 
-Each job is called as ``"footprint_jobs:<name>"`` by :func:`oocboost.utils.measure.measure_peak_rss`
+Each job is called as ``"footprint_jobs:<name>"`` by
+:func:`oocboost.utils.measure.measure_peak_rss`
 in an interpreter that has already imported ``numpy, pyarrow, numba, h5py, oocboost`` (the
 same imports as the idle baseline), so the measured increase is the job's own. Arguments
 and return values are JSON-able.
@@ -170,7 +171,8 @@ TRAINERS = {
 
 
 def smallest_train_limit(cache_path):
-    """The smallest ``memory_limit`` the training planner accepts for this cache, here and now."""
+    """The smallest ``memory_limit`` the training planner accepts for this cache, here and
+    now."""
     import numpy as np
 
     from oocboost.cache.store import Cache

@@ -73,8 +73,11 @@ def test_report_renders_tables(tmp_path):
     assert "| 4.50 [3.50-5.50] |" in ooc_row
     assert "| 210 [200-220] |" in ooc_row
     # ratio row: train time per repeat 2, 1, 3 -> median 2 [1-3]; peak RSS 200/400 .. 220/400
-    ratio_row = next(line for line in text.splitlines()
-                     if line.startswith("| XGBoost hist, in memory |") and "[1.00-3.00]" in line)
+    ratio_row = next(
+        line
+        for line in text.splitlines()
+        if line.startswith("| XGBoost hist, in memory |") and "[1.00-3.00]" in line
+    )
     assert "| 2.00 [1.00-3.00] |" in ratio_row
     assert "| 0.53 [0.50-0.55] |" in ratio_row
     assert "-0.0100" in ratio_row
@@ -153,7 +156,9 @@ def test_scale_growth_table_and_skipped_peer():
     runs.append(_run("lgb", "LightGBM", "peer", 0, 0.0, 0, 0.8, group=4000, status="skipped"))
     text = report.growth_table(runs, [1000, 4000, 16000])
     lines = text.splitlines()
-    assert "| library | figure | 1,000 rows (1x) | 4,000 rows (4x) | 16,000 rows (16x) |" in lines
+    assert (
+        "| library | figure | 1,000 rows (1x) | 4,000 rows (4x) | 16,000 rows (16x) |" in lines
+    )
     assert "| oocboost | train time | 1.0x | 3.0x | 14.0x |" in lines
     # total time = load 0.5 + build 1.0 + train
     assert "| oocboost | total time | 1.0x | 1.8x | 6.2x |" in lines

@@ -219,4 +219,6 @@ def test_public_names_resolve_to_modules_of_the_package():
         module, _, attribute = target.partition(":")
         assert module in MODULES, target
         assert getattr(importlib.import_module(module), attribute).__name__ == name
-    assert layer_of("oocboost.engine.grower") == "engine" and layer_of("oocboost") == "__init__"
+    assert (
+        layer_of("oocboost.engine.grower") == "engine" and layer_of("oocboost") == "__init__"
+    )

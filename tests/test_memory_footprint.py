@@ -1,6 +1,7 @@
 """Memory-footprint regression tests (issue 6; issue 2 for build-cache).
 
-Every measurement runs in a fresh subprocess through :func:`oocboost.utils.measure.measure_peak_rss`
+Every measurement runs in a fresh subprocess through
+:func:`oocboost.utils.measure.measure_peak_rss`
 (peak RSS of the process tree, polled, and the kernel's ``ru_maxrss``); the jobs live in
 ``tests/footprint_jobs.py``.
 

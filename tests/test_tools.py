@@ -1,4 +1,6 @@
-"""Tests of tools.gen_data (deterministic synthetic data) and tools.peak_rss (capped runner)."""
+"""Tests of tools.gen_data (deterministic synthetic data) and tools.peak_rss (capped
+runner)."""
+
 import gzip
 import json
 import os
@@ -34,16 +36,27 @@ def test_same_seed_same_bytes_whatever_the_chunk_size(tmp_path):
     g2 = generate(tmp_path / "b.csv.gz", 20_000, chunk_rows=50_000, **kw)
     assert open(g1, "rb").read() == open(g2, "rb").read()
     assert gzip.decompress(open(g1, "rb").read()) == data
-    assert sorted(os.listdir(tmp_path)) == ["a.csv", "a.csv.gz", "b.csv", "b.csv.gz", "c.csv", "d.csv"]
+    assert sorted(os.listdir(tmp_path)) == [
+        "a.csv",
+        "a.csv.gz",
+        "b.csv",
+        "b.csv.gz",
+        "c.csv",
+        "d.csv",
+    ]
 
 
 def test_files_hold_exactly_the_arrays(tmp_path):
     n, f = 5000, 12
     arr = generate_arrays(n, f, n_categorical=1, missing_rate=0.1, seed=3)
-    path = generate(tmp_path / "x.csv", n, f, n_categorical=1, missing_rate=0.1, seed=3, chunk_rows=1234)
+    path = generate(
+        tmp_path / "x.csv", n, f, n_categorical=1, missing_rate=0.1, seed=3, chunk_rows=1234
+    )
     t = pacsv.read_csv(path)
     assert t.column_names == ["label"] + arr.feature_names
-    X = np.column_stack([t[name].to_numpy(zero_copy_only=False) for name in arr.feature_names[:f]])
+    X = np.column_stack(
+        [t[name].to_numpy(zero_copy_only=False) for name in arr.feature_names[:f]]
+    )
     assert np.array_equal(X, arr.X, equal_nan=True)  # 5-decimal text round-trips exactly
     assert np.array_equal(t["label"].to_numpy(), arr.y)
     cat = [v if v is not None else "" for v in arr.categorical["cat0"]]
@@ -58,7 +71,10 @@ def test_shape_missing_rate_and_columns():
     n, f = 40_000, 28
     d = generate_arrays(n, f, n_categorical=2, missing_rate=0.02, seed=0)
     assert d.X.shape == (n, f) and d.X.dtype == np.float64 and d.y.shape == (n,)
-    assert d.feature_names[:3] == ["f0", "f1", "f2"] and d.feature_names[-2:] == ["cat0", "cat1"]
+    assert d.feature_names[:3] == ["f0", "f1", "f2"] and d.feature_names[-2:] == [
+        "cat0",
+        "cat1",
+    ]
     miss = np.isnan(d.X).mean(axis=0)
     assert (miss > 0).sum() == 6  # six float columns have missing values
     assert np.all(np.abs(miss[miss > 0] - 0.02) < 0.004)
@@ -117,7 +133,9 @@ def _report(proc):
 
 
 def test_peak_rss_reports_and_passes_exit_code_through():
-    code = "import numpy as np; a = np.ones(100 * 2**20 // 8); print('done'); raise SystemExit(7)"
+    code = (
+        "import numpy as np; a = np.ones(100 * 2**20 // 8); print('done'); raise SystemExit(7)"
+    )
     proc = _peak_rss("--json", "--", sys.executable, "-c", code)
     assert proc.returncode == 7
     assert proc.stdout.strip() == "done"  # the command's output passes through
@@ -141,7 +159,9 @@ def test_peak_rss_cap_stops_a_command_over_the_cap():
     else:
         assert rep["oom_killed"]
     # the same cap lets a small command run, and the text report names the method
-    ok = _peak_rss("--cap", "400M", "--", sys.executable, "-c", "import numpy as np; a = np.ones(10)")
+    ok = _peak_rss(
+        "--cap", "400M", "--", sys.executable, "-c", "import numpy as np; a = np.ones(10)"
+    )
     assert ok.returncode == 0 and f"via {expected}" in ok.stderr
 
 
@@ -149,7 +169,9 @@ def test_peak_rss_usage_errors():
     assert _peak_rss("--json").returncode == 2  # no command
     missing = _peak_rss("--", "no-such-command-xyz")
     assert missing.returncode == 127 and "no-such-command-xyz" in missing.stderr
-    slow = _peak_rss("--timeout", "0.5", "--", sys.executable, "-c", "import time; time.sleep(30)")
+    slow = _peak_rss(
+        "--timeout", "0.5", "--", sys.executable, "-c", "import time; time.sleep(30)"
+    )
     assert slow.returncode == 124 and "timed out" in slow.stderr
 
 

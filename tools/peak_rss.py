@@ -187,7 +187,9 @@ def run(cmd, *, cap=None, timeout=None, poll_interval=0.01, capture=False, metho
                 except OSError as exc:
                     note = f"cgroup v2 unusable ({exc}); "
             elif method == "cgroup-v2":
-                raise OocboostError("cgroup v2 with the memory controller is not available here")
+                raise OocboostError(
+                    "cgroup v2 with the memory controller is not available here"
+                )
             else:
                 note = "no writable cgroup v2 with the memory controller; "
         if cgroup is not None:
@@ -267,13 +269,23 @@ def main(argv=None):
         description="Run CMD and report its peak RSS (process tree) and wall time.",
     )
     parser.add_argument("--cap", help="hard memory cap, e.g. 512M or 2G (binary units)")
-    parser.add_argument("--method", choices=("auto", "cgroup-v2", "RLIMIT_AS"), default="auto",
-                        help="how to impose --cap (auto: cgroup v2 when usable, else RLIMIT_AS)")
-    parser.add_argument("--json", action="store_true", help="report as one JSON line on stderr")
-    parser.add_argument("--timeout", type=float, default=None, help="kill the command after S seconds")
+    parser.add_argument(
+        "--method",
+        choices=("auto", "cgroup-v2", "RLIMIT_AS"),
+        default="auto",
+        help="how to impose --cap (auto: cgroup v2 when usable, else RLIMIT_AS)",
+    )
+    parser.add_argument(
+        "--json", action="store_true", help="report as one JSON line on stderr"
+    )
+    parser.add_argument(
+        "--timeout", type=float, default=None, help="kill the command after S seconds"
+    )
     args = parser.parse_args(own)
     if not cmd:
-        parser.error("give the command after '--', e.g. python -m tools.peak_rss -- python -c pass")
+        parser.error(
+            "give the command after '--', e.g. python -m tools.peak_rss -- python -c pass"
+        )
     try:
         report = run(cmd, cap=args.cap, timeout=args.timeout, method=args.method)
     except OSError as exc:

@@ -5,7 +5,8 @@ has not seen takes the unseen code, as in any build with a reference), into bloc
 the cache's ``block_rows`` written beside it (the old last block, when short, is
 rewritten with the first new rows: every block but the last stays full); the new block
 files are moved into the cache under names its manifest does not use yet, and the
-manifest, extended with them, replaces the old one in one ``os.replace``. Until that rename the old manifest,
+manifest, extended with them, replaces the old one in one ``os.replace``. Until that rename the
+old manifest,
 which lists only the old blocks, is the cache: an append killed at any moment leaves
 the previous cache valid and usable (at worst with unlisted block files, which the
 next append overwrites).

@@ -14,7 +14,8 @@ Files and one-shot streams are read once: pass 2 reads the spool (``.oocb-spool-
 next to the output, removed on success, error or Ctrl-C, and by the next build when a
 killed one left it). In-memory data is sliced again instead. A stream's fingerprint is
 known only once it has been read, so whether an existing cache can be reused is decided
-after pass 1 for streams, before it for everything else. Everything is written under a temporary name and renamed into
+after pass 1 for streams, before it for everything else. Everything is written under a
+temporary name and renamed into
 place when complete (see ``store/writer.py``).
 """
 import dataclasses

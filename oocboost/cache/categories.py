@@ -127,8 +127,12 @@ class CategoryCounter:
     def merge(self, other):
         """Add ``other``'s counts (``other`` is unchanged); undercount bounds add."""
         if not isinstance(other, CategoryCounter):
-            raise ParameterError(f"can only merge a CategoryCounter, got {type(other).__name__}")
-        self._absorb(other._keys, other._counts, other.undercount, other.n_distinct_lower_bound)
+            raise ParameterError(
+                f"can only merge a CategoryCounter, got {type(other).__name__}"
+            )
+        self._absorb(
+            other._keys, other._counts, other.undercount, other.n_distinct_lower_bound
+        )
         return self
 
     def _absorb(self, keys, counts, undercount, n_distinct):
@@ -161,7 +165,9 @@ class CategoryCounter:
     def most_common(self):
         """``[(category, count), ...]`` by decreasing count, ties by category string."""
         table = pa.table({"key": self._keys, "count": self._counts})
-        order = pc.sort_indices(table, sort_keys=[("count", "descending"), ("key", "ascending")])
+        order = pc.sort_indices(
+            table, sort_keys=[("count", "descending"), ("key", "ascending")]
+        )
         table = table.take(order)
         return list(zip(table["key"].to_pylist(), table["count"].to_pylist()))
 

@@ -77,8 +77,13 @@ class ChainedCache(Cache):
         self.block_n_rows = np.concatenate([c.block_n_rows for c in caches])
         blocks = [dict(b, row_start=int(b["row_start"]) + int(r))
                   for c, r in zip(caches, first_row[:-1]) for b in c.manifest["blocks"]]
-        self.manifest = dict(first.manifest, n_rows=self.n_rows, blocks=blocks,
-                             label_stats=_merged_label_stats(caches), block_rows=self.block_rows)
+        self.manifest = dict(
+            first.manifest,
+            n_rows=self.n_rows,
+            blocks=blocks,
+            label_stats=_merged_label_stats(caches),
+            block_rows=self.block_rows,
+        )
         self.manifest.pop("fingerprint", None)   # of the first cache only
         self._reader = _ChainReader(caches, first_block)
         self._resident = {}

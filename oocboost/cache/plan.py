@@ -125,14 +125,24 @@ class BuildPlan:
         lines = [
             f"memory plan for building the cache (limit {lim}):",
             plan_line("baseline (interpreter, libraries, kernels)", self.baseline_bytes),
-            plan_line("CSV parsing", self.parse_bytes, f"{format_size(self.csv_block_bytes)} blocks"),
+            plan_line(
+                "CSV parsing", self.parse_bytes, f"{format_size(self.csv_block_bytes)} blocks"
+            ),
             plan_line(
                 "pass 1: sketches",
                 self.sketch_bytes,
                 f"{self.n_columns} columns x {format_size(self.sketch_bytes_per_column)}",
             ),
-            plan_line("parsed batch (spooled, binned)", self.batch_bytes, "one source batch as float64"),
-            plan_line("pass 1: sketch queue", self.sketch_queue_bytes, "parsed batches for the sketching thread"),
+            plan_line(
+                "parsed batch (spooled, binned)",
+                self.batch_bytes,
+                "one source batch as float64",
+            ),
+            plan_line(
+                "pass 1: sketch queue",
+                self.sketch_queue_bytes,
+                "parsed batches for the sketching thread",
+            ),
             plan_line(
                 "pass 2: block buffers",
                 self.block_buffer_bytes,
@@ -143,7 +153,8 @@ class BuildPlan:
             plan_line(
                 "estimated peak",
                 self.estimated_peak_bytes,
-                f"pass 1 {format_size(self.pass1_bytes)}, pass 2 {format_size(self.pass2_bytes)} "
+                f"pass 1 {format_size(self.pass1_bytes)}, pass 2 "
+                f"{format_size(self.pass2_bytes)} "
                 "above the baseline",
             ),
         ]
@@ -182,7 +193,8 @@ def plan_build(
     text_source=True,
     codes_itemsize=None,
 ):
-    """Plan how building a cache (pass 1: parse + sketch, pass 2: bin + write) spends the limit.
+    """Plan how building a cache (pass 1: parse + sketch, pass 2: bin + write) spends the
+    limit.
 
     Parameters
     ----------
@@ -202,7 +214,8 @@ def plan_build(
     block_rows : int or None
         Rows per cache block; None lets the plan choose a power of two between 4096 and
         262144 rows plus ``BLOCK_ROW_PAD`` whose training block buffers (at the default
-        prefetch) take at most a quarter of the budget. An explicit value is honoured (and checked against the
+        prefetch) take at most a quarter of the budget. An explicit value is honoured (and
+        checked against the
         limit).
     csv_block_bytes : int
         Preferred CSV read block in bytes (1 MiB is the fastest); halved down to 256 KiB

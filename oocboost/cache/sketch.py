@@ -305,7 +305,9 @@ class QuantileSketch:
         """
         self._flush()
         if not isinstance(other, QuantileSketch):
-            raise ParameterError(f"can only merge a QuantileSketch, got {type(other).__name__}")
+            raise ParameterError(
+                f"can only merge a QuantileSketch, got {type(other).__name__}"
+            )
         other._flush()
         if other.m != self.m:
             raise ParameterError(

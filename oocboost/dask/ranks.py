@@ -222,10 +222,26 @@ def run_ranks(client, shard_set, work, args_of, *, check=None, timeout):
     for rank, (worker, paths) in enumerate(ranks):
         shared = {"n_rows": shard_set.n_rows, "label_stats": shard_set.label_stats,
                   "row_offset": first_row[paths[0]]}
-        futures.append(client.submit(
-            _rank_task, run_id, rank, len(ranks), root, port, token, work,
-            args_of(worker, rank), paths, shared, timeout, workers=[worker], allow_other_workers=False,
-            pure=False, key=f"oocboost-{work.__name__}-{run_id}-rank{rank}"))
+        futures.append(
+            client.submit(
+                _rank_task,
+                run_id,
+                rank,
+                len(ranks),
+                root,
+                port,
+                token,
+                work,
+                args_of(worker, rank),
+                paths,
+                shared,
+                timeout,
+                workers=[worker],
+                allow_other_workers=False,
+                pure=False,
+                key=f"oocboost-{work.__name__}-{run_id}-rank{rank}",
+            )
+        )
     results = _gather(client, futures, [w for w, _ in ranks])
     return results[0][0], [r[1] for r in results]
 

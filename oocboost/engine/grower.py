@@ -12,8 +12,8 @@ passes, because it owns the per-row state and decides what each row contributes:
     trees = grower.trees()
 
 Each pass first moves every row one level down for the splits decided after the previous
-pass (``partition_select_rows``), then adds it into the histogram of its new node when that node
-is being built this pass. Of two siblings only the one with fewer rows is built; the other
+pass (``partition_select_rows``), then adds it into the histogram of its new node when that
+node is being built this pass. Of two siblings only the one with fewer rows is built; the other
 is ``parent - built``::
 
     pass k:   rows -> children of the nodes expanded after pass k-1
@@ -91,8 +91,8 @@ class TreeGrower(HistogramSlots, BundledColumns):
         Split policy: ``n_stats``, ``n_outputs``, ``count_stat`` (the stat counting rows,
         or None), ``size_stat`` (the stat deciding which sibling is smaller),
         ``cover(sums)``, ``find_splits(hist, node_sums, slots, feature_mask, trees,
-        node_ids) -> dict``, ``accept_splits(result,
-        node_sums, trees, node_ids) -> bool array`` (the learner's rule: gamma, min_impurity_decrease, purity) and
+        node_ids) -> dict``, ``accept_splits(result, node_sums, trees, node_ids) -> bool
+        array`` (the learner's rule: gamma, min_impurity_decrease, purity) and
         ``leaf_values(node_sums) -> (n, n_outputs)``.
     params : GrowthParams
     rng : numpy.random.Generator
@@ -226,7 +226,7 @@ class TreeGrower(HistogramSlots, BundledColumns):
         self._n_held = 0
         self._pending_subtractions = []   # (k, 3) arrays: parent, built, sibling slot
         self._to_evaluate = []            # (trees, nodes) arrays completing this pass
-        self._frontier = None             # dict of arrays (see take_frontier), or None when empty
+        self._frontier = None             # dict of arrays (see take_frontier), or None
         self._n_leaves = np.ones(self.n_trees, dtype=np.int64)
         self._pass_has_work = True
         self._order = 0

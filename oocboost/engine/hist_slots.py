@@ -13,7 +13,8 @@ from ..kernels.sampling import node_feature_subsets
 #: Let small per-node histograms be built from row records (``_use_records``). Measured on
 #: 16 depth-12 forest trees, 1M x 28, 2 threads: below a few thousand rows a node's
 #: histogram updates missed the cache at 20-35 ns each (3 ns at the root); models are
-#: bit-identical either way (``tests/learners/test_forest.py``, ``tests/kernels/test_histogram.py``).
+#: bit-identical either way (``tests/learners/test_forest.py``,
+#: ``tests/kernels/test_histogram.py``).
 RECORD_SMALL_NODES = True
 
 
@@ -172,5 +173,6 @@ class HistogramSlots:
 
     @property
     def n_hist_slots(self):
-        """Histogram slots allocated so far (each ``n_features * max_bin * n_stats * 8`` bytes)."""
+        """Histogram slots allocated so far (each ``n_features * max_bin * n_stats * 8``
+        bytes)."""
         return self.hist.shape[0]

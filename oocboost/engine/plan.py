@@ -119,11 +119,21 @@ class TrainPlan:
             plan_line(
                 "block buffers",
                 self.block_buffer_bytes,
-                f"{self.prefetch + 2} x {format_size(self.block_bytes)}: prefetch {self.prefetch}, "
+                f"{self.prefetch + 2} x {format_size(self.block_bytes)}: prefetch "
+                f"{self.prefetch}, "
                 f"block_rows {self.block_rows:,}",
             ),
-            *([plan_line("per-block statistics", self.block_scratch_bytes,
-                     self.block_scratch_detail)] if self.block_scratch_bytes else []),
+            *(
+                [
+                    plan_line(
+                        "per-block statistics",
+                        self.block_scratch_bytes,
+                        self.block_scratch_detail,
+                    )
+                ]
+                if self.block_scratch_bytes
+                else []
+            ),
             plan_line(
                 "histograms",
                 self.histogram_bytes,

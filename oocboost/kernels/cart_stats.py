@@ -288,7 +288,8 @@ def cost_complexity_prune(left, right, weighted_n, impurity, ccp_alpha, find_pat
     impurity : ndarray (n_nodes,) float64                       # IN
     ccp_alpha : float                                           # IN
     find_path : bool                                            # IN
-    leaves_in_subtree : ndarray (n_nodes,) uint8                # OUT, leaves of the pruned tree
+    leaves_in_subtree : ndarray (n_nodes,) uint8                # OUT, leaves of the pruned
+    tree
     alphas, impurities : ndarray (n_nodes + 1,) float64         # OUT, the path
 
     Returns

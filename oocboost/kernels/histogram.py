@@ -490,7 +490,8 @@ def build_histograms_selected(codes, stats, rows, slots, chunk_start, chunk_coun
     one thread in row order, so the result does not depend on the thread count::
 
         28 features, 2 threads:  thread 0: rows x [f0..f13]   thread 1: rows x [f14..f27]
-        60 features, 2 threads:  thread 0: rows x [f0..f13], rows x [f14..f27], rows x [f28..f29]
+        60 features, 2 threads:  thread 0: rows x [f0..f13], rows x [f14..f27], rows x
+        [f28..f29]
     """
     n_groups = max(1, min(numba.get_num_threads(), codes.shape[0]))
     dense, row_class, draws = _stat_arrays(stats)

@@ -78,7 +78,8 @@ def _move_row(low, wide, wide_row, i, node, route, cat_bitset, missing_bin, kind
     Branch-free in the direction: which child a row takes is a coin flip to the branch
     predictor, and the branchy form measured 13 ns a row per thread, mostly mispredicts.
     ``kind`` (:func:`_tree_kinds`) without ``TREE_CATEGORICAL`` skips the categorical
-    test; with 1-D arrays it halved the sweep (0.7 vs 1.3 ms for 262k rows at depth 5). One route
+    test; with 1-D arrays it halved the sweep (0.7 vs 1.3 ms for 262k rows at depth 5). One
+    route
     of 4 words instead of 5 separate node arrays (and the right child as left + 1) made
     the sweep 16% faster (1M rows at depth 4, 2 threads: 2.15 -> 1.8 ms).
     """

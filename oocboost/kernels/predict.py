@@ -1,4 +1,5 @@
-"""Prediction kernels: traverse every tree of an ensemble for every row, over raw values or bin codes.
+"""Prediction kernels: traverse every tree of an ensemble for every row, over raw values or bin
+codes.
 
 The ensemble is flattened once (:func:`flatten_trees`) into concatenated node arrays, and
 the kernels only see those plain arrays. Two layout changes make the traversal fast:
@@ -215,7 +216,9 @@ def flatten_trees(trees, tree_group, tree_weight, n_outputs):
             right_flat[lo:hi] = np.where(leaf, new_self, right[old_of_new]) + lo
         feature[lo:hi] = np.where(leaf, 0, tree.feature[old_of_new])
         threshold[lo:hi] = np.where(leaf, np.inf, tree.threshold[old_of_new])
-        bin_threshold[lo:hi] = np.where(leaf, LEAF_BIN_THRESHOLD, tree.bin_threshold[old_of_new])
+        bin_threshold[lo:hi] = np.where(
+            leaf, LEAF_BIN_THRESHOLD, tree.bin_threshold[old_of_new]
+        )
         default_left[lo:hi] = np.where(leaf, True, tree.default_left[old_of_new])
         cat = tree.is_categorical[old_of_new] & ~leaf
         is_categorical[lo:hi] = cat

@@ -66,7 +66,8 @@ this ``loss_chg`` as the node's "Gain"; ``policies.GradientPolicy`` splits only 
 ``gain > max(gamma, 1e-6)`` (XGBoost's kRtEps; XGBoost prunes when ``loss_chg <
 min_split_loss``, so ours differs only for a gain exactly equal to gamma; no 1/2 factor
 is applied anywhere).
-A candidate is valid when both children have ``H > 0`` and ``H >= min_child_weight`` (XGBoost checks ``H >= min_child_weight`` during the scan and
+A candidate is valid when both children have ``H > 0`` and ``H >= min_child_weight`` (XGBoost
+checks ``H >= min_child_weight`` during the scan and
 rejects a chosen split with a zero-hessian child when expanding). Non-finite gains are
 skipped. Sums are float64 throughout (XGBoost rounds gains to float32).
 
@@ -114,7 +115,8 @@ count). Impurities (Breiman et al. 1984, as scikit-learn computes them, ``_crite
 
 Choice is by scikit-learn's proxy: classification ``-(W_R * imp_R + W_L * imp_L)``,
 squared error ``S_L^2 / W_L + S_R^2 / W_R``, Poisson ``S_L log(S_L / W_L) + S_R log(S_R /
-W_R)`` (a child with ``S <= EPSILON`` is invalid: a Poisson mean must be positive). For the chosen split the real decrease is::
+W_R)`` (a child with ``S <= EPSILON`` is invalid: a Poisson mean must be positive). For the
+chosen split the real decrease is::
 
     impurity_decrease = W / W_total * (imp - W_R / W * imp_R - W_L / W * imp_L)
 

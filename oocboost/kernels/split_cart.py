@@ -185,7 +185,9 @@ def _cart_proxy(left, node_sum, w_node, criterion_code, n_classes, count_stat,
         return -np.inf
     if criterion_code == CRITERION_MH_Z:
         # W * impurity = 2 Z, as for the other criteria
-        return -2.0 * (_mh_z(left, node_sum, 1, n_classes) + _mh_z(left, node_sum, 0, n_classes))
+        return -2.0 * (
+            _mh_z(left, node_sum, 1, n_classes) + _mh_z(left, node_sum, 0, n_classes)
+        )
     if criterion_code == CRITERION_GINI:
         sql = 0.0
         sqr = 0.0

@@ -388,10 +388,34 @@ _SIMPLE = {
     "cox-nloglik": _CoxNLogLik,
 }
 #: Every metric name :func:`get_metric` knows (``error@t`` for any threshold ``t``).
-METRIC_NAMES = ("rmse", "mae", "logloss", "error", "error@t", "auc", "mlogloss", "merror",
-                "poisson-nloglik", "gamma-deviance", "gamma-nloglik", "tweedie-nloglik@rho",
-                "cox-nloglik", "aft-nloglik", "interval-regression-accuracy", "ndcg", "ndcg@k", "ndcg@k-", "map", "map@k", "map@k-", "pre@k",
-                "mphe", "quantile", "r2", "accuracy")
+METRIC_NAMES = (
+    "rmse",
+    "mae",
+    "logloss",
+    "error",
+    "error@t",
+    "auc",
+    "mlogloss",
+    "merror",
+    "poisson-nloglik",
+    "gamma-deviance",
+    "gamma-nloglik",
+    "tweedie-nloglik@rho",
+    "cox-nloglik",
+    "aft-nloglik",
+    "interval-regression-accuracy",
+    "ndcg",
+    "ndcg@k",
+    "ndcg@k-",
+    "map",
+    "map@k",
+    "map@k-",
+    "pre@k",
+    "mphe",
+    "quantile",
+    "r2",
+    "accuracy",
+)
 
 
 def _tweedie_metric(name):

@@ -433,7 +433,9 @@ class Model(ModelPrediction, ModelContributions, StreamingParts):
             "base_margin": self.base_margin.tolist(),
             "tree_group": self.tree_group.tolist(),
             "tree_weight": self.tree_weight.tolist(),
-            "best_iteration": None if self.best_iteration is None else int(self.best_iteration),
+            "best_iteration": None
+            if self.best_iteration is None
+            else int(self.best_iteration),
             "n_classes": None if self.n_classes is None else int(self.n_classes),
             "classes": jsonable(self.classes, "classes"),
             "feature_names": list(self.feature_names),
@@ -442,10 +444,16 @@ class Model(ModelPrediction, ModelContributions, StreamingParts):
             "params": jsonable(self.params, "params"),
             "attributes": jsonable(self.attributes, "attributes"),
             "trees": [tree.to_json_dict() for tree in self.trees],
-            **({"naive_bayes": [nb.to_json_dict() for nb in self.naive_bayes]}
-               if self.naive_bayes else {}),
-            **({"stream_state": [st.to_json_dict() for st in self.stream_state]}
-               if self.stream_state else {}),
+            **(
+                {"naive_bayes": [nb.to_json_dict() for nb in self.naive_bayes]}
+                if self.naive_bayes
+                else {}
+            ),
+            **(
+                {"stream_state": [st.to_json_dict() for st in self.stream_state]}
+                if self.stream_state
+                else {}
+            ),
             **({"mars": self.mars.to_json_dict()} if self.mars is not None else {}),
         }
 
@@ -502,7 +510,8 @@ class Model(ModelPrediction, ModelContributions, StreamingParts):
         cells = 0
         for d in raw_trees:
             if isinstance(d, dict) and all(
-                    isinstance(d.get(k), int) and d.get(k) >= 0 for k in ("n_nodes", "n_words")):
+                isinstance(d.get(k), int) and d.get(k) >= 0 for k in ("n_nodes", "n_words")
+            ):
                 cells += d["n_nodes"] * d["n_words"]
         if cells > MAX_BITSET_CELLS:
             raise ModelError(f"{where}: categorical bitsets would take {cells} words, more "

@@ -20,7 +20,9 @@ def _num_threads(n_threads):
         return
     if not isinstance(n_threads, (int, np.integer)) or isinstance(n_threads, bool) \
             or n_threads < 1:
-        raise ParameterError(f"n_threads must be a positive integer or None, got {n_threads!r}")
+        raise ParameterError(
+            f"n_threads must be a positive integer or None, got {n_threads!r}"
+        )
     old = numba.get_num_threads()
     numba.set_num_threads(min(int(n_threads), numba.config.NUMBA_NUM_THREADS))
     try:

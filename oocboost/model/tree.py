@@ -151,7 +151,8 @@ class Tree:
         return _kp.compute_tree_depth(self.left.astype(np.int64), self.right.astype(np.int64))
 
     def __repr__(self):
-        return f"Tree(n_nodes={self.n_nodes}, n_leaves={self.n_leaves}, n_outputs={self.n_outputs})"
+        return (f"Tree(n_nodes={self.n_nodes}, n_leaves={self.n_leaves}, "
+                f"n_outputs={self.n_outputs})")
 
     # ------------------------------------------------------------------ validation
     def _fail(self, tree_index, msg, node=None):
@@ -253,8 +254,11 @@ class Tree:
         for name in ("threshold", "gain", "cover", "n_samples"):
             bad = np.flatnonzero(~np.isfinite(getattr(self, name)))
             if bad.size:
-                fail(tree_index, f"{name} {float(getattr(self, name)[bad[0]])!r} is not finite",
-                     bad[0])
+                fail(
+                    tree_index,
+                    f"{name} {float(getattr(self, name)[bad[0]])!r} is not finite",
+                    bad[0],
+                )
         bad = np.flatnonzero(~np.all(np.isfinite(self.value), axis=1))
         if bad.size:
             fail(tree_index, "value is not finite", bad[0])

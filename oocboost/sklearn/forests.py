@@ -155,11 +155,13 @@ class _Bagging(TreeEnsembleBase):
             self.delegate_ = None
             return super().fit(X, y, sample_weight)
         if isinstance(X, Cache):
-            raise ParameterError(f"estimator {type(self.estimator).__name__} trains from "
-                                 f"in-memory data; over a cache, bagging grows oocboost's "
-                                 f"own trees: pass estimator=DecisionTree"
-                                 f"{'Classifier' if self._task == 'classification' else 'Regressor'}"
-                                 f"(...) or None")
+            raise ParameterError(
+                f"estimator {type(self.estimator).__name__} trains from "
+                f"in-memory data; over a cache, bagging grows oocboost's "
+                f"own trees: pass estimator=DecisionTree"
+                f"{'Classifier' if self._task == 'classification' else 'Regressor'}"
+                f"(...) or None"
+            )
         try:
             from sklearn import ensemble
         except ImportError:

@@ -55,7 +55,9 @@ def check_int(name, value, low, high=None):
 def check_limit(memory_limit):
     limit = parse_size(memory_limit)
     if limit is not None and limit <= 0:
-        raise ParameterError(f"memory_limit must be positive (e.g. '512M'), got {memory_limit!r}")
+        raise ParameterError(
+            f"memory_limit must be positive (e.g. '512M'), got {memory_limit!r}"
+        )
     return limit
 
 

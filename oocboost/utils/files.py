@@ -113,7 +113,9 @@ def describe_write_error(path, exc, n_bytes=None):
     """One line for an ``OSError`` met writing ``path`` (disk full, quota, permission)."""
     need = "" if n_bytes is None else f" ({n_bytes:,} bytes needed)"
     if exc.errno in SPACE_ERRNOS:
-        return f"cannot write {path}: no space left (disk full, quota or file size limit){need}"
+        return (
+            f"cannot write {path}: no space left (disk full, quota or file size limit){need}"
+        )
     return f"cannot write {path}: {exc.strerror or exc}{need}"
 
 

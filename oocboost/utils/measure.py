@@ -30,7 +30,8 @@ BASELINE_RUNS = 3
 
 
 class MeasurementError(OocboostError, RuntimeError):
-    """A measured subprocess failed (non-zero exit or timeout); the message ends with its stderr."""
+    """A measured subprocess failed (non-zero exit or timeout); the message ends with its
+    stderr."""
 
     def __init__(self, message, returncode=None, stderr="", timed_out=False):
         super().__init__(message)
@@ -228,7 +229,8 @@ def _run_polled(argv, *, poll_interval, timeout, env, cwd, capture, preexec_fn):
             err_f.close()
     if timed_out:
         raise MeasurementError(
-            f"{' '.join(argv)[:200]} timed out after {timeout} s and was killed; stderr tail:\n"
+            f"{' '.join(argv)[:200]} timed out after {timeout} s and was killed; stderr "
+            f"tail:\n"
             + stderr[-2000:],
             returncode=None,
             stderr=stderr,
@@ -347,7 +349,11 @@ def measure_peak_rss(
         except TypeError as exc:
             os.unlink(result_path)
             raise ParameterError(f"arguments of {target} must be JSON-able: {exc}") from None
-    elif isinstance(target, (list, tuple)) and target and all(isinstance(a, str) for a in target):
+    elif (
+        isinstance(target, (list, tuple))
+        and target
+        and all(isinstance(a, str) for a in target)
+    ):
         argv = list(target) + [str(a) for a in args]
     else:
         raise ParameterError(

@@ -81,7 +81,9 @@ class ProgressBar:
         Seconds between two redraws; ``close()`` always draws the final state.
     """
 
-    def __init__(self, total=None, unit="rows", desc="", enabled=None, file=None, min_interval=0.2):
+    def __init__(
+        self, total=None, unit="rows", desc="", enabled=None, file=None, min_interval=0.2
+    ):
         if unit not in _UNITS:
             raise ParameterError(f"unit must be one of {_UNITS}, got {unit!r}")
         if total is not None and total < 0:
@@ -116,7 +118,8 @@ class ProgressBar:
                 self._draw(now)
 
     def set_postfix(self, text):
-        """Text shown after the rate and ETA, e.g. ``"auc=0.82"`` (drawn with the next redraw)."""
+        """Text shown after the rate and ETA, e.g. ``"auc=0.82"`` (drawn with the next
+        redraw)."""
         self.postfix = str(text)
 
     def close(self):

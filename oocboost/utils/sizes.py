@@ -42,15 +42,21 @@ def parse_size(value):
     if value is None:
         return None
     if isinstance(value, bool):
-        raise ParameterError(f"a memory size must be a number of bytes or a string like '512M', got {value!r}")
-    if isinstance(value, int) or (hasattr(value, "dtype") and getattr(value.dtype, "kind", "") in "iu"):
+        raise ParameterError(
+            f"a memory size must be a number of bytes or a string like '512M', got {value!r}"
+        )
+    if isinstance(value, int) or (
+        hasattr(value, "dtype") and getattr(value.dtype, "kind", "") in "iu"
+    ):
         n = int(value)
         if n < 0:
             raise ParameterError(f"a memory size cannot be negative, got {n}")
         return n
     if isinstance(value, float):
         if not math.isfinite(value) or value < 0:
-            raise ParameterError(f"a memory size must be a finite non-negative number, got {value!r}")
+            raise ParameterError(
+                f"a memory size must be a finite non-negative number, got {value!r}"
+            )
         return int(value)
     if isinstance(value, str):
         m = _SIZE_RE.match(value)
@@ -62,7 +68,8 @@ def parse_size(value):
         number = float(m.group(1))
         return int(number * _UNITS[m.group(2).lower()])
     raise ParameterError(
-        f"a memory size must be an int (bytes) or a string like '512M', got {type(value).__name__}"
+        f"a memory size must be an int (bytes) or a string like '512M', got "
+        f"{type(value).__name__}"
     )
 
 

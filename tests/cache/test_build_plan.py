@@ -92,7 +92,10 @@ def test_build_explicit_block_rows_is_honoured_and_checked():
     with pytest.raises(MemoryLimitError) as info:
         plan_build("256M", 28, baseline_bytes=150 * MiB, block_rows=1_000_000)
     smallest = _smallest_from_message(info.value)
-    assert plan_build(smallest, 28, baseline_bytes=150 * MiB, block_rows=1_000_000).block_rows == 1_000_000
+    assert (
+        plan_build(smallest, 28, baseline_bytes=150 * MiB, block_rows=1_000_000).block_rows
+        == 1_000_000
+    )
 
 
 def test_build_uint16_codes_and_no_limit():

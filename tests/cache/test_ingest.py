@@ -252,7 +252,9 @@ def test_text_in_numeric_column_later_block(tmp_path):
     text = "a,b,y\n" + "1,2.5,0\n" * 2000 + '3,"x\ny",1\n' + "1,oops,1\n" + "1,2,0\n" * 10
     path = write(tmp_path, "t.csv", text)
     msg = error_of(path, label="y", batch_bytes=1000)
-    assert "line 2002" in msg and "'b'" in msg and "'x\\ny'" in msg and "expected a number" in msg
+    assert (
+        "line 2002" in msg and "'b'" in msg and "'x\\ny'" in msg and "expected a number" in msg
+    )
     text = "a,b,y\n" + "1,2.5,0\n" * 2000 + "1,oops,1\n"
     msg = error_of(write(tmp_path, "t2.csv", text), label="y", batch_bytes=1000)
     assert "line 2002" in msg and "'oops'" in msg

@@ -72,7 +72,8 @@ def test_worker_error_reaches_consumer_after_earlier_items(depth):
             got.append(v)
     assert got == [0, 1, 2, 3, 4]
     if depth > 0:
-        # Raised again in the consumer; the original (with the worker's traceback) is the cause.
+        # Raised again in the consumer; the original (with the worker's traceback) is the
+        # cause.
         assert isinstance(info.value.__cause__, CacheError)
         assert info.value.__cause__ is not info.value
     assert threading.active_count() == baseline

@@ -122,7 +122,9 @@ def test_a_damaged_shard_set_is_refused_with_its_path(tmp_path):
     with pytest.raises(CacheError, match="version 7"):
         ShardSet.load(tmp_path)
     os.remove(path)
-    with pytest.raises(CacheError, match="cannot read shard set .*shards.json: it does not exist"):
+    with pytest.raises(
+        CacheError, match="cannot read shard set .*shards.json: it does not exist"
+    ):
         ShardSet.load(tmp_path)
 
 

@@ -230,7 +230,9 @@ def test_weights_equal_repeated_rows_and_zero_weights_ignored():
 
 
 def test_infinities_are_values_and_nan_is_ignored():
-    sketch = QuantileSketch(buffer_values=0).update(np.array([np.nan, 1.0, -np.inf, np.inf, 2.0, np.nan]))
+    sketch = QuantileSketch(buffer_values=0).update(
+        np.array([np.nan, 1.0, -np.inf, np.inf, 2.0, np.nan])
+    )
     assert sketch.total_weight == 4.0
     assert sketch.min == -np.inf and sketch.max == np.inf
     np.testing.assert_array_equal(sketch.quantiles([0.0, 0.3, 0.6, 1.0]),

@@ -31,7 +31,16 @@ def _data(dtype=np.uint8, n_rows=N_ROWS, seed=0):
     return codes, label, weight
 
 
-def _build(path, backend, block_rows, dtype=np.uint8, compression=None, has_weight=True, fields=None, **kw):
+def _build(
+    path,
+    backend,
+    block_rows,
+    dtype=np.uint8,
+    compression=None,
+    has_weight=True,
+    fields=None,
+    **kw,
+):
     codes, label, weight = _data(dtype)
     with CacheWriter(
         path,
@@ -44,7 +53,11 @@ def _build(path, backend, block_rows, dtype=np.uint8, compression=None, has_weig
         **kw,
     ) as w:
         for a in range(0, N_ROWS, block_rows):
-            w.write_block(codes[:, a : a + block_rows], label[a : a + block_rows], weight[a : a + block_rows] if has_weight else None)
+            w.write_block(
+                codes[:, a : a + block_rows],
+                label[a : a + block_rows],
+                weight[a : a + block_rows] if has_weight else None,
+            )
         w.commit(fields or {})
     return codes, label, weight
 
@@ -63,7 +76,10 @@ def caches(tmp_path_factory):
         for block_rows in (1, 7, 64, N_ROWS):
             for dtype in (np.uint8, np.uint16):
                 path = root / f"{backend}-{block_rows}-{np.dtype(dtype).name}"
-                out[backend, block_rows, np.dtype(dtype).name] = (str(path), _build(path, backend, block_rows, dtype))
+                out[backend, block_rows, np.dtype(dtype).name] = (
+                    str(path),
+                    _build(path, backend, block_rows, dtype),
+                )
     return out
 
 
@@ -74,7 +90,12 @@ def caches(tmp_path_factory):
 def test_round_trip(caches, backend, block_rows, depth, resident):
     path, (codes, label, weight) = caches[backend, block_rows, "uint8"]
     with Cache(path) as c:
-        assert (c.n_rows, c.n_features, c.block_rows, c.backend) == (N_ROWS, N_FEATURES, block_rows, backend)
+        assert (c.n_rows, c.n_features, c.block_rows, c.backend) == (
+            N_ROWS,
+            N_FEATURES,
+            block_rows,
+            backend,
+        )
         assert c.n_blocks == -(-N_ROWS // block_rows)
         assert c.block_row_starts.dtype == np.int64
         np.testing.assert_array_equal(c.block_row_starts, np.arange(0, N_ROWS, block_rows))
@@ -87,7 +108,9 @@ def test_round_trip(caches, backend, block_rows, depth, resident):
                 assert b.codes.flags.c_contiguous and not b.codes.flags.writeable
                 assert b.label.dtype == np.float32 and b.weight.dtype == np.float32
                 assert b.row_start == c.block_row_starts[b.index]
-            np.testing.assert_array_equal(np.concatenate([b.codes for b in blocks], axis=1), codes)
+            np.testing.assert_array_equal(
+                np.concatenate([b.codes for b in blocks], axis=1), codes
+            )
             np.testing.assert_array_equal(np.concatenate([b.label for b in blocks]), label)
             np.testing.assert_array_equal(np.concatenate([b.weight for b in blocks]), weight)
         assert c.resident_nbytes == (c.nbytes_raw if resident else 0)
@@ -111,7 +134,9 @@ def test_uint16_and_block_subsets(caches, backend, block_rows):
         assert [b.index for b in got] == order
         for b in got:
             assert b.codes.dtype == np.uint16
-            np.testing.assert_array_equal(b.codes, codes[:, b.row_start : b.row_start + b.n_rows])
+            np.testing.assert_array_equal(
+                b.codes, codes[:, b.row_start : b.row_start + b.n_rows]
+            )
             np.testing.assert_array_equal(b.label, label[b.row_start : b.row_start + b.n_rows])
     with pytest.raises(ParameterError, match="out of range"):
         c.read_block(c.n_blocks)
@@ -165,7 +190,9 @@ def test_compressions_round_trip_and_sizes(tmp_path, backend):
         codes, label, weight = _build(path, backend, 32, compression=comp)
         c = Cache(path)
         assert c.manifest["compression"] == comp
-        np.testing.assert_array_equal(np.concatenate([b.codes for b in c.iter_blocks()], axis=1), codes)
+        np.testing.assert_array_equal(
+            np.concatenate([b.codes for b in c.iter_blocks()], axis=1), codes
+        )
         assert c.nbytes_raw == codes.nbytes + label.nbytes + weight.nbytes
         assert c.nbytes_stored > 0
         c.close()
@@ -195,14 +222,22 @@ def test_manifest_fields_and_metadata(tmp_path):
     with pytest.raises(CacheError, match="no bin_mapper"):
         c.bin_mapper
     with pytest.raises(ParameterError, match="reserved"):
-        with CacheWriter(tmp_path / "d", n_features=1, codes_dtype=np.uint8, has_label=False, has_weight=False) as w:
+        with CacheWriter(
+            tmp_path / "d",
+            n_features=1,
+            codes_dtype=np.uint8,
+            has_label=False,
+            has_weight=False,
+        ) as w:
             w.write_block(np.zeros((1, 3), np.uint8))
             w.commit({"n_rows": 5})
     assert _siblings(tmp_path / "d") == []
 
 
 def test_writer_validates_blocks(tmp_path):
-    with CacheWriter(tmp_path / "c", n_features=3, codes_dtype=np.uint8, has_label=True, has_weight=False) as w:
+    with CacheWriter(
+        tmp_path / "c", n_features=3, codes_dtype=np.uint8, has_label=True, has_weight=False
+    ) as w:
         with pytest.raises(ParameterError, match="expected uint8"):
             w.write_block(np.zeros((3, 4), np.uint16), np.zeros(4))
         with pytest.raises(ParameterError, match=r"expected uint8 \(3, n_rows\)"):
@@ -220,13 +255,32 @@ def test_writer_validates_blocks(tmp_path):
         w.commit()
     assert Cache(tmp_path / "c").n_rows == 6
     with pytest.raises(CacheError, match="empty cache"):
-        with CacheWriter(tmp_path / "e", n_features=3, codes_dtype=np.uint8, has_label=False, has_weight=False) as w:
+        with CacheWriter(
+            tmp_path / "e",
+            n_features=3,
+            codes_dtype=np.uint8,
+            has_label=False,
+            has_weight=False,
+        ) as w:
             w.commit()
     assert _siblings(tmp_path / "e") == []
     with pytest.raises(ParameterError, match="backend"):
-        CacheWriter(tmp_path / "x", backend="parquet", n_features=1, codes_dtype=np.uint8, has_label=False, has_weight=False)
+        CacheWriter(
+            tmp_path / "x",
+            backend="parquet",
+            n_features=1,
+            codes_dtype=np.uint8,
+            has_label=False,
+            has_weight=False,
+        )
     with pytest.raises(ParameterError, match="codes_dtype"):
-        CacheWriter(tmp_path / "x", n_features=1, codes_dtype=np.int32, has_label=False, has_weight=False)
+        CacheWriter(
+            tmp_path / "x",
+            n_features=1,
+            codes_dtype=np.int32,
+            has_label=False,
+            has_weight=False,
+        )
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -306,7 +360,10 @@ def test_corrupted_arrow_block(tmp_path):
     entry = c.manifest["blocks"][1]
     _flip(path / entry["file"], entry["nbytes"] // 2)
     np.testing.assert_array_equal(c.read_block(0).codes, codes[:, :40])
-    with pytest.raises(CacheError, match=r"block 1 \(blocks/block-000001.arrow\) is corrupted \(checksum mismatch"):
+    with pytest.raises(
+        CacheError,
+        match=r"block 1 \(blocks/block-000001.arrow\) is corrupted \(checksum mismatch",
+    ):
         c.read_block(1)
     for depth in (0, 2):
         with pytest.raises(CacheError, match="block 1"):
@@ -396,7 +453,9 @@ def test_arrow_block_checksum_once_per_file_identity(tmp_path, monkeypatch):
     c = Cache(path)
     hashed = []
     real_crc32 = arrow_backend.zlib.crc32
-    monkeypatch.setattr(arrow_backend.zlib, "crc32", lambda data: hashed.append(len(data)) or real_crc32(data))
+    monkeypatch.setattr(
+        arrow_backend.zlib, "crc32", lambda data: hashed.append(len(data)) or real_crc32(data)
+    )
     n_blocks = len(c.manifest["blocks"])
     for _ in range(3):
         got = np.concatenate([b.codes for b in c.iter_blocks(prefetch=0)], axis=1)
@@ -451,7 +510,8 @@ assert "h5py" in sys.modules
 
 
 def test_h5py_imported_only_for_hdf5_caches(tmp_path):
-    # h5py costs 12 MiB of RSS and a tenth of a second: Arrow caches (the default) never load it
+    # h5py costs 12 MiB of RSS and a tenth of a second: Arrow caches (the default) never load
+    # it
     subprocess.run([sys.executable, "-c", _H5PY_ONLY_FOR_HDF5, str(tmp_path)], check=True,
                    env={**os.environ, "OOCBOOST_WARMUP": "0"})
 
@@ -465,7 +525,11 @@ def test_truncated_or_missing_files(tmp_path, backend):
     size = os.path.getsize(target)
     with open(target, "r+b") as f:
         f.truncate(size - 7)
-    expected = "block 2 file blocks/block-000002.arrow has" if backend == "arrow" else "data.h5 .all blocks. has"
+    expected = (
+        "block 2 file blocks/block-000002.arrow has"
+        if backend == "arrow"
+        else "data.h5 .all blocks. has"
+    )
     with pytest.raises(CacheError, match=expected + ".*truncated"):
         Cache(path)
     if backend == "arrow":  # truncated after the cache was opened: caught at read time
@@ -524,7 +588,9 @@ def test_missing_or_garbled_manifest(tmp_path):
 
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_existing_paths_and_overwrite(tmp_path, backend):
-    kw = dict(backend=backend, n_features=1, codes_dtype=np.uint8, has_label=False, has_weight=False)
+    kw = dict(
+        backend=backend, n_features=1, codes_dtype=np.uint8, has_label=False, has_weight=False
+    )
     f = tmp_path / "file"
     f.write_text("precious")
     d = tmp_path / "dir"
@@ -584,7 +650,9 @@ def test_unfinished_cache_folder_may_be_overwritten(tmp_path):
 def test_target_appearing_during_build_is_not_clobbered(tmp_path):
     path = tmp_path / "c"
     with pytest.raises(CacheError, match="it is a file"):
-        with CacheWriter(path, n_features=1, codes_dtype=np.uint8, has_label=False, has_weight=False) as w:
+        with CacheWriter(
+            path, n_features=1, codes_dtype=np.uint8, has_label=False, has_weight=False
+        ) as w:
             w.write_block(np.zeros((1, 1), np.uint8))
             path.write_text("someone else's")
             w.commit()
@@ -605,7 +673,9 @@ def test_hdf5_prefetch_thread_and_consumer_share_file(caches):
     c.close()
 
 
-@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(
     backend=st.sampled_from(BACKENDS),
     n_rows=st.integers(1, 60),
@@ -624,7 +694,9 @@ def test_round_trip_property(tmp_path_factory, backend, n_rows, block_rows, dept
     with Cache(path) as c:
         for _ in range(2):
             blocks = list(c.iter_blocks(prefetch=depth, resident_bytes=resident))
-            np.testing.assert_array_equal(np.concatenate([b.codes for b in blocks], axis=1), codes)
+            np.testing.assert_array_equal(
+                np.concatenate([b.codes for b in blocks], axis=1), codes
+            )
             np.testing.assert_array_equal(np.concatenate([b.label for b in blocks]), label)
             assert c.resident_nbytes <= resident
 

@@ -155,8 +155,14 @@ def test_lossguide_with_room_equals_depthwise():
 
 def test_lossguide_respects_max_leaves_and_picks_best_gain_first():
     codes, g, h, nvb = make_problem(6)
-    grower, _ = grow(codes, g, h, nvb, 100, GrowthParams(max_depth=None, grow_policy="lossguide",
-                                                          max_leaves=4, leaves_per_pass=1))
+    grower, _ = grow(
+        codes,
+        g,
+        h,
+        nvb,
+        100,
+        GrowthParams(max_depth=None, grow_policy="lossguide", max_leaves=4, leaves_per_pass=1),
+    )
     arrays = grower.tree_arrays(0)
     assert (arrays["left"] == -1).sum() == 4
     # best-first: the root's split has the largest gain of all splits taken

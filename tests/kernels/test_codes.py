@@ -86,7 +86,10 @@ def test_histograms_of_plane_codes_equal_the_matrixs(layout, n_stats, padded, th
     with thread_limit(threads):
         if padded and n_stats == 2:
             # every row into its tree's root (a boosting root pass)
-            ref, got = _hist(2, column_of, n_stats, padded), _hist(2, column_of, n_stats, padded)
+            ref, got = (
+                _hist(2, column_of, n_stats, padded),
+                _hist(2, column_of, n_stats, padded),
+            )
             roots = np.array([0, 1], np.int32)
             kh.build_histograms_all(codes, stats, roots, ref, column_of)
             kh.build_histograms_all(planes, stats, roots, got, column_of)

@@ -406,7 +406,8 @@ def test_all_rows_refuse_unpadded_histograms():
 def test_unrolled_column_updates_match_naive(n_features, n_stats, threads, kind):
     """Updates of exactly UNROLLED_COLUMNS columns of 256 bins take a loop compiled with
     that trip count, and groups of SMALL_UNROLLED_COLUMNS features (8 features over 2
-    threads, boosting's 2 lanes) a loop of their own; every mix of unrolled and generic widths gives
+    threads, boosting's 2 lanes) a loop of their own; every mix of unrolled and generic widths
+    gives
     the naive sums."""
     assert (kh.UNROLLED_COLUMNS, kh.SMALL_UNROLLED_COLUMNS) == (14, 4)
     rng = np.random.default_rng(n_features * 10 + n_stats)

@@ -38,7 +38,8 @@ def naive_partition(codes, node_of_row, left, right, feature, bin_thr, default_l
 @pytest.mark.parametrize("seed", range(3))
 def test_select_matches_naive(seed, count_stat, n_chunks, node_dtype):
     """Rows move like a naive traversal; each chunk lists, ascending, the rows whose new
-    node has a slot (and, with ``count_stat`` or draws, a nonzero count). Tree 1 has a categorical
+    node has a slot (and, with ``count_stat`` or draws, a nonzero count). Tree 1 has a
+    categorical
     split, tree 0 none (the numeric-only path)."""
     rng = np.random.default_rng(seed)
     n_trees, cap, n_rows, n_features, max_bin = 2, 7, 500, 3, 40

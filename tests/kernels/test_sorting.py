@@ -23,7 +23,9 @@ def test_stable_argsort_matches_numpy_with_ties_and_nan(n, dtype):
     keys[rng.random(n) < 0.05] = -np.inf
     np.testing.assert_array_equal(stable_argsort(keys), np.argsort(keys, kind="stable"))
     distinct = rng.normal(size=n).astype(dtype)
-    np.testing.assert_array_equal(stable_argsort(distinct), np.argsort(distinct, kind="stable"))
+    np.testing.assert_array_equal(
+        stable_argsort(distinct), np.argsort(distinct, kind="stable")
+    )
 
 
 def test_stable_argsort_example_and_negative_zero():

@@ -1,4 +1,5 @@
-"""Tests of oocboost.kernels.split: naive twins, brute force on raw rows, XGBoost, scikit-learn.
+"""Tests of oocboost.kernels.split: naive twins, brute force on raw rows, XGBoost,
+scikit-learn.
 
 Tolerances: kernel vs naive twin, gains to 1e-12 relative (the twin follows the same
 summation order, so they are normally bit-equal) and every decision exactly; kernel vs
@@ -84,7 +85,9 @@ def cart_stats(rng, n_rows, criterion_code, n_classes, weighted=False):
 
 
 def bits_to_set(bits):
-    return {32 * i + j for i, word in enumerate(bits) for j in range(32) if (int(word) >> j) & 1}
+    return {
+        32 * i + j for i, word in enumerate(bits) for j in range(32) if (int(word) >> j) & 1
+    }
 
 
 def alloc_outputs(n_eval, n_stats, max_bin):
@@ -120,9 +123,25 @@ def run_cart(hist, node_sums, slots, mask, nvb, isc, crit, n_classes, msl=1.0, m
                              else node_sums[0, :n_classes].sum())
     rb = np.zeros((0, 0), np.int32) if random_bin is None else random_bin
     values = np.empty(0) if values is None else np.asarray(values, np.float64)
-    SC.find_splits_cart(hist, node_sums, np.asarray(slots, np.int32), column_feature, mask,
-                       nvb, isc, hist.shape[2] - 1, crit, n_classes, msl, mwl, total_weight, rb,
-                       *out.values(), zero_after, values)
+    SC.find_splits_cart(
+        hist,
+        node_sums,
+        np.asarray(slots, np.int32),
+        column_feature,
+        mask,
+        nvb,
+        isc,
+        hist.shape[2] - 1,
+        crit,
+        n_classes,
+        msl,
+        mwl,
+        total_weight,
+        rb,
+        *out.values(),
+        zero_after,
+        values,
+    )
     return out
 
 
@@ -313,8 +332,12 @@ def naive_cart(hist, node_sums, slots, mask, nvb, isc, crit, K, msl=1.0, mwl=0.0
                 il = 1.0 - sum(L[k] * L[k] for k in range(K)) / (wl * wl)
                 ir = 1.0 - sum(R[k] * R[k] for k in range(K)) / (wr * wr)
             else:
-                il = -sum(L[k] / wl * (math.log(L[k] / wl) / ln2) for k in range(K) if L[k] > 0)
-                ir = -sum(R[k] / wr * (math.log(R[k] / wr) / ln2) for k in range(K) if R[k] > 0)
+                il = -sum(
+                    L[k] / wl * (math.log(L[k] / wl) / ln2) for k in range(K) if L[k] > 0
+                )
+                ir = -sum(
+                    R[k] / wr * (math.log(R[k] / wr) / ln2) for k in range(K) if R[k] > 0
+                )
             return -wr * ir - wl * il
 
         best = None
@@ -650,7 +673,9 @@ def _xgb_root(X, y, weight=None, **params):
     p.update(params)
     dm = xgb.DMatrix(X, label=y, weight=weight, enable_categorical=True, missing=np.nan)
     booster = xgb.train(p, dm, 1)
-    t = json.loads(booster.save_raw("json"))["learner"]["gradient_booster"]["model"]["trees"][0]
+    t = json.loads(booster.save_raw("json"))["learner"]["gradient_booster"]["model"]["trees"][
+        0
+    ]
     return t
 
 
@@ -894,7 +919,9 @@ def test_node_impurity_matches_formulas():
     out = SC.node_impurity(v, 1, 3, np.empty(0), np.empty(3))
     np.testing.assert_allclose(out, [-(0.75 * np.log2(0.75) + 0.25 * np.log2(0.25)), 0.0, 1.5])
     r = np.array([[2.0, 4.0, 10.0, 2.0]])
-    np.testing.assert_allclose(SC.node_impurity(r, 2, 0, np.empty(0), np.empty(1)), [10 / 2 - 4.0])
+    np.testing.assert_allclose(
+        SC.node_impurity(r, 2, 0, np.empty(0), np.empty(1)), [10 / 2 - 4.0]
+    )
 
 
 def _subset_best_proxy(codes_f, stats, crit, K):

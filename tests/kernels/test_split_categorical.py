@@ -48,7 +48,9 @@ def run_gradient(hist, node_sums, nvb, isc, starts, cat_params, lam=0.0, mcw=0.0
 
 
 def bits_to_set(bits):
-    return {32 * i + j for i, word in enumerate(bits) for j in range(32) if (int(word) >> j) & 1}
+    return {
+        32 * i + j for i, word in enumerate(bits) for j in range(32) if (int(word) >> j) & 1
+    }
 
 
 def score(g, h, lam):
@@ -129,9 +131,22 @@ def test_lightgbm_search_equals_naive_twin(seed, n_codes, max_bin):
                        mcw=1.0, rows_per_hessian=rows_per_hessian)
     flat = hist[0].reshape(-1, 2)
     value_codes = [c for c in range(nvb[0]) if c != max_bin - 1]
-    gain, dl, left = naive_lightgbm(sums[0, 0], sums[0, 1], flat[:, 0], flat[:, 1], value_codes,
-                                    flat[max_bin - 1, 0], flat[max_bin - 1, 1], 1.0, 1.0,
-                                    smooth, cat_l2, min_group, threshold, rows_per_hessian)
+    gain, dl, left = naive_lightgbm(
+        sums[0, 0],
+        sums[0, 1],
+        flat[:, 0],
+        flat[:, 1],
+        value_codes,
+        flat[max_bin - 1, 0],
+        flat[max_bin - 1, 1],
+        1.0,
+        1.0,
+        smooth,
+        cat_l2,
+        min_group,
+        threshold,
+        rows_per_hessian,
+    )
     assert gain > -INF
     np.testing.assert_allclose(out["gain"][0], gain, rtol=1e-12)
     assert bool(out["default_left"][0]) == dl

@@ -181,4 +181,6 @@ def test_lightgbm_search_picks_lightgbms_category_set(seed, tmp_path):
     # the rare category holds no weight in LightGBM's sort (it goes right): compare the
     # sorted categories, on either side of the split
     rare = {int(np.argmin(np.bincount(codes, minlength=12)))}
-    assert (ours - rare == lgb_left - rare) or (ours - rare == set(range(12)) - lgb_left - rare)
+    assert (ours - rare == lgb_left - rare) or (
+        ours - rare == set(range(12)) - lgb_left - rare
+    )

@@ -416,8 +416,15 @@ def test_random_subspace_trees_are_trees_on_their_columns(bootstrap_features):
         assert len({tuple(c) for c in sets}) > 1
     # (min_samples_leaf=8 and this seed: no node has two equally good splits, which the
     # two libraries would break differently)
-    expected = np.mean([SkTree(max_depth=3, min_samples_leaf=8, random_state=0)
-                        .fit(X[:, cols], y).predict_proba(X[:, cols]) for cols in sets], axis=0)
+    expected = np.mean(
+        [
+            SkTree(max_depth=3, min_samples_leaf=8, random_state=0)
+            .fit(X[:, cols], y)
+            .predict_proba(X[:, cols])
+            for cols in sets
+        ],
+        axis=0,
+    )
     np.testing.assert_allclose(ours.predict_proba(X), expected, rtol=0, atol=1e-12)
     for tree, cols in zip(ours.estimators_, sets):
         assert set(tree.feature[tree.left >= 0].tolist()) <= set(cols.tolist())

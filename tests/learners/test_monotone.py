@@ -35,9 +35,14 @@ def test_predictions_follow_each_constrained_direction(tmp_path, grow_policy):
     table = pa.table({"f0": X[:, 0], "f1": X[:, 1], "f2": X[:, 2], "f3": X[:, 3], "y": y})
     cache = oocboost.build_cache(table, tmp_path / "c.oocb", label="y", quiet=True,
                                  block_rows=1024)
-    params = {"objective": "binary:logistic", "max_depth": 5, "eta": 0.3,
-              "grow_policy": grow_policy, "max_leaves": 24 if grow_policy == "lossguide" else 0,
-              "monotone_constraints": {"f0": 1, "f1": -1}}
+    params = {
+        "objective": "binary:logistic",
+        "max_depth": 5,
+        "eta": 0.3,
+        "grow_policy": grow_policy,
+        "max_leaves": 24 if grow_policy == "lossguide" else 0,
+        "monotone_constraints": {"f0": 1, "f1": -1},
+    }
     model = oocboost.train(params, cache, 25, verbose_eval=False)
     assert (_grid_directions(model, X, 0) >= -1e-12).all()
     assert (_grid_directions(model, X, 1) <= 1e-12).all()

@@ -80,30 +80,54 @@ def broken(mutate, n_features=3, max_bin=16):
     return str(info.value)
 
 
-@pytest.mark.parametrize("mutate, pattern", [
-    (lambda t: t.right.__setitem__(0, 9), r"tree 7, node 0: right child 9 is out of range"),
-    (lambda t: t.left.__setitem__(2, 2), r"node 2: left child 2 is not greater"),  # self-loop
-    (lambda t: t.right.__setitem__(2, 1), r"node 2: right child 1 is not greater"),  # cycle-ish
-    (lambda t: t.left.__setitem__(2, 1), r"node 2: left child 1 is not greater"),
-    (lambda t: (t.left.__setitem__(2, 4), t.right.__setitem__(2, 4)), r"node 2: .*children"),
-    (lambda t: t.right.__setitem__(1, 3), r"node 1: one child is -1"),
-    (lambda t: t.feature.__setitem__(1, 0), r"node 1: leaf has feature 0"),
-    (lambda t: t.feature.__setitem__(2, -1), r"node 2: internal node has feature -1"),
-    (lambda t: t.feature.__setitem__(2, 3), r"node 2: feature 3 is out of range \[0, 3\)"),
-    (lambda t: t.threshold.__setitem__(2, np.nan), r"node 2: threshold nan is not finite"),
-    (lambda t: t.threshold.__setitem__(0, np.inf), r"node 0: threshold inf"),
-    (lambda t: t.value.__setitem__((4, 0), np.inf), r"node 4: value is not finite"),
-    (lambda t: t.gain.__setitem__(1, np.nan), r"node 1: gain"),
-    (lambda t: t.bin_threshold.__setitem__(0, 15), r"node 0: bin threshold 15 is outside "
-                                                   r"\[0, 14\]"),
-    (lambda t: t.bin_threshold.__setitem__(0, -1), r"node 0: bin threshold -1"),
-    (lambda t: t.is_categorical.__setitem__(0, True), r"node 0: categorical split but the "
-                                                      r"bitsets have 0 words"),
-    (lambda t: setattr(t, "cat_bitset", np.zeros((5, 2), np.uint32)), r"2 words"),
-    (lambda t: setattr(t, "gain", t.gain[:4]), r"gain must be a \(5,\) float64"),
-    (lambda t: setattr(t, "left", t.left.astype(np.int64)), r"left must be a \(5,\) int32"),
-    (lambda t: setattr(t, "value", np.zeros((5, 0))), r"at least one column"),
-])
+@pytest.mark.parametrize(
+    "mutate, pattern",
+    [
+        (
+            lambda t: t.right.__setitem__(0, 9),
+            r"tree 7, node 0: right child 9 is out of range",
+        ),
+        (
+            lambda t: t.left.__setitem__(2, 2),
+            r"node 2: left child 2 is not greater",
+        ),  # self-loop
+        (
+            lambda t: t.right.__setitem__(2, 1),
+            r"node 2: right child 1 is not greater",
+        ),  # cycle-ish
+        (lambda t: t.left.__setitem__(2, 1), r"node 2: left child 1 is not greater"),
+        (
+            lambda t: (t.left.__setitem__(2, 4), t.right.__setitem__(2, 4)),
+            r"node 2: .*children",
+        ),
+        (lambda t: t.right.__setitem__(1, 3), r"node 1: one child is -1"),
+        (lambda t: t.feature.__setitem__(1, 0), r"node 1: leaf has feature 0"),
+        (lambda t: t.feature.__setitem__(2, -1), r"node 2: internal node has feature -1"),
+        (lambda t: t.feature.__setitem__(2, 3), r"node 2: feature 3 is out of range \[0, 3\)"),
+        (lambda t: t.threshold.__setitem__(2, np.nan), r"node 2: threshold nan is not finite"),
+        (lambda t: t.threshold.__setitem__(0, np.inf), r"node 0: threshold inf"),
+        (lambda t: t.value.__setitem__((4, 0), np.inf), r"node 4: value is not finite"),
+        (lambda t: t.gain.__setitem__(1, np.nan), r"node 1: gain"),
+        (
+            lambda t: t.bin_threshold.__setitem__(0, 15),
+            r"node 0: bin threshold 15 is outside "
+            r"\[0, 14\]",
+        ),
+        (lambda t: t.bin_threshold.__setitem__(0, -1), r"node 0: bin threshold -1"),
+        (
+            lambda t: t.is_categorical.__setitem__(0, True),
+            r"node 0: categorical split but the "
+            r"bitsets have 0 words",
+        ),
+        (lambda t: setattr(t, "cat_bitset", np.zeros((5, 2), np.uint32)), r"2 words"),
+        (lambda t: setattr(t, "gain", t.gain[:4]), r"gain must be a \(5,\) float64"),
+        (
+            lambda t: setattr(t, "left", t.left.astype(np.int64)),
+            r"left must be a \(5,\) int32",
+        ),
+        (lambda t: setattr(t, "value", np.zeros((5, 0))), r"at least one column"),
+    ],
+)
 def test_validate_names_tree_node_and_problem(mutate, pattern):
     msg = broken(mutate)
     assert msg.startswith("tree 7")
@@ -263,56 +287,100 @@ def tree0(doc):
     return doc["trees"][0]
 
 
-@pytest.mark.parametrize("content, pattern", [
-    (edit(lambda d: d.update(format_version=2)), "written by a newer oocboost"),
-    (edit(lambda d: d.update(format_version=0)), "invalid format_version"),
-    (edit(lambda d: d.update(format_version="1")), "invalid format_version"),
-    (edit(lambda d: d.update(format="xgboost")), "not an oocboost model"),
-    ([1, 2, 3], "not an oocboost model"),
-    ("", "not valid JSON"),
-    ('{"format": "oocboost-model", "format_version": 1, "tre', "not valid JSON"),
-    (b"\x89PNG\r\n\x1a\n\x00\x00", "not UTF-8"),
-    ("[" * 100000 + "]" * 100000, "nested too deeply|not valid JSON"),
-    (json.dumps(good_doc()).replace('"eta": 0.3', '"eta": NaN'), "not valid JSON.*NaN"),
-    (json.dumps(good_doc()).replace('"tree_weight": [1.0', '"tree_weight": [1e999'),
-     "not valid JSON.*1e999"),
-    (edit(lambda d: d.pop("trees")), "missing key 'trees'"),
-    (edit(lambda d: d.pop("n_outputs")), "missing key 'n_outputs'"),
-    (edit(lambda d: d.update(n_outputs=True)), "'n_outputs' must be an integer"),
-    (edit(lambda d: d.update(trees={})), "'trees' must be list"),
-    (edit(lambda d: d.update(tree_group=[0, 1, 0])), "'tree_group' has 3 items, expected 4"),
-    (edit(lambda d: d.update(tree_group=[0, 1, 0, 5])), "tree 3: group 5 is outside"),
-    (edit(lambda d: d.update(tree_weight=[1, 1, 1, "x"])), "'tree_weight' must be a list"),
-    (edit(lambda d: d.update(base_margin=[0.0])), "'base_margin' has 1 items, expected 2"),
-    (edit(lambda d: d.update(best_iteration=5)), "best_iteration 5"),
-    (edit(lambda d: d.update(aggregation="median")), "aggregation"),
-    (edit(lambda d: d.update(feature_names=["a", "b"])), "feature_types must be 2"),
-    (edit(lambda d: d.update(params=[])), "'params' must be dict"),
-    (edit(lambda d: tree0(d)["right"].__setitem__(0, 99)), "tree 0, node 0: right child 99"),
-    (edit(lambda d: tree0(d)["left"].__setitem__(2, 2)), "node 2: left child 2 is not greater"),
-    (edit(lambda d: tree0(d)["left"].__setitem__(2, 0)), "node 2: left child 0"),
-    (edit(lambda d: tree0(d)["feature"].__setitem__(0, 3)), "node 0: feature 3 is out of range"),
-    (edit(lambda d: tree0(d)["feature"].__setitem__(0, 2 ** 40)), "'feature' must be a list"),
-    (edit(lambda d: tree0(d)["threshold"].__setitem__(0, None)), "'threshold' must be a list"),
-    (edit(lambda d: tree0(d)["left"].__setitem__(0, 1.0)), "'left' must be a list of int32"),
-    (edit(lambda d: tree0(d)["feature"].__setitem__(0, True)), "'feature' must be a list of int32"),
-    (edit(lambda d: tree0(d)["threshold"].__setitem__(0, True)),
-     "'threshold' must be a list of float64"),
-    (edit(lambda d: tree0(d)["left"].__setitem__(0, [1])), "'left' must be a list of int32"),
-    (edit(lambda d: tree0(d)["default_left"].__setitem__(0, 1)),
-     "'default_left' must be a list of booleans"),
-    (edit(lambda d: tree0(d).update(n_nodes=10 ** 9)), "'left' has 5 items, expected"),
-    (edit(lambda d: tree0(d).update(n_nodes=2 ** 40)), "'n_nodes' = .* is outside"),
-    (edit(lambda d: tree0(d).update(n_words=10 ** 6)), "'n_words' = 1000000 is outside"),
-    (edit(lambda d: tree0(d).update(value=[0.0] * 4)), "'value' has 4 items, expected 5"),
-    (edit(lambda d: tree0(d).pop("gain")), "tree 0: missing key 'gain'"),
-    (edit(lambda d: d["trees"].__setitem__(0, "tree")), "tree 0: must be a JSON object"),
-    (edit(lambda d: d["trees"][3].update(cat_bitset=[])), "'cat_bitset' has 0 items, expected 1"),
-    (edit(lambda d: d["trees"][3].update(cat_bitset=[2 ** 32])), "'cat_bitset' must be a list"),
-    (edit(lambda d: d["trees"][3].update(n_words=0, cat_bitset=[])),
-     "categorical split but the bitsets have 0 words"),
-    (edit(lambda d: d["trees"][3].update(n_words=2, cat_bitset=[1, 2])), "2 words"),
-])
+@pytest.mark.parametrize(
+    "content, pattern",
+    [
+        (edit(lambda d: d.update(format_version=2)), "written by a newer oocboost"),
+        (edit(lambda d: d.update(format_version=0)), "invalid format_version"),
+        (edit(lambda d: d.update(format_version="1")), "invalid format_version"),
+        (edit(lambda d: d.update(format="xgboost")), "not an oocboost model"),
+        ([1, 2, 3], "not an oocboost model"),
+        ("", "not valid JSON"),
+        ('{"format": "oocboost-model", "format_version": 1, "tre', "not valid JSON"),
+        (b"\x89PNG\r\n\x1a\n\x00\x00", "not UTF-8"),
+        ("[" * 100000 + "]" * 100000, "nested too deeply|not valid JSON"),
+        (json.dumps(good_doc()).replace('"eta": 0.3', '"eta": NaN'), "not valid JSON.*NaN"),
+        (
+            json.dumps(good_doc()).replace('"tree_weight": [1.0', '"tree_weight": [1e999'),
+            "not valid JSON.*1e999",
+        ),
+        (edit(lambda d: d.pop("trees")), "missing key 'trees'"),
+        (edit(lambda d: d.pop("n_outputs")), "missing key 'n_outputs'"),
+        (edit(lambda d: d.update(n_outputs=True)), "'n_outputs' must be an integer"),
+        (edit(lambda d: d.update(trees={})), "'trees' must be list"),
+        (
+            edit(lambda d: d.update(tree_group=[0, 1, 0])),
+            "'tree_group' has 3 items, expected 4",
+        ),
+        (edit(lambda d: d.update(tree_group=[0, 1, 0, 5])), "tree 3: group 5 is outside"),
+        (edit(lambda d: d.update(tree_weight=[1, 1, 1, "x"])), "'tree_weight' must be a list"),
+        (edit(lambda d: d.update(base_margin=[0.0])), "'base_margin' has 1 items, expected 2"),
+        (edit(lambda d: d.update(best_iteration=5)), "best_iteration 5"),
+        (edit(lambda d: d.update(aggregation="median")), "aggregation"),
+        (edit(lambda d: d.update(feature_names=["a", "b"])), "feature_types must be 2"),
+        (edit(lambda d: d.update(params=[])), "'params' must be dict"),
+        (
+            edit(lambda d: tree0(d)["right"].__setitem__(0, 99)),
+            "tree 0, node 0: right child 99",
+        ),
+        (
+            edit(lambda d: tree0(d)["left"].__setitem__(2, 2)),
+            "node 2: left child 2 is not greater",
+        ),
+        (edit(lambda d: tree0(d)["left"].__setitem__(2, 0)), "node 2: left child 0"),
+        (
+            edit(lambda d: tree0(d)["feature"].__setitem__(0, 3)),
+            "node 0: feature 3 is out of range",
+        ),
+        (
+            edit(lambda d: tree0(d)["feature"].__setitem__(0, 2**40)),
+            "'feature' must be a list",
+        ),
+        (
+            edit(lambda d: tree0(d)["threshold"].__setitem__(0, None)),
+            "'threshold' must be a list",
+        ),
+        (
+            edit(lambda d: tree0(d)["left"].__setitem__(0, 1.0)),
+            "'left' must be a list of int32",
+        ),
+        (
+            edit(lambda d: tree0(d)["feature"].__setitem__(0, True)),
+            "'feature' must be a list of int32",
+        ),
+        (
+            edit(lambda d: tree0(d)["threshold"].__setitem__(0, True)),
+            "'threshold' must be a list of float64",
+        ),
+        (
+            edit(lambda d: tree0(d)["left"].__setitem__(0, [1])),
+            "'left' must be a list of int32",
+        ),
+        (
+            edit(lambda d: tree0(d)["default_left"].__setitem__(0, 1)),
+            "'default_left' must be a list of booleans",
+        ),
+        (edit(lambda d: tree0(d).update(n_nodes=10**9)), "'left' has 5 items, expected"),
+        (edit(lambda d: tree0(d).update(n_nodes=2**40)), "'n_nodes' = .* is outside"),
+        (edit(lambda d: tree0(d).update(n_words=10**6)), "'n_words' = 1000000 is outside"),
+        (edit(lambda d: tree0(d).update(value=[0.0] * 4)), "'value' has 4 items, expected 5"),
+        (edit(lambda d: tree0(d).pop("gain")), "tree 0: missing key 'gain'"),
+        (edit(lambda d: d["trees"].__setitem__(0, "tree")), "tree 0: must be a JSON object"),
+        (
+            edit(lambda d: d["trees"][3].update(cat_bitset=[])),
+            "'cat_bitset' has 0 items, expected 1",
+        ),
+        (
+            edit(lambda d: d["trees"][3].update(cat_bitset=[2**32])),
+            "'cat_bitset' must be a list",
+        ),
+        (
+            edit(lambda d: d["trees"][3].update(n_words=0, cat_bitset=[])),
+            "categorical split but the bitsets have 0 words",
+        ),
+        (edit(lambda d: d["trees"][3].update(n_words=2, cat_bitset=[1, 2])), "2 words"),
+    ],
+)
 def test_hostile_files_raise_model_error(tmp_path, content, pattern):
     msg = load_error(tmp_path, content)
     assert re.search(pattern, msg), msg

@@ -172,8 +172,15 @@ def random_X(rng, n_rows, n_features, cat_features=(), n_cat_codes=40, p_nan=0.1
 
 
 def stump(feature, threshold, default_left, left_value, right_value, **kw):
-    return Tree([1, -1, -1], [2, -1, -1], [feature, -1, -1], [threshold, 0.0, 0.0],
-                [0.0, left_value, right_value], default_left=[default_left, False, False], **kw)
+    return Tree(
+        [1, -1, -1],
+        [2, -1, -1],
+        [feature, -1, -1],
+        [threshold, 0.0, 0.0],
+        [0.0, left_value, right_value],
+        default_left=[default_left, False, False],
+        **kw,
+    )
 
 
 def test_numeric_stump_and_missing_both_directions():

@@ -59,7 +59,9 @@ def test_iteration_range_and_leaves(data, tmp_path):
     X, score, _ = data
     model, _ = _train(X, score, tmp_path, "reg:squarederror")
     first5 = model.predict(X, iteration_range=(0, 5))
-    np.testing.assert_array_equal(first5, model.predict_margin(X, iteration_range=(0, 5))[:, 0])
+    np.testing.assert_array_equal(
+        first5, model.predict_margin(X, iteration_range=(0, 5))[:, 0]
+    )
     np.testing.assert_array_equal(model.predict(X, iteration_range=(0, 0)), model.predict(X))
     assert not np.array_equal(first5, model.predict(X))
     leaves = model.predict(X, pred_leaf=True)
@@ -113,4 +115,6 @@ def test_shapes_are_xgboosts(data, tmp_path):
         assert ours.predict(X).shape == theirs.predict(dm).shape
         assert (ours.predict(X, output_margin=True).shape
                 == theirs.predict(dm, output_margin=True).shape)
-        assert ours.predict(X, pred_leaf=True).shape == theirs.predict(dm, pred_leaf=True).shape
+        assert (
+            ours.predict(X, pred_leaf=True).shape == theirs.predict(dm, pred_leaf=True).shape
+        )

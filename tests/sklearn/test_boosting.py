@@ -29,7 +29,9 @@ def test_classifier_matches_train_and_exposes_sklearn_api(binary, tmp_path):
     cache = oocboost.build_cache(X, tmp_path / "c", label=y.astype(float), quiet=True)
     model = oocboost.train({"objective": "binary:logistic", "eta": 0.2, "max_depth": 4,
                             "verbosity": 0}, cache, 20)
-    np.testing.assert_allclose(proba[:, 1], oocboost.model.predict.predict(model, Xt), rtol=1e-12)
+    np.testing.assert_allclose(
+        proba[:, 1], oocboost.model.predict.predict(model, Xt), rtol=1e-12
+    )
     assert get_metric("auc")(yt, proba[:, 1]) > 0.8
     imp = clf.feature_importances_
     assert imp.shape == (6,) and imp.sum() == pytest.approx(1.0)
@@ -61,8 +63,9 @@ def test_multiclass_and_regressor(tmp_path):
     assert reg.predict(r.X).shape == (3000,) and reg.score(r.X, r.y) > 0.5
     path = tmp_path / "reg.json"
     reg.save_model(path)
-    np.testing.assert_array_equal(oocboost.model.predict.predict(oocboost.load_model(path), r.X),
-                                  reg.predict(r.X))
+    np.testing.assert_array_equal(
+        oocboost.model.predict.predict(oocboost.load_model(path), r.X), reg.predict(r.X)
+    )
 
 
 def test_fit_on_a_cache(binary, tmp_path):

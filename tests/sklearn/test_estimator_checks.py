@@ -1,6 +1,7 @@
 """scikit-learn's own estimator checks on every oocboost estimator (one of each family in
 CI, the others with ``-m slow``). The one check that
-fails (sample weight equivalence; the Hoeffding trees pass it) is listed with its reason; scikit-learn's own AdaBoost*, Bagging*,
+fails (sample weight equivalence; the Hoeffding trees pass it) is listed with its reason;
+scikit-learn's own AdaBoost*, Bagging*,
 GradientBoosting*, HistGradientBoosting* and RandomForest* fail it too (its
 PER_ESTIMATOR_XFAIL_CHECKS)."""
 import pytest
@@ -80,8 +81,13 @@ def test_every_estimator_is_checked():
     """Each public estimator of the package is in one of the two lists."""
     checked = {type(e) for e in ESTIMATORS + SLOW_ESTIMATORS}
     # the ranker's fit needs query groups, which scikit-learn's checks do not pass
-    public = {obj for name in oocboost.__all__
-              if isinstance(obj := getattr(oocboost, name), type) and hasattr(obj, "fit") and hasattr(obj, "get_params")
-              and name != "GradientBoostingRanker"}
+    public = {
+        obj
+        for name in oocboost.__all__
+        if isinstance(obj := getattr(oocboost, name), type)
+        and hasattr(obj, "fit")
+        and hasattr(obj, "get_params")
+        and name != "GradientBoostingRanker"
+    }
     assert len(public) >= 20
     assert public <= checked, sorted(c.__name__ for c in public - checked)

@@ -102,9 +102,11 @@ def test_max_leaf_nodes_best_first_equals_sklearn(tmp_path):
     theirs = sktree.DecisionTreeRegressor(random_state=0, **kw).fit(X, y)
     assert ours.get_n_leaves() == 9
     # node numbering differs (scikit-learn's best-first builder numbers nodes when made)
-    np.testing.assert_allclose(np.sort(ours.tree_.value[ours.tree_.left < 0, 0]),
-                               np.sort(theirs.tree_.value[theirs.tree_.children_left < 0, 0, 0]),
-                               rtol=1e-9)
+    np.testing.assert_allclose(
+        np.sort(ours.tree_.value[ours.tree_.left < 0, 0]),
+        np.sort(theirs.tree_.value[theirs.tree_.children_left < 0, 0, 0]),
+        rtol=1e-9,
+    )
     np.testing.assert_allclose(ours.predict(X), theirs.predict(X), rtol=1e-9)
 
 

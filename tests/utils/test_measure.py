@@ -63,15 +63,21 @@ def test_measure_callable_returns_result_and_is_independent_of_this_process():
 
 def test_measure_failure_raises_with_stderr_tail():
     with pytest.raises(MeasurementError, match="(?s)exited with code 3.*boom"):
-        measure_peak_rss([sys.executable, "-c", "import sys; sys.stderr.write('boom'); sys.exit(3)"],
-                         imports=None)
-    r = measure_peak_rss([sys.executable, "-c", "import sys; sys.exit(3)"], imports=None, check=False)
+        measure_peak_rss(
+            [sys.executable, "-c", "import sys; sys.stderr.write('boom'); sys.exit(3)"],
+            imports=None,
+        )
+    r = measure_peak_rss(
+        [sys.executable, "-c", "import sys; sys.exit(3)"], imports=None, check=False
+    )
     assert r.returncode == 3 and r.baseline_bytes == 0
 
 
 def test_measure_timeout_kills():
     with pytest.raises(MeasurementError, match="timed out") as info:
-        measure_peak_rss([sys.executable, "-c", "import time; time.sleep(30)"], imports=None, timeout=0.5)
+        measure_peak_rss(
+            [sys.executable, "-c", "import time; time.sleep(30)"], imports=None, timeout=0.5
+        )
     assert info.value.timed_out
 
 

@@ -36,7 +36,9 @@ def test_auto_disabled_when_not_a_tty_or_quiet(monkeypatch):
 
 def test_enabled_shows_progress_rate_eta_and_postfix():
     f = io.StringIO()
-    bar = ProgressBar(total=1000, unit="rows", desc="pass 1", enabled=True, file=f, min_interval=0)
+    bar = ProgressBar(
+        total=1000, unit="rows", desc="pass 1", enabled=True, file=f, min_interval=0
+    )
     bar._start -= 2.0  # pretend two seconds have passed: 250 rows in 2 s
     bar.update(250)
     line = f.getvalue().split("\r")[-1]

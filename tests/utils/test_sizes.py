@@ -32,7 +32,9 @@ def test_parse_size_table(text, expected):
     assert parse_size(text) == expected
 
 
-@pytest.mark.parametrize("bad", ["", "abc", "-5M", "5X", "M", "1.2.3G", -1, True, [512], 3j, float("nan")])
+@pytest.mark.parametrize(
+    "bad", ["", "abc", "-5M", "5X", "M", "1.2.3G", -1, True, [512], 3j, float("nan")]
+)
 def test_parse_size_rejects(bad):
     with pytest.raises(ParameterError, match="memory size|cannot read"):
         parse_size(bad)

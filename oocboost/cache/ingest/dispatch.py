@@ -31,7 +31,9 @@ def _from_path(data, **kw):
     if kind == "parquet":
         return ParquetSource(path, **_only(kw, ParquetSource))
     if kind in ("arrow-file", "arrow-stream"):
-        return ArrowIpcSource(path, stream=(kind == "arrow-stream"), **_only(kw, ArrowIpcSource))
+        return ArrowIpcSource(
+            path, stream=(kind == "arrow-stream"), **_only(kw, ArrowIpcSource)
+        )
     return CsvSource(path, compression="gzip" if kind == "csv-gzip" else None,
                      **_only(kw, CsvSource))
 

@@ -36,7 +36,9 @@ class ParquetSource(ArrowBatchSource):
         try:
             yield from pf.iter_batches(batch_size=self._batch_rows, columns=self._columns)
         except (pa.ArrowException, OSError) as e:
-            raise InputError(f"{self.name}: Parquet file is corrupt or truncated ({e})") from None
+            raise InputError(
+                f"{self.name}: Parquet file is corrupt or truncated ({e})"
+            ) from None
 
     def fingerprint(self):
         return file_fingerprint(self.name)

@@ -32,13 +32,15 @@ more than reading and decompressing the block together (12 ms vs 10.5 ms per 1M 
 A file replaced or rewritten since has another identity and is checked again.
 
 Block files (of ``MMAP_MIN_BYTES`` or more) are memory-mapped read-only, their pages
-faulted in with the mapping (``MAP_POPULATE``), instead of read into a new buffer: the arrays of an uncompressed block
+faulted in with the mapping (``MAP_POPULATE``), instead of read into a new buffer: the arrays
+of an uncompressed block
 are then views of the page cache. Training re-reads every non-resident block once per
 pass, and the copy of ``f.read()`` (150 us per MB, against 48 us to map) competed with the
 kernels for the cores: 16M rows at a 512 MB limit re-read 28 GB per round of 6 passes.
 The mapping lives as long as the block's arrays. As with any mapped file, truncating a
 block file while a reader holds it mapped would end the process (SIGBUS); a cache's files
-are never modified in place (a rebuild writes new files and renames, see ``cache/store/writer.py``),
+are never modified in place (a rebuild writes new files and renames, see
+``cache/store/writer.py``),
 and a file whose size differs from the manifest is refused before it is mapped.
 """
 import mmap
@@ -96,7 +98,9 @@ def check_compression(compression):
     if compression == "none":
         return None
     if not pa.Codec.is_available(compression):
-        raise ParameterError(f"this pyarrow build has no {compression!r} codec; use compression='none'")
+        raise ParameterError(
+            f"this pyarrow build has no {compression!r} codec; use compression='none'"
+        )
     return compression
 
 
@@ -163,7 +167,10 @@ class ArrowBlockWriter:
         columns = [_blob(to_byte_planes(codes) if self.codes_dtype.itemsize == 2 else codes)]
         names = ["codes"]
         raw = codes.nbytes
-        for name, arr, present in (("label", label, self.has_label), ("weight", weight, self.has_weight)):
+        for name, arr, present in (
+            ("label", label, self.has_label),
+            ("weight", weight, self.has_weight),
+        ):
             if present:
                 columns.append(_blob(np.ascontiguousarray(arr, dtype="<f4")))
                 names.append(name)
@@ -276,7 +283,9 @@ class ArrowBlockReader:
                           what=f"block {b['index']} file {b['file']}")
 
     def _fail(self, b, what):
-        return CacheError(f"cache {self.path}: block {b['index']} ({b['file']}) is corrupted ({what})")
+        return CacheError(
+            f"cache {self.path}: block {b['index']} ({b['file']}) is corrupted ({what})"
+        )
 
     def read_block(self, i, with_codes=True, wide=None):
         """:meth:`_read_block`; a block that fails its checks because another process
@@ -313,14 +322,20 @@ class ArrowBlockReader:
                                         f"{b['nbytes']}: truncated")
                 data = _map_file(f, st.st_size)
         except OSError as exc:
-            raise CacheError(f"cache {self.path}: cannot read block {b['index']} ({b['file']}): {exc}") from None
+            raise CacheError(
+                f"cache {self.path}: cannot read block {b['index']} ({b['file']}): {exc}"
+            ) from None
         if len(data) != b["nbytes"]:
-            raise self._fail(b, f"file has {len(data)} bytes, expected {b['nbytes']}: truncated")
+            raise self._fail(
+                b, f"file has {len(data)} bytes, expected {b['nbytes']}: truncated"
+            )
         identity = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
         if self._verified.get(i) != identity:
             crc = zlib.crc32(data)
             if crc != b["crc32"]:
-                raise self._fail(b, f"checksum mismatch: crc32 {crc:#010x}, expected {b['crc32']:#010x}")
+                raise self._fail(
+                    b, f"checksum mismatch: crc32 {crc:#010x}, expected {b['crc32']:#010x}"
+                )
             self._verified[i] = identity
         options = self._read_all_options if with_codes else self._read_labels_options
         try:
@@ -381,7 +396,11 @@ class ArrowBlockReader:
         start, stop = np.frombuffer(offsets, dtype="<i8", count=2, offset=col.offset * 8)
         count = int(np.prod(shape))
         if stop - start != count * dtype.itemsize:
-            raise self._fail(b, f"column {name!r} holds {stop - start} bytes, expected {count * dtype.itemsize}")
+            raise self._fail(
+                b,
+                f"column {name!r} holds {stop - start} bytes, expected "
+                f"{count * dtype.itemsize}",
+            )
         arr = np.frombuffer(values, dtype=dtype, count=count, offset=int(start)).reshape(shape)
         if not dtype.isnative:
             arr = arr.astype(dtype.newbyteorder("="))

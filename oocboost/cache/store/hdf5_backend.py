@@ -65,7 +65,8 @@ class Hdf5BlockWriter:
         self.codes_dtype = np.dtype(codes_dtype).newbyteorder("<")
         self.has_label = has_label
         self.has_weight = has_weight
-        import h5py  # here, not at import: 12 MiB and a tenth of a second Arrow caches never need
+        # here, not at import: 12 MiB and a tenth of a second Arrow caches never need
+        import h5py
 
         self._file = h5py.File(os.path.join(folder, DATA_FILE), "w")
         if cache_id is not None:
@@ -120,12 +121,19 @@ class Hdf5BlockWriter:
                 self._dsets[name].resize(stop, axis=0)
                 self._dsets[name][row_start:stop] = arr
                 raw += arr.nbytes
-        entry = {"index": index, "row_start": row_start, "n_rows": n_rows, "nbytes": 0, "raw_nbytes": raw}
+        entry = {
+            "index": index,
+            "row_start": row_start,
+            "n_rows": n_rows,
+            "nbytes": 0,
+            "raw_nbytes": raw,
+        }
         self._entries.append(entry)
         return entry
 
     def finish(self):
-        """Flush, record per-block stored bytes and close; returns top-level manifest fields."""
+        """Flush, record per-block stored bytes and close; returns top-level manifest
+        fields."""
         self._file.flush()
         for entry in self._entries:
             nbytes = 0
@@ -180,7 +188,9 @@ class Hdf5BlockReader:
         try:
             f = h5py.File(fpath, "r")
         except (OSError, ValueError) as exc:
-            raise CacheError(f"cache {self.path}: cannot open {self.data_file} (block 0 onwards): {exc}") from None
+            raise CacheError(
+                f"cache {self.path}: cannot open {self.data_file} (block 0 onwards): {exc}"
+            ) from None
         owner = f.attrs.get("oocboost.cache_id")
         if self.cache_id is not None and owner != self.cache_id:
             f.close()
@@ -196,7 +206,11 @@ class Hdf5BlockReader:
                 ok_shape = (self.n_rows, self.n_label_columns)
             ok_dtype = self.codes_dtype if name == "codes" else np.dtype(np.float32)
             if not isinstance(d, h5py.Dataset) or d.shape != ok_shape or d.dtype != ok_dtype:
-                got = "missing" if d is None else f"{getattr(d, 'shape', '?')} {getattr(d, 'dtype', '?')}"
+                got = (
+                    "missing"
+                    if d is None
+                    else f"{getattr(d, 'shape', '?')} {getattr(d, 'dtype', '?')}"
+                )
                 f.close()
                 raise CacheError(
                     f"cache {self.path}: {self.data_file} dataset {name!r} is {got}, "
@@ -228,7 +242,8 @@ class Hdf5BlockReader:
                 out[name] = arr
         except (OSError, ValueError, RuntimeError) as exc:
             raise CacheError(
-                f"cache {self.path}: block {i} ({self.data_file}, rows {a}..{a + n - 1}) is corrupted "
+                f"cache {self.path}: block {i} ({self.data_file}, rows {a}..{a + n - 1}) is "
+                f"corrupted "
                 f"(checksum mismatch or unreadable chunk: {exc})"
             ) from None
         return out.get("codes"), out.get("label"), out.get("weight")

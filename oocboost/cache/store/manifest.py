@@ -143,7 +143,10 @@ def read_manifest(path):
     if not os.path.exists(path):
         raise CacheError(f"cache {path} does not exist")
     if not os.path.isdir(path):
-        raise CacheError(f"cache {path} is not a folder (an oocboost cache is a folder with {MANIFEST_NAME})")
+        raise CacheError(
+            f"cache {path} is not a folder (an oocboost cache is a folder with "
+            f"{MANIFEST_NAME})"
+        )
     if not os.path.lexists(os.path.join(path, MANIFEST_NAME)):
         raise CacheError(
             f"cache {path} has no {MANIFEST_NAME}: it is not an oocboost cache, or its build "
@@ -168,12 +171,14 @@ def _need(manifest, key, kinds, path):
 
 
 def validate_manifest(manifest, path):
-    """Check the store-owned fields of a manifest; raise :class:`CacheError` naming the fault."""
+    """Check the store-owned fields of a manifest; raise :class:`CacheError` naming the
+    fault."""
     if not isinstance(manifest, dict):
         raise CacheError(f"cache {path}: {MANIFEST_NAME} should hold a JSON object")
     if manifest.get("format") != FORMAT:
         raise CacheError(
-            f"cache {path}: {MANIFEST_NAME} has format {manifest.get('format')!r}, expected {FORMAT!r}"
+            f"cache {path}: {MANIFEST_NAME} has format {manifest.get('format')!r}, expected "
+            f"{FORMAT!r}"
         )
     version = manifest.get("format_version")
     if version != FORMAT_VERSION:
@@ -183,7 +188,9 @@ def validate_manifest(manifest, path):
         )
     backend = _need(manifest, "backend", (str,), path)
     if backend not in BACKENDS:
-        raise CacheError(f"cache {path}: unknown backend {backend!r}, expected one of {BACKENDS}")
+        raise CacheError(
+            f"cache {path}: unknown backend {backend!r}, expected one of {BACKENDS}"
+        )
     _need(manifest, "compression", (str,), path)
     n_rows = _need(manifest, "n_rows", (int,), path)
     n_features = _need(manifest, "n_features", (int,), path)
@@ -241,7 +248,9 @@ def _check_block_entry(b, i, want_rows, block_rows, backend, path):
     for key in ("nbytes", "raw_nbytes"):
         got = b.get(key)
         if not isinstance(got, int) or isinstance(got, bool) or got < 0:
-            raise CacheError(f"cache {path}: block {i} has {key}={got!r}, expected a byte count")
+            raise CacheError(
+                f"cache {path}: block {i} has {key}={got!r}, expected a byte count"
+            )
     if backend == "arrow":
         f = b.get("file")
         # The file name comes from disk: keep it inside blocks/ so a crafted manifest
@@ -253,10 +262,14 @@ def _check_block_entry(b, i, want_rows, block_rows, backend, path):
             or "\\" in f
             or f[len("blocks/"):] in ("", ".", "..")
         ):
-            raise CacheError(f"cache {path}: block {i} has file={f!r}, expected 'blocks/<name>'")
+            raise CacheError(
+                f"cache {path}: block {i} has file={f!r}, expected 'blocks/<name>'"
+            )
         crc = b.get("crc32")
         if not isinstance(crc, int) or isinstance(crc, bool) or not 0 <= crc < 2**32:
-            raise CacheError(f"cache {path}: block {i} has crc32={crc!r}, expected a 32-bit integer")
+            raise CacheError(
+                f"cache {path}: block {i} has crc32={crc!r}, expected a 32-bit integer"
+            )
 
 
 def _check_codes_layout(layout, backend, dtype, path):

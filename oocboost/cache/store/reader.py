@@ -153,7 +153,9 @@ class Cache:
             try:
                 self.feature_names = [str(f["name"]) for f in features]
             except (TypeError, KeyError):
-                raise CacheError(f"cache {self.path}: manifest 'features' should be a list of {{name, ...}}") from None
+                raise CacheError(
+                    f"cache {self.path}: manifest 'features' should be a list of {{name, ...}}"
+                ) from None
             if len(self.feature_names) != self.n_features:
                 raise CacheError(
                     f"cache {self.path}: manifest lists {len(self.feature_names)} features, "
@@ -166,7 +168,8 @@ class Cache:
             # (checked against the bin mapper in bin_mapper)
             if not ok or (self.max_bin > 256 and self.codes_dtype != np.uint16):
                 raise CacheError(
-                    f"cache {self.path}: max_bin={self.max_bin!r} does not fit codes_dtype {self.codes_dtype}"
+                    f"cache {self.path}: max_bin={self.max_bin!r} does not fit codes_dtype "
+                    f"{self.codes_dtype}"
                 )
         self._reader = _READERS[self.backend](self.path, m)
         self._reader.check_files()
@@ -282,8 +285,15 @@ class Cache:
 
     # ---- reading ---------------------------------------------------------------------
     def _check_index(self, i):
-        if isinstance(i, bool) or not isinstance(i, (int, np.integer)) or not 0 <= i < self.n_blocks:
-            raise ParameterError(f"cache {self.path}: block index {i!r} out of range (it has {self.n_blocks} blocks)")
+        if (
+            isinstance(i, bool)
+            or not isinstance(i, (int, np.integer))
+            or not 0 <= i < self.n_blocks
+        ):
+            raise ParameterError(
+                f"cache {self.path}: block index {i!r} out of range (it has {self.n_blocks} "
+                f"blocks)"
+            )
         return int(i)
 
     def _load(self, i, with_codes=True):
@@ -410,8 +420,14 @@ class Cache:
         Block
         """
         depth = check_depth(prefetch)
-        if isinstance(resident_bytes, bool) or not isinstance(resident_bytes, (int, np.integer)) or resident_bytes < 0:
-            raise ParameterError(f"resident_bytes must be an integer >= 0, got {resident_bytes!r}")
+        if (
+            isinstance(resident_bytes, bool)
+            or not isinstance(resident_bytes, (int, np.integer))
+            or resident_bytes < 0
+        ):
+            raise ParameterError(
+                f"resident_bytes must be an integer >= 0, got {resident_bytes!r}"
+            )
         if block_indices is None:
             indices = range(self.n_blocks)
         else:

@@ -86,7 +86,11 @@ class CacheWriter:
             raise ParameterError(f"backend must be one of {tuple(_BACKENDS)}, got {backend!r}")
         writer_cls, default_compression = _BACKENDS[backend]
         compression = default_compression if compression is None else compression
-        if isinstance(n_features, bool) or not isinstance(n_features, (int, np.integer)) or n_features < 1:
+        if (
+            isinstance(n_features, bool)
+            or not isinstance(n_features, (int, np.integer))
+            or n_features < 1
+        ):
             raise ParameterError(f"n_features must be a positive integer, got {n_features!r}")
         codes_dtype = np.dtype(codes_dtype)
         if codes_dtype not in (np.dtype(np.uint8), np.dtype(np.uint16)):
@@ -104,8 +108,11 @@ class CacheWriter:
         self.codes_dtype = codes_dtype
         self.has_label = bool(has_label)
         self.has_weight = bool(has_weight)
-        if isinstance(n_label_columns, bool) or not isinstance(n_label_columns, (int, np.integer)) \
-                or n_label_columns < 1:
+        if (
+            isinstance(n_label_columns, bool)
+            or not isinstance(n_label_columns, (int, np.integer))
+            or n_label_columns < 1
+        ):
             raise ParameterError(f"n_label_columns must be a positive integer, got "
                                  f"{n_label_columns!r}")
         self.n_label_columns = int(n_label_columns)
@@ -148,16 +155,21 @@ class CacheWriter:
     def _as_vector(self, name, arr, n_rows, present):
         if not present:
             if arr is not None:
-                raise ParameterError(f"cache {self.path}: {name} given but the writer has has_{name}=False")
+                raise ParameterError(
+                    f"cache {self.path}: {name} given but the writer has has_{name}=False"
+                )
             return None
         if arr is None:
-            raise ParameterError(f"cache {self.path}: block {len(self._blocks)} needs a {name} array")
+            raise ParameterError(
+                f"cache {self.path}: block {len(self._blocks)} needs a {name} array"
+            )
         arr = np.ascontiguousarray(arr, dtype=np.float32)
         k = self.n_label_columns if name == "label" else 1
         want = (n_rows,) if k == 1 else (n_rows, k)
         if arr.shape != want:
             raise ParameterError(
-                f"cache {self.path}: block {len(self._blocks)} {name} has shape {arr.shape}, expected {want}"
+                f"cache {self.path}: block {len(self._blocks)} {name} has shape {arr.shape}, "
+                f"expected {want}"
             )
         return arr
 
@@ -174,7 +186,11 @@ class CacheWriter:
         self._check_open()
         index = len(self._blocks)
         codes = np.asarray(codes)
-        if codes.dtype != self.codes_dtype or codes.ndim != 2 or codes.shape[0] != self._code_rows:
+        if (
+            codes.dtype != self.codes_dtype
+            or codes.ndim != 2
+            or codes.shape[0] != self._code_rows
+        ):
             raise ParameterError(
                 f"cache {self.path}: block {index} codes are {codes.dtype} {codes.shape}, "
                 f"expected {self.codes_dtype} ({self._code_rows}, n_rows)"
@@ -182,9 +198,12 @@ class CacheWriter:
         n_rows = codes.shape[1]
         if n_rows < 1:
             raise ParameterError(f"cache {self.path}: block {index} has no rows")
-        if self._blocks and (self._blocks[-1]["n_rows"] != self._block_rows or n_rows > self._block_rows):
+        if self._blocks and (
+            self._blocks[-1]["n_rows"] != self._block_rows or n_rows > self._block_rows
+        ):
             raise ParameterError(
-                f"cache {self.path}: block {index} has {n_rows} rows; every block but the last "
+                f"cache {self.path}: block {index} has {n_rows} rows; every block but the "
+                f"last "
                 f"must have block_rows={self._block_rows} rows and the last at most that"
             )
         label = self._as_vector("label", label, n_rows, self.has_label)
@@ -195,9 +214,13 @@ class CacheWriter:
         except OSError as exc:
             if exc.errno in SPACE_ERRNOS:
                 raise OutputError(describe_write_error(self.path, exc, codes.nbytes)) from exc
-            raise CacheError(f"cache {self.path}: writing block {index} failed: {exc}") from exc
+            raise CacheError(
+                f"cache {self.path}: writing block {index} failed: {exc}"
+            ) from exc
         except (RuntimeError, ValueError) as exc:
-            raise CacheError(f"cache {self.path}: writing block {index} failed: {exc}") from exc
+            raise CacheError(
+                f"cache {self.path}: writing block {index} failed: {exc}"
+            ) from exc
         self._blocks.append(entry)
         self._n_rows += n_rows
         if self._block_rows is None:
@@ -234,10 +257,14 @@ class CacheWriter:
         fields = dict(manifest_fields or {})
         clash = sorted(RESERVED_KEYS.intersection(fields))
         if clash:
-            raise ParameterError(f"cache {self.path}: manifest fields {clash} are reserved for the store")
+            raise ParameterError(
+                f"cache {self.path}: manifest fields {clash} are reserved for the store"
+            )
         if not self._blocks:
             self.abort()
-            raise CacheError(f"cache {self.path}: no rows were written; an empty cache cannot be committed")
+            raise CacheError(
+                f"cache {self.path}: no rows were written; an empty cache cannot be committed"
+            )
         try:
             extra = self._backend.finish()
             manifest = {
@@ -264,7 +291,9 @@ class CacheWriter:
             install(self._tmp, self.path, self.overwrite)
         except BaseException as exc:
             self.abort()
-            if isinstance(exc, (OSError, TypeError, ValueError)) and not isinstance(exc, ParameterError):
+            if isinstance(exc, (OSError, TypeError, ValueError)) and not isinstance(
+                exc, ParameterError
+            ):
                 raise CacheError(f"cache {self.path}: commit failed: {exc}") from exc
             raise
         self._state = "committed"

@@ -111,8 +111,11 @@ def check_boost_params(n_estimators, learning_rate, max_depth, loss="linear"):
     if not isinstance(n_estimators, (int, np.integer)) or isinstance(n_estimators, bool) \
             or n_estimators < 1:
         raise ParameterError(f"n_estimators must be a positive integer, got {n_estimators!r}")
-    if not isinstance(learning_rate, (int, float, np.number)) or isinstance(learning_rate, bool) \
-            or not (learning_rate > 0 and math.isfinite(learning_rate)):
+    if (
+        not isinstance(learning_rate, (int, float, np.number))
+        or isinstance(learning_rate, bool)
+        or not (learning_rate > 0 and math.isfinite(learning_rate))
+    ):
         raise ParameterError(f"learning_rate must be a positive finite number, got "
                              f"{learning_rate!r}")
     if max_depth is not None and (not isinstance(max_depth, (int, np.integer))

@@ -1,4 +1,5 @@
-"""Training callbacks: early stopping, evaluation logging, checkpoints, learning-rate schedules.
+"""Training callbacks: early stopping, evaluation logging, checkpoints, learning-rate
+schedules.
 
 A callback has four hooks, all optional::
 

@@ -123,7 +123,9 @@ def _integer(name, value, minimum):
     except (TypeError, ValueError):
         raise ParameterError(f"parameter {name} must be an integer, got {value!r}") from None
     if as_int != float(value) or as_int < minimum:
-        raise ParameterError(f"parameter {name} must be an integer >= {minimum}, got {value!r}")
+        raise ParameterError(
+            f"parameter {name} must be an integer >= {minimum}, got {value!r}"
+        )
     return as_int
 
 
@@ -160,7 +162,9 @@ def resolve_params(params):
             hint = f" (did you mean {', '.join(close)}?)" if close else ""
             raise ParameterError(f"unknown parameter {key!r}{hint}")
         if name in seen and seen[name] != key:
-            raise ParameterError(f"parameters {seen[name]!r} and {key!r} are aliases; give one")
+            raise ParameterError(
+                f"parameters {seen[name]!r} and {key!r} are aliases; give one"
+            )
         seen[name] = key
         out[name] = value
     for name, (low, high, inclusive) in _RANGES.items():

@@ -7,7 +7,8 @@ Example
 >>> valid = oocboost.build_cache("valid.csv", "valid.oocb", label="y",
 ...                              reference=cache)                            # doctest: +SKIP
 >>> model = oocboost.train({"objective": "binary:logistic", "eta": 0.1}, cache, 100,
-...                        evals=[(valid, "valid")], early_stopping_rounds=10)  # doctest: +SKIP
+...                        evals=[(valid, "valid")],
+...                        early_stopping_rounds=10)                   # doctest: +SKIP
 """
 import dataclasses
 import time

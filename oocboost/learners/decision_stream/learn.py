@@ -137,11 +137,20 @@ def train_stream(cache, config):
     n_columns = int(starts[-1])
     column_of = None if n_columns == cache.n_features else starts
     spec = RowStateSpec({"node": ((1, None), np.int32)})
-    plan = plan_train(config.memory_limit, n_rows=cache.n_rows, n_features=cache.n_features,
-                      max_bin=cache.max_bin, n_stats=policy.n_stats, block_rows=cache.block_rows,
-                      n_blocks=cache.n_blocks, codes_itemsize=np.dtype(cache.codes_dtype).itemsize,
-                      code_bytes_per_row=cache.code_bytes_per_row, prefetch=config.prefetch,
-                      state_bytes_per_row=spec.bytes_per_row(), n_hist_columns=n_columns)
+    plan = plan_train(
+        config.memory_limit,
+        n_rows=cache.n_rows,
+        n_features=cache.n_features,
+        max_bin=cache.max_bin,
+        n_stats=policy.n_stats,
+        block_rows=cache.block_rows,
+        n_blocks=cache.n_blocks,
+        codes_itemsize=np.dtype(cache.codes_dtype).itemsize,
+        code_bytes_per_row=cache.code_bytes_per_row,
+        prefetch=config.prefetch,
+        state_bytes_per_row=spec.bytes_per_row(),
+        n_hist_columns=n_columns,
+    )
     rows = make_row_state(spec, cache.block_row_starts, cache.n_rows,
                           in_memory=plan.state_in_ram, spill_dir=spill_dir_for(cache))
     n_words = (max(cache.max_bin, int(np.max(mapper.n_value_bins))) + 31) // 32

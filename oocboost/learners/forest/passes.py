@@ -201,9 +201,20 @@ def _block_stats(block, config, streams, class_weight, draws, scratch, row_offse
     label, n_lanes = block.label, config.n_classes
     if config.label_values is not None:
         label, n_lanes = _label_lanes(label, config.label_values), len(config.label_values)
-    kc.cart_stats(label, weight, class_weight, n_lanes, config.seed, streams,
-                  block.row_start + row_offset, config.sample_mode, config.sample_lam, draws, out,
-                  config.criterion == "poisson")
+    kc.cart_stats(
+        label,
+        weight,
+        class_weight,
+        n_lanes,
+        config.seed,
+        streams,
+        block.row_start + row_offset,
+        config.sample_mode,
+        config.sample_lam,
+        draws,
+        out,
+        config.criterion == "poisson",
+    )
     return out
 
 
@@ -324,8 +335,14 @@ def grow_trees(cache, config, tree_ids, *, plan, trees_per_pass, counters,
             if config.missing_values == "surrogate":
                 from .surrogate_pass import add_surrogates
 
-                counters["surrogate_passes"] += add_surrogates(cache, config, group, [a for a, _ in finished], plan,
-                                   lambda: _blocks(cache, plan, counters))
+                counters["surrogate_passes"] += add_surrogates(
+                    cache,
+                    config,
+                    group,
+                    [a for a, _ in finished],
+                    plan,
+                    lambda: _blocks(cache, plan, counters),
+                )
             for arrays, stats in finished:
                 trees.append(arrays)
                 node_stats.append(stats)

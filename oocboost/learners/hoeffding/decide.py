@@ -94,7 +94,9 @@ def feature_splits(tree, config, slots):
     valid = np.isfinite(proxy) & (wl > 0) & (wr > 0)
     if config.task == "regression":
         count = left[..., -1], right[..., -1]
-        valid &= (count[0] >= config.min_samples_split) & (count[1] >= config.min_samples_split)
+        valid &= (count[0] >= config.min_samples_split) & (
+            count[1] >= config.min_samples_split
+        )
     else:
         # river's min_branch_fraction: both sides need more than the fraction (strictly)
         frac = config.min_branch_fraction * w

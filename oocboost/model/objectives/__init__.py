@@ -165,7 +165,8 @@ def get_objective(name, params=None):
     params : dict or None
         May hold any training parameters; only the objective's own are read:
         ``huber_slope`` (> 0, default 1.0), ``quantile_alpha`` (in (0, 1), default 0.5,
-        or a list of levels: one output each), ``scale_pos_weight`` (> 0, default 1.0), ``num_class``
+        or a list of levels: one output each), ``scale_pos_weight`` (> 0, default 1.0),
+        ``num_class``
         (integer >= 2, required by ``multi:*``), ``max_delta_step`` (>= 0, default 0.7,
         ``count:poisson``), ``tweedie_variance_power`` (in (1, 2), default 1.5,
         ``reg:tweedie``); for ``rank:*`` ``lambdarank_pair_method`` ("topk" or "mean"),

@@ -151,7 +151,9 @@ class Objective:
             margin = margin.reshape(-1, 1)
         shape = (n, self.n_outputs)
         if margin.shape != shape:
-            raise InputError(f"{self.name}: margin must have shape {shape}, got {margin.shape}")
+            raise InputError(
+                f"{self.name}: margin must have shape {shape}, got {margin.shape}"
+            )
         for buf_name, buf in (("out_grad", out_grad), ("out_hess", out_hess)):
             if not isinstance(buf, np.ndarray) or buf.shape != shape or \
                     buf.dtype != G_H_DTYPE:
