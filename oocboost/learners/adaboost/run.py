@@ -7,6 +7,7 @@ import numpy as np
 from ...engine.blocks import timed_blocks
 from ...engine.grower import TreeGrower
 from ...engine.nodes import GrowerTelemetry
+from ...engine.passes import grow_passes
 from ...engine.rowstate import make_row_state, spill_dir_for
 from ...errors import ParameterError
 from ...kernels import adaboost_kernels as ak
@@ -85,18 +86,15 @@ class BoostRun:
         """Drive the grower's passes; ``prepare_block(block, views)`` runs on the first
         pass (fused update + statistics)."""
         grower.start()
-        first = True
-        while grower.needs_pass():
-            for block in self.blocks():
-                views = self.rows.load(block.index)
-                if first:
-                    t0 = time.perf_counter()
-                    prepare_block(block, views)
-                    self.update_s += time.perf_counter() - t0
-                grower.accumulate(block.stored_codes, views["stats"], views["node"])
-                self.rows.store(block.index, views)
-            grower.finish_pass()
-            first = False
+
+        def block_statistics(block, views, first):
+            if first:
+                t0 = time.perf_counter()
+                prepare_block(block, views)
+                self.update_s += time.perf_counter() - t0
+            return views["stats"], views["node"], None
+
+        grow_passes(grower, self.blocks, self.rows, block_statistics)
         self.telemetry.add(grower.telemetry)
 
 

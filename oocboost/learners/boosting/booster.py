@@ -25,6 +25,7 @@ from ...engine.constraints import (
 )
 from ...engine.grower import TreeGrower
 from ...engine.nodes import GrowerTelemetry, GrowthParams, node_index_dtype
+from ...engine.passes import grow_passes
 from ...engine.policies import GradientPolicy
 from ...engine.rowstate import RowStateSpec, make_row_state, spill_dir_for
 from ...errors import ParameterError
@@ -342,38 +343,32 @@ def _run_passes(state, grower, round_index, sampled, sample):
     (and, in a sampled round, draws the sample); the grower reads the cache in every
     pass, or, with a ``sample`` kept in memory, only that sample, gathered by a first
     pass of its own."""
-    first = True
     if sample is not None:
         _sample_pass(state, round_index, sample)
         grower.telemetry.passes += 1
         grower.grown_from_sample = True
-        first = False
-    while grower.needs_pass():
-        if sample is not None:
+        while grower.needs_pass():
             grower.accumulate(sample.codes, sample.stats, sample.node)
             grower.finish_pass()
             state.sample_passes += 1
-            continue
-        # After the first pass of a round only the node positions change, and the
-        # margins are not read: a spilled state then reads 16 and writes 4 of its 24
-        # bytes a row instead of reading and writing all 24.
-        fields = None if first else ("stats", "node")
-        written = None if first else ("node",)
-        for block in _blocks(state):
-            views = state.rows.load(block.index, fields)
-            keep = None
-            if first:
-                keep = _first_pass_block(state, block, views, round_index, sampled)
-            elif sampled:
-                keep = np.empty(block.n_rows, np.uint8)
-                sampled_rows(views["stats"], keep)
-            # rows left out of the sample are skipped, not added as zeros
-            row_counts = (None if keep is None
-                          else np.broadcast_to(keep, views["node"].shape))
-            grower.accumulate(block.stored_codes, views["stats"], views["node"], row_counts)
-            state.rows.store(block.index, views, written)
-        grower.finish_pass()
-        first = False
+        return
+
+    def block_statistics(block, views, first):
+        keep = None
+        if first:
+            keep = _first_pass_block(state, block, views, round_index, sampled)
+        elif sampled:
+            keep = np.empty(block.n_rows, np.uint8)
+            sampled_rows(views["stats"], keep)
+        # rows left out of the sample are skipped, not added as zeros
+        row_counts = None if keep is None else np.broadcast_to(keep, views["node"].shape)
+        return views["stats"], views["node"], row_counts
+
+    # After the first pass of a round only the node positions change, and the margins
+    # are not read: a spilled state then reads 16 and writes 4 of its 24 bytes a row
+    # instead of reading and writing all 24.
+    grow_passes(grower, lambda: _blocks(state), state.rows, block_statistics,
+                later_fields=("stats", "node"), later_written=("node",))
 
 
 def _first_pass_block(state, block, views, round_index, sampled):

@@ -11,6 +11,7 @@ from ...common import HIST_DTYPE, INT_HIST_DTYPE, INT_HIST_MAX, scratch_view
 from ...engine.blocks import timed_blocks
 from ...engine.grower import TreeGrower
 from ...engine.nodes import GrowerTelemetry, GrowthParams, sampled_columns
+from ...engine.passes import grow_passes
 from ...engine.rowstate import RowStateSpec, make_row_state, spill_dir_for
 from ...errors import MemoryLimitError
 from ...kernels import cart_stats as kc
@@ -389,33 +390,30 @@ def _grow_group(cache, config, group, grower, rows, plan, counters, integer,
     scratch = {}
     no_draws = np.zeros((0, 0), np.uint8)
     every_row = np.zeros((T, 0), np.uint8)
-    first = True
-    while grower.needs_pass():
-        for block in _blocks(cache, plan, counters):
-            views = rows.load(block.index)
-            node = views["node"][:T]
-            t0 = time.perf_counter()
-            draws = views["draw"][:T] if "draw" in views else no_draws
-            if first:
-                node[:] = 0
-                if "draw" in views:
-                    kc.row_draws(config.seed, streams, block.row_start + offset,
-                                 config.sample_mode, config.sample_lam, draws)
-            if integer:
-                # made from labels and draws inside the histogram kernels
-                stats = ClassCounts(_row_classes(block.label, config.n_classes),
-                                    draws if draws.size else every_row, config.n_classes)
-            else:
-                stats = _block_stats(block, config, streams, class_weight, draws, scratch,
-                                     offset)
-            counters["stats_s"] += time.perf_counter() - t0
-            # rows outside the bootstrap (draw 0) have all-zero statistics; without
-            # draws, unweighted rows all count, weighted ones by their count statistic
-            grower.accumulate(block.stored_codes, stats, node, row_counts=draws if draws.size
-                              else every_row if integer else None)
-            rows.store(block.index, views, None if first else ("node",))
-        grower.finish_pass()
-        first = False
+
+    def block_statistics(block, views, first):
+        node = views["node"][:T]
+        t0 = time.perf_counter()
+        draws = views["draw"][:T] if "draw" in views else no_draws
+        if first:
+            node[:] = 0
+            if "draw" in views:
+                kc.row_draws(config.seed, streams, block.row_start + offset,
+                             config.sample_mode, config.sample_lam, draws)
+        if integer:
+            # made from labels and draws inside the histogram kernels
+            stats = ClassCounts(_row_classes(block.label, config.n_classes),
+                                draws if draws.size else every_row, config.n_classes)
+        else:
+            stats = _block_stats(block, config, streams, class_weight, draws, scratch,
+                                 offset)
+        counters["stats_s"] += time.perf_counter() - t0
+        # rows outside the bootstrap (draw 0) have all-zero statistics; without draws,
+        # unweighted rows all count, weighted ones by their count statistic
+        return stats, node, (draws if draws.size else every_row if integer else None)
+
+    grow_passes(grower, lambda: _blocks(cache, plan, counters), rows, block_statistics,
+                later_written=("node",))
 
 
 def _finished_trees(grower, policy, config, n_trees):
