@@ -36,7 +36,7 @@ import numba
 import numpy as np
 
 from .. import common
-from ..common import HIST_DTYPE, aligned_zeros, binned_dtype, hist_column_starts, hist_width
+from ..common import aligned_zeros, binned_dtype, hist_column_starts, hist_width
 from ..kernels.hist_ops import node_sums_from_histograms, subtract_histograms
 from ..kernels.histogram import (
     build_histograms_all,
@@ -87,13 +87,9 @@ class TreeGrower(HistogramSlots, BundledColumns):
     is_categorical : ndarray (n_features,) bool
     bin_edges : list of ndarray float64
         Raw upper bounds per numeric feature (to store raw thresholds).
-    policy : object
-        Split policy: ``n_stats``, ``n_outputs``, ``count_stat`` (the stat counting rows,
-        or None), ``size_stat`` (the stat deciding which sibling is smaller),
-        ``cover(sums)``, ``find_splits(hist, node_sums, slots, feature_mask, trees,
-        node_ids) -> dict``, ``accept_splits(result, node_sums, trees, node_ids) -> bool
-        array`` (the learner's rule: gamma, min_impurity_decrease, purity) and
-        ``leaf_values(node_sums) -> (n, n_outputs)``.
+    policy : engine.policies.SplitPolicy
+        The learner's criterion (the protocol's docstring: statistics, split search,
+        acceptance rule, leaf values).
     params : GrowthParams
     rng : numpy.random.Generator
         Feature sampling shared by the trees of the pass (boosting).
@@ -129,7 +125,7 @@ class TreeGrower(HistogramSlots, BundledColumns):
         self.tree_feature_sets = tree_features
         self._hist_pool = hist_pool
         # int32 sums when the policy's statistics are integers (common.INT_HIST_DTYPE)
-        self._hist_dtype = np.dtype(getattr(policy, "hist_dtype", HIST_DTYPE))
+        self._hist_dtype = np.dtype(policy.hist_dtype)
         # A policy without a count statistic (boosting) lists every row: rows it leaves out
         # (a subsample) have zero statistics. Skipping them would cost the partition sweep
         # a strided read of the statistics (15% of the sweep).
@@ -578,9 +574,8 @@ class TreeGrower(HistogramSlots, BundledColumns):
         """What children inherit from their split (splits, not rows): the monotone
         bounds of a policy that keeps them, and the path features of the interaction
         constraints."""
-        on_split = getattr(self.policy, "on_split", None)
-        if on_split is not None:
-            on_split(t, n, c["feature"], left_id, right_id, c["left_sums"], c["right_sums"])
+        self.policy.on_split(t, n, c["feature"], left_id, right_id, c["left_sums"],
+                             c["right_sums"])
         if self._interactions is None:
             return
         for tree, node, f, lo, hi in zip(t.tolist(), n.tolist(), c["feature"].tolist(),

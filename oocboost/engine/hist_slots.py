@@ -102,7 +102,7 @@ class HistogramSlots:
         whose last column counts rows (the CART statistics), and at least as many trees
         in the pass as threads (records are appended one tree per thread)."""
         return (RECORD_SMALL_NODES and bool(self._columns)
-                and getattr(self.policy, "count_marks_rows", False)
+                and self.policy.count_marks_rows
                 and self.n_trees >= numba.get_num_threads())
 
     def _record_nodes(self, counts):

@@ -3,21 +3,13 @@
 A policy turns histograms into split decisions and node sums into leaf values. The grower
 is the same for every learner; boosting hands it a ``GradientPolicy`` (XGBoost's
 second-order gain), trees and forests a ``CartPolicy`` (gini, entropy, squared error).
-
-Protocol::
-
-    n_stats, n_outputs
-    count_stat        index of the statistic that counts rows, or None (boosting)
-    size_stat         index of the statistic that sizes a node for the smaller-child choice
-    cover(sums (n, n_stats)) -> (n,)            # tree "cover": hessian or weight sums
-    accept_splits(result, sums, trees, node_ids) -> bool (n_eval,)
-    (``trees``/``node_ids`` say which tree and node each evaluated slot is: a policy
-    serving several trees of one pass may treat them differently)
-    find_splits(hist, sums (n_eval, n_stats), slots (n_eval,), feature_mask, trees,
-                node_ids) -> dict(gain, feature, bin, default_left, is_categorical, cat_bitset,
-                left_sums, right_sums[, importance_gain])
-    leaf_values(sums (n, n_stats)) -> (n, n_outputs)
+:class:`SplitPolicy` is the contract, as a ``typing.Protocol`` (``FeatureBins`` gives the
+defaults of its optional parts).
 """
+from __future__ import annotations
+
+from typing import Any, Protocol
+
 import numpy as np
 
 from ..common import HIST_DTYPE, hist_column_starts
@@ -49,12 +41,73 @@ def _outputs(n_eval, n_words, n_stats):
         left_sums=np.empty((n_eval, n_stats)), right_sums=np.empty((n_eval, n_stats)))
 
 
+class SplitPolicy(Protocol):
+    """What the grower asks of a learner's split criterion.
+
+    Attributes
+    ----------
+    n_stats : int
+        Statistics per row (boosting: gradient and hessian per output lane).
+    n_outputs : int
+        Values per leaf.
+    count_stat : int or None
+        Index of the statistic that counts rows (None: boosting, whose every row counts).
+    size_stat : int
+        Index of the statistic that sizes a node for the smaller-child choice.
+    hist_dtype : numpy.dtype
+        Histogram sums: float64, or int32 when the statistics are integers.
+    count_marks_rows : bool
+        The ``count_stat`` is non-zero exactly for the rows of a node (small nodes may
+        then keep their rows' records instead of a histogram).
+    """
+
+    n_stats: int
+    n_outputs: int
+    count_stat: int | None
+    size_stat: int
+    hist_dtype: np.dtype
+    count_marks_rows: bool
+
+    def cover(self, sums: np.ndarray) -> np.ndarray:
+        """Tree "cover" of ``(n, n_stats)`` node sums: hessian or weight sums ``(n,)``."""
+
+    def find_splits(self, hist: np.ndarray, sums: np.ndarray, slots: np.ndarray,
+                    feature_mask: np.ndarray | None, trees: np.ndarray | None = None,
+                    node_ids: np.ndarray | None = None) -> dict[str, np.ndarray]:
+        """The best split of each evaluated node: ``gain``, ``feature``, ``bin``,
+        ``default_left``, ``is_categorical``, ``cat_bitset``, ``left_sums``,
+        ``right_sums`` (and optionally ``importance_gain``), one entry per node.
+        ``trees``/``node_ids`` say which tree and node each evaluated slot is: a policy
+        serving several trees of one pass may treat them differently."""
+
+    def accept_splits(self, result: dict[str, np.ndarray], sums: np.ndarray,
+                      trees: np.ndarray | None = None,
+                      node_ids: np.ndarray | None = None) -> np.ndarray:
+        """Which of the found splits to take (bool per node): the learner's rule."""
+
+    def leaf_values(self, sums: np.ndarray, trees: np.ndarray | None = None,
+                    node_ids: np.ndarray | None = None) -> np.ndarray:
+        """Leaf values ``(n, n_outputs)`` of ``(n, n_stats)`` node sums."""
+
+    def on_split(self, trees: np.ndarray, nodes: np.ndarray, features: np.ndarray,
+                 left_ids: np.ndarray, right_ids: np.ndarray, left_sums: np.ndarray,
+                 right_sums: np.ndarray) -> Any:
+        """Told of every split taken (monotone bounds are passed to the children)."""
+
+
 class FeatureBins:
     """The binning a policy searches: ``n_value_bins``, ``is_categorical``,
     ``missing_bin``, and what follows from them: ``column_of``, each feature's first
     histogram column (None when every feature has one column; a wide categorical feature
     has several, see ``common.hist_column_starts``), and ``n_words``, the bitset words of
-    the widest categorical feature."""
+    the widest categorical feature. Also the defaults of :class:`SplitPolicy`'s optional
+    parts."""
+
+    hist_dtype = np.dtype(HIST_DTYPE)
+    count_marks_rows = False
+
+    def on_split(self, trees, nodes, features, left_ids, right_ids, left_sums, right_sums):
+        """Nothing to pass on to the children (a policy with monotone bounds does)."""
 
     def _set_bins(self, n_value_bins, is_categorical, missing_bin):
         self.n_value_bins = np.ascontiguousarray(n_value_bins, dtype=np.int32)
