@@ -105,6 +105,25 @@ def test_layers_import_only_layers_below():
     assert wrong == []
 
 
+#: Modules that are programs of their own and print: the command line, the demo, the data
+#: generator's ``__main__``.
+PRINTING_MODULES = {"oocboost.cli", "oocboost.demo", "oocboost.datasets"}
+
+
+def test_only_the_programs_print():
+    """Library messages go through logging (``utils/log.py``); a ``print`` elsewhere is
+    allowed only to a stream the caller handed in (``file=``)."""
+    found = []
+    for module, (_, path) in MODULES.items():
+        if module in PRINTING_MODULES:
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "print" \
+                    and not any(k.arg == "file" for k in node.keywords):
+                found.append(f"{module}:{node.lineno}")
+    assert found == []
+
+
 def learner_of(module):
     """The learner folder of ``oocboost.learners.<name>...`` (None elsewhere, and for the
     shared toolkit ``learners.common`` and the package itself)."""

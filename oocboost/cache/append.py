@@ -29,7 +29,10 @@ import numpy as np
 
 from ..errors import CacheError, ParameterError
 from ..utils.files import check_output_path
+from ..utils.log import get_logger, say
 from .label_stats import LabelStats
+
+logger = get_logger(__name__)
 
 
 def _check_appendable(cache):
@@ -138,9 +141,9 @@ def append_to_cache(data, cache_path, *, label=None, weight=None, quiet=False, *
     if not quiet:
         out_of_range = sum(f.get("n_out_of_range") or 0
                            for f in new.manifest["features"])
-        print(f"appended {new.n_rows} rows to {cache.path} ({grown_cache.n_rows} rows, "
-              f"{grown_cache.n_blocks} blocks; {out_of_range} values outside the edges' "
-              f"range)")
+        say(logger, f"appended {new.n_rows} rows to {cache.path} ({grown_cache.n_rows} rows, "
+                    f"{grown_cache.n_blocks} blocks; {out_of_range} values outside the edges' "
+                    f"range)")
     return grown_cache
 
 

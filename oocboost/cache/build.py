@@ -37,6 +37,7 @@ from ..errors import (
 )
 from ..utils import interrupt
 from ..utils.files import SPACE_ERRNOS, check_output_path, describe_write_error
+from ..utils.log import get_logger, say
 from ..utils.progress import ProgressBar
 from ..utils.sizes import format_size
 from ..utils.workers import InOrderWorker
@@ -51,6 +52,8 @@ from .sketch import DEFAULT_MAX_EXACT, QuantileSketch
 from .spool import Spool
 from .summary import feature_summary, label_stats_dict, warn_folded
 from .target_stats import ORDERED_TS_OPTIONS, OrderedTargetStats, fit_with_target_stats
+
+logger = get_logger(__name__)
 
 #: Build parameters that change the cache's content (part of its fingerprint).
 _CONTENT_PARAMS = ("label", "weight", "categorical", "drop", "max_bin", "max_categories",
@@ -318,7 +321,7 @@ def build_cache(data, output, *, label=None, weight=None, categorical="auto", dr
              delimiter=delimiter, na_values=na_values, encoding=encoding,
              on_bad_rows=on_bad_rows), max_categories=max_categories)
     if verbose:
-        print(plan.describe())
+        say(logger, plan.describe())
     if ref is not None:
         _check_schema(source, ref)
     build_params = {
@@ -359,8 +362,8 @@ def build_cache(data, output, *, label=None, weight=None, categorical="auto", dr
         built = _build(job)
     cache = built if isinstance(built, Cache) else Cache(output)
     if verbose and built is None:
-        print(f"built {output}: {cache.n_rows} rows, {cache.n_features} features, "
-              f"{cache.n_blocks} blocks, {format_size(cache.nbytes_stored)} on disk")
+        say(logger, f"built {output}: {cache.n_rows} rows, {cache.n_features} features, "
+                    f"{cache.n_blocks} blocks, {format_size(cache.nbytes_stored)} on disk")
     return cache
 
 
@@ -637,7 +640,7 @@ def _reusable(output, fingerprint, overwrite, quiet):
                              f"that does not open ({exc}); pass overwrite=True "
                              f"(--overwrite) to rebuild it") from None
         if not quiet:
-            print(f"{output} is up to date (same source and parameters): reusing it")
+            say(logger, f"{output} is up to date (same source and parameters): reusing it")
         return cache
     raise CacheError(f"{output} already holds a cache built from other data or "
                      f"parameters (stale for this build); pass overwrite=True (--overwrite) "

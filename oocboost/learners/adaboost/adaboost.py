@@ -83,10 +83,13 @@ from ...engine.rowstate import RowStateSpec
 from ...errors import ParameterError
 from ...kernels import adaboost_kernels as ak
 from ...model.adaboost import REGRESSOR_ALGORITHM
+from ...utils.log import get_logger, say
 from .families import AdditiveLogistic, GiniBoost, R2Boost
 from .mh import MHBoost
 from .run import STOP_CHANCE, BoostRun
 from .weak import TREE_PARAMS, resolve_weak_tree
+
+logger = get_logger(__name__)
 
 CLASSIFIER_ALGORITHMS = ("SAMME", "SAMME.R", "gentle", "logitboost", "arc-x4", "M1", "MH")
 _ALIASES = {"samme": "SAMME", "discrete": "SAMME", "samme.r": "SAMME.R", "real": "SAMME.R",
@@ -217,7 +220,7 @@ def train_adaboost(cache, *, algorithm="SAMME", n_estimators=50, learning_rate=1
                         else family.state_fields(K, algorithm))
     plan = _plan(cache, spec, algorithm, K, memory_limit, prefetch)
     if verbose:
-        print(plan.describe())
+        say(logger, plan.describe())
     seed = 0 if random_state is None else int(random_state)
     run = BoostRun(cache, spec, plan, weak=weak, seed=seed, prefetch=prefetch,
                    state_in_ram=state_in_ram)
@@ -248,10 +251,11 @@ def train_adaboost(cache, *, algorithm="SAMME", n_estimators=50, learning_rate=1
     }
     if verbose:
         log = model.training_log
-        print(f"adaboost {algorithm}: {len(rounds)} rounds in {log['seconds']:.2f}s, "
-              f"{log['data_passes']} data passes ({log['passes_per_round']:.2f} per round), "
-              f"per-row state {'in RAM' if log['state_in_ram'] else 'spilled to disk'}"
-              + (f"; stopped after round {stop[1]}: {stop[0]}" if stop[0] else ""))
+        say(logger, f"adaboost {algorithm}: {len(rounds)} rounds in {log['seconds']:.2f}s, "
+                    f"{log['data_passes']} data passes ({log['passes_per_round']:.2f} per "
+                    f"round), per-row state "
+                    f"{'in RAM' if log['state_in_ram'] else 'spilled to disk'}"
+                    + (f"; stopped after round {stop[1]}: {stop[0]}" if stop[0] else ""))
     return model
 
 

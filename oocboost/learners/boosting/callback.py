@@ -12,9 +12,11 @@ A callback has four hooks, all optional::
 of that metric's values, one per round so far (XGBoost's layout).
 """
 import os
-import sys
 
 from ...errors import ParameterError
+from ...utils.log import get_logger, say
+
+logger = get_logger(__name__)
 
 
 class TrainingCallback:
@@ -142,12 +144,14 @@ class EarlyStopping(TrainingCallback):
 
 
 class EvaluationMonitor(TrainingCallback):
-    """Print the evaluation results every ``period`` rounds (and the last round).
+    """Show the evaluation results every ``period`` rounds (and the last round).
 
     Parameters
     ----------
     period : int
-    stream : file-like, default sys.stdout
+    stream : file-like or None
+        Where the lines go. None (default): the ``oocboost`` logger at INFO, shown on
+        stdout unless the application gave that logger a handler (``utils/log.py``).
     """
 
     def __init__(self, period=1, stream=None):
@@ -162,9 +166,15 @@ class EvaluationMonitor(TrainingCallback):
                 parts.append(f"{data_name}-{metric_name}:{values[-1]:.5f}")
         return "\t".join(parts)
 
+    def _show(self, line):
+        if self.stream is not None:
+            print(line, file=self.stream)  # the caller's own stream, as asked
+        else:
+            say(logger, line)
+
     def after_iteration(self, model, epoch, evals_log):
         if evals_log and epoch % self.period == 0:
-            print(self._line(epoch, evals_log), file=self.stream or sys.stdout)
+            self._show(self._line(epoch, evals_log))
             self._last_printed = epoch
         self._last_epoch = epoch
         self._last_log = evals_log
@@ -173,7 +183,7 @@ class EvaluationMonitor(TrainingCallback):
     def after_training(self, model):
         last = getattr(self, "_last_epoch", None)
         if last is not None and last != self._last_printed and self._last_log:
-            print(self._line(last, self._last_log), file=self.stream or sys.stdout)
+            self._show(self._line(last, self._last_log))
         return model
 
 

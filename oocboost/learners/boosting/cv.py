@@ -26,10 +26,13 @@ from ...cache.label_stats import LabelStats
 from ...engine.plan import plan_train
 from ...errors import MemoryLimitError, ParameterError
 from ...kernels.sampling import uniform_per_row
+from ...utils.log import get_logger, say
 from ...utils.threads import thread_limit
 from . import booster as boosting
 from .ranking import check_group_folds, group_folds
 from .training import start_run
+
+logger = get_logger(__name__)
 
 #: Stream of the counter-based generator that draws the folds (other streams draw
 #: subsamples and bootstraps; this one is only used here).
@@ -354,7 +357,7 @@ class _Stopping:
     def after(self, round_index):
         """Record round ``round_index`` (every fold evaluated); True to stop."""
         if self.period and round_index % self.period == 0:
-            print(self._line(round_index))
+            say(logger, self._line(round_index))
         score = self.evaluator.mean("test", self.metric.name, round_index)
         better = (self.best_score is None
                   or (score > self.best_score if self.maximize else score < self.best_score))

@@ -20,6 +20,7 @@ from ...engine.plan import plan_train
 from ...errors import ParameterError, SchemaError
 from ...model.metrics import get_metric
 from ...model.objectives import POISSON_MAX_DELTA_STEP, get_objective
+from ...utils.log import get_logger, say
 from ...utils.progress import ProgressBar
 from ...utils.rss import current_rss, peak_rss
 from ...utils.threads import thread_limit
@@ -29,6 +30,8 @@ from . import callback as cb
 from .custom import CustomGradients, CustomMetric
 from .dart import DartRound
 from .params import objective_params, resolve_params
+
+logger = get_logger(__name__)
 
 
 def check_same_bins(reference, other, other_name):
@@ -166,7 +169,7 @@ def train_with(params, dtrain, num_boost_round=10, *, evals=(), early_stopping_r
         # every worker must build the same nodes in the same passes
         plan = dataclasses.replace(plan, hist_nodes=distributed.agree_min(plan.hist_nodes))
     if p["verbosity"] >= 2:
-        print(plan.describe())
+        say(logger, plan.describe())
     callbacks = list(callbacks or [])
     if verbose_eval and evals:
         period = verbose_eval if not isinstance(verbose_eval, bool) else 1
@@ -201,7 +204,7 @@ def train_with(params, dtrain, num_boost_round=10, *, evals=(), early_stopping_r
     model.training_log = _training_log(state, plan, time.perf_counter() - t_start,
                                        n_trees_new, rss_peak)
     if p["verbosity"] >= 2:
-        print(format_training_log(model.training_log))
+        say(logger, format_training_log(model.training_log))
     return model
 
 

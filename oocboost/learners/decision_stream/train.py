@@ -2,7 +2,10 @@
 (``oocboost train CACHE --learner decision-stream --param significance=0.01``)."""
 import time
 
+from ...utils.log import get_logger, say
 from .learn import resolve_stream_config, stream_arrays, train_stream
+
+logger = get_logger(__name__)
 
 #: Parameters the command line accepts.
 CLI_PARAMS = ("criterion", "max_depth", "min_samples_split", "min_samples_leaf",
@@ -55,7 +58,7 @@ def train_stream_from_params(params, cache, *, memory_limit=None, verbose=False)
     model.params["task"] = task
     if verbose:
         log = model.training_log
-        print(f"decision stream: {model.trees[0].n_leaves} leaves, "
-              f"{model.trees[0].n_nodes} nodes in {log['data_passes']} data passes, "
-              f"{log['seconds']:.2f}s")
+        say(logger, f"decision stream: {model.trees[0].n_leaves} leaves, "
+                    f"{model.trees[0].n_nodes} nodes in {log['data_passes']} data passes, "
+                    f"{log['seconds']:.2f}s")
     return model

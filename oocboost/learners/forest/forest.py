@@ -32,6 +32,7 @@ import warnings
 
 from ...engine.nodes import GrowerTelemetry
 from ...errors import ParameterError
+from ...utils.log import get_logger, say
 from ..common.cart_config import resolve_config
 from ..common.data import empty_model, label_summary, open_cache, task_and_classes
 from ..common.validate import int_param
@@ -43,6 +44,8 @@ from .passes import (
     new_counters,
     oob_pass,
 )
+
+logger = get_logger(__name__)
 
 
 def train_forest(cache, config, n_estimators, *, model=None, classes=None,
@@ -95,7 +98,7 @@ def train_forest(cache, config, n_estimators, *, model=None, classes=None,
     trees_per_pass, plan = choose_trees_per_pass(cache, config, max(len(new_ids), 1),
                                                  plan_train, distributed)
     if config.verbose >= 2:
-        print(plan.describe())
+        say(logger, plan.describe())
     node_stats = []
     oob_decision = None
     telemetry = GrowerTelemetry().as_dict()
@@ -145,10 +148,11 @@ def train_forest(cache, config, n_estimators, *, model=None, classes=None,
     }
     if config.verbose >= 1:
         log = model.training_log
-        print(f"{config.learner}: {len(new_ids)} trees in {log['seconds']:.2f}s, "
-              f"{log['data_passes']} data passes ({log['passes_per_tree']:.2f} per tree, "
-              f"{trees_per_pass} trees per pass); histogram {log['histogram_s']:.2f}s, "
-              f"split {log['split_s']:.2f}s, I/O wait {log['io_wait_s']:.2f}s")
+        say(logger, f"{config.learner}: {len(new_ids)} trees in {log['seconds']:.2f}s, "
+                    f"{log['data_passes']} data passes ({log['passes_per_tree']:.2f} per "
+                    f"tree, {trees_per_pass} trees per pass); histogram "
+                    f"{log['histogram_s']:.2f}s, split {log['split_s']:.2f}s, I/O wait "
+                    f"{log['io_wait_s']:.2f}s")
     return model, node_stats, oob_decision
 
 

@@ -14,9 +14,12 @@ import itertools
 import numpy as np
 
 from ...errors import InputError, ParameterError
+from ...utils.log import get_logger, say
 from .config import resolve_config
 from .export import hoeffding_model
 from .stream import Prequential, check_block_labels, learn_parts, new_learners, poisson_draws
+
+logger = get_logger(__name__)
 
 #: Rows of the first record batch, whose values set the bins when no reference is given.
 FIRST_BATCH_ROWS = 65536
@@ -103,7 +106,7 @@ def learn_file(name, params, path, *, label, reference=None, num_class=None,
                                         "rows_seen": int(learners[0].rows_seen),
                                         **({"seed": seed} if bagging else {})})
     if verbose:
-        print(f"{name}: {learners[0].rows_seen} rows of {source.name}, prequential "
-              f"{score.scores()}, {learners[0].tree.leaves().size} leaves")
+        say(logger, f"{name}: {learners[0].rows_seen} rows of {source.name}, prequential "
+                    f"{score.scores()}, {learners[0].tree.leaves().size} leaves")
     return model
 

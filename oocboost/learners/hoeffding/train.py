@@ -1,10 +1,13 @@
 """The command line's Hoeffding tree: ``oocboost train CACHE --learner hoeffding-tree``
 (and ``online-bagging``), with river's parameter names given as ``--param key=value``."""
 from ...errors import ParameterError
+from ...utils.log import get_logger, say
 from .config import resolve_config
 from .export import hoeffding_model
 from .state import restore_learners
 from .stream import learn_cache, new_learners, poisson_draws
+
+logger = get_logger(__name__)
 
 
 def new_rows_start(init, cache):
@@ -134,6 +137,6 @@ def train_hoeffding_from_params(name, params, cache, *, n_estimators=10, memory_
                                         **({"seed": seed} if bagging else {})})
     if verbose:
         tree = learners[0].tree
-        print(f"{name}: {learners[0].rows_seen} rows, prequential {score.scores()}, "
-              f"{tree.leaves().size} leaves ({tree.n_active} collecting statistics)")
+        say(logger, f"{name}: {learners[0].rows_seen} rows, prequential {score.scores()}, "
+                    f"{tree.leaves().size} leaves ({tree.n_active} collecting statistics)")
     return model

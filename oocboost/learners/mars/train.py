@@ -6,7 +6,10 @@ import numpy as np
 from ...errors import ParameterError
 from ...kernels import mars as km
 from ...model.mars import representatives
+from ...utils.log import get_logger, say
 from .fit import _Data, fit_mars
+
+logger = get_logger(__name__)
 
 
 def _model(cache, terms, coef, objective, objective_params, n_classes=None, classes=None):
@@ -139,7 +142,7 @@ def train_mars_from_params(params, cache, *, memory_limit=None, verbose=False):
     model.params = {**{k: v for k, v in p.items()}, **logistic, "task": task}
     if verbose:
         log = model.training_log
-        print(f"mars: {len(model.mars.terms)} terms kept of {log['n_forward_terms']}, "
-              f"GCV {log['gcv']:.6g}, {log['data_passes']} data passes, "
-              f"{log['seconds']:.2f}s")
+        say(logger, f"mars: {len(model.mars.terms)} terms kept of {log['n_forward_terms']}, "
+                    f"GCV {log['gcv']:.6g}, {log['data_passes']} data passes, "
+                    f"{log['seconds']:.2f}s")
     return model
