@@ -194,7 +194,10 @@ def describe_cache(path):
             if "min" in feat:
                 notes.append(f"range [{feat['min']}, {feat['max']}]")
             if feat.get("n_out_of_range"):
-                notes.append(f"{feat['n_out_of_range']} appended values outside it")
+                where = ("outside the reference's range" if m.get("reference")
+                         else "appended outside it")
+                notes.append(f"{feat['n_out_of_range']} values {where} (binned into the "
+                             f"first or last bin)")
             if feat["name"] in bundle_of:
                 notes.append(f"bundle {bundle_of[feat['name']]}")
         lines.append(f"  {feat['name']:<24} {feat['type']:<12} {feat.get('n_bins', ''):>5} "
@@ -263,6 +266,9 @@ def _train(args):
                if model.mars is not None else f"saved {args.output}: {model.n_trees} trees")
         if getattr(model, "best_iteration", None) is not None:
             msg += f", best iteration {model.best_iteration}"
+        oob = (model.attributes or {}).get("oob_score")
+        if oob is not None:
+            msg += f", out-of-bag score {oob:.6f}"
         print(msg)
     return 0
 
@@ -284,17 +290,23 @@ def cmd_predict(args):
 
 def cmd_evaluate(args):
     from .model.model import load_model
-    from .model.predict import evaluate
+    from .model.predict import default_iteration_range, evaluate
 
     model = load_model(args.model)
+    given = _iteration_range(args.iteration_range)
+    rounds = default_iteration_range(model, given)
     results = evaluate(model, args.data, metrics=_csv_list(args.metric),
-                       iteration_range=_iteration_range(args.iteration_range),
-                       label=args.label, group=args.group)
+                       iteration_range=rounds, label=args.label, group=args.group)
     if args.json:
         print(json.dumps(results))
-    else:
-        for name, value in results.items():
-            print(f"{name}\t{value:.6f}")
+        return 0
+    if given is None and rounds is not None:
+        print(f"# rounds 0..{rounds[1] - 1} of {model.n_rounds}: the best iteration "
+              f"{model.best_iteration} (--iteration-range 0:0 for every round)")
+    elif given is not None:
+        print(f"# rounds {given[0]}..{(given[1] or model.n_rounds) - 1} of {model.n_rounds}")
+    for name, value in results.items():
+        print(f"{name}\t{value:.6f}")
     return 0
 
 
@@ -384,12 +396,36 @@ def cmd_report(args):
 
 
 # ----------------------------------------------------------------------------- parser
+class _HelpWithDefaults(argparse.HelpFormatter):
+    """Adds ``(default: X)`` to an option's help unless the help already names its
+    default or there is none to name (an unset value, a flag)."""
+
+    def _get_help_string(self, action):
+        text = action.help or ""
+        if "default" in text or action.default in (None, False, argparse.SUPPRESS) \
+                or not action.option_strings:
+            return text
+        return f"{text} (default: %(default)s)"
+
+
+class _DefaultsParser(argparse.ArgumentParser):
+    """A subcommand's parser whose ``--help`` shows every option's default."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("formatter_class", _HelpWithDefaults)
+        super().__init__(*args, **kwargs)
+
+
 def build_parser():
+    from . import __version__
+
     parser = argparse.ArgumentParser(
         prog="oocboost",
         description="Out-of-core tree ensembles: build a binned cache once, train from it "
                     "with a memory limit you set.")
-    sub = parser.add_subparsers(dest="command", required=True)
+    parser.add_argument("--version", action="version", version=f"oocboost {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True,
+                                parser_class=_DefaultsParser)
     _add_demo(sub)
     _add_build_cache_and_info(sub)
     _add_train(sub)
@@ -407,7 +443,7 @@ def build_parser():
                        for p in profiles))
     w.add_argument("--jobs", type=int, default=None,
                    help="processes compiling at once (default: one per core)")
-    w.add_argument("--quiet", action="store_true")
+    w.add_argument("--quiet", action="store_true", help="no progress or messages")
     w.set_defaults(func=cmd_warmup)
     return parser
 
@@ -416,10 +452,14 @@ def _add_demo(sub):
     d = sub.add_parser("demo", help="generate a synthetic dataset, build its cache, train "
                                     "and evaluate")
     d.add_argument("--workdir", default="demo_data", help="folder for the data, caches, model")
-    d.add_argument("--rows", type=int, default=200_000)
-    d.add_argument("--rounds", type=int, default=50)
-    d.add_argument("--memory-limit", default=None)
-    d.add_argument("--quiet", action="store_true")
+    d.add_argument("--rows", type=int, default=200_000,
+                   help="training rows of the synthetic data (a quarter more for validation)")
+    d.add_argument("--rounds", type=int, default=50,
+                   help="boosting rounds at most (early stopping after 10 without a "
+                        "gain)")
+    d.add_argument("--memory-limit", default=None,
+                   help="peak memory of the builds and the training, e.g. 512MB")
+    d.add_argument("--quiet", action="store_true", help="no progress or messages")
     d.set_defaults(func=cmd_demo)
 
 
@@ -462,15 +502,17 @@ def _add_build_cache_and_info(sub):
     b.add_argument("--compression", default=None,
                    help="arrow: lz4 (default), zstd, none; hdf5: lzf (default), gzip, none")
     b.add_argument("--memory-limit", default=None, help="peak memory, e.g. 512MB")
-    b.add_argument("--delimiter", default=",")
+    b.add_argument("--delimiter", default=",", help="CSV field delimiter")
     b.add_argument("--na-values", default=None,
                    help="comma-separated strings read as missing (default: '', NA, N/A, "
                         "NaN, nan, null, NULL, None, ?)")
-    b.add_argument("--encoding", default="utf-8")
-    b.add_argument("--on-bad-rows", choices=("error", "skip"), default="error")
+    b.add_argument("--encoding", default="utf-8", help="text encoding of the CSV")
+    b.add_argument("--on-bad-rows", choices=("error", "skip"), default="error",
+                   help="ragged rows and text in numeric columns: fail, or skip and count")
     b.add_argument("--reference", default=None,
                    help="training cache whose bin edges and categories to use")
-    b.add_argument("--overwrite", action="store_true")
+    b.add_argument("--overwrite", action="store_true",
+                   help="replace the cache at -o (only a cache is ever replaced)")
     b.add_argument("--append", action="store_true",
                    help="add the rows to the existing cache -o, binned with its edges")
     b.add_argument("--shards", action="store_true",
@@ -479,14 +521,14 @@ def _add_build_cache_and_info(sub):
     b.add_argument("--scheduler", default=None,
                    help="with --shards: build on this Dask scheduler's workers "
                         "(tcp://host:port); the files must be readable by every worker")
-    b.add_argument("--quiet", action="store_true")
+    b.add_argument("--quiet", action="store_true", help="no progress or messages")
     b.add_argument("--verbose", action="store_true", help="print the memory plan")
     b.set_defaults(func=cmd_build_cache)
 
     i = sub.add_parser("info", help="describe a cache",
                        description="Rows, features, bins, missing share, blocks and sizes "
                                    "of a cache; --verify also reads every block.")
-    i.add_argument("cache")
+    i.add_argument("cache", help="cache folder")
     i.add_argument("--verify", action="store_true",
                    help="read every block whole and check it (checksum, ownership, bin "
                         "codes): do it before training on a cache from elsewhere")
@@ -510,30 +552,41 @@ def _add_train(sub):
                    help="what to train (default gbtree): " + "; ".join(
                        f"{spec.name}: {spec.summary}" for spec in sorted(
                            registry.specs(), key=lambda spec: spec.name != "gbtree")))
-    t.add_argument("--objective", default=None, help="e.g. binary:logistic")
+    t.add_argument("--objective", default=None,
+                   help="XGBoost objective name, e.g. binary:logistic (default: "
+                        "reg:squarederror for gbtree; other learners infer the task)")
     t.add_argument("--algorithm", default=None,
                    help="adaboost: SAMME (default), SAMME.R, gentle, logitboost, arc-x4, M1, "
                         "MH, R2")
     t.add_argument("--rounds", type=int, default=100,
                    help="boosting rounds (trees for forests and online bagging; with "
                         "--init-model, rounds or trees added)")
-    t.add_argument("--learning-rate", type=float, default=None)
-    t.add_argument("--max-depth", type=int, default=None)
-    t.add_argument("--num-class", type=int, default=None)
-    t.add_argument("--eval-metric", default=None, help="comma-separated metrics")
-    t.add_argument("--seed", type=int, default=None)
-    t.add_argument("--n-threads", type=int, default=None)
+    t.add_argument("--learning-rate", type=float, default=None,
+                   help="eta (default: the learner's, 0.3 for gbtree)")
+    t.add_argument("--max-depth", type=int, default=None,
+                   help="tree depth (default: the learner's, 6 for gbtree)")
+    t.add_argument("--num-class", type=int, default=None,
+                   help="classes of multi:* objectives (default: from the labels)")
+    t.add_argument("--eval-metric", default=None,
+                   help="comma-separated metrics on --valid (default: the objective's)")
+    t.add_argument("--seed", type=int, default=None, help="random seed (default: 0)")
+    t.add_argument("--n-threads", type=int, default=None,
+                   help="threads of the kernels (default: every core)")
     t.add_argument("--valid", action="append", help="validation cache (repeatable)")
-    t.add_argument("--early-stopping", type=int, default=None, metavar="N")
+    t.add_argument("--early-stopping", type=int, default=None, metavar="N",
+                   help="stop when the last --valid's last metric has not improved for N "
+                        "rounds")
     t.add_argument("--param", action="append", metavar="KEY=VALUE",
                    help="any booster parameter (repeatable)")
     t.add_argument("--init-model", default=None,
                    help="continue training from this model (boosting, forests)")
     t.add_argument("--checkpoint", default=None, help="save the model here every "
                                                       "--checkpoint-interval rounds")
-    t.add_argument("--checkpoint-interval", type=int, default=10)
-    t.add_argument("--memory-limit", default=None)
-    t.add_argument("--quiet", action="store_true")
+    t.add_argument("--checkpoint-interval", type=int, default=10,
+                   help="rounds between checkpoints")
+    t.add_argument("--memory-limit", default=None,
+                   help="peak memory of the process, e.g. 1GB (default: none)")
+    t.add_argument("--quiet", action="store_true", help="no progress or messages")
     t.add_argument("--verbose", action="store_true",
                    help="print the memory plan and where time went")
     t.set_defaults(func=cmd_train)
@@ -541,62 +594,70 @@ def _add_train(sub):
 
 def _add_predict_and_evaluate(sub):
     p = sub.add_parser("predict", help="predict a cache or a CSV/Parquet file")
-    p.add_argument("model")
+    p.add_argument("model", help="model file (JSON)")
     p.add_argument("data", help="cache folder, or CSV/Parquet/Arrow file")
     p.add_argument("-o", "--output", required=True, help="CSV file of predictions")
-    p.add_argument("--output-margin", action="store_true")
-    p.add_argument("--pred-leaf", action="store_true")
+    p.add_argument("--output-margin", action="store_true",
+                   help="raw scores (margin_<k> columns), before the link function")
+    p.add_argument("--pred-leaf", action="store_true",
+                   help="the leaf each row reaches in each tree")
     p.add_argument("--pred-contribs", action="store_true",
                    help="SHAP values of the margin: contrib_<feature> columns and bias")
-    p.add_argument("--iteration-range", default=None, metavar="START:END")
-    p.add_argument("--quiet", action="store_true")
+    p.add_argument("--iteration-range", default=None, metavar="START:END",
+                   help="rounds to use, END 0 for the last (default: all)")
+    p.add_argument("--quiet", action="store_true", help="no progress or messages")
     p.set_defaults(func=cmd_predict)
 
     e = sub.add_parser("evaluate", help="metrics of a model on a labelled cache or file")
-    e.add_argument("model")
-    e.add_argument("data")
+    e.add_argument("model", help="model file (JSON)")
+    e.add_argument("data", help="labelled cache, or CSV/Parquet/Arrow file")
     e.add_argument("--metric", default=None, help="comma-separated (default: the "
                                                   "objective's)")
-    e.add_argument("--iteration-range", default=None, metavar="START:END")
+    e.add_argument("--iteration-range", default=None, metavar="START:END",
+                   help="rounds to use, END 0 for the last (default: up to the best "
+                        "iteration of an early-stopped model, else all)")
     e.add_argument("--label", default=None,
                    help="label column of a raw file (default: the training cache's)")
     e.add_argument("--group", default=None,
                    help="query group column of a raw file, for the ranking metrics "
                         "(default: the training cache's)")
-    e.add_argument("--json", action="store_true")
+    e.add_argument("--json", action="store_true", help="print the metrics as one JSON object")
     e.set_defaults(func=cmd_evaluate)
 
 
 def _add_plot_and_report(sub):
     p = sub.add_parser("plot", help="draw a chart of a model into an image file")
-    p.add_argument("kind", choices=("importance", "metric", "tree", "pdp", "contributions"))
-    p.add_argument("model")
+    p.add_argument("kind", choices=("importance", "metric", "tree", "pdp", "contributions"),
+                   help="the chart")
+    p.add_argument("model", help="model file (JSON)")
     p.add_argument("--cache", "--data", dest="data", default=None,
                    help="rows for pdp, contributions and shap importance: a cache binned "
                         "with the model's edges, or a CSV/Parquet file")
     p.add_argument("-o", "--output", required=True, help="image file (.png, .svg, .pdf)")
     p.add_argument("--importance-type", default="weight",
-                   choices=("weight", "gain", "cover", "total_gain", "total_cover", "shap"))
+                   choices=("weight", "gain", "cover", "total_gain", "total_cover", "shap"),
+                   help="importance: what a feature's importance counts (XGBoost's names)")
     p.add_argument("--max-features", type=int, default=None,
                    help="importance / contributions: show this many features")
     p.add_argument("--metric", default=None, help="metric: which one (default: the first)")
     p.add_argument("--tree-index", type=int, default=0, help="tree: which tree")
     p.add_argument("--max-depth", type=int, default=None, help="tree: levels drawn")
     p.add_argument("--feature", action="append", help="pdp: a feature (one or two)")
-    p.add_argument("--pdp-kind", default="average", choices=("average", "individual", "both"))
+    p.add_argument("--pdp-kind", default="average", choices=("average", "individual", "both"),
+                   help="pdp: the average, ICE lines, or both")
     p.add_argument("--rows", type=int, default=5000, help="contributions: rows explained")
-    p.add_argument("--quiet", action="store_true")
+    p.add_argument("--quiet", action="store_true", help="no progress or messages")
     p.set_defaults(func=cmd_plot)
 
     r = sub.add_parser("report", help="a self-contained HTML report of a model on a "
                                       "validation cache")
-    r.add_argument("model")
+    r.add_argument("model", help="model file (JSON)")
     r.add_argument("--cache", required=True, help="validation cache (built with --reference)")
     r.add_argument("-o", "--output", required=True, help="HTML file")
     r.add_argument("--top-features", type=int, default=4,
                    help="partial dependence of this many top features (default 4)")
     r.add_argument("--rows", type=int, default=2000, help="rows in the SHAP summary")
-    r.add_argument("--quiet", action="store_true")
+    r.add_argument("--quiet", action="store_true", help="no progress or messages")
     r.set_defaults(func=cmd_report)
 
 
@@ -610,8 +671,20 @@ def main(argv=None):
         return _run(args, interrupt)
 
 
+#: Commands whose ``-o`` is a file: its folder is made first (``build-cache`` makes its
+#: own), so a long run never fails at its last step for want of a folder.
+_FILE_OUTPUTS = ("train", "predict", "plot", "report")
+
+
 def _run(args, interrupt):
     try:
+        if args.command in _FILE_OUTPUTS:
+            folder = os.path.dirname(os.path.abspath(args.output))
+            try:
+                os.makedirs(folder, exist_ok=True)
+            except OSError as exc:
+                raise ParameterError(f"-o {args.output}: cannot make its folder {folder}: "
+                                     f"{exc.strerror or exc}") from None
         status = args.func(args) or 0
         interrupt.check()  # a Ctrl-C that a numba compile swallowed after the last check
         return status

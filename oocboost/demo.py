@@ -56,7 +56,8 @@ def run_demo(workdir="demo_data", n_rows=200_000, rounds=50, memory_limit=None, 
         f"({time.perf_counter() - t0:.1f}s)")
 
     t1 = time.perf_counter()
-    say("[2/5] oocboost build-cache train.csv (2 passes: sketch, then bin)")
+    say("[2/5] oocboost build-cache train.csv (2 passes: sketch, then bin) and valid.csv "
+        "(binned with the training edges)")
     train_cache = build_cache(train_csv, os.path.join(workdir, "train.oocb"), label="label",
                               memory_limit=memory_limit, overwrite=True, quiet=quiet)
     valid_cache = build_cache(valid_csv, os.path.join(workdir, "valid.oocb"), label="label",

@@ -748,3 +748,112 @@ def test_info_verify_reads_every_block(tmp_path):
     block.write_bytes(bytes(data))
     assert cli("info", cache).returncode == 0
     one_line_error(cli("info", cache, "--verify"), "block 3", "checksum mismatch", code=3)
+
+
+def test_version_and_python_dash_m():
+    r = cli("--version")
+    assert r.returncode == 0 and re.fullmatch(r"oocboost \d+\.\d+\.\d+\S*\n", r.stdout)
+    env = dict(os.environ)
+    env.pop("OOCBOOST_DEBUG", None)
+    r = subprocess.run([sys.executable, "-m", "oocboost", "--help"], capture_output=True,
+                       text=True, timeout=60, cwd=REPO, env=env)
+    assert r.returncode == 0 and "build-cache" in r.stdout and "train" in r.stdout
+
+
+def test_every_option_has_a_line_of_help_and_shows_its_default():
+    import argparse
+
+    from oocboost.cli import build_parser
+
+    sub = next(a for a in build_parser()._actions
+               if isinstance(a, argparse._SubParsersAction))
+    for name, parser in sub.choices.items():
+        text = " ".join(parser.format_help().split())
+        for action in parser._actions:
+            if isinstance(action, argparse._HelpAction):
+                continue
+            assert action.help, (name, action.dest)
+            if action.option_strings and action.default not in (None, False):
+                assert "default" in action.help or \
+                    f"(default: {action.default})" in text, (name, action.dest)
+    assert "(default: 100)" in " ".join(sub.choices["train"].format_help().split())
+
+
+def _labelled_csv(tmp_path, name="d.csv", n=3000, seed=0):
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=(n, 3))
+    y = (x[:, 0] + 0.5 * rng.normal(size=n) > 0).astype(int)
+    rows = "\n".join(f"{a:.5f},{b:.5f},{c:.5f},{t}" for (a, b, c), t in zip(x, y))
+    return write(tmp_path, name, "a,b,c,y\n" + rows + "\n")
+
+
+def test_outputs_into_a_folder_that_does_not_exist(tmp_path):
+    """train lost the model it had just trained at the save step; predict, plot and
+    report ended in a traceback."""
+    src = _labelled_csv(tmp_path)
+    cache = tmp_path / "c.oocb"
+    assert build(src, cache, "--label", "y", "--quiet").returncode == 0
+    model = tmp_path / "new" / "deeper" / "m.json"
+    r = cli("train", cache, "-o", model, "--rounds", "3", "--quiet")
+    assert r.returncode == 0, r.stderr
+    assert model.exists()
+    r = cli("predict", model, src, "-o", tmp_path / "out" / "p.csv", "--quiet")
+    assert r.returncode == 0 and (tmp_path / "out" / "p.csv").exists(), r.stderr
+    r = cli("plot", "importance", model, "-o", tmp_path / "figs" / "imp.png", "--quiet")
+    assert r.returncode == 0 and (tmp_path / "figs" / "imp.png").exists(), r.stderr
+
+
+def test_evaluate_uses_the_best_iteration_and_says_so(tmp_path):
+    src = _labelled_csv(tmp_path, "train.csv", seed=1)
+    valid_src = _labelled_csv(tmp_path, "valid.csv", n=1000, seed=2)
+    train, valid = tmp_path / "t.oocb", tmp_path / "v.oocb"
+    assert build(src, train, "--label", "y", "--quiet").returncode == 0
+    assert build(valid_src, valid, "--label", "y", "--reference", train,
+                 "--quiet").returncode == 0
+    model = tmp_path / "m.json"
+    r = cli("train", train, "-o", model, "--rounds", "300", "--learning-rate", "0.5",
+            "--valid", valid, "--early-stopping", "5", "--eval-metric", "logloss",
+            "--quiet")
+    assert r.returncode == 0, r.stderr
+    from oocboost.model.model import load_model
+    from oocboost.model.predict import evaluate
+
+    m = load_model(model)
+    assert m.best_iteration is not None and m.n_rounds > m.best_iteration + 1
+    r = cli("evaluate", model, valid, "--metric", "logloss")
+    assert r.returncode == 0, r.stderr
+    first, value = r.stdout.splitlines()[0], float(r.stdout.splitlines()[1].split()[1])
+    assert first == (f"# rounds 0..{m.best_iteration} of {m.n_rounds}: the best iteration "
+                     f"{m.best_iteration} (--iteration-range 0:0 for every round)")
+    best = evaluate(m, str(valid), metrics=["logloss"],
+                    iteration_range=(0, m.best_iteration + 1))["logloss"]
+    every = evaluate(m, str(valid), metrics=["logloss"], iteration_range=(0, 0))["logloss"]
+    assert value == pytest.approx(best, abs=1e-6) and best != every
+    r = cli("evaluate", model, valid, "--metric", "logloss", "--iteration-range", "0:0")
+    assert float(r.stdout.splitlines()[1].split()[1]) == pytest.approx(every, abs=1e-6)
+
+
+def test_train_prints_a_forests_out_of_bag_score(tmp_path):
+    src = _labelled_csv(tmp_path)
+    cache = tmp_path / "c.oocb"
+    assert build(src, cache, "--label", "y", "--quiet").returncode == 0
+    r = cli("train", cache, "-o", tmp_path / "f.json", "--learner", "random-forest",
+            "--rounds", "10", "--param", "oob_score=true")
+    assert r.returncode == 0, r.stderr
+    from oocboost.model.model import load_model
+
+    oob = load_model(tmp_path / "f.json").attributes["oob_score"]
+    assert f"out-of-bag score {oob:.6f}" in r.stdout
+
+
+def test_info_of_a_reference_cache_says_values_outside_its_range(tmp_path):
+    train = write(tmp_path, "t.csv", "a,y\n" + "".join(f"{i % 10},{i % 2}\n"
+                                                       for i in range(200)))
+    valid = write(tmp_path, "v.csv", "a,y\n" + "".join(f"{i},{i % 2}\n" for i in range(20)))
+    assert build(train, tmp_path / "t.oocb", "--label", "y", "--quiet").returncode == 0
+    assert build(valid, tmp_path / "v.oocb", "--label", "y", "--reference",
+                 tmp_path / "t.oocb", "--quiet").returncode == 0
+    r = cli("info", tmp_path / "v.oocb")
+    assert ("10 values outside the reference's range (binned into the first or last bin)"
+            in r.stdout), r.stdout
+    assert "appended" not in r.stdout

@@ -298,6 +298,14 @@ def predict_to_file(model, data, output, *, output_margin=False, pred_leaf=False
     return n_rows
 
 
+def default_iteration_range(model, iteration_range=None):
+    """``iteration_range`` as given, else the rounds up to the best iteration of an
+    early-stopped model (XGBoost's and LightGBM's default), else None (all rounds)."""
+    if iteration_range is not None or getattr(model, "best_iteration", None) is None:
+        return iteration_range
+    return (0, int(model.best_iteration) + 1)
+
+
 def evaluate(model, data, *, metrics=None, iteration_range=None, label=None, group=None):
     """Metrics of ``model`` on labelled ``data`` (cache or file).
 
@@ -305,6 +313,9 @@ def evaluate(model, data, *, metrics=None, iteration_range=None, label=None, gro
     ----------
     metrics : list of str or None
         Default: the objective's default metric.
+    iteration_range : (int, int) or None
+        Rounds ``[start, end)`` (``end`` 0: all). None: up to the best iteration when the
+        model was early-stopped (as XGBoost's and LightGBM's predictions), else all.
     label : str or None
         Label column for files (default: the label the model was trained on).
     group : str or None
@@ -322,6 +333,7 @@ def evaluate(model, data, *, metrics=None, iteration_range=None, label=None, gro
               if name == objective.default_metric else get_metric(name) for name in names]
     group_ptr, group = _groups_for(chosen, data, group or
                                    (model.attributes or {}).get("group"))
+    iteration_range = default_iteration_range(model, iteration_range)
     margin_model, transform = output_plan(model)
     margins, labels, weights, runs = [], [], [], None
     if group is not None:
