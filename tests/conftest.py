@@ -51,9 +51,9 @@ def pytest_sessionstart(session):
 #: pytest-xdist's ``--dist loadfile`` hands files out in collection order, and one of
 #: these started last kept one worker busy minutes after the other had run out of files.
 LONG_FILES = ("tests/sklearn/test_estimator_checks.py", "tests/kernels/test_histogram.py",
-              "tests/test_cli.py", "tests/test_docs_examples.py", "tests/plotting/test_cli_plot.py",
-              "tests/kernels/test_codes.py", "tests/engine/test_surrogates.py",
-              "tests/learners/test_forest.py")
+              "tests/test_cli.py", "tests/test_docs_examples.py",
+              "tests/plotting/test_cli_plot.py", "tests/kernels/test_codes.py",
+              "tests/engine/test_surrogates.py", "tests/learners/test_forest.py")
 
 
 def pytest_collection_modifyitems(session, config, items):
