@@ -48,6 +48,7 @@ def _iteration_range(text):
 # ----------------------------------------------------------------------------- commands
 def cmd_build_cache(args):
     from .cache.build import build_cache
+    from .cache.describe import describe_cache
 
     if args.append:
         return _append(args)
@@ -107,6 +108,7 @@ def _build_shards(args):
 
 def _append(args):
     from .cache.append import append_to_cache
+    from .cache.describe import describe_cache
 
     fixed = {"--max-bin": args.max_bin != 256, "--block-rows": args.block_rows is not None,
              "--format": args.format != "arrow", "--compression": args.compression is not None,
@@ -129,83 +131,9 @@ def _append(args):
     return 0
 
 
-def describe_cache(path):
-    """Text of ``oocboost info``: rows, features, bins, missing share, blocks, sizes."""
-    from .cache.store import Cache
-    from .utils.sizes import format_size
-
-    cache = Cache(path)
-    m = cache.manifest
-    lines = [f"cache {os.path.abspath(path)}",
-             f"  rows {cache.n_rows}, features {cache.n_features}, max_bin {cache.max_bin}, "
-             f"codes {cache.codes_dtype}",
-             f"  label {m.get('label')!r}, weight {m.get('weight')!r}"
-             + ("" if not m.get("groups") else
-                f", query groups {m['groups']['n_groups']} (column "
-                f"{m['groups']['column']!r})"),
-             f"  blocks {cache.n_blocks} x {cache.block_rows} rows, backend {cache.backend} "
-             f"({m.get('compression')})",
-             f"  size on disk {format_size(cache.nbytes_stored)}, uncompressed codes "
-             f"{format_size(cache.nbytes_raw)} (ratio "
-             f"{cache.nbytes_stored / max(cache.nbytes_raw, 1):.2f})"]
-    src = m.get("source") or {}
-    if src:
-        lines.append(f"  source {src.get('name')}, bad rows skipped "
-                     f"{src.get('n_bad_rows', 0)}")
-    if m.get("reference"):
-        lines.append(f"  binned with the edges of {m['reference']}")
-    for entry in m.get("appends") or []:
-        lines.append(f"  appended {entry['n_rows']} rows from row {entry['row_start']}: "
-                     f"{(entry.get('source') or {}).get('name')}")
-    bundle_of = {}
-    if cache.bundles is not None:
-        entry = m["bundles"]
-        lines.append(f"  {cache.n_features} features stored in {cache.n_columns} columns: "
-                     f"{len(entry['bundles'])} bundle{'s' * (len(entry['bundles']) != 1)} "
-                     f"of sparse features")
-        for i, (members, conflicts) in enumerate(zip(entry["bundles"], entry["conflicts"])):
-            names = [b["feature"] for b in members]
-            bundle_of.update(dict.fromkeys(names, i))
-            lines.append(f"    bundle {i}: {len(names)} features ({names[0]} .. "
-                         f"{names[-1]}), {conflicts} rows in conflict")
-    lines.append(f"  {'feature':<24} {'type':<12} {'bins':>5} {'missing':>8}  notes")
-    for feat in m.get("features", []):
-        n_missing = feat.get("n_missing")
-        share = "" if n_missing is None else f"{100.0 * n_missing / max(cache.n_rows, 1):.1f}%"
-        notes = []
-        if feat.get("type") in ("categorical", "ordered_ts"):
-            n_kept = feat.get("n_categories")
-            notes.append(f"{n_kept} categories")
-            if feat.get("has_other"):
-                seen = feat.get("n_distinct_seen")
-                notes.append("rare folded into 'other'" + (
-                    "" if seen is None or n_kept is None
-                    else f" ({seen - n_kept} of {seen} seen)"))
-            if feat.get("type") == "ordered_ts":
-                notes.append("ordered target statistic")
-            elif cache.max_bin and feat.get("n_bins", 0) > cache.max_bin - 1:
-                notes.append(f"two-byte codes, {-(-feat['n_bins'] // cache.max_bin)} "
-                             f"histogram columns")
-        else:
-            if feat.get("n_bins", 0) <= 1:
-                notes.append("constant or all missing")
-            if feat.get("n_inf"):
-                notes.append(f"{feat['n_inf']} infinite")
-            if "min" in feat:
-                notes.append(f"range [{feat['min']}, {feat['max']}]")
-            if feat.get("n_out_of_range"):
-                where = ("outside the reference's range" if m.get("reference")
-                         else "appended outside it")
-                notes.append(f"{feat['n_out_of_range']} values {where} (binned into the "
-                             f"first or last bin)")
-            if feat["name"] in bundle_of:
-                notes.append(f"bundle {bundle_of[feat['name']]}")
-        lines.append(f"  {feat['name']:<24} {feat['type']:<12} {feat.get('n_bins', ''):>5} "
-                     f"{share:>8}  {', '.join(notes)}")
-    return "\n".join(lines)
-
-
 def cmd_info(args):
+    from .cache.describe import describe_cache
+
     print(describe_cache(args.cache))
     if args.verify:
         from .cache.store import Cache

@@ -3,6 +3,7 @@ of docs/guide/quickstart.md and of docs/guide/inspection.md runs, in order, in o
 on small data (the row, round and tree counts are scaled down; nothing else changes).
 A docs example that names a metric the earlier examples did not record, a file they did
 not write or an option that does not exist fails here."""
+import json
 import os
 import pathlib
 import re
@@ -44,7 +45,7 @@ def blocks(path, section=None):
     return out
 
 
-def run_bash(code, folder):
+def bash_script(code):
     """The block's commands, with ``oocboost`` as this interpreter's module (what the
     console script runs) and ``pip`` lines left out (the test runs installed)."""
     lines = []
@@ -53,31 +54,39 @@ def run_bash(code, folder):
         if not line or line.startswith("pip "):
             continue
         lines.append(re.sub(r"^oocboost ", f'"{sys.executable}" -m oocboost ', line))
-    script = "set -euo pipefail\n" + "\n".join(lines)
-    env = dict(os.environ, MPLBACKEND="Agg")
-    env.pop("OOCBOOST_DEBUG", None)
-    r = subprocess.run(["bash", "-c", script], cwd=folder, capture_output=True, text=True,
-                       timeout=600, env=env)
-    assert r.returncode == 0, f"{script}\n--- stderr:\n{r.stderr[-3000:]}"
+    return "set -euo pipefail\n" + "\n".join(lines)
+
+
+#: Runs the blocks in order in a fresh interpreter (as a reader would: not inside the
+#: test worker, whose loaded libraries would count against the examples' memory_limit),
+#: Python blocks in one namespace, bash blocks through bash.
+_DRIVER = """
+import json, subprocess, sys
+namespace = {}
+for language, code, where in json.load(open(sys.argv[1])):
+    if language == "bash":
+        r = subprocess.run(["bash", "-c", code], capture_output=True, text=True)
+        if r.returncode:
+            sys.exit(f"{where} failed:\\n{code}\\n--- stderr:\\n{r.stderr[-3000:]}")
+    else:
+        exec(compile(code, where, "exec"), namespace)
+"""
 
 
 def run_document(docs, folder):
-    namespace = {}
-    os.environ.setdefault("MPLBACKEND", "Agg")
-    cwd = os.getcwd()
-    os.chdir(folder)
-    try:
-        for path, section in docs:
-            for language, code in blocks(path, section):
-                if language == "bash":
-                    run_bash(code, folder)
-                else:
-                    exec(compile(code, f"{path} (python block)", "exec"), namespace)
-    finally:
-        os.chdir(cwd)
-        import matplotlib.pyplot as plt
-
-        plt.close("all")
+    steps = []
+    for path, section in docs:
+        for k, (language, code) in enumerate(blocks(path, section)):
+            where = f"{path} block {k + 1} ({language})"
+            steps.append([language, bash_script(code) if language == "bash" else code,
+                          where])
+    plan = folder / "docs-blocks.json"
+    plan.write_text(json.dumps(steps))
+    env = dict(os.environ, MPLBACKEND="Agg")
+    env.pop("OOCBOOST_DEBUG", None)
+    r = subprocess.run([sys.executable, "-c", _DRIVER, str(plan)], cwd=folder,
+                       capture_output=True, text=True, timeout=900, env=env)
+    assert r.returncode == 0, f"{r.stderr[-4000:]}"
 
 
 def test_readme_quick_start_then_inspection_guide(tmp_path):

@@ -22,7 +22,7 @@ LAYERS = {
     "sklearn": 7, "dask": 7,
     "inspection": 8,
     "plotting": 9,
-    "datasets": 10, "demo": 10, "cli": 10, "__init__": 11,
+    "datasets": 10, "demo": 10, "cli": 10, "__init__": 11, "__main__": 11,
 }
 #: What kernels may import of ours: only dtype constants.
 KERNEL_IMPORTS = {"common", "kernels"}

@@ -12,6 +12,8 @@ logger: :func:`console` then leaves it alone.
 >>> log = get_logger(__name__)          # doctest: +SKIP
 >>> console(); log.info("built x.oocb")  # doctest: +SKIP
 """
+from __future__ import annotations
+
 import logging
 import sys
 
@@ -42,11 +44,21 @@ def get_logger(name: str) -> logging.Logger:
     return logging.getLogger(name)
 
 
-def console() -> None:
-    """Make INFO messages of ``oocboost`` visible on stdout, unless the application gave
-    the ``oocboost`` logger a handler of its own. Idempotent."""
+def _package_logger(logger=None):
+    """The ``oocboost`` logger that ``logger``'s records pass through: found up its own
+    parent chain (the one its records follow), else by name."""
+    node = logger
+    while node is not None and node.name != ROOT:
+        node = node.parent
+    return node if node is not None else logging.getLogger(ROOT)
+
+
+def console(logger: logging.Logger | None = None) -> None:
+    """Make INFO messages of ``oocboost`` (of ``logger``'s chain) visible on stdout,
+    unless the application gave the ``oocboost`` logger a handler of its own.
+    Idempotent."""
     global _console
-    logger = logging.getLogger(ROOT)
+    logger = _package_logger(logger)
     if logger.handlers:
         return  # ours already, or the application's
     _console = _CurrentStdout()
@@ -59,5 +71,5 @@ def console() -> None:
 def say(logger: logging.Logger, message: str) -> None:
     """Log ``message`` at INFO where the user asked to see it (a verbose flag), through
     :func:`console`."""
-    console()
+    console(logger)
     logger.info(message)

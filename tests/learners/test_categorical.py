@@ -136,7 +136,7 @@ def test_wide_feature_folds_past_max_categories(tmp_path):
     mapper = cache.bin_mapper
     assert mapper.has_other[0] and len(mapper.categories[0]) == 99
     assert cache.codes_dtype == np.uint8
-    from oocboost.cli import describe_cache
+    from oocboost.cache.describe import describe_cache
 
     assert "rare folded into 'other' (" in describe_cache(cache.path)
 

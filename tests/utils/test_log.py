@@ -9,12 +9,15 @@ from oocboost.utils import log as ooc_log
 
 @pytest.fixture
 def fresh_logger(monkeypatch):
+    """The ``oocboost`` logger as a new process has it, whatever earlier tests of this
+    worker did to it (restored afterwards)."""
     logger = logging.getLogger("oocboost")
-    saved = (list(logger.handlers), logger.level, logger.propagate)
+    saved = (list(logger.handlers), logger.level, logger.propagate, logger.disabled)
     monkeypatch.setattr(ooc_log, "_console", None)
-    logger.handlers = []
+    logger.handlers, logger.level, logger.propagate = [], logging.NOTSET, True
+    logger.disabled = False
     yield logger
-    logger.handlers, logger.level, logger.propagate = saved
+    logger.handlers, logger.level, logger.propagate, logger.disabled = saved
 
 
 def test_say_reaches_stdout_once_without_a_handler(fresh_logger, capsys):
