@@ -71,6 +71,7 @@ def cmd_build_cache(args):
                 compression=args.compression, memory_limit=args.memory_limit,
                 delimiter=args.delimiter, na_values=na_values, encoding=args.encoding,
                 on_bad_rows=args.on_bad_rows, reference=args.reference,
+                header=not args.no_header, names=_csv_list(args.names),
                 overwrite=args.overwrite, quiet=args.quiet, verbose=args.verbose,
                 cat_encoding=args.cat_encoding, ts_prior=args.ts_prior,
                 ts_prior_weight=args.ts_prior_weight, ts_permutations=args.ts_permutations,
@@ -124,6 +125,7 @@ def _append(args):
                     quiet=args.quiet, categorical=None if categorical == "none"
                     else categorical, drop=_csv_list(args.drop) or (),
                     memory_limit=args.memory_limit, delimiter=args.delimiter,
+                    header=not args.no_header, names=_csv_list(args.names),
                     na_values=_csv_list(args.na_values) if args.na_values else None,
                     encoding=args.encoding, on_bad_rows=args.on_bad_rows)
     if not args.quiet:
@@ -210,7 +212,8 @@ def cmd_predict(args):
     model = load_model(args.model)
     n = predict_to_file(model, args.data, args.output, output_margin=args.output_margin,
                         pred_leaf=args.pred_leaf, pred_contribs=args.pred_contribs,
-                        iteration_range=_iteration_range(args.iteration_range))
+                        iteration_range=_iteration_range(args.iteration_range),
+                        read_options=_reading_options(args))
     if not args.quiet:
         print(f"wrote {n} predictions to {args.output}")
     return 0
@@ -224,7 +227,8 @@ def cmd_evaluate(args):
     given = _iteration_range(args.iteration_range)
     rounds = default_iteration_range(model, given)
     results = evaluate(model, args.data, metrics=_csv_list(args.metric),
-                       iteration_range=rounds, label=args.label, group=args.group)
+                       iteration_range=rounds, label=args.label, group=args.group,
+                       read_options=_reading_options(args))
     if args.json:
         print(json.dumps(results))
         return 0
@@ -391,6 +395,29 @@ def _add_demo(sub):
     d.set_defaults(func=cmd_demo)
 
 
+def _add_reading_options(parser):
+    """How a CSV/TSV file is read: the same options for every command that reads one."""
+    parser.add_argument("--delimiter", default=None,
+                        help="CSV field delimiter: one character, or 'tab' (default: a tab "
+                             "for .tsv/.tab, else sniffed from the first lines: comma, "
+                             "tab, semicolon, pipe or space)")
+    parser.add_argument("--no-header", action="store_true",
+                        help="the file has no header line: columns are f0, f1, ... (or "
+                             "--names), and --label/--weight/--group/--drop/--categorical "
+                             "may give 0-based column positions")
+    parser.add_argument("--names", default=None,
+                        help="comma-separated column names (with --no-header, or to "
+                             "replace the header's)")
+
+
+def _reading_options(args):
+    """The CSV reading options of a command's ``args`` (None: the defaults)."""
+    options = {"delimiter": args.delimiter, "header": not args.no_header,
+               "names": _csv_list(args.names)}
+    return None if options == {"delimiter": None, "header": True, "names": None} \
+        else options
+
+
 def _add_build_cache_and_info(sub):
     b = sub.add_parser("build-cache", help="bin a CSV/Parquet/Arrow file into a cache")
     b.add_argument("input", help="CSV (plain or .gz), Parquet or Arrow IPC/Feather file")
@@ -430,7 +457,7 @@ def _add_build_cache_and_info(sub):
     b.add_argument("--compression", default=None,
                    help="arrow: lz4 (default), zstd, none; hdf5: lzf (default), gzip, none")
     b.add_argument("--memory-limit", default=None, help="peak memory, e.g. 512MB")
-    b.add_argument("--delimiter", default=",", help="CSV field delimiter")
+    _add_reading_options(b)
     b.add_argument("--na-values", default=None,
                    help="comma-separated strings read as missing (default: '', NA, N/A, "
                         "NaN, nan, null, NULL, None, ?)")
@@ -533,6 +560,7 @@ def _add_predict_and_evaluate(sub):
                    help="SHAP values of the margin: contrib_<feature> columns and bias")
     p.add_argument("--iteration-range", default=None, metavar="START:END",
                    help="rounds to use, END 0 for the last (default: all)")
+    _add_reading_options(p)
     p.add_argument("--quiet", action="store_true", help="no progress or messages")
     p.set_defaults(func=cmd_predict)
 
@@ -550,6 +578,7 @@ def _add_predict_and_evaluate(sub):
                    help="query group column of a raw file, for the ranking metrics "
                         "(default: the training cache's)")
     e.add_argument("--json", action="store_true", help="print the metrics as one JSON object")
+    _add_reading_options(e)
     e.set_defaults(func=cmd_evaluate)
 
 
@@ -593,7 +622,15 @@ def main(argv=None):
     """Entry point of the ``oocboost`` console script."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    import warnings
+
     from .utils import interrupt
+
+    def show(message, category, filename, lineno, file=None, line=None):
+        # one line a warning, as the errors: the library's source line means nothing here
+        print(f"oocboost {args.command}: warning: {message}", file=sys.stderr)
+
+    warnings.showwarning = show
 
     with interrupt.guard():
         return _run(args, interrupt)

@@ -660,8 +660,8 @@ def test_sigint_after_the_commit_ends_with_the_cache_and_exit_0(tmp_path):
     assert Cache(out).n_rows == 300 and leftovers(tmp_path) == []
 
 
-#: Fifty failing builds in one process: after each, only the main thread runs and the
-#: process holds no more OS threads than after the first (pyarrow's pools are made once).
+#: Fifty failing builds in one process: after each, only the main thread runs, and the
+#: process's OS threads stop growing (pyarrow's pools are made once).
 _ERROR_PATH_LOOP = """
 import contextlib, io, os, sys, threading
 from oocboost import cli
@@ -680,7 +680,9 @@ for i in range(50):
     assert threading.active_count() == 1, threading.enumerate()
     counts.append(os_threads())
 assert set(codes) == {2}, codes
-assert max(counts) <= counts[0], counts
+# pyarrow's pools start their threads on demand (more under load): a leak would keep
+# growing over the 50 runs, a pool stops at its size within the first half
+assert counts[-1] <= max(counts[:25]), counts
 print("ok", counts[0])
 """
 
@@ -857,3 +859,31 @@ def test_info_of_a_reference_cache_says_values_outside_its_range(tmp_path):
     assert ("10 values outside the reference's range (binned into the first or last bin)"
             in r.stdout), r.stdout
     assert "appended" not in r.stdout
+
+
+def test_lightgbm_binary_train_layout_from_its_original_form(tmp_path):
+    """LightGBM's binary.train (HIGGS's layout: tab-separated, no header, label in
+    column 0) was read as one categorical column; now one option reads it, and predict
+    and evaluate take the same reading options."""
+    rng = np.random.default_rng(3)
+    x = rng.normal(size=(2000, 4))
+    y = (x[:, 0] - x[:, 1] > 0).astype(int)
+    text = "".join("\t".join([str(t)] + [f"{v:.4f}" for v in r]) + "\n" for t, r in zip(y, x))
+    src = write(tmp_path, "binary.train", text)
+    cache = tmp_path / "b.oocb"
+    r = build(src, cache, "--no-header", "--label", "0", "--quiet")
+    assert r.returncode == 0, r.stderr
+    assert Cache(cache).feature_names == ["f1", "f2", "f3", "f4"]
+    model = tmp_path / "m.json"
+    assert cli("train", cache, "-o", model, "--objective", "binary:logistic", "--rounds", "20",
+               "--quiet").returncode == 0
+    r = cli("evaluate", model, src, "--no-header", "--metric", "auc")
+    assert r.returncode == 0 and float(r.stdout.split()[-1]) > 0.95, r.stderr
+    r = cli("predict", model, src, "--no-header", "-o", tmp_path / "p.csv", "--quiet")
+    assert r.returncode == 0, r.stderr
+    assert len((tmp_path / "p.csv").read_text().splitlines()) == 2001   # every row
+    r = build(src, tmp_path / "w.oocb", "--label", "0")                 # header forgotten
+    warning, error = r.stderr.strip().splitlines()
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert warning.startswith("oocboost build-cache: warning: ") and "--no-header" in warning
+    assert "label column '0' not found" in error

@@ -235,11 +235,11 @@ def _check_schema(source, ref):
 def build_cache(data, output, *, label=None, weight=None, categorical="auto", drop=(),
                 max_bin=DEFAULT_MAX_BIN, max_categories=None, block_rows=None,
                 backend="arrow", compression=None, memory_limit=None,
-                delimiter=",", na_values=None, encoding="utf-8", on_bad_rows="error",
+                delimiter=None, na_values=None, encoding="utf-8", on_bad_rows="error",
                 reference=None, overwrite=False, quiet=False, verbose=False,
                 feature_names=None, group=None, cat_encoding="native", ts_prior=None,
                 ts_prior_weight=1.0, ts_permutations=4, ts_seed=0, enable_bundle=True,
-                max_conflict_rate=0.0):
+                max_conflict_rate=0.0, header=True, names=None):
     """Build a binned, compressed, on-disk cache from a file or in-memory data.
 
     Parameters
@@ -286,6 +286,11 @@ def build_cache(data, output, *, label=None, weight=None, categorical="auto", dr
         it cannot be met.
     reference : Cache or path or None
         Bin with this (training) cache's edges and categories; the schema must match.
+    delimiter, na_values, encoding, on_bad_rows, header, names
+        How a CSV file is read (:func:`oocboost.cache.ingest.open_source`): ``header=False``
+        for a file without a header line (columns ``f0, f1, ...``, or ``names``; roles may
+        then be 0-based positions, as LightGBM's ``label_column=0``); the delimiter is
+        sniffed when not given (a tab for ``.tsv``).
     overwrite : bool
         Replace an existing cache built from other data or parameters.
     quiet, verbose : bool
@@ -319,7 +324,8 @@ def build_cache(data, output, *, label=None, weight=None, categorical="auto", dr
         data, memory_limit, max_bin, block_rows, feature_names,
         dict(label=label, weight=weight, group=group, drop=drop, categorical=categorical,
              delimiter=delimiter, na_values=na_values, encoding=encoding,
-             on_bad_rows=on_bad_rows), max_categories=max_categories)
+             on_bad_rows=on_bad_rows, header=header, names=names),
+        max_categories=max_categories)
     if verbose:
         say(logger, plan.describe())
     if ref is not None:
@@ -331,10 +337,15 @@ def build_cache(data, output, *, label=None, weight=None, categorical="auto", dr
         "categorical": categorical,
         "drop": list(drop or ()), "max_bin": int(max_bin), "max_categories": max_categories,
         "block_rows": int(plan.block_rows), "backend": backend, "compression": compression,
-        "delimiter": delimiter, "na_values": na_values, "encoding": encoding,
+        # as read (sniffed, or a tab for .tsv): the same file gives the same fingerprint
+        "delimiter": getattr(source, "delimiter", None) or ",",
+        "na_values": na_values, "encoding": encoding,
         "on_bad_rows": on_bad_rows,
         "reference": None if ref is None else _existing_fingerprint(ref.path),
     }
+    if not header or names is not None:  # likewise absent by default
+        build_params["header"] = bool(header)
+        build_params["names"] = None if names is None else list(names)
     if group is not None:  # absent otherwise: caches built before groups stay current
         build_params["group"] = group if isinstance(group, str) else "<array>"
     bundle = check_bundle_params(enable_bundle, max_conflict_rate)

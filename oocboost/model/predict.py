@@ -85,11 +85,14 @@ def raw_matrix(model, batch, mapper):
     return X
 
 
-def _open_for_model(model, data, label=None, group=None):
+def _open_for_model(model, data, label=None, group=None, read_options=None):
     """An ingest Source reading the model's features (and ``label``, ``group``) from
-    ``data``."""
+    ``data``; ``read_options``: how a CSV file is read (``delimiter``, ``header``,
+    ``names``: :func:`oocboost.cache.ingest.open_source`)."""
     from ..cache.ingest import open_source
+    from ..cache.ingest.csv import by_position
 
+    read_options = dict(read_options or {})
     cats = [n for n, t in zip(model.feature_names, model.feature_types) if t in _TEXT_TYPES]
     if isinstance(data, np.ndarray):
         # An array has no column names: its columns are the model's by position, so a
@@ -99,10 +102,12 @@ def _open_for_model(model, data, label=None, group=None):
             raise SchemaError(f"X has {has}; the model was trained on {model.n_features} "
                               f"features ({', '.join(model.feature_names[:3])}, ...)")
         return open_source(data, categorical=None, feature_names=model.feature_names)
-    probe = open_source(data, categorical="auto")
+    probe = open_source(data, categorical="auto", **read_options)
+    columns = list(probe.feature_names)
+    # a headerless file's roles may be 0-based positions (as at build-cache)
+    label, group = by_position(label, columns), by_position(group, columns)
     labels = [label] if isinstance(label, str) else list(label or ())
     wanted = set(model.feature_names) | set(labels) | ({group} if group else set())
-    columns = list(probe.feature_names)
     missing = [n for n in model.feature_names if n not in columns]
     if missing:
         raise SchemaError(f"{probe.name} lacks the model's feature columns {missing}")
@@ -111,11 +116,13 @@ def _open_for_model(model, data, label=None, group=None):
             if name not in columns:
                 raise SchemaError(f"{probe.name} has no {role} column {name!r}")
     drop = [c for c in columns if c not in wanted]
-    return open_source(data, label=label, group=group, drop=drop, categorical=cats or None)
+    return open_source(data, label=label, group=group, drop=drop, categorical=cats or None,
+                       **read_options)
 
 
 def iter_margins(model, data, *, iteration_range=None, label=None, pred_leaf=False,
-                 pred_contribs=False, pred_interactions=False, group=None):
+                 pred_contribs=False, pred_interactions=False, group=None,
+                 read_options=None):
     """Yield ``(margins, labels, weights)`` per block of ``data``; leaf indices instead of
     margins with ``pred_leaf``, SHAP values (:meth:`Model.predict_contributions`) with
     ``pred_contribs``, their interaction values with ``pred_interactions``.
@@ -168,7 +175,8 @@ def iter_margins(model, data, *, iteration_range=None, label=None, pred_leaf=Fal
                                pred_interactions), None, None)
         return
     mapper = _mapper(model)
-    source = _open_for_model(model, data, label=label, group=group)
+    source = _open_for_model(model, data, label=label, group=group,
+                             read_options=read_options)
     for batch in source.batches():
         X = raw_matrix(model, batch, mapper)
         out = (_raw_output(model, X, iteration_range, pred_leaf, pred_contribs,
@@ -251,7 +259,7 @@ def _contribution_columns(model, values):
 
 
 def predict_to_file(model, data, output, *, output_margin=False, pred_leaf=False,
-                    iteration_range=None, pred_contribs=False):
+                    iteration_range=None, pred_contribs=False, read_options=None):
     """Stream predictions of ``data`` into the CSV file ``output`` (written atomically).
 
     Memory: one batch of ``data`` (64K rows of a file, or one cache block) and its
@@ -275,7 +283,8 @@ def predict_to_file(model, data, output, *, output_margin=False, pred_leaf=False
             for margins, _, _ in iter_margins(margin_model, data,
                                               iteration_range=iteration_range,
                                               pred_leaf=pred_leaf,
-                                              pred_contribs=pred_contribs):
+                                              pred_contribs=pred_contribs,
+                                              read_options=read_options):
                 values = margins if transform is None else transform(margins)
                 if pred_contribs:
                     names, values = _contribution_columns(model, values)
@@ -306,7 +315,8 @@ def default_iteration_range(model, iteration_range=None):
     return (0, int(model.best_iteration) + 1)
 
 
-def evaluate(model, data, *, metrics=None, iteration_range=None, label=None, group=None):
+def evaluate(model, data, *, metrics=None, iteration_range=None, label=None, group=None,
+             read_options=None):
     """Metrics of ``model`` on labelled ``data`` (cache or file).
 
     Parameters
@@ -340,7 +350,7 @@ def evaluate(model, data, *, metrics=None, iteration_range=None, label=None, gro
         runs = GroupRuns(str(data), group)
     n_rows = 0
     for m, y, w, *ids in iter_margins(margin_model, data, iteration_range=iteration_range,
-                                      label=label, group=group):
+                                      label=label, group=group, read_options=read_options):
         if y is None:
             raise ParameterError(f"{data} has no label column: cannot evaluate")
         if runs is not None:

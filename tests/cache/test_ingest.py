@@ -444,3 +444,85 @@ def test_parse_numbers_and_scan_records(tmp_path):
     fields = np.concatenate([c[1] for c in chunks])
     np.testing.assert_array_equal(lines, [1, 2, 5])
     np.testing.assert_array_equal(fields, [2, 2, 3])
+
+
+# ---------------------------------------------------------------- headerless text, delimiters
+def _lightgbm_layout(tmp_path, name="binary.train", n=500, seed=0):
+    """A file in the layout of LightGBM's examples/binary_classification/binary.train
+    (and HIGGS): tab-separated, no header, the label in column 0."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 4))
+    y = (X[:, 0] > 0).astype(int)
+    text = "".join("\t".join([str(t)] + [f"{v:.4f}" for v in row]) + "\n"
+                   for t, row in zip(y, X))
+    return write(tmp_path, name, text), X, y
+
+
+def _read_all(source):
+    batches = list(source.batches())
+    X = np.column_stack([np.concatenate([b.numeric[n] for b in batches])
+                         for n in source.feature_names])
+    y = np.concatenate([b.label for b in batches]) if batches[0].label is not None else None
+    return X, y
+
+
+@pytest.mark.parametrize("label", [0, "0", "f0"])
+def test_headerless_tsv_with_the_label_by_position(tmp_path, label):
+    path, X, y = _lightgbm_layout(tmp_path)
+    source = open_source(path, header=False, label=label)
+    assert source.delimiter == "\t"                          # sniffed
+    assert source.feature_names == ["f1", "f2", "f3", "f4"] and source.label_name == "f0"
+    got_X, got_y = _read_all(source)
+    np.testing.assert_allclose(got_X, np.round(X, 4))
+    np.testing.assert_array_equal(got_y, y)                  # every row, the first too
+
+
+def test_names_positions_for_every_role_and_line_numbers_without_header(tmp_path):
+    ragged = write(tmp_path, "r.csv", "1,a,2.5,0\n2,b,3.5,1\n3,a\n")
+    with pytest.raises(InputError, match=r"line 3: expected 4 fields \(as in the first "
+                                         r"line\), got 2"):
+        list(open_source(ragged, header=False, names=["id", "s", "c", "y"], label=3,
+                         drop=[0]).batches())
+    path = write(tmp_path, "d.csv", "1,a,2.5,0\n2,b,3.5,1\n3,a,4.5,0\n")
+    named = open_source(path, header=False, names=["id", "s", "c", "y"], label=3, drop=[0])
+    assert named.feature_names == ["s", "c"] and named.label_name == "y"
+    source = open_source(path, header=False, label="3", drop=["0"], categorical=["1"])
+    assert source.feature_names == ["f1", "f2"] and source.feature_kinds == ["categorical",
+                                                                           "numeric"]
+    assert sum(b.n_rows for b in source.batches()) == 3
+    with pytest.raises(ParameterError, match="column position 9 is out of range: the file "
+                                             "has 4 columns"):
+        open_source(path, header=False, label=9)
+    with pytest.raises(ParameterError, match="header and names apply to CSV files only"):
+        open_source(np.zeros((3, 2)), header=False)
+
+
+@pytest.mark.parametrize("given, text, expected", [
+    (None, "a;b;y\n1;2;0\n", ";"),
+    (None, "a|b|y\n1|2|0\n", "|"),
+    (None, 'a,b,y\n"x;y",2,0\n', ","),
+    ("\\t", "a\tb\ty\n1\t2\t0\n", "\t"),
+    ("tab", "a\tb\ty\n1\t2\t0\n", "\t"),
+    ("\t", "a\tb\ty\n1\t2\t0\n", "\t"),
+])
+def test_delimiter_spellings_and_sniffing(tmp_path, given, text, expected):
+    source = open_source(write(tmp_path, "d.txt", text), delimiter=given, label="y")
+    assert source.delimiter == expected and source.feature_names == ["a", "b"]
+
+
+def test_tsv_extension_means_tab(tmp_path):
+    source = open_source(write(tmp_path, "d.tsv", "a b\tc\n1 2\t0\n"), label="c")
+    assert source.delimiter == "\t" and source.feature_names == ["a b"]
+
+
+def test_a_first_line_of_numbers_warns_naming_the_option(tmp_path):
+    """A headerless numeric file silently used its first row as the header (1,999 rows,
+    a feature named "1.0000"); LightGBM and pandas do the same without a word."""
+    path = write(tmp_path, "d.csv", "".join(f"{i}.0000,{i % 2}\n" for i in range(2000)))
+    with pytest.warns(UserWarning, match=r"every field of the first line is a number "
+                                         r"\(0.0000, 0, \.\.\.\); if the file has no header "
+                                         r"line, pass header=False \(--no-header\)"):
+        open_source(path)
+    source = open_source(path, header=False, label=1)
+    X, _ = _read_all(source)
+    assert len(X) == 2000 and X[0, 0] == 0.0

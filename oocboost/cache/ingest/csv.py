@@ -93,22 +93,23 @@ class CsvSource(Source):
     """
 
     OPTIONS = ("label", "weight", "group", "drop", "categorical", "delimiter", "na_values",
-               "encoding", "on_bad_rows", "batch_bytes")
+               "encoding", "on_bad_rows", "batch_bytes", "header", "names")
 
     def __init__(self, path, *, compression=None, label=None, weight=None, drop=(),
-                 categorical="auto", delimiter=",", na_values=None, encoding="utf-8",
-                 on_bad_rows="error", batch_bytes=1 << 20, group=None):
+                 categorical="auto", delimiter=None, na_values=None, encoding="utf-8",
+                 on_bad_rows="error", batch_bytes=1 << 20, group=None, header=True,
+                 names=None):
         super().__init__()
-        if not isinstance(delimiter, str) or len(delimiter) != 1 or delimiter in '"\r\n':
-            raise ParameterError(f"delimiter must be one character other than a quote or "
-                                 f"a newline, got {delimiter!r}")
         try:
             codecs.lookup(encoding)
         except (LookupError, TypeError):
             raise ParameterError(f"unknown encoding {encoding!r}") from None
         self.name = os.path.abspath(path)
         self._compression = compression
-        self._delimiter = delimiter
+        self.header = bool(header)
+        self._names = check_names(names)
+        # Records before the first data row that scan_records sees: the header line.
+        self._header_records = 1 if self.header else 0
         self._na = [str(v) for v in (DEFAULT_NA_VALUES if na_values is None else na_values)]
         self._encoding = "utf8" if _utf8(encoding) else encoding
         self._skip = on_bad_rows == "skip"
@@ -118,6 +119,8 @@ class CsvSource(Source):
         if os.path.getsize(self.name) == 0:
             raise InputError(f"{self.name}: the file is empty (0 bytes); expected a header "
                              f"line and data rows")
+        self.delimiter = resolve_delimiter(delimiter, self.name, self._sample)
+        self._delimiter = self.delimiter
         self._probe(label, weight, drop, categorical, group)
 
     # ---------------------------------------------------------------- reading
@@ -131,8 +134,12 @@ class CsvSource(Source):
             counter[0] += 1
             return "skip"
 
-        read_options = pa_csv.ReadOptions(block_size=self._batch_bytes,
-                                          encoding=self._encoding)
+        read_options = pa_csv.ReadOptions(
+            block_size=self._batch_bytes, encoding=self._encoding,
+            column_names=self._names,
+            # headerless: the columns are f0, f1, ... unless named
+            autogenerate_column_names=not self.header and self._names is None,
+            skip_rows=1 if self.header and self._names is not None else 0)
         parse_options = pa_csv.ParseOptions(delimiter=self._delimiter,
                                             newlines_in_values=True,
                                             invalid_row_handler=on_invalid)
@@ -146,7 +153,21 @@ class CsvSource(Source):
                                parse_options=parse_options, convert_options=convert_options,
                                memory_pool=pa.system_memory_pool())
 
+    def _sample(self, n_bytes=1 << 16):
+        """The first ``n_bytes`` of the (decompressed) file, as text."""
+        with self._stream() as f:
+            data = f.read(n_bytes)
+        return data.decode(self._encoding if self._encoding != "utf8" else "utf-8",
+                           errors="replace")
+
     def _probe(self, label, weight, drop, categorical, group=None):
+        if self._names is not None or not self.header:
+            columns = self._names or _header_width_names(self._sample(), self.delimiter)
+            label, weight, group = (by_position(v, columns) for v in (label, weight, group))
+            drop = by_position(list(drop or ()) if not isinstance(drop, str) else [drop],
+                               columns)
+            if isinstance(categorical, (list, tuple, set, frozenset)):
+                categorical = by_position(list(categorical), columns)
         named = set(categorical) if isinstance(categorical, (list, tuple, set, frozenset)) \
             else set()
         counter = [0] if self._skip else None
@@ -170,12 +191,15 @@ class CsvSource(Source):
         finally:
             reader.close()
         self._file_columns = list(schema.names)
+        if self.header and self._names is None:
+            warn_numeric_header(self.name, self._file_columns)
         self.feature_names = resolve_columns(self.name, self._file_columns, label=label,
                                              weight=weight, drop=drop,
                                              categorical=categorical, group=group)
         if first is None:
             raise InputError(f"{self.name}: the file has a header line but no data rows "
-                             f"(line 2 onwards is empty)")
+                             f"(line 2 onwards is empty)" if self.header else
+                             f"{self.name}: the file has no data rows")
         if any(pa.types.is_binary(t) for t in schema.types):
             self._raise_encoding()
         kinds = []
@@ -356,7 +380,8 @@ class CsvSource(Source):
             if found is not None:
                 line, expected, got = found
                 raise InputError(f"{self.name}: line {line}: expected {expected} fields (as "
-                                 f"in the header), got {got}") from None
+                                 f"in the {'header' if self.header else 'first line'}), "
+                                 f"got {got}") from None
             m = _RAGGED_RE.search(msg)
             raise InputError(f"{self.name}: a row has {m.group(2)} fields, expected "
                              f"{m.group(1)}") from None
@@ -380,7 +405,8 @@ class CsvSource(Source):
         for lines, n_fields in scan_records(self._stream, self._delimiter):
             if expected is None and len(n_fields):
                 expected = int(n_fields[0])
-                lines, n_fields = lines[1:], n_fields[1:]
+                skip = self._header_records
+                lines, n_fields = lines[skip:], n_fields[skip:]
             wrong = np.flatnonzero(n_fields != expected)
             if len(wrong):
                 return int(lines[wrong[0]]), expected, int(n_fields[wrong[0]])
@@ -393,7 +419,8 @@ class CsvSource(Source):
         for lines, n_fields in scan_records(self._stream, self._delimiter):
             if expected is None and len(n_fields):
                 expected = int(n_fields[0])
-                lines, n_fields = lines[1:], n_fields[1:]
+                skip = self._header_records
+                lines, n_fields = lines[skip:], n_fields[skip:]
             if self._skip:
                 lines = lines[n_fields == expected]
             if k < len(lines):
@@ -403,6 +430,101 @@ class CsvSource(Source):
 
     def fingerprint(self):
         return file_fingerprint(self.name)
+
+
+#: Delimiters looked for when none is given (the first lines are sniffed).
+SNIFFED_DELIMITERS = ",\t;| "
+#: Spellings of a tab a user types (``--delimiter '\t'`` in a shell passes backslash-t).
+_TAB_NAMES = ("\t", "\\t", "tab", "TAB")
+
+
+def resolve_delimiter(delimiter, path, sample):
+    """The one-character delimiter of a CSV file.
+
+    ``delimiter`` as given (``"\\t"``, ``"tab"`` and a tab all mean a tab); None: a tab
+    for ``.tsv``/``.tab`` files, else sniffed from the first lines (``sample()`` gives
+    them) among :data:`SNIFFED_DELIMITERS`, else a comma.
+    """
+    if delimiter is None:
+        name = path.lower().removesuffix(".gz")
+        if name.endswith((".tsv", ".tab")):
+            return "\t"
+        return sniff_delimiter(sample())
+    if delimiter in _TAB_NAMES:
+        return "\t"
+    if not isinstance(delimiter, str) or len(delimiter) != 1 or delimiter in '"\r\n':
+        raise ParameterError(f"delimiter must be one character other than a quote or a "
+                             f"newline (or 'tab'), got {delimiter!r}")
+    return delimiter
+
+
+def sniff_delimiter(text):
+    """The delimiter the first lines of ``text`` agree on: the candidate (of
+    :data:`SNIFFED_DELIMITERS`) found the same non-zero number of times, outside quotes,
+    on every one of the first (up to 20) complete lines; a comma when none is."""
+    lines = [ln for ln in text.split("\n")[:-1][:20] if ln.strip()]
+    if not lines:
+        return ","
+    unquoted = [re.sub(r'"[^"]*"', "", ln.rstrip("\r")) for ln in lines]
+    for candidate in SNIFFED_DELIMITERS:
+        counts = {ln.count(candidate) for ln in unquoted}
+        if len(counts) == 1 and counts.pop() > 0:
+            return candidate
+    return ","
+
+
+def check_names(names):
+    """Column names given for a CSV file (a list of unique strings), or None."""
+    if names is None:
+        return None
+    if isinstance(names, str) or not all(isinstance(n, str) and n for n in names):
+        raise ParameterError(f"names must be a list of non-empty column names, got "
+                             f"{names!r}")
+    names = list(names)
+    if len(set(names)) != len(names):
+        raise ParameterError(f"names has duplicates: {names}")
+    return names
+
+
+def _header_width_names(text, delimiter):
+    """``f0 .. f{k-1}`` for the fields of the first line of ``text`` (pyarrow's names
+    of a headerless file's columns)."""
+    first = next((ln for ln in text.split("\n") if ln.strip()), "")
+    first = re.sub(r'"[^"]*"', "", first.rstrip("\r"))
+    return [f"f{i}" for i in range(first.count(delimiter) + 1)]
+
+
+def by_position(value, columns):
+    """A column given by 0-based position (an int, or digits that are not a column's
+    name) as its name; lists element by element; anything else as given."""
+    if isinstance(value, list):
+        return [by_position(v, columns) for v in value]
+    position = None
+    if isinstance(value, int) and not isinstance(value, bool):
+        position = value
+    elif isinstance(value, str) and value.isdigit() and value not in columns:
+        position = int(value)
+    if position is None:
+        return value
+    if not 0 <= position < len(columns):
+        raise ParameterError(f"column position {position} is out of range: the file has "
+                             f"{len(columns)} columns (0 to {len(columns) - 1})")
+    return columns[position]
+
+
+_NUMBER = re.compile(r"^\s*[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?\s*$")
+
+
+def warn_numeric_header(path, columns):
+    """Warn when every name of a header is a number: the file probably has no header,
+    and its first row would otherwise be silently lost as names."""
+    if columns and all(_NUMBER.match(c) for c in columns):
+        import warnings
+
+        warnings.warn(f"{path}: every field of the first line is a number "
+                      f"({', '.join(columns[:3])}, ...); if the file has no header line, "
+                      f"pass header=False (--no-header): it is read as column names now",
+                      UserWarning, stacklevel=4)
 
 
 def scan_records(open_stream, delimiter, chunk_size=_SCAN_CHUNK):

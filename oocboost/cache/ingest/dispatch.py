@@ -38,6 +38,11 @@ def _from_path(data, **kw):
                      **_only(kw, CsvSource))
 
 
+def _csv_path(data):
+    path = os.path.abspath(os.fspath(data))
+    return os.path.isfile(path) and sniff_format(path) in ("csv", "csv-gzip")
+
+
 def sniff_format(path):
     """'csv', 'csv-gzip', 'parquet', 'arrow-file' or 'arrow-stream', from magic bytes first
     and the file extension second."""
@@ -150,9 +155,9 @@ _DISPATCH = [
 
 
 def open_source(data, *, label=None, weight=None, drop=(), categorical="auto",
-                delimiter=",", na_values=None, encoding="utf-8", on_bad_rows="error",
+                delimiter=None, na_values=None, encoding="utf-8", on_bad_rows="error",
                 batch_bytes=1 << 20, batch_rows=65536, feature_names=None,
-                group=None) -> Source:
+                group=None, header=True, names=None) -> Source:
     """Open any supported tabular source as a stream of :class:`Batch` objects.
 
     Parameters
@@ -179,8 +184,17 @@ def open_source(data, *, label=None, weight=None, drop=(), categorical="auto",
         'auto': text columns (and pandas category/object/string columns) are categorical.
         A list: exactly these columns are categorical (numeric-looking ones are read as
         text). None: no categorical features; a text column is an error.
-    delimiter : str
-        CSV field separator (one character).
+    delimiter : str or None
+        CSV field separator: one character, or ``"tab"`` / ``"\\t"``. None: a tab for
+        ``.tsv`` / ``.tab`` files, else sniffed from the first lines (comma, tab,
+        semicolon, pipe or space), else a comma.
+    header : bool
+        CSV: the first line names the columns. False: every line is data, and the columns
+        are ``f0, f1, ...`` (or ``names``); ``label``, ``weight``, ``group``, ``drop`` and
+        ``categorical`` may then give 0-based column positions (ints or digit strings),
+        as LightGBM's ``label_column=0``.
+    names : list of str or None
+        CSV: the columns' names (with ``header=True`` they replace the header line's).
     na_values : sequence of str or None
         CSV strings read as missing. None means ``DEFAULT_NA_VALUES``: "", "NA", "N/A",
         "NaN", "nan", "null", "NULL", "None", "?".
@@ -213,15 +227,21 @@ def open_source(data, *, label=None, weight=None, drop=(), categorical="auto",
     kw = dict(label=label, weight=weight, group=group, drop=drop, categorical=categorical,
               delimiter=delimiter, na_values=na_values, encoding=encoding,
               on_bad_rows=on_bad_rows, batch_bytes=int(batch_bytes),
-              batch_rows=int(batch_rows), feature_names=feature_names)
+              batch_rows=int(batch_rows), feature_names=feature_names, header=header,
+              names=names)
     if feature_names is not None and not _is_numpy(data):
         raise ParameterError("feature_names is only used with NumPy arrays; other sources "
                              "carry their own column names")
-    label_names = isinstance(label, (list, tuple)) and all(isinstance(n, str) for n in label)
-    if _is_path(data) and not (all(isinstance(x, (str, type(None))) for x in (weight, group))
-                               and (label_names or isinstance(label, (str, type(None))))):
+    column = (str, int, type(None))
+    label_names = isinstance(label, (list, tuple)) and all(isinstance(n, (str, int))
+                                                           for n in label)
+    if _is_path(data) and not (all(isinstance(x, column) for x in (weight, group))
+                               and (label_names or isinstance(label, column))):
         raise ParameterError("for a file, label (one name or a list), weight and group "
-                             "must be column names")
+                             "must be column names (or positions)")
+    if (not header or names is not None) and not (_is_path(data)
+                                                   and _csv_path(data)):
+        raise ParameterError("header and names apply to CSV files only")
     for predicate, constructor in _DISPATCH:
         if predicate(data):
             return constructor(data, **kw)
