@@ -874,6 +874,7 @@ def test_lightgbm_binary_train_layout_from_its_original_form(tmp_path):
     r = build(src, cache, "--no-header", "--label", "0", "--quiet")
     assert r.returncode == 0, r.stderr
     assert Cache(cache).feature_names == ["f1", "f2", "f3", "f4"]
+    assert "delimiter '\\t', no header line" in cli("info", cache).stdout
     model = tmp_path / "m.json"
     assert cli("train", cache, "-o", model, "--objective", "binary:logistic", "--rounds", "20",
                "--quiet").returncode == 0

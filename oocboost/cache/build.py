@@ -604,7 +604,9 @@ def _bin_pass(job, mapper, bundles, second_pass, stats, n_rows_expected, t0, t_p
             "label_stats": label_stats_dict(stats.label_stats) if has_label else None,
             "weight_stats": stats.weight_stats.to_dict() if has_weight else None,
             "source": {"name": source.name, "fingerprint": job.source_fp,
-                       "n_bad_rows": int(getattr(source, "n_bad_rows", 0) or 0)},
+                       "n_bad_rows": int(getattr(source, "n_bad_rows", 0) or 0),
+                       **({} if getattr(source, "delimiter", None) is None else
+                          {"delimiter": source.delimiter, "header": source.header})},
             "build_params": job.build_params,
             "fingerprint": {"sha256": _fingerprint(job.source_fp, job.build_params)},
             "reference": None if job.ref is None else os.path.abspath(job.ref.path),

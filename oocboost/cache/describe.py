@@ -24,7 +24,11 @@ def describe_cache(path):
              f"{cache.nbytes_stored / max(cache.nbytes_raw, 1):.2f})"]
     src = m.get("source") or {}
     if src:
-        lines.append(f"  source {src.get('name')}, bad rows skipped "
+        text = ""
+        if "delimiter" in src:   # a text file (caches built before this say nothing)
+            text = f", delimiter {src['delimiter']!r}" + (
+                "" if src.get("header", True) else ", no header line")
+        lines.append(f"  source {src.get('name')}{text}, bad rows skipped "
                      f"{src.get('n_bad_rows', 0)}")
     if m.get("reference"):
         lines.append(f"  binned with the edges of {m['reference']}")
