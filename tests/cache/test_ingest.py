@@ -526,3 +526,46 @@ def test_a_first_line_of_numbers_warns_naming_the_option(tmp_path):
     source = open_source(path, header=False, label=1)
     X, _ = _read_all(source)
     assert len(X) == 2000 and X[0, 0] == 0.0
+
+
+def _long_line_csv(tmp_path, n_long=3_000_000):
+    text = ("a,t,y\n" + "".join(f"{i},x{i % 3},{i % 2}\n" for i in range(100))
+            + f"100,{'z' * n_long},0\n" + "".join(f"{i},x{i % 3},{i % 2}\n"
+                                                  for i in range(101, 200)))
+    return write(tmp_path, "long.csv", text)
+
+
+def test_a_line_longer_than_a_block_is_read(tmp_path):
+    """pyarrow failed with 'straddling object straddles two block boundaries' and no line
+    number, whatever the memory limit; the reader now grows its block and reads again."""
+    source = open_source(_long_line_csv(tmp_path), label="y", batch_bytes=1 << 20)
+    rows = sum(b.n_rows for b in source.batches())
+    assert rows == 200 and source.feature_names == ["a", "t"]
+
+
+def test_a_line_over_the_largest_block_is_refused_naming_it(tmp_path, monkeypatch):
+    import oocboost.cache.ingest.csv as csv_mod
+
+    monkeypatch.setattr(csv_mod, "MAX_BLOCK_BYTES", 4 << 20)
+    with pytest.raises(InputError, match=r"long.csv: line 102 is 3,000,007 bytes long; "
+                                         r"the CSV reader holds lines of at most "
+                                         r"2,097,152 bytes"):
+        list(open_source(_long_line_csv(tmp_path), label="y",
+                         batch_bytes=1 << 20).batches())
+
+
+@pytest.mark.parametrize("chunk", [1, 3, 7, 64, 1 << 20])
+def test_longest_line_equals_the_naive_split(tmp_path, chunk):
+    from oocboost.cache.ingest.csv import longest_line
+
+    rng = np.random.default_rng(chunk)
+    lines = ["x" * int(n) for n in rng.integers(0, 40, 30)]
+    text = "\n".join(lines) + ("\n" if chunk % 2 else "")   # with and without a last newline
+    path = write(tmp_path, "t.txt", text)
+    import pyarrow as pa
+
+    got = longest_line(lambda: pa.input_stream(str(path)), chunk_size=chunk)
+    pieces = text.split("\n")
+    lengths = [len(p) + 1 for p in pieces[:-1]] + ([len(pieces[-1])] if pieces[-1] else [])
+    k = int(np.argmax(lengths))
+    assert got == (k + 1, lengths[k])

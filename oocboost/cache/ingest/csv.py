@@ -58,6 +58,13 @@ _CONVERSION_RE = re.compile(r"In CSV column #(\d+): (?:Row #\d+: )?CSV conversio
 _NUMBER_RE = (r"^[+-]?(?:(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
               r"|inf|infinity|nan)$")
 _SCAN_CHUNK = 1 << 20
+#: Largest CSV block the reader grows to for one long line (a block is parsed whole: about
+#: three times its size in memory).
+MAX_BLOCK_BYTES = 256 << 20
+
+
+class _BlockTooSmall(Exception):
+    """pyarrow met a line longer than its block: read again with a larger block."""
 
 
 def _utf8(encoding):
@@ -171,25 +178,12 @@ class CsvSource(Source):
         named = set(categorical) if isinstance(categorical, (list, tuple, set, frozenset)) \
             else set()
         counter = [0] if self._skip else None
-        try:
-            reader = self._open(column_types={c: pa.string() for c in named}, counter=counter)
-        except (pa.ArrowException, UnicodeDecodeError) as e:
-            self._translate(e)
-            raise AssertionError("unreachable")  # _translate raises for probe errors
-        # Closed before any check can raise: a reader left to the interpreter's exit with
-        # its read-ahead thread running aborts the process (SIGABRT, "terminate called
-        # without an active exception") instead of exiting with the error's code.
-        try:
-            schema = reader.schema
+        while True:
             try:
-                first = reader.read_next_batch()
-            except StopIteration:
-                first = None
-        except (pa.ArrowException, UnicodeDecodeError) as e:
-            self._translate(e)
-            raise AssertionError("unreachable")  # _translate raises for probe errors
-        finally:
-            reader.close()
+                schema, first = self._probe_read(named, counter)
+                break
+            except _BlockTooSmall:
+                continue  # _grow_block made the block larger, or refused the line
         self._file_columns = list(schema.names)
         if self.header and self._names is None:
             warn_numeric_header(self.name, self._file_columns)
@@ -269,7 +263,10 @@ class CsvSource(Source):
         cast_bad = 0    # rows dropped because a numeric field was not a number
         while True:
             ragged = [0] if self._skip else None
-            reader = self._reader(string_numeric, ragged)
+            try:
+                reader = self._reader(string_numeric, ragged)
+            except _BlockTooSmall:
+                continue  # a larger block now: the read starts again from the top
             seen, restart = 0, False
             # Closed on every way out, so that no read-ahead thread is left to the
             # interpreter's exit (a build that failed on an encoding error under load
@@ -282,7 +279,11 @@ class CsvSource(Source):
                     except StopIteration:
                         break
                     except (pa.ArrowException, UnicodeDecodeError) as e:
-                        column = self._translate(e)
+                        try:
+                            column = self._translate(e)
+                        except _BlockTooSmall:
+                            restart = True  # from the top, with a larger block
+                            break
                         if column in string_numeric:
                             raise InputError(
                                 f"{self.name}: cannot parse column {column!r} after line "
@@ -312,6 +313,42 @@ class CsvSource(Source):
         self._string_numeric |= string_numeric
         self.n_bad_rows = (ragged[0] if ragged else 0) + cast_bad
         self.n_rows = kept
+
+    def _probe_read(self, named, counter):
+        """The schema and the first record batch (None when there are no rows)."""
+        try:
+            reader = self._open(column_types={c: pa.string() for c in named}, counter=counter)
+        except (pa.ArrowException, UnicodeDecodeError) as e:
+            self._translate(e)
+            raise AssertionError("unreachable")  # _translate raises for probe errors
+        # Closed before any check can raise: a reader left to the interpreter's exit with
+        # its read-ahead thread running aborts the process (SIGABRT, "terminate called
+        # without an active exception") instead of exiting with the error's code.
+        try:
+            schema = reader.schema
+            try:
+                first = reader.read_next_batch()
+            except StopIteration:
+                first = None
+        except (pa.ArrowException, UnicodeDecodeError) as e:
+            self._translate(e)
+            raise AssertionError("unreachable")  # _translate raises for probe errors
+        finally:
+            reader.close()
+        return schema, first
+
+    def _grow_block(self):
+        """A block large enough for the longest line (twice it, in powers of two), or an
+        InputError naming that line when it is over :data:`MAX_BLOCK_BYTES`."""
+        line, n_bytes = longest_line(self._stream)
+        if 2 * n_bytes > MAX_BLOCK_BYTES:
+            raise InputError(f"{self.name}: line {line} is {n_bytes:,} bytes long; the CSV "
+                             f"reader holds lines of at most {MAX_BLOCK_BYTES // 2:,} bytes "
+                             f"(a block of {MAX_BLOCK_BYTES >> 20} MiB, parsed whole)")
+        size = self._batch_bytes
+        while size < 2 * n_bytes:
+            size *= 2
+        self._batch_bytes = min(max(size, 2 * self._batch_bytes), MAX_BLOCK_BYTES)
 
     def _reader(self, string_numeric, counter):
         try:
@@ -370,6 +407,9 @@ class CsvSource(Source):
         """Turn a pyarrow read error into an InputError, or return the name of a numeric
         column that met a non-number (the caller then reads it as text)."""
         msg = str(e)
+        if "straddling object" in msg:
+            self._grow_block()
+            raise _BlockTooSmall
         if isinstance(e, UnicodeDecodeError) or "UTF8" in msg or "UTF-8" in msg:
             self._raise_encoding()
         if "Empty CSV file" in msg:
@@ -525,6 +565,32 @@ def warn_numeric_header(path, columns):
                       f"({', '.join(columns[:3])}, ...); if the file has no header line, "
                       f"pass header=False (--no-header): it is read as column names now",
                       UserWarning, stacklevel=4)
+
+
+def longest_line(open_stream, chunk_size=_SCAN_CHUNK):
+    """``(line, bytes)`` of the longest physical line of a file (1-based; newlines inside
+    quotes end a physical line too: this bounds what a block must hold)."""
+    best_line, best = 1, 0
+    line, run = 1, 0
+    with open_stream() as f:
+        while True:
+            chunk = f.read(chunk_size)
+            if not chunk:
+                break
+            ends = np.flatnonzero(np.frombuffer(chunk, dtype=np.uint8) == 10)
+            if len(ends) == 0:
+                run += len(chunk)
+                continue
+            lengths = np.diff(np.concatenate(([-1], ends)))
+            lengths[0] += run
+            k = int(np.argmax(lengths))
+            if lengths[k] > best:
+                best, best_line = int(lengths[k]), line + k
+            line += len(ends)
+            run = len(chunk) - 1 - int(ends[-1])
+    if run > best:
+        best, best_line = run, line
+    return best_line, best
 
 
 def scan_records(open_stream, delimiter, chunk_size=_SCAN_CHUNK):
