@@ -71,6 +71,19 @@ def _utf8(encoding):
     return codecs.lookup(encoding).name == "utf-8"
 
 
+#: Share of a text column's values that must be numbers for it to be a numeric column
+#: with stray text rather than a categorical one.
+MOSTLY_NUMBERS = 0.9
+
+
+def mostly_numbers(arr):
+    """True when at least :data:`MOSTLY_NUMBERS` of the non-missing values of a pyarrow
+    string array are numbers (and there is at least one)."""
+    values, bad = parse_numbers(arr)
+    present = int(np.count_nonzero(~np.isnan(values))) + int(np.count_nonzero(bad))
+    return present > 0 and np.count_nonzero(bad) <= (1.0 - MOSTLY_NUMBERS) * present
+
+
 def parse_numbers(arr):
     """Parse a pyarrow string array as float64, tolerating bad values.
 
@@ -205,6 +218,12 @@ class CsvSource(Source):
                 kinds.append(CATEGORICAL)
             elif is_number:
                 kinds.append(NUMERIC)
+            elif pa.types.is_string(t) and mostly_numbers(first.column(name)):
+                # a numeric column with stray text: read as text and parsed, so the stray
+                # value is the same error (line, column, value), or a skipped row,
+                # whether it is in the first block or the last
+                kinds.append(NUMERIC)
+                self._string_numeric.add(name)
             else:
                 # Booleans, dates and other inferred types stay text: categories.
                 try:
