@@ -888,3 +888,47 @@ def test_lightgbm_binary_train_layout_from_its_original_form(tmp_path):
     assert r.returncode == 2 and "Traceback" not in r.stderr
     assert warning.startswith("oocboost build-cache: warning: ") and "--no-header" in warning
     assert "label column '0' not found" in error
+
+
+def test_one_prediction_output_schema_for_every_learner(tmp_path):
+    """The prediction CSV's header differed by learner: 'prediction' (P(class 1), not
+    labelled as such) for binary boosting, 'prob_0,prob_1' for a binary forest, a class
+    index for softmax. Now: prob_<class> for every class and label; prediction for a
+    regressor; margin_<k> with --output-margin."""
+    import pyarrow.csv as pacsv
+
+    rng = np.random.default_rng(5)
+    x = rng.normal(size=(1500, 3))
+    y3 = np.digitize(x[:, 0], [-0.5, 0.5])
+    rows = "\n".join(f"{a:.4f},{b:.4f},{c:.4f},{int(a > 0)},{k},{a + b:.4f}"
+                     for (a, b, c), k in zip(x, y3))
+    src = write(tmp_path, "d.csv", "a,b,c,y2,y3,r\n" + rows + "\n")
+
+    def run(label, drop, *train_args):
+        cache = tmp_path / f"{label}.oocb"
+        assert build(src, cache, "--label", label, "--drop", drop, "--quiet").returncode == 0
+        model = tmp_path / f"{label}-{train_args[1]}.json"
+        r = cli("train", cache, "-o", model, "--rounds", "5", "--quiet", *train_args)
+        assert r.returncode == 0, r.stderr
+        out = tmp_path / "p.csv"
+        assert cli("predict", model, src, "-o", out, "--quiet").returncode == 0
+        table = pacsv.read_csv(out)
+        margin = tmp_path / "m.csv"
+        assert cli("predict", model, src, "-o", margin, "--output-margin",
+                   "--quiet").returncode == 0
+        return table, pacsv.read_csv(margin).column_names
+
+    table, margin = run("y2", "y3,r", "--learner", "gbtree", "--objective", "binary:logistic")
+    assert table.column_names == ["prob_0", "prob_1", "label"] and margin == ["margin_0"]
+    p = table.to_pandas()
+    np.testing.assert_allclose(p["prob_0"] + p["prob_1"], 1.0)
+    assert (p["label"] == (p["prob_1"] > 0.5).astype(int)).all()
+    table, margin = run("y3", "y2,r", "--learner", "gbtree", "--objective", "multi:softmax",
+                        "--num-class", "3")
+    assert table.column_names == ["prob_0", "prob_1", "prob_2", "label"]
+    assert margin == ["margin_0", "margin_1", "margin_2"]
+    table, _ = run("y2", "y3,r", "--learner", "random-forest", "--param",
+                   "task=classification")
+    assert table.column_names == ["prob_0", "prob_1", "label"]
+    table, margin = run("r", "y2,y3", "--learner", "gbtree", "--objective", "reg:squarederror")
+    assert table.column_names == ["prediction"] and margin == ["margin_0"]

@@ -237,7 +237,7 @@ def _columns(model, values, output_margin, pred_leaf):
     if pred_leaf:
         return [f"leaf_{t}" for t in range(values.shape[1])]
     if values.ndim == 1:
-        return ["margin" if output_margin else "prediction"]
+        return ["margin_0" if output_margin else "prediction"]
     objective = model_objective(model)
     prefix = "margin" if output_margin else \
         ("prob" if objective.is_classification else "prediction")
@@ -245,6 +245,32 @@ def _columns(model, values, output_margin, pred_leaf):
     if isinstance(labels, list) and len(labels) == values.shape[1]:
         return [f"{prefix}_{name}" for name in labels]  # one output per target column
     return [f"{prefix}_{k}" for k in range(values.shape[1])]
+
+
+def _class_names(model):
+    """The classes a classifier's probabilities are columns of (its ``classes``, else
+    0..K-1), or None for a model that is not one classifier (regression, several
+    targets, AdaBoost.R2)."""
+    from .objectives.multi_target import MultiTarget
+
+    objective = model_objective(model)
+    if not objective.is_classification or isinstance(objective, MultiTarget) \
+            or is_weighted_median(model):
+        return None
+    n_classes = int(model.n_classes or (2 if model.n_outputs == 1 else model.n_outputs))
+    classes = list(model.classes) if model.classes is not None and \
+        len(model.classes) == n_classes else list(range(n_classes))
+    return classes
+
+
+def _class_columns(classes, proba):
+    """``prob_<class>`` columns and ``label`` (the most probable class) of ``(n, K)``
+    probabilities."""
+    proba = np.asarray(proba, dtype=np.float64).reshape(len(proba), -1)
+    names = [f"prob_{c}" for c in classes] + ["label"]
+    label = np.asarray(classes, dtype=object)[np.argmax(proba, axis=1)]
+    label = label.astype(type(classes[0])) if isinstance(classes[0], (int, str)) else label
+    return names, [proba[:, j] for j in range(proba.shape[1])] + [label]
 
 
 def _contribution_columns(model, values):
@@ -263,8 +289,14 @@ def predict_to_file(model, data, output, *, output_margin=False, pred_leaf=False
     """Stream predictions of ``data`` into the CSV file ``output`` (written atomically).
 
     Memory: one batch of ``data`` (64K rows of a file, or one cache block) and its
-    predictions at a time, whatever the size of ``data``. ``pred_contribs`` writes the
-    SHAP values instead: ``contrib_<feature>`` columns and ``bias``.
+    predictions at a time, whatever the size of ``data``.
+
+    Columns, one schema for every learner: a classifier writes ``prob_<class>`` for every
+    class (two for a binary one) and ``label`` (the most probable class); a regressor
+    ``prediction``; ``output_margin`` ``margin_<k>`` (``margin_0`` for one output);
+    ``pred_leaf`` ``leaf_<tree>``; ``pred_contribs`` the SHAP values,
+    ``contrib_<feature>`` columns and ``bias``. A model of several targets keeps one
+    column per target, named after its label column.
 
     Returns
     -------
@@ -275,6 +307,9 @@ def predict_to_file(model, data, output, *, output_margin=False, pred_leaf=False
         margin_model, transform = model, None
     else:
         margin_model, transform = output_plan(model)
+    classes = _class_names(model) if transform is not None else None
+    if classes is not None:
+        transform = model_objective(model).transform_proba
     output = os.fspath(output)
     n_rows = 0
     writer = None
@@ -288,12 +323,14 @@ def predict_to_file(model, data, output, *, output_margin=False, pred_leaf=False
                 values = margins if transform is None else transform(margins)
                 if pred_contribs:
                     names, values = _contribution_columns(model, values)
+                elif classes is not None:
+                    names, values = _class_columns(classes, values)
                 else:
                     if values.ndim == 2 and values.shape[1] == 1 and not pred_leaf:
                         values = values[:, 0]
                     names = _columns(model, values, output_margin, pred_leaf)
-                cols = [values] if values.ndim == 1 else \
-                    [values[:, j] for j in range(values.shape[1])]
+                cols = values if isinstance(values, list) else [values] \
+                    if values.ndim == 1 else [values[:, j] for j in range(values.shape[1])]
                 table = pa.table({name: pa.array(col) for name, col in zip(names, cols)})
                 if writer is None:
                     writer = pacsv.CSVWriter(tmp, table.schema)
