@@ -146,16 +146,18 @@ def cmd_info(args):
     return 0
 
 
-def _train_params(args):
+def _train_params(args, spec):
+    """``--param`` pairs and the dedicated options as parameters. ``--num-class`` is the
+    request's ``num_class``; a parameter too for learners that declare one (boosting)."""
     params = {}
     for text in args.param or []:
         key, value = _parse_param(text)
         params[key] = value
-    for flag, name in (("objective", "objective"), ("learning_rate", "learning_rate"),
-                       ("max_depth", "max_depth"), ("num_class", "num_class"),
-                       ("eval_metric", "eval_metric"), ("seed", "seed"),
-                       ("n_threads", "n_threads"), ("algorithm", "algorithm")):
-        value = getattr(args, flag, None)
+    for name in ("objective", "learning_rate", "max_depth", "num_class", "eval_metric",
+                 "seed", "n_threads", "algorithm"):
+        value = getattr(args, name, None)
+        if name == "num_class" and (spec.params is None or name not in spec.params):
+            continue
         if value is not None:
             params[name] = _csv_list(value) if name == "eval_metric" else value
     return params
@@ -183,7 +185,8 @@ def _train(args):
     check_output_path(args.output, inputs)
     check_output_path(args.checkpoint, inputs, option="--checkpoint")
     request = registry.TrainRequest(
-        learner=args.learner, params=_train_params(args), cache=args.cache,
+        learner=args.learner, params=_train_params(args, registry.get(args.learner)),
+        cache=args.cache,
         n_estimators=args.rounds, memory_limit=args.memory_limit, verbose=args.verbose,
         quiet=args.quiet, init_model=args.init_model, valid=tuple(args.valid or ()),
         early_stopping_rounds=args.early_stopping, checkpoint=args.checkpoint,

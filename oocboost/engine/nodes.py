@@ -2,15 +2,17 @@
 out for the partition kernel, the frontier of nodes waiting to be expanded, and the
 feature sampling of a tree."""
 from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 
 from ..common import NODE_DTYPE
 
 
-@dataclass
+@dataclass(frozen=True)
 class GrowthParams:
-    """Structure-level growth settings shared by every learner.
+    """Structure-level growth settings shared by every learner: a frozen, typed object
+    the learner builds from its checked parameters (no string keys reach the engine).
 
     Parameters
     ----------
@@ -39,17 +41,31 @@ class GrowthParams:
         probabilities (weighted sampling without replacement); zero never drawn.
     """
 
-    max_depth: object = 6
-    max_leaves: object = None
-    grow_policy: str = "depthwise"
+    max_depth: int | None = 6
+    max_leaves: int | None = None
+    grow_policy: Literal["depthwise", "lossguide"] = "depthwise"
     leaves_per_pass: int = 8
     colsample_bytree: float = 1.0
     colsample_bylevel: float = 1.0
     colsample_bynode: float = 1.0
-    features_per_node: object = None
-    max_hist_slots: object = None
-    interaction_constraints: object = None
-    feature_weights: object = None
+    features_per_node: int | None = None
+    max_hist_slots: int | None = None
+    interaction_constraints: tuple[frozenset[int], ...] | None = None
+    feature_weights: np.ndarray | None = None
+
+    def __post_init__(self) -> None:
+        # the learners check their own parameters; this catches a learner's mistake
+        if self.grow_policy not in ("depthwise", "lossguide"):
+            raise ValueError(f"grow_policy {self.grow_policy!r}")
+        for name in ("max_depth", "max_leaves", "features_per_node", "max_hist_slots"):
+            value = getattr(self, name)
+            if value is not None and (not isinstance(value, (int, np.integer))
+                                      or value < 1):
+                raise ValueError(f"GrowthParams.{name} must be an int >= 1 or None, got "
+                                 f"{value!r} (no limit is None, not 0)")
+        for name in ("colsample_bytree", "colsample_bylevel", "colsample_bynode"):
+            if not 0.0 < getattr(self, name) <= 1.0:
+                raise ValueError(f"GrowthParams.{name} must be in (0, 1]")
 
 
 @dataclass

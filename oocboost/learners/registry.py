@@ -30,6 +30,7 @@ from typing import Any
 
 from ..errors import ParameterError
 from ..model.checks import allow_learner
+from ..utils.params import ParamSpec
 
 #: Options of a training request beyond params, rounds, memory limit and verbosity; a
 #: learner lists those it takes in :attr:`LearnerSpec.options`.
@@ -99,6 +100,10 @@ class LearnerSpec:
     model_learners : tuple of str
         The ``learner`` values its models carry (``model/checks.py`` accepts them once
         registered); the built-in ones are known to the model layer already.
+    params : ParamSpec or None
+        Its parameters (``utils/params.py``): ``--param`` names and values are checked
+        against it, aliases resolved, before the learner runs; the estimators' signatures
+        and docs/parameters.md are tested against it.
     """
 
     name: str
@@ -109,6 +114,7 @@ class LearnerSpec:
     warmup_profile: str | None = None
     estimators: Mapping[str, str] = field(default_factory=dict)
     model_learners: tuple[str, ...] = ()
+    params: ParamSpec | None = None
 
     def __post_init__(self) -> None:
         unknown = sorted(set(self.options) - set(OPTIONS))
@@ -213,8 +219,13 @@ def check_options(spec: LearnerSpec, request: TrainRequest) -> None:
 
 
 def train(request: TrainRequest) -> Any:
-    """Train the requested learner (its options checked first). Returns a Model."""
+    """Train the requested learner (its options and parameters checked first, aliases
+    resolved). Returns a Model."""
     spec = get(request.learner)
     request = dataclasses.replace(request, learner=spec.name)
     check_options(spec, request)
+    if spec.params is not None:
+        request = dataclasses.replace(
+            request, params=spec.params.resolve(request.params, defaults=False,
+                                                owner=f"--learner {spec.name}"))
     return spec.train_function()(request)

@@ -197,6 +197,10 @@ default "SAMME"
     >>> AdaBoostClassifier(n_estimators=20).fit(X, y).score(X, y) > 0.9     # doctest: +SKIP
     True
     """
+    _DEFAULTS_DIFFER = {
+        "algorithm": "the classifier's SAMME (the command line picks R2 for reg:*)",
+        "max_depth": "scikit-learn's stump, 1, for a classifier",
+    }
 
     _tree_task, _tree_name, _default_max_depth = "classification", "DecisionTreeClassifier", 1
 
@@ -331,6 +335,7 @@ class AdaBoostRegressor(RegressorMixin, _AdaBoostBase):
     scikit-learn grows each tree on a weighted bootstrap sample of the rows; here each
     tree is grown on all rows with the boosting weights (no sample to hold in memory).
     """
+    _DEFAULTS_DIFFER = {"max_depth": "scikit-learn's 3 for AdaBoostRegressor (R2)"}
 
     _tree_task, _tree_name, _default_max_depth = "regression", "DecisionTreeRegressor", 3
 

@@ -63,6 +63,24 @@ except ImportError:  # the estimators work without scikit-learn, as plain classe
         _estimator_type = "regressor"
 
 
+#: Estimator arguments that are not a learner's parameters: they say how ``fit`` builds
+#: its cache or runs, not what the learner does (tests/learners/test_param_specs.py).
+NOT_LEARNER_PARAMS = {
+    "n_estimators": "rounds or trees: train()'s num_boost_round, the command line's --rounds",
+    "early_stopping_rounds": "train()'s argument, the command line's --early-stopping",
+    "max_bin": "codes per feature of the cache fit builds (build-cache --max-bin)",
+    "cat_encoding": "how fit's cache encodes categories (build-cache --cat-encoding)",
+    "cache_dir": "where fit builds its temporary cache",
+    "memory_limit": "peak memory of the run (train()'s and --memory-limit)",
+    "reference": "the cache whose bins fit's cache takes (build-cache --reference)",
+    "batch_rows": "rows per batch when partial_fit or fit streams arrays",
+    "warm_start": "scikit-learn's: the next fit adds trees to these",
+    "estimator": "scikit-learn's: the weak learner, a template of our tree estimators",
+    "bootstrap_features": "bagging's: each tree's features drawn with replacement",
+    "verbose": "scikit-learn's progress switch",
+}
+
+
 class ParamsMixin(_Base):
     """The base of every oocboost estimator: scikit-learn's ``BaseEstimator`` (when
     installed) with oocboost's tags and errors.

@@ -15,9 +15,12 @@ Example
 >>> clf.predict_proba(X_valid)[:, 1]                                       # doctest: +SKIP
 """
 
+import inspect
+
 import numpy as np
 
 from ..errors import ParameterError
+from ..learners.boosting.params import BOOSTER_SPEC
 from ..learners.common.data import require_classes
 from .base import (
     ClassifierMixin,
@@ -28,21 +31,17 @@ from .base import (
 )
 from .validation import fit_input, predict_input
 
-_BOOSTER_ARGS = ("learning_rate", "max_depth", "max_leaves", "min_child_weight", "gamma",
-                 "reg_lambda", "reg_alpha", "max_delta_step", "subsample",
-                 "colsample_bytree", "colsample_bylevel", "colsample_bynode",
-                 "scale_pos_weight", "base_score", "grow_policy", "max_cat_to_onehot",
-                 "eval_metric", "huber_slope", "quantile_alpha", "tweedie_variance_power",
-                 "interaction_constraints", "monotone_constraints", "feature_weights",
-                 "max_cat_threshold", "booster", "rate_drop", "one_drop", "skip_drop",
-                 "normalize_type", "sample_type", "lambdarank_pair_method",
-                 "lambdarank_num_pair_per_sample", "lambdarank_normalization",
-                 "lambdarank_score_normalization", "ndcg_exp_gain", "categorical_split",
-                 "cat_smooth", "cat_l2", "min_data_per_group", "sampling_method",
-                 "data_sample_strategy", "top_rate", "other_rate")
-
 
 class _GradientBoosting(ParamsMixin):
+    #: Defaults that differ from the booster's spec (learners/boosting/params.py), and why.
+    _DEFAULTS_DIFFER = {
+        "objective": "None: the estimator's (binary:logistic or multi:softprob for a "
+                     "classifier, reg:squarederror, rank:ndcg for the ranker)",
+        "max_delta_step": "None: the booster's, 0 or 0.7 for count:poisson (XGBoost's "
+                          "scikit-learn API)",
+        "max_bin": "256: the codes of the cache fit builds; train() takes its cache's",
+        "verbosity": "0: an estimator is quiet unless asked",
+    }
     _objective = None
 
     def __init__(
@@ -278,6 +277,14 @@ class _GradientBoosting(ParamsMixin):
 
         X = predict_input(self, X)
         return predict(self.model_, X, pred_leaf=True)
+
+
+#: The estimator's arguments passed to the booster as they are: those the booster's spec
+#: declares by that name, but for the ones ``_booster_params`` sets itself.
+_BOOSTER_ARGS = tuple(
+    name for name in inspect.signature(_GradientBoosting.__init__).parameters
+    if name in BOOSTER_SPEC and name not in ("objective", "max_bin", "memory_limit",
+                                             "verbosity"))
 
 
 class GradientBoostingRegressor(RegressorMixin, _GradientBoosting):

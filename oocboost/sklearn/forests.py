@@ -22,6 +22,10 @@ from .trees import (
 
 
 class _Forest(TreeEnsembleBase):
+    _DEFAULTS_DIFFER = {
+        "max_features": "'default': sqrt for a classifier, 1.0 for a regressor",
+        "bootstrap": "'default': True for a random forest, False for extra trees",
+    }
     def __init__(self, n_estimators=100, *, criterion=None, max_depth=None,
                  min_samples_split=2, min_samples_leaf=1, min_weight_fraction_leaf=0.0,
                  max_features="default", max_leaf_nodes=None, min_impurity_decrease=0.0,
@@ -120,6 +124,11 @@ _TREE_PARAMS = ("criterion", "splitter", "max_depth", "min_samples_split",
 
 
 class _Bagging(TreeEnsembleBase):
+    _DEFAULTS_DIFFER = {
+        "max_samples": "scikit-learn's bagging draws as many rows as the data has",
+        "max_features": "bagging's: the share of features each tree sees, 1.0",
+        "bootstrap": "scikit-learn's bagging draws rows with replacement",
+    }
     _learner = "bagging"
     _tree_class = None
 

@@ -378,6 +378,7 @@ class HoeffdingTreeClassifier(ClassifierMixin, _HoeffdingBase):
         expected to be due for a split attempt (``learners/hoeffding/batches.py``:
         ``grace_period`` rows while the root takes every row, up to 8192 later).
     """
+    _DEFAULTS_DIFFER = {"leaf_prediction": "river's classifier default, nba"}
 
     _task = "classification"
     _extra_params = ("split_criterion", "nb_threshold", "min_branch_fraction",
@@ -470,6 +471,7 @@ class HoeffdingTreeRegressor(RegressorMixin, _HoeffdingBase):
     min_samples_split : float, default 5
         Rows each side of a split needs.
     """
+    _DEFAULTS_DIFFER = {"leaf_prediction": "river's regressor default, mean"}
 
     _task = "regression"
     _extra_params = ("min_samples_split",)

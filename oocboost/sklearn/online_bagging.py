@@ -37,6 +37,8 @@ class OnlineBaggingClassifier(HoeffdingTreeClassifier):
     max_bin, cache_dir, prefetch, reference, batch_rows : as
         :class:`HoeffdingTreeClassifier` (a batch ends when any tree's first leaf is due).
     """
+    _DEFAULTS_DIFFER = {"random_state": "None draws a fresh seed, as scikit-learn; the "
+                                        "command line's seed is 0"}
 
     _learner_name = "online_bagging"
 

@@ -310,6 +310,7 @@ class TreeRegressorMixin(RegressorMixin):
 
 # ---------------------------------------------------------------------- decision trees
 class DecisionTreeBase(TreeEnsembleBase):
+    _DEFAULTS_DIFFER = {"splitter": "scikit-learn's 'best' for one tree"}
     _learner = "decision_tree"
 
     def __init__(self, *, criterion=None, splitter="best", max_depth=None,

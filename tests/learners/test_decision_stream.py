@@ -166,4 +166,6 @@ def test_command_line_grows_a_stream(tmp_path, capsys):
     np.testing.assert_array_equal(model.trees[0].feature, ours.model_.trees[0].feature)
     assert main(["train", str(cache.path), "--learner", "decision-stream", "--param",
                  "n_estimators=3", "-o", str(out), "--quiet"]) != 0
-    assert "unknown parameter(s) ['n_estimators']" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert ("unknown parameter 'n_estimators' for --learner decision-stream; known: "
+            "criterion, max_depth") in err

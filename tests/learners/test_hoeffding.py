@@ -275,7 +275,7 @@ def test_command_line_trains_on_a_cache(tmp_path, capsys):
     capsys.readouterr()
     assert main(["train", cache.path, "--learner", "hoeffding-tree", "--param", "eta=1",
                  "-o", str(out)]) != 0
-    assert "unknown parameter(s) ['eta']" in capsys.readouterr().err
+    assert "unknown parameter 'eta' for --learner" in capsys.readouterr().err
 
 
 def test_online_bagging_draws_poisson_copies(tmp_path):

@@ -179,9 +179,12 @@ def test_sampling_parameters_are_checked(binary_cache):
     for bad, message in (({"data_sample_strategy": "goss", "subsample": 0.5}, "subsample"),
                          ({"data_sample_strategy": "goss", "top_rate": 0.7,
                            "other_rate": 0.5}, "top_rate \\+ other_rate"),
-                         ({"top_rate": 0.0}, "top_rate must be in"),
-                         ({"data_sample_strategy": "gbdt"}, "'bagging' or 'goss'"),
-                         ({"sampling_method": "mvs"}, "'uniform' or 'gradient_based'")):
+                         ({"top_rate": 0.0},
+                          r"top_rate must be a number in \(0, 1\), got 0.0"),
+                         ({"data_sample_strategy": "gbdt"},
+                          "data_sample_strategy must be one of 'bagging', 'goss', got 'gbdt'"),
+                         ({"sampling_method": "mvs"},
+                          "one of 'uniform', 'gradient_based', got 'mvs'")):
         with pytest.raises(ParameterError, match=message):
             oocboost.train(bad, cache, 1, verbose_eval=False)
     with pytest.raises(ParameterError, match="not offered in oocboost.cv"):

@@ -353,7 +353,10 @@ def test_eval_cache_with_other_edges_is_refused(binary_data, tmp_path):
     ({"objective": "binary:logistc"}, "unknown objective"),
     ({"max_dept": 3}, "did you mean max_depth"),
     ({"eta": -1}, "learning_rate must be"),
-    ({"subsample": 0}, "subsample must be in"),
+    ({"subsample": 0}, r"parameter subsample must be a number in \(0, 1\], got 0"),
+    ({"max_depth": True}, "parameter max_depth must be an integer >= 0, got True"),
+    ({"grow_policy": "leafwise"}, "grow_policy must be one of 'depthwise', 'lossguide'"),
+    ({"eta": 0.1, "learning_rate": 0.2}, "'eta' and 'learning_rate' are aliases"),
     ({"max_bin": 64}, "fixed when the cache is built"),
 ])
 def test_bad_parameters_are_clear(binary_data, tmp_path, params, message):

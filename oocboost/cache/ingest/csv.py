@@ -147,7 +147,7 @@ class CsvSource(Source):
     def _stream(self):
         return pa.input_stream(self.name, compression=self._compression)
 
-    def _open(self, *, column_types=None, include=None, counter=None):
+    def _open(self, *, column_types=None, include=None, counter=None, threads=True):
         def on_invalid(row):
             if counter is None:
                 return "error"
@@ -156,7 +156,7 @@ class CsvSource(Source):
 
         read_options = pa_csv.ReadOptions(
             block_size=self._batch_bytes, encoding=self._encoding,
-            column_names=self._names,
+            column_names=self._names, use_threads=threads,
             # headerless: the columns are f0, f1, ... unless named
             autogenerate_column_names=not self.header and self._names is None,
             skip_rows=1 if self.header and self._names is not None else 0)
@@ -336,7 +336,11 @@ class CsvSource(Source):
     def _probe_read(self, named, counter):
         """The schema and the first record batch (None when there are no rows)."""
         try:
-            reader = self._open(column_types={c: pa.string() for c in named}, counter=counter)
+            # no read-ahead thread: one left running by close() still aborted the process
+            # at exit now and then (SIGABRT, "terminate called without an active
+            # exception"), when the probe was all a run read (a cache found up to date)
+            reader = self._open(column_types={c: pa.string() for c in named},
+                                counter=counter, threads=False)
         except (pa.ArrowException, UnicodeDecodeError) as e:
             self._translate(e)
             raise AssertionError("unreachable")  # _translate raises for probe errors

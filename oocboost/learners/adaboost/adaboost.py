@@ -361,12 +361,6 @@ def _adaboost_model(cache, algorithm, K, rounds, weights, errors, stop, *, trees
     return model
 
 
-#: Estimator arguments ``train_adaboost_from_params`` understands (CLI ``--param``).
-PARAM_NAMES = ("algorithm", "learning_rate", "max_depth", "loss", "n_classes",
-               "random_state", "seed", "n_threads", "prefetch", "verbosity", "objective") \
-    + tuple(p for p in TREE_PARAMS if p != "max_depth")
-
-
 def train_adaboost_from_params(params, cache, *, n_estimators=50, memory_limit=None,
                                verbose=False):
     """The command line's entry: ``oocboost train CACHE --learner adaboost --param
@@ -391,17 +385,15 @@ def train_adaboost_from_params(params, cache, *, n_estimators=50, memory_limit=N
     -------
     Model
     """
-    params = dict(params or {})
-    unknown = sorted(set(params) - set(PARAM_NAMES))
-    if unknown:
-        raise ParameterError(f"unknown AdaBoost parameter(s) {unknown}; valid: "
-                             f"{sorted(PARAM_NAMES)}")
+    from .params import ADABOOST_SPEC
+
+    params = ADABOOST_SPEC.resolve(params, defaults=False, owner="--learner adaboost")
     objective = params.get("objective")
     default_algorithm = "R2" if isinstance(objective, str) and objective.startswith("reg:") \
         else "SAMME"
     algorithm = canonical_algorithm(params.get("algorithm", default_algorithm))
     max_depth = params.get("max_depth", 3 if algorithm == REGRESSOR_ALGORITHM else 1)
-    seed = params.get("random_state", params.get("seed"))
+    seed = params.get("random_state")
     tree = {k: params[k] for k in TREE_PARAMS if k in params and k != "max_depth"}
     return train_adaboost(cache, algorithm=algorithm, n_estimators=n_estimators,
                           learning_rate=params.get("learning_rate", 1.0),

@@ -1,6 +1,7 @@
 """``--learner adaboost``: AdaBoost's families (SAMME, SAMME.R, gentle, LogitBoost, arc-x4,
 M1, MH, R2) on the engine's CART trees (``adaboost.train_adaboost_from_params``)."""
 from ..registry import LearnerSpec, TrainRequest, register
+from .params import ADABOOST_SPEC
 
 
 def train_from_request(request: TrainRequest):
@@ -15,6 +16,6 @@ def train_from_request(request: TrainRequest):
 register(LearnerSpec(
     name="adaboost", summary="AdaBoost (SAMME, SAMME.R, gentle, LogitBoost, arc-x4, M1, "
                              "MH, R2) of CART trees",
-    train=train_from_request, warmup_profile="adaboost",
+    train=train_from_request, warmup_profile="adaboost", params=ADABOOST_SPEC,
     estimators={name: f"oocboost.sklearn.adaboost:{name}" for name in (
         "AdaBoostClassifier", "AdaBoostRegressor")}))

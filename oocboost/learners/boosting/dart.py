@@ -13,8 +13,6 @@ trees per block and round, and no extra pass.
 """
 import numpy as np
 
-from ...errors import ParameterError
-
 DART_DEFAULTS = {"rate_drop": 0.0, "one_drop": 0, "skip_drop": 0.0,
                  "normalize_type": "tree", "sample_type": "uniform"}
 #: Counter-based stream of the drop draws (seeded per round).
@@ -22,25 +20,9 @@ DART_STREAM = 0xDA27
 
 
 def check_dart_params(p):
-    """Validate the DART parameters of resolved params ``p`` (in place)."""
-    for name in ("rate_drop", "skip_drop"):
-        value = p[name]
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or \
-                not 0.0 <= float(value) <= 1.0:
-            raise ParameterError(f"parameter {name} must be in [0, 1], got {value!r}")
-        p[name] = float(value)
-    if p["one_drop"] not in (0, 1, True, False):
-        raise ParameterError(f"parameter one_drop must be 0 or 1, got {p['one_drop']!r}")
+    """DART's parameters of resolved params ``p``: each is checked by the booster's spec
+    (``params.BOOSTER_SPEC``); ``one_drop`` is used as 0 or 1."""
     p["one_drop"] = int(p["one_drop"])
-    if p["normalize_type"] not in ("tree", "forest"):
-        raise ParameterError(f"normalize_type must be 'tree' or 'forest', got "
-                             f"{p['normalize_type']!r}")
-    if p["sample_type"] not in ("uniform", "weighted"):
-        raise ParameterError(f"sample_type must be 'uniform' or 'weighted', got "
-                             f"{p['sample_type']!r}")
-    if p["booster"] not in ("gbtree", "dart"):
-        raise ParameterError(f"booster must be 'gbtree' or 'dart' (gblinear is not "
-                             f"offered), got {p['booster']!r}")
 
 
 def choose_dropped(p, round_index, weights):

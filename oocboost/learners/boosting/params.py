@@ -14,123 +14,117 @@ Where we differ from XGBoost (documented in docs/parameters.md):
   ``top_rate``, ``other_rate``) and XGBoost's ``sampling_method="gradient_based"``
   (with ``subsample``), both drawn block by block (``row_sampling.py``).
 """
-import numbers
-
 from ...errors import ParameterError
+from ...utils.params import Param, ParamSpec
 from .dart import check_dart_params
 from .row_sampling import check_sampling_params
 
-#: name -> default. XGBoost 2/3 defaults.
-BOOSTER_DEFAULTS = {
-    "objective": "reg:squarederror",
-    "learning_rate": 0.3,
-    "max_depth": 6,
-    "max_leaves": 0,
-    "min_child_weight": 1.0,
-    "gamma": 0.0,
-    "reg_lambda": 1.0,
-    "reg_alpha": 0.0,
-    "max_delta_step": 0.0,
-    "subsample": 1.0,
-    "sampling_method": "uniform",
-    "data_sample_strategy": "bagging",
-    "top_rate": 0.2,
-    "other_rate": 0.1,
-    "colsample_bytree": 1.0,
-    "colsample_bylevel": 1.0,
-    "colsample_bynode": 1.0,
-    "scale_pos_weight": 1.0,
-    "base_score": None,
-    "seed": 0,
-    "n_threads": None,
-    "grow_policy": "depthwise",
-    "leaves_per_pass": 8,
-    "max_cat_to_onehot": 4,
-    "num_class": None,
-    "eval_metric": None,
-    "huber_slope": 1.0,
-    "quantile_alpha": 0.5,
-    "tweedie_variance_power": 1.5,
-    "lambdarank_pair_method": "topk",
-    "lambdarank_num_pair_per_sample": None,
-    "lambdarank_normalization": True,
-    "lambdarank_score_normalization": True,
-    "lambdarank_unbiased": False,
-    "ndcg_exp_gain": True,
-    "aft_loss_distribution": "normal",
-    "aft_loss_distribution_scale": 1.0,
-    "interaction_constraints": None,
-    "monotone_constraints": None,
-    "feature_weights": None,
-    "max_cat_threshold": None,
-    "categorical_split": "lightgbm",
-    "cat_smooth": 10.0,
-    "cat_l2": 10.0,
-    "min_data_per_group": 100,
-    "booster": "gbtree",
-    "multi_strategy": "one_output_per_tree",
-    "rate_drop": 0.0,
-    "one_drop": 0,
-    "skip_drop": 0.0,
-    "normalize_type": "tree",
-    "sample_type": "uniform",
-    "max_bin": None,
-    "memory_limit": None,
-    "prefetch": None,
-    "verbosity": 1,
-}
 
-ALIASES = {
-    "eta": "learning_rate",
-    "lambda": "reg_lambda",
-    "alpha": "reg_alpha",
-    "min_split_loss": "gamma",
-    "nthread": "n_threads",
-    "n_jobs": "n_threads",
-    "random_state": "seed",
-    "n_estimators": None,  # a scikit-learn name: a train() argument, not a parameter
-}
+def _fraction(name, doc):
+    return Param(name, "float", 1.0, doc, low=0.0, low_open=True, high=1.0)
 
-_RANGES = {
-    "learning_rate": (0.0, None, False),
-    "min_child_weight": (0.0, None, True),
-    "gamma": (0.0, None, True),
-    "reg_lambda": (0.0, None, True),
-    "reg_alpha": (0.0, None, True),
-    "max_delta_step": (0.0, None, True),
-    "scale_pos_weight": (0.0, None, False),
-    "huber_slope": (0.0, None, False),
-    "cat_smooth": (0.0, None, True),
-    "cat_l2": (0.0, None, True),
-}
+
+def _at_least_zero(name, default, doc, **kw):
+    return Param(name, "float", default, doc, low=0.0, **kw)
+
+
+#: Every booster parameter: XGBoost 2/3 names and defaults, LightGBM's for its
+#: categorical search and GOSS, ours for out-of-core running (docs/parameters.md 1.1).
+BOOSTER_SPEC = ParamSpec("gbtree", [
+    Param("objective", "any", "reg:squarederror", "loss (objectives/)"),
+    Param("learning_rate", "float", 0.3, "multiplies every leaf value", low=0.0,
+          low_open=True, aliases=("eta",)),
+    Param("max_depth", "int", 6, "depth limit; 0 = none (needs lossguide and max_leaves)",
+          low=0),
+    Param("max_leaves", "int", 0, "leaf limit per tree; 0 = none", low=0),
+    _at_least_zero("min_child_weight", 1.0, "smallest hessian sum of a child"),
+    _at_least_zero("gamma", 0.0, "smallest gain of a split", aliases=("min_split_loss",)),
+    _at_least_zero("reg_lambda", 1.0, "L2 on leaf weights", aliases=("lambda",)),
+    _at_least_zero("reg_alpha", 0.0, "L1 on leaf weights", aliases=("alpha",)),
+    _at_least_zero("max_delta_step", 0.0, "clips leaf weights (0.7 for count:poisson)"),
+    _fraction("subsample", "rows kept per round"),
+    Param("sampling_method", "choice", "uniform", "uniform or XGBoost's gradient_based",
+          choices=("uniform", "gradient_based")),
+    Param("data_sample_strategy", "choice", "bagging", "bagging or LightGBM's goss",
+          choices=("bagging", "goss")),
+    Param("top_rate", "float", 0.2, "GOSS: share of rows with the largest gradients kept",
+          low=0.0, low_open=True, high=1.0, high_open=True),
+    Param("other_rate", "float", 0.1, "GOSS: share of rows drawn from the rest",
+          low=0.0, low_open=True, high=1.0, high_open=True),
+    _fraction("colsample_bytree", "features drawn per tree"),
+    _fraction("colsample_bylevel", "features drawn per level, from the tree's"),
+    _fraction("colsample_bynode", "features drawn per node, from the level's"),
+    Param("scale_pos_weight", "float", 1.0, "binary: weight of the positive rows",
+          low=0.0, low_open=True),
+    Param("base_score", "float", None, "intercept in prediction space (None: estimated)"),
+    Param("seed", "int", 0, "feature and row sampling", low=0,
+          aliases=("random_state",)),
+    Param("n_threads", "int", None, "kernel threads (None: every core)", low=1,
+          aliases=("nthread", "n_jobs")),
+    Param("grow_policy", "choice", "depthwise", "depthwise, or lossguide (best first)",
+          choices=("depthwise", "lossguide")),
+    Param("leaves_per_pass", "int", 8, "lossguide: leaves expanded per read of the data",
+          low=1),
+    Param("max_cat_to_onehot", "int", 4, "fewer categories: one-vs-rest splits", low=1),
+    Param("num_class", "int", None, "classes of multi:*", low=2),
+    Param("eval_metric", "any", None, "a metric name or a list (None: the objective's)"),
+    Param("huber_slope", "float", 1.0, "reg:pseudohubererror's slope", low=0.0,
+          low_open=True),
+    Param("quantile_alpha", "any", 0.5, "reg:quantileerror's level, or a list of levels"),
+    Param("tweedie_variance_power", "float", 1.5, "reg:tweedie's power", low=1.0,
+          low_open=True, high=2.0, high_open=True),
+    Param("lambdarank_pair_method", "choice", "topk", "rank:*: pairs from the top or mean",
+          choices=("topk", "mean")),
+    Param("lambdarank_num_pair_per_sample", "int", None, "rank:*: pairs per document",
+          low=1),
+    Param("lambdarank_normalization", "bool", True, "rank:*: normalise by pair count"),
+    Param("lambdarank_score_normalization", "bool", True,
+          "rank:*: normalise by score difference"),
+    Param("lambdarank_unbiased", "bool", False, "rank:*: position-bias correction"),
+    Param("ndcg_exp_gain", "bool", True, "rank:ndcg: gain 2^y - 1 (else y)"),
+    Param("aft_loss_distribution", "choice", "normal", "survival:aft's distribution",
+          choices=("normal", "logistic", "extreme")),
+    Param("aft_loss_distribution_scale", "float", 1.0, "survival:aft's scale", low=0.0,
+          low_open=True),
+    Param("interaction_constraints", "any", None, "sets of features that may interact"),
+    Param("monotone_constraints", "any", None, "+1 / -1 / 0 per feature"),
+    Param("feature_weights", "any", None, "colsample_* draw features by these weights"),
+    Param("max_cat_threshold", "int", None, "categories moved to one side at most", low=1,
+          default_doc="32 (lightgbm), 64 (xgboost)"),
+    Param("categorical_split", "choice", "lightgbm", "LightGBM's or XGBoost's search",
+          choices=("lightgbm", "xgboost")),
+    _at_least_zero("cat_smooth", 10.0, "lightgbm search: smoothing of category order"),
+    _at_least_zero("cat_l2", 10.0, "lightgbm search: extra L2 of a partition"),
+    Param("min_data_per_group", "int", 100, "lightgbm search: rows between partitions",
+          low=0),
+    Param("booster", "choice", "gbtree", "gbtree or dart (gblinear is not offered)",
+          choices=("gbtree", "dart")),
+    Param("multi_strategy", "str", "one_output_per_tree",
+          "multi-output trees: one_output_per_tree (multi_output_tree is not offered)"),
+    Param("rate_drop", "float", 0.0, "dart: share of trees dropped", low=0.0, high=1.0),
+    Param("one_drop", "int", 0, "dart: drop at least one tree", low=0, high=1),
+    Param("skip_drop", "float", 0.0, "dart: probability of no drop", low=0.0, high=1.0),
+    Param("normalize_type", "choice", "tree", "dart: weights of new and dropped trees",
+          choices=("tree", "forest")),
+    Param("sample_type", "choice", "uniform", "dart: how trees are drawn",
+          choices=("uniform", "weighted")),
+    Param("max_bin", "int", None, "the cache's (a different value is refused)", low=2),
+    Param("memory_limit", "any", None, "peak memory of the process (bytes or '1GB')"),
+    Param("prefetch", "int", None, "blocks read ahead (None: from the memory plan)",
+          low=0),
+    Param("verbosity", "int", 1, "0 silent, 1 progress, 2 memory plan and timings", low=0,
+          high=3),
+], refused={"n_estimators": "pass it to train() as num_boost_round"})
+
+#: name -> default (the spec's).
+BOOSTER_DEFAULTS = BOOSTER_SPEC.defaults()
 #: ``max_cat_threshold`` by ``categorical_split``: LightGBM's and XGBoost's defaults.
 MAX_CAT_THRESHOLD = {"lightgbm": 32, "xgboost": 64}
-_FRACTIONS = ("subsample", "colsample_bytree", "colsample_bylevel", "colsample_bynode")
-
-
-def _number(name, value):
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        try:
-            return float(value)
-        except (TypeError, ValueError):
-            raise ParameterError(f"parameter {name} must be a number, got {value!r}") from None
-    return float(value)
-
-
-def _integer(name, value, minimum):
-    try:
-        as_int = int(value)
-    except (TypeError, ValueError):
-        raise ParameterError(f"parameter {name} must be an integer, got {value!r}") from None
-    if as_int != float(value) or as_int < minimum:
-        raise ParameterError(
-            f"parameter {name} must be an integer >= {minimum}, got {value!r}"
-        )
-    return as_int
 
 
 def resolve_params(params):
-    """Defaults plus ``params`` (aliases resolved), validated.
+    """Defaults plus ``params`` (aliases resolved), each checked against
+    :data:`BOOSTER_SPEC`, then the rules between parameters.
 
     Parameters
     ----------
@@ -141,67 +135,21 @@ def resolve_params(params):
     Returns
     -------
     dict
-        Every parameter of ``BOOSTER_DEFAULTS`` with a checked value.
+        Every parameter of ``BOOSTER_SPEC`` with a checked value.
 
     Examples
     --------
     >>> resolve_params({"eta": 0.1, "max_depth": 4})["learning_rate"]
     0.1
     """
-    out = dict(BOOSTER_DEFAULTS)
-    seen = {}
-    for key, value in (params or {}).items():
-        name = ALIASES.get(key, key)
-        if key in ALIASES and name is None:
-            raise ParameterError(f"{key} is not a booster parameter: pass it to train() as "
-                                 f"num_boost_round")
-        if name not in BOOSTER_DEFAULTS:
-            import difflib
-
-            close = difflib.get_close_matches(name, list(BOOSTER_DEFAULTS) + list(ALIASES))
-            hint = f" (did you mean {', '.join(close)}?)" if close else ""
-            raise ParameterError(f"unknown parameter {key!r}{hint}")
-        if name in seen and seen[name] != key:
-            raise ParameterError(
-                f"parameters {seen[name]!r} and {key!r} are aliases; give one"
-            )
-        seen[name] = key
-        out[name] = value
-    for name, (low, high, inclusive) in _RANGES.items():
-        v = _number(name, out[name])
-        if (v < low if inclusive else v <= low) or (high is not None and v > high):
-            bound = ">=" if inclusive else ">"
-            raise ParameterError(f"parameter {name} must be {bound} {low}, got {out[name]!r}")
-        out[name] = v
-    for name in _FRACTIONS:
-        v = _number(name, out[name])
-        if not 0.0 < v <= 1.0:
-            raise ParameterError(f"parameter {name} must be in (0, 1], got {out[name]!r}")
-        out[name] = v
-    out["max_depth"] = _integer("max_depth", out["max_depth"], 0)
-    out["max_leaves"] = _integer("max_leaves", out["max_leaves"], 0)
-    out["leaves_per_pass"] = _integer("leaves_per_pass", out["leaves_per_pass"], 1)
-    out["max_cat_to_onehot"] = _integer("max_cat_to_onehot", out["max_cat_to_onehot"], 1)
-    if out["categorical_split"] not in MAX_CAT_THRESHOLD:
-        raise ParameterError(f"categorical_split must be 'lightgbm' or 'xgboost', got "
-                             f"{out['categorical_split']!r}")
+    out = BOOSTER_SPEC.resolve(params)
     if out["max_cat_threshold"] is None:
         out["max_cat_threshold"] = MAX_CAT_THRESHOLD[out["categorical_split"]]
-    out["max_cat_threshold"] = _integer("max_cat_threshold", out["max_cat_threshold"], 1)
-    out["min_data_per_group"] = _integer("min_data_per_group", out["min_data_per_group"], 0)
-    out["seed"] = _integer("seed", out["seed"], 0)
-    if out["grow_policy"] not in ("depthwise", "lossguide"):
-        raise ParameterError(f"grow_policy must be 'depthwise' or 'lossguide', got "
-                             f"{out['grow_policy']!r}")
     if out["max_depth"] == 0 and (out["grow_policy"] != "lossguide" or not out["max_leaves"]):
         raise ParameterError("max_depth=0 (no limit) needs grow_policy='lossguide' and "
                              "max_leaves > 0, as in XGBoost")
     check_dart_params(out)
     check_sampling_params(out)
-    if out["n_threads"] is not None:
-        out["n_threads"] = _integer("n_threads", out["n_threads"], 1)
-    if out["num_class"] is not None:
-        out["num_class"] = _integer("num_class", out["num_class"], 2)
     if isinstance(out["eval_metric"], str):
         out["eval_metric"] = [out["eval_metric"]]
     return out

@@ -1,5 +1,6 @@
 """``--learner gbtree``: gradient boosting in the XGBoost style (``training.train``)."""
 from ..registry import LearnerSpec, TrainRequest, register
+from .params import BOOSTER_SPEC
 
 
 def train_from_request(request: TrainRequest):
@@ -30,7 +31,7 @@ register(LearnerSpec(
     summary="gradient boosting, XGBoost's parameters and objectives (default)",
     train=train_from_request,
     options=frozenset({"init_model", "valid", "early_stopping_rounds", "checkpoint"}),
-    warmup_profile="boosting",
+    warmup_profile="boosting", params=BOOSTER_SPEC,
     estimators={
         "GradientBoostingClassifier": "oocboost.sklearn.boosting:GradientBoostingClassifier",
         "GradientBoostingRegressor": "oocboost.sklearn.boosting:GradientBoostingRegressor",

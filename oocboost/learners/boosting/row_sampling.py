@@ -41,21 +41,8 @@ SAMPLE_SLACK = 0.05
 
 
 def check_sampling_params(p):
-    """Validate and normalise the sampling parameters of resolved booster params."""
-    if p["data_sample_strategy"] not in ("bagging", GOSS):
-        raise ParameterError(f"data_sample_strategy must be 'bagging' or 'goss', got "
-                             f"{p['data_sample_strategy']!r}")
-    if p["sampling_method"] not in ("uniform", MVS):
-        raise ParameterError(f"sampling_method must be 'uniform' or 'gradient_based', got "
-                             f"{p['sampling_method']!r}")
-    for name in ("top_rate", "other_rate"):
-        try:
-            p[name] = float(p[name])
-        except (TypeError, ValueError):
-            raise ParameterError(f"parameter {name} must be a number, got {p[name]!r}") \
-                from None
-        if not 0.0 < p[name] < 1.0:
-            raise ParameterError(f"parameter {name} must be in (0, 1), got {p[name]!r}")
+    """The rules between the sampling parameters of resolved booster params (each one
+    is checked by the booster's spec, ``params.BOOSTER_SPEC``)."""
     if p["data_sample_strategy"] == GOSS:
         if p["top_rate"] + p["other_rate"] > 1.0:
             raise ParameterError(f"GOSS needs top_rate + other_rate <= 1, got "

@@ -9,6 +9,7 @@ import numpy as np
 
 from ...errors import ParameterError
 from ...kernels import cart_stats as kc
+from . import cart_params as cart
 from .validate import count_or_fraction, float_param, int_param, resolve_seed
 
 #: Model ``learner`` names.
@@ -176,9 +177,7 @@ def resolve_config(learner, params, *, task, n_rows, n_features, classes=None,
         raise ParameterError(f"criterion must be one of {allowed} for "
                              f"{task}, got {criterion!r}")
     splitter = p.get("splitter", "random" if learner == "extra_trees" else "best")
-    if splitter not in ("best", "random", "oblique"):
-        raise ParameterError(f"splitter must be 'best', 'random' or 'oblique', got "
-                             f"{splitter!r}")
+    splitter = cart.SPLITTER.check(splitter)
     tree_features, features_per_node = _feature_sampling(learner, p, n_features,
                                                          classification)
     bootstrap_features = bool(p.get("bootstrap_features", False))
@@ -187,12 +186,11 @@ def resolve_config(learner, params, *, task, n_rows, n_features, classes=None,
                                           n_rows, 1)
     min_samples_split = count_or_fraction("min_samples_split",
                                            p.get("min_samples_split", 2), n_rows, 2)
-    max_depth = int_param("max_depth", p.get("max_depth"), 1, allow_none=True)
-    max_leaf_nodes = int_param("max_leaf_nodes", p.get("max_leaf_nodes"), 2,
-                                allow_none=True)
-    leaves_per_pass = p.get("leaves_per_pass")
-    leaves_per_pass = (1 if learner in ("decision_tree",) else 8) if leaves_per_pass is None \
-        else int_param("leaves_per_pass", leaves_per_pass, 1)
+    max_depth = cart.MAX_DEPTH.check(p.get("max_depth"))
+    max_leaf_nodes = cart.MAX_LEAF_NODES.check(p.get("max_leaf_nodes"))
+    leaves_per_pass = cart.LEAVES_PER_PASS.check(p.get("leaves_per_pass"))
+    if leaves_per_pass is None:
+        leaves_per_pass = 1 if learner == "decision_tree" else 8
     n_jobs = _n_jobs(p.get("n_jobs"))
     cw = None
     if classification:
@@ -204,33 +202,22 @@ def resolve_config(learner, params, *, task, n_rows, n_features, classes=None,
         criterion=criterion, splitter=splitter, max_depth=max_depth,
         min_samples_split=max(min_samples_split, 2 * min_samples_leaf),
         min_samples_leaf=min_samples_leaf,
-        min_weight_fraction_leaf=float_param("min_weight_fraction_leaf",
-                                              p.get("min_weight_fraction_leaf", 0.0), 0.0,
-                                              0.5),
-        min_impurity_decrease=float_param("min_impurity_decrease",
-                                           p.get("min_impurity_decrease", 0.0), 0.0),
+        min_weight_fraction_leaf=cart.MIN_WEIGHT_FRACTION_LEAF.check(
+            p.get("min_weight_fraction_leaf", 0.0)),
+        min_impurity_decrease=cart.MIN_IMPURITY_DECREASE.check(
+            p.get("min_impurity_decrease", 0.0)),
         max_leaf_nodes=max_leaf_nodes, features_per_node=features_per_node,
         tree_features=tree_features, bootstrap_features=bootstrap_features,
         sample_mode=mode, sample_lam=lam, class_weight=cw,
-        ccp_alpha=float_param("ccp_alpha", p.get("ccp_alpha", 0.0), 0.0),
+        ccp_alpha=cart.CCP_ALPHA.check(p.get("ccp_alpha", 0.0)),
         seed=resolve_seed(p.get("random_state")), oob_score=bool(oob_score and ensemble),
         n_jobs=n_jobs,
-        trees_per_pass=int_param("trees_per_pass", p.get("trees_per_pass"), 1,
-                                  allow_none=True),
-        leaves_per_pass=leaves_per_pass,
-        prefetch=int_param("prefetch", p.get("prefetch"), 0, allow_none=True),
+        trees_per_pass=cart.TREES_PER_PASS.check(p.get("trees_per_pass")),
+        leaves_per_pass=leaves_per_pass, prefetch=cart.PREFETCH.check(p.get("prefetch")),
         memory_limit=p.get("memory_limit"), verbose=int(p.get("verbose", 0) or 0),
         keep_node_stats=learner == "decision_tree",
-        missing_values=_missing_values(p.get("missing_values", "learn")),
-        max_surrogates=int_param("max_surrogates", p.get("max_surrogates", 5), 1))
-
-
-def _missing_values(value):
-    if value not in ("learn", "surrogate"):
-        raise ParameterError(f"missing_values must be 'learn' (a direction learned at each "
-                             f"split) or 'surrogate' (rpart's surrogate splits), got "
-                             f"{value!r}")
-    return value
+        missing_values=cart.MISSING_VALUES.check(p.get("missing_values", "learn")),
+        max_surrogates=cart.MAX_SURROGATES.check(p.get("max_surrogates", 5)))
 
 
 def _feature_sampling(learner, p, n_features, classification):

@@ -20,20 +20,15 @@ def open_cache(data, what="training data"):
                          f"oocboost.build_cache), got {type(data).__name__}")
 
 
-def cli_input(cache, params, known, name):
-    """The opened training cache (with a label) and a copy of the command line's
-    ``params``, all of them in ``known`` (else ParameterError naming ``--learner
-    name``)."""
+def cli_input(cache, params, spec, name):
+    """The opened training cache (with a label) and the command line's ``params``
+    checked against the learner's :class:`~oocboost.utils.params.ParamSpec` ``spec``
+    (aliases resolved; an unknown name is a ParameterError naming ``--learner name``)."""
     cache = open_cache(cache)
     if not cache.has_label:
         raise ParameterError(f"training cache {cache.path} has no label column; rebuild it "
                              f"with --label")
-    p = dict(params or {})
-    unknown = sorted(set(p) - set(known))
-    if unknown:
-        raise ParameterError(f"unknown parameter(s) {unknown} for --learner {name}; known: "
-                             f"{', '.join(known)}")
-    return cache, p
+    return cache, spec.resolve(params, defaults=False, owner=f"--learner {name}")
 
 
 def task_and_classes(params, cache):

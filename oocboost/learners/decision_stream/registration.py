@@ -1,6 +1,7 @@
 """``--learner decision-stream``: decision streams (trees whose similar leaves merge),
 ``decision_stream.train.train_stream_from_params``."""
 from ..registry import LearnerSpec, TrainRequest, register
+from .params import STREAM_SPEC
 
 
 def train_from_request(request: TrainRequest):
@@ -14,6 +15,6 @@ def train_from_request(request: TrainRequest):
 register(LearnerSpec(
     name="decision-stream", summary="a decision stream: a tree whose statistically "
                                     "similar leaves merge",
-    train=train_from_request,
+    train=train_from_request, params=STREAM_SPEC,
     estimators={name: f"oocboost.sklearn.decision_stream:{name}" for name in (
         "DecisionStreamClassifier", "DecisionStreamRegressor")}))

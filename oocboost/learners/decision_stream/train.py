@@ -4,13 +4,10 @@ import time
 
 from ...utils.log import get_logger, say
 from .learn import resolve_stream_config, stream_arrays, train_stream
+from .params import STREAM_SPEC
 
 logger = get_logger(__name__)
 
-#: Parameters the command line accepts.
-CLI_PARAMS = ("criterion", "max_depth", "min_samples_split", "min_samples_leaf",
-              "min_impurity_decrease", "significance", "n_jobs", "n_threads", "prefetch",
-              "task", "objective", "verbosity", "seed", "random_state")
 
 
 def train_stream_model(cache, config, classes=None):
@@ -34,14 +31,12 @@ def train_stream_model(cache, config, classes=None):
 
 
 def train_stream_from_params(params, cache, *, memory_limit=None, verbose=False):
-    """The command line's entry. ``params``: :data:`CLI_PARAMS` (``task`` forces
+    """The command line's entry. ``params``: :data:`params.STREAM_SPEC` (``task`` forces
     classification or regression, inferred as for forests otherwise)."""
     from ..common.data import cli_input, label_summary, task_and_classes
 
-    cache, p = cli_input(cache, params, CLI_PARAMS, "decision-stream")
-    if "n_threads" in p:
-        p["n_jobs"] = p.pop("n_threads")
-    for unused in ("verbosity", "seed", "random_state"):   # the stream draws nothing
+    cache, p = cli_input(cache, params, STREAM_SPEC, "decision-stream")
+    for unused in ("verbosity", "seed"):   # the stream draws nothing
         p.pop(unused, None)
     if memory_limit is not None:
         p["memory_limit"] = memory_limit

@@ -36,6 +36,7 @@ from ...utils.log import get_logger, say
 from ..common.cart_config import resolve_config
 from ..common.data import empty_model, label_summary, open_cache, task_and_classes
 from ..common.validate import int_param
+from .params import FOREST_SPEC
 from .passes import (
     choose_trees_per_pass,
     grow_trees,
@@ -191,13 +192,6 @@ def _set_attributes(model, config, trees_per_pass, classes):
 
 _CLI_NAMES = {"random-forest": "random_forest", "extra-trees": "extra_trees",
               "decision-tree": "decision_tree"}
-#: Parameters the command line accepts (scikit-learn names plus ours and aliases).
-CLI_PARAMS = ("criterion", "splitter", "max_depth", "min_samples_split", "min_samples_leaf",
-              "min_weight_fraction_leaf", "max_features", "max_leaf_nodes",
-              "min_impurity_decrease", "bootstrap", "oob_score", "n_jobs", "random_state",
-              "verbose", "class_weight", "ccp_alpha", "max_samples", "trees_per_pass",
-              "leaves_per_pass", "prefetch", "task", "seed", "n_threads", "objective",
-              "verbosity", "missing_values", "max_surrogates")
 
 
 def _init_forest(init_model, learner, cache):
@@ -226,22 +220,12 @@ def learner_of(name):
 
 
 def cli_params(name, params, *, verbose=False, memory_limit=None):
-    """The command line's ``params`` checked (all in :data:`CLI_PARAMS`) with the aliases
-    ``seed`` and ``n_threads`` resolved, ``random_state`` 0 by default (the command line
-    is reproducible), ``verbose`` set."""
-    p = dict(params or {})
-    unknown = sorted(set(p) - set(CLI_PARAMS))
-    if unknown:
-        raise ParameterError(f"unknown parameter(s) {unknown} for --learner {name}; known: "
-                             f"{', '.join(CLI_PARAMS)}")
-    for alias, target in (("seed", "random_state"), ("n_threads", "n_jobs")):
-        if alias in p:
-            if target in p:
-                raise ParameterError(f"{alias} and {target} are aliases; give one")
-            p[target] = p.pop(alias)
+    """The command line's ``params`` checked against :data:`params.FOREST_SPEC` (aliases
+    such as ``seed`` and ``n_threads`` resolved), ``random_state`` 0 by default (the
+    command line is reproducible), ``verbose`` set."""
+    p = FOREST_SPEC.resolve(params, defaults=False, owner=f"--learner {name}")
     p.setdefault("random_state", 0)
-    verbosity = p.pop("verbosity", None)
-    p["verbose"] = 2 if verbose else (p.get("verbose") or (verbosity or 0))
+    p["verbose"] = 2 if verbose else (p.get("verbose") or 0)
     if memory_limit is not None:
         p["memory_limit"] = memory_limit
     return p
@@ -255,7 +239,7 @@ def train_forest_from_params(name, params, cache, *, n_estimators, memory_limit=
     ----------
     name : {"random-forest", "extra-trees", "decision-tree"}
     params : dict
-        Estimator parameters by scikit-learn name (see :data:`CLI_PARAMS`); ``seed`` and
+        Estimator parameters by scikit-learn name (:data:`params.FOREST_SPEC`); ``seed`` and
         ``n_threads`` are aliases of ``random_state`` and ``n_jobs``; ``task`` forces
         classification or regression (default: inferred, see :func:`infer_task`).
     cache : Cache or path
@@ -282,7 +266,7 @@ def train_forest_from_params(name, params, cache, *, n_estimators, memory_limit=
     model = _init_forest(init_model, learner, cache)
     p = dict(params or {})
     if model is not None:
-        p = {**{k: v for k, v in model.params.items() if k in CLI_PARAMS}, **p}
+        p = {**{k: v for k, v in model.params.items() if k in FOREST_SPEC}, **p}
     p = cli_params(name, p, verbose=verbose, memory_limit=memory_limit)
     task, classes = task_and_classes(p, cache)
     counts = None

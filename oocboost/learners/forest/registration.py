@@ -1,6 +1,7 @@
 """``--learner random-forest``, ``extra-trees``, ``decision-tree``: CART trees grown in
 passes over the cache, scikit-learn's parameters (``forest.train_forest_from_params``)."""
 from ..registry import LearnerSpec, TrainRequest, register
+from .params import FOREST_SPEC
 
 
 def train_from_request(request: TrainRequest):
@@ -16,17 +17,19 @@ def train_from_request(request: TrainRequest):
 _SKLEARN = "oocboost.sklearn"
 register(LearnerSpec(
     name="random-forest", summary="Breiman's random forest (bootstrap, features per node)",
-    train=train_from_request, options=frozenset({"init_model"}), warmup_profile="forest",
+    train=train_from_request, params=FOREST_SPEC, options=frozenset({"init_model"}),
+    warmup_profile="forest",
     estimators={name: f"{_SKLEARN}.forests:{name}" for name in (
         "RandomForestClassifier", "RandomForestRegressor", "BaggingClassifier",
         "BaggingRegressor")}))
 register(LearnerSpec(
     name="extra-trees", summary="extremely randomised trees (random thresholds)",
-    train=train_from_request, options=frozenset({"init_model"}), warmup_profile="forest",
+    train=train_from_request, params=FOREST_SPEC, options=frozenset({"init_model"}),
+    warmup_profile="forest",
     estimators={name: f"{_SKLEARN}.forests:{name}" for name in (
         "ExtraTreesClassifier", "ExtraTreesRegressor")}))
 register(LearnerSpec(
     name="decision-tree", summary="one CART tree (gini, entropy, squared error, ...)",
-    train=train_from_request, warmup_profile="forest",
+    train=train_from_request, params=FOREST_SPEC, warmup_profile="forest",
     estimators={name: f"{_SKLEARN}.trees:{name}" for name in (
         "DecisionTreeClassifier", "DecisionTreeRegressor")}))

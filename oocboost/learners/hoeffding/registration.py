@@ -4,6 +4,7 @@ import os
 
 from ...errors import ParameterError
 from ..registry import LearnerSpec, TrainRequest, register
+from .params import HOEFFDING_SPEC
 
 
 def train_from_request(request: TrainRequest):
@@ -14,7 +15,7 @@ def train_from_request(request: TrainRequest):
 
         if request.init_model is not None:
             raise ParameterError("--init-model takes a cache: build one from the file")
-        params = {k: v for k, v in request.params.items() if k != "num_class"}
+        params = dict(request.params)
         return learn_file(request.learner, params, cache, label=request.label,
                           reference=request.reference, num_class=request.num_class,
                           n_estimators=request.n_estimators,
@@ -32,11 +33,11 @@ _OPTIONS = frozenset({"init_model", "files"})
 register(LearnerSpec(
     name="hoeffding-tree", summary="a Hoeffding tree (river's names), one pass over a "
                                    "cache or a file",
-    train=train_from_request, options=_OPTIONS,
+    train=train_from_request, options=_OPTIONS, params=HOEFFDING_SPEC,
     estimators={name: f"oocboost.sklearn.hoeffding:{name}" for name in (
         "HoeffdingTreeClassifier", "HoeffdingTreeRegressor")}))
 register(LearnerSpec(
     name="online-bagging", summary="Oza's online bagging of Hoeffding trees",
-    train=train_from_request, options=_OPTIONS,
+    train=train_from_request, options=_OPTIONS, params=HOEFFDING_SPEC,
     estimators={"OnlineBaggingClassifier":
                 "oocboost.sklearn.online_bagging:OnlineBaggingClassifier"}))

@@ -44,13 +44,6 @@ def _init(init_model, cache):
                              f"(append to its cache, or build this one with --reference)")
     return model
 
-#: Parameters ``--param`` accepts (river's names; ``n_estimators`` and ``seed`` for online
-#: bagging, ``task`` to force classification or regression).
-CLI_PARAMS = ("grace_period", "max_depth", "split_criterion", "delta", "tau",
-              "leaf_prediction", "nb_threshold", "min_branch_fraction", "max_share_to_split",
-              "min_samples_split", "merit_preprune", "split_revision",
-              "min_samples_reevaluate", "max_leaves", "task", "seed", "prefetch",
-              "batch_rows")
 
 
 def train_hoeffding_from_params(name, params, cache, *, n_estimators=10, memory_limit=None,
@@ -62,7 +55,7 @@ def train_hoeffding_from_params(name, params, cache, *, n_estimators=10, memory_
     ----------
     name : {"hoeffding-tree", "online-bagging"}
     params : dict
-        River's parameter names (:data:`CLI_PARAMS`).
+        River's parameter names (:data:`params.HOEFFDING_SPEC`).
     cache : Cache or path
     n_estimators : int
         Trees of online bagging.
@@ -80,14 +73,11 @@ def train_hoeffding_from_params(name, params, cache, *, n_estimators=10, memory_
     """
     from ...model.model import source_attributes
     from ..common.data import cache_classes, infer_task, open_cache
+    from .params import HOEFFDING_SPEC
 
     cache = open_cache(cache)
     init = _init(init_model, cache)
-    p = dict(params or {})
-    unknown = sorted(set(p) - set(CLI_PARAMS))
-    if unknown:
-        raise ParameterError(f"unknown parameter(s) {unknown} for --learner {name}; known: "
-                             f"{', '.join(CLI_PARAMS)}")
+    p = HOEFFDING_SPEC.resolve(params, defaults=False, owner=f"--learner {name}")
     task = infer_task(p, cache) if init is None else (
         "classification" if init.classes else "regression")
     p.pop("task", None)

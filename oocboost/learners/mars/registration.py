@@ -1,6 +1,7 @@
 """``--learner mars``: Friedman's multivariate adaptive regression splines on the cache's
 bins (``mars.train.train_mars_from_params``)."""
 from ..registry import LearnerSpec, TrainRequest, register
+from .params import MARS_SPEC
 
 
 def train_from_request(request: TrainRequest):
@@ -12,6 +13,6 @@ def train_from_request(request: TrainRequest):
 
 register(LearnerSpec(
     name="mars", summary="multivariate adaptive regression splines (Friedman 1991)",
-    train=train_from_request,
+    train=train_from_request, params=MARS_SPEC,
     estimators={name: f"oocboost.sklearn.mars:{name}" for name in (
         "MARSRegressor", "MARSClassifier")}))

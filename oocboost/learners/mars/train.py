@@ -111,10 +111,6 @@ def train_mars_classifier(cache, config, n_classes, classes=None, C=1.0, max_ite
 
 
 
-#: Parameters ``oocboost train --learner mars`` accepts.
-CLI_PARAMS = ("max_terms", "max_degree", "penalty", "thresh", "min_span", "C", "max_iter",
-              "tol", "n_jobs", "n_threads", "prefetch", "task", "objective", "verbosity",
-              "seed", "random_state")
 
 
 def train_mars_from_params(params, cache, *, memory_limit=None, verbose=False):
@@ -123,10 +119,11 @@ def train_mars_from_params(params, cache, *, memory_limit=None, verbose=False):
     from ...utils.threads import thread_limit
     from ..common.data import cli_input, task_and_classes
     from .fit import MarsConfig
+    from .params import MARS_SPEC
 
-    cache, p = cli_input(cache, params, CLI_PARAMS, "mars")
-    n_jobs = p.pop("n_jobs", p.pop("n_threads", None))
-    for unused in ("verbosity", "seed", "random_state"):   # MARS draws nothing
+    cache, p = cli_input(cache, params, MARS_SPEC, "mars")
+    n_jobs = p.pop("n_jobs", None)
+    for unused in ("verbosity", "seed"):   # MARS draws nothing
         p.pop(unused, None)
     task, classes = task_and_classes(p, cache)
     logistic = {k: p.pop(k) for k in ("C", "max_iter", "tol") if k in p}
