@@ -195,8 +195,7 @@ def _train(args):
     model = registry.train(request)
     model.save_model(args.output)
     if not args.quiet:
-        msg = (f"saved {args.output}: {len(model.mars.terms)} MARS terms"
-               if model.mars is not None else f"saved {args.output}: {model.n_trees} trees")
+        msg = f"saved {args.output}: {model.summary()}"
         if getattr(model, "best_iteration", None) is not None:
             msg += f", best iteration {model.best_iteration}"
         oob = (model.attributes or {}).get("oob_score")

@@ -30,6 +30,7 @@ from typing import Any
 
 from ..errors import ParameterError
 from ..model.checks import allow_learner
+from ..model.parts import ModelPart, register_part, unregister_part
 from ..utils.params import ParamSpec
 
 #: Options of a training request beyond params, rounds, memory limit and verbosity; a
@@ -100,6 +101,10 @@ class LearnerSpec:
     model_learners : tuple of str
         The ``learner`` values its models carry (``model/checks.py`` accepts them once
         registered); the built-in ones are known to the model layer already.
+    model_parts : tuple of ModelPart subclasses
+        The parts its models carry beside the trees (``model/parts.py``): registered
+        with the model layer, so their files load (the built-in ones are known to it
+        already).
     params : ParamSpec or None
         Its parameters (``utils/params.py``): ``--param`` names and values are checked
         against it, aliases resolved, before the learner runs; the estimators' signatures
@@ -114,6 +119,7 @@ class LearnerSpec:
     warmup_profile: str | None = None
     estimators: Mapping[str, str] = field(default_factory=dict)
     model_learners: tuple[str, ...] = ()
+    model_parts: tuple[type[ModelPart], ...] = ()
     params: ParamSpec | None = None
 
     def __post_init__(self) -> None:
@@ -153,6 +159,8 @@ def register(spec: LearnerSpec, *, replace: bool = False) -> LearnerSpec:
             raise ParameterError(f"learner name {name!r} is taken by {owner!r}")
     for name in spec.model_learners:
         allow_learner(name)
+    for part in spec.model_parts:
+        register_part(part)
     _SPECS[spec.name] = spec
     for name in (spec.name, *spec.aliases):
         _ALIASES[name] = spec.name
@@ -165,6 +173,8 @@ def unregister(name: str) -> None:
     if spec is not None:
         for alias in (spec.name, *spec.aliases):
             _ALIASES.pop(alias, None)
+        for part in spec.model_parts:
+            unregister_part(part.key)
 
 
 def discover() -> None:

@@ -16,12 +16,13 @@ bin_mapper          a valid ``BinMapper`` description over the model's features,
 attributes          ``label``, ``group`` (str or null), ``seed`` (int), ``adaboost`` (see
                     :func:`_check_adaboost`); other keys are free JSON, never read
 params              free JSON (the training parameters, for the record; never read)
-naive_bayes         optional: naive Bayes leaves (``model/naive_bayes.py``), each table
-                    checked against its tree, the classes and the bin mapper
-stream_state        optional: Hoeffding trees' learning state (``model/stream_state.py``),
-                    each array checked against its tree and the bin mapper
-mars                optional: MARS terms and coefficients (``model/mars.py``): hinges on
-                    numeric features at their bin edges, finite, one column per output
+a part's key        optional: a learner's part (``model/parts.py``), read and validated
+                    by its class against the core: ``naive_bayes`` (naive Bayes leaves,
+                    each table against its tree, the classes and the bin mapper),
+                    ``stream_state`` (Hoeffding trees' learning state, each array against
+                    its tree and the bin mapper), ``mars`` (terms: hinges on numeric
+                    features at their bin edges, finite, one column per output), and the
+                    keys of parts registered at run time (``register_part``)
 anything else       refused: an unknown field
 ==================  =================================================================
 """
@@ -29,12 +30,12 @@ import math
 
 from ..errors import ModelError, OocboostError
 
-#: Every top-level field of format version 1.
+#: The core's top-level fields of format version 1 (the parts' keys come from
+#: ``model/parts.py``, :func:`known_fields`).
 FIELDS = ("format", "format_version", "learner", "objective", "objective_params",
           "aggregation", "n_outputs", "trees_per_round", "base_margin", "tree_group",
           "tree_weight", "best_iteration", "n_classes", "classes", "feature_names",
-          "feature_types", "bin_mapper", "params", "attributes", "trees", "naive_bayes",
-          "stream_state", "mars")
+          "feature_types", "bin_mapper", "params", "attributes", "trees")
 LEARNERS = ("gbtree", "random_forest", "extra_trees", "decision_tree", "bagging",
             "adaboost", "hoeffding_tree", "online_bagging", "decision_stream", "mars")
 #: ``learner`` values of learners registered at run time (``learners/registry.py``).
@@ -59,12 +60,20 @@ def known_learners():
     return LEARNERS + tuple(sorted(_REGISTERED_LEARNERS - set(LEARNERS)))
 
 
+def known_fields():
+    """Every top-level field a model file may have: the core's, then the parts'."""
+    from .parts import part_classes
+
+    return FIELDS + tuple(part_classes())
+
+
 def check_no_unknown_fields(doc, where):
     """Refuse a field this format does not have (a typo, or a newer writer's)."""
-    unknown = sorted(k for k in doc if k not in FIELDS)
+    fields = known_fields()
+    unknown = sorted(k for k in doc if k not in fields)
     if unknown:
         raise ModelError(f"{where}: unknown field {unknown[0]!r} (format version 1 has "
-                         f"{', '.join(FIELDS)})")
+                         f"{', '.join(fields)})")
 
 
 def check_model_fields(model):

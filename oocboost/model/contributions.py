@@ -79,10 +79,9 @@ class ModelContributions:
         if info.get("prediction") == "weighted_median":
             raise ModelError("an AdaBoost.R2 model predicts the weighted median of its "
                              "trees, which has no additive contributions")
-        if self.naive_bayes:
-            raise ModelError("a model with naive Bayes leaves (leaf_prediction='nb' or "
-                             "'nba') has no Tree SHAP values: train with "
-                             "leaf_prediction='mc' to explain it")
+        for part in self.parts.values():
+            if part.shap_refusal:
+                raise ModelError(part.shap_refusal)
         self.validate()
         t0, t1 = self._tree_range(iteration_range)
         if self.learner == "decision_stream":

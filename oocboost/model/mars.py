@@ -13,6 +13,7 @@ import numpy as np
 
 from ..errors import ModelError
 from ..kernels import mars as km
+from .parts import ModelPart, register_part
 
 #: Terms and hinges per term a model file may hold.
 MAX_TERMS, MAX_DEGREE = 1 << 16, 64
@@ -47,8 +48,12 @@ def flat_terms(terms):
             np.array([h[3] for h in every], np.float64))
 
 
-class MarsPart:
+@register_part
+class MarsPart(ModelPart):
     """Terms and coefficients (see the module docstring)."""
+
+    key = "mars"
+    needs_float64 = True
 
     def __init__(self, terms, coef):
         self.terms = [[(int(f), int(b), float(k), int(s)) for f, b, k, s in t] for t in terms]
@@ -57,16 +62,18 @@ class MarsPart:
     def flat(self):
         return flat_terms(self.terms)
 
-    def add_margin(self, X, out):
+    def add_margin(self, model, X, out, t0, t1):
         """``out += B(X) coef`` for raw rows X (n_rows, n_features)."""
         B = np.empty((len(self.terms), X.shape[0]))
         km.basis_raw(np.ascontiguousarray(X, np.float64), *self.flat(), B)
         out += B.T @ self.coef
 
-    def add_margin_binned(self, codes, rep, out):
-        """``out += B coef`` for cache codes (n_features, n_rows), values from ``rep``."""
+    def add_margin_binned(self, model, codes, missing_bin, out, t0, t1):
+        """``out += B coef`` for cache codes (n_features, n_rows), read as their bins'
+        representative values."""
         B = np.empty((len(self.terms), codes.shape[1]))
-        km.basis_binned(np.ascontiguousarray(codes), rep, *self.flat(), B)
+        km.basis_binned(np.ascontiguousarray(codes), model.bin_representatives(),
+                        *self.flat(), B)
         out += B.T @ self.coef
 
     # ------------------------------------------------------------------ checks and JSON
@@ -99,12 +106,15 @@ class MarsPart:
                         fail(f"mars: term {m}: knot bin {b} of feature {f} is not one of "
                              f"its {len(e)} edges")
 
-    def to_json_dict(self):
+    def describe(self):
+        return f"{len(self.terms)} MARS terms"
+
+    def to_json(self):
         return {"terms": [[[f, b, k, s] for f, b, k, s in t] for t in self.terms],
                 "coef": self.coef.tolist()}
 
     @classmethod
-    def from_json_dict(cls, d, where):
+    def from_json(cls, d, doc, where):
         def fail(msg):
             raise ModelError(f"{where}: mars: {msg}")
 

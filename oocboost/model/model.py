@@ -43,6 +43,9 @@ from ..common import MAX_CATEGORIES, X_DTYPE, category_value_bins
 from ..errors import MemoryLimitError, ModelError
 from ..utils.files import write_text_atomic
 from ..utils.jsonio import read_json
+
+# the built-in parts register themselves (model/parts.py) when their modules load
+from . import mars, naive_bayes, stream_state  # noqa: F401
 from .checks import check_model_fields, check_no_unknown_fields
 from .contributions import ModelContributions
 from .fields import (
@@ -53,8 +56,8 @@ from .fields import (
     read_int,
     read_typed,
 )
+from .parts import ModelPart, read_parts
 from .prediction import ModelPrediction
-from .streaming_parts import StreamingParts
 from .tree import MAX_BITSET_CELLS, MAX_OUTPUTS, Tree, coerce
 
 FORMAT = "oocboost-model"
@@ -78,7 +81,7 @@ def source_attributes(cache):
     return out
 
 
-class Model(ModelPrediction, ModelContributions, StreamingParts):
+class Model(ModelPrediction, ModelContributions):
     """A tree ensemble: trees, how they combine, the feature schema and training metadata.
 
     Parameters
@@ -119,12 +122,10 @@ class Model(ModelPrediction, ModelContributions, StreamingParts):
         Free JSON-able metadata (evals_result, estimator weights, OOB score, ...).
     n_features : int, optional
         Only when ``feature_names`` is None.
-    naive_bayes : list of LeafTables, optional
-        Leaves that predict by naive Bayes (Hoeffding trees, ``model/naive_bayes.py``).
-    stream_state : list of StreamState, optional
-        What Hoeffding trees need to go on learning (``model/stream_state.py``).
-    mars : MarsPart, optional
-        MARS terms and coefficients (``model/mars.py``), added to the trees' margin.
+    parts : iterable of ModelPart, optional
+        A learner's state beside the trees, one per key (``model/parts.py``): MARS terms
+        (``"mars"``), naive Bayes leaves (``"naive_bayes"``), Hoeffding trees' learning
+        state (``"stream_state"``). Read them with :meth:`part`.
     """
 
     def __init__(self, trees=(), *, tree_group=None, tree_weight=None, base_margin=None,
@@ -132,11 +133,16 @@ class Model(ModelPrediction, ModelContributions, StreamingParts):
                  aggregation="sum", trees_per_round=1, feature_names=None,
                  feature_types=None, bin_mapper=None, params=None, best_iteration=None,
                  n_classes=None, classes=None, attributes=None, n_features=None,
-                 naive_bayes=None, stream_state=None, mars=None):
+                 parts=()):
         self.trees = list(trees)
-        self.mars = mars
-        self.naive_bayes = list(naive_bayes or ())
-        self.stream_state = list(stream_state or ())
+        self.parts = {}
+        for part in parts:
+            if not isinstance(part, ModelPart):
+                raise ModelError(f"a model part must be a ModelPart, got "
+                                 f"{type(part).__name__}")
+            if part.key in self.parts:
+                raise ModelError(f"two model parts with key {part.key!r}")
+            self.parts[part.key] = part
         n_trees = len(self.trees)
         self.n_outputs = n_outputs
         self.tree_group = (np.zeros(n_trees, dtype=np.int32) if tree_group is None
@@ -285,9 +291,11 @@ class Model(ModelPrediction, ModelContributions, StreamingParts):
                              f"{self.n_outputs} and {self.trees_per_round}")
         if list(other.feature_names) != list(self.feature_names):
             raise ModelError("cannot continue a model trained on other features")
-        self.naive_bayes += [nb.moved(nb.tree + len(self.trees)) for nb in other.naive_bayes]
-        self.stream_state += [st.moved(st.tree + len(self.trees))
-                              for st in other.stream_state]
+        n_trees = len(self.trees)
+        for key, theirs in other.parts.items():
+            mine = self.parts.get(key)
+            self.parts[key] = (theirs.shifted(n_trees) if mine is None
+                               else mine.appended(theirs, n_trees))
         self.trees.extend(other.trees)
         self.tree_group = np.concatenate((self.tree_group, other.tree_group)).astype(np.int32)
         self.tree_weight = np.concatenate((self.tree_weight, other.tree_weight))
@@ -311,10 +319,43 @@ class Model(ModelPrediction, ModelContributions, StreamingParts):
             n_classes=self.n_classes,
             classes=None if self.classes is None else list(self.classes),
             attributes=dict(self.attributes),
-            naive_bayes=[nb.moved(nb.tree - t0) for nb in self.naive_bayes
-                         if t0 <= nb.tree < t1],
-            stream_state=[st.moved(st.tree - t0) for st in self.stream_state
-                          if t0 <= st.tree < t1])
+            parts=[p for p in (part.sliced(t0, t1) for part in self.parts.values())
+                   if p is not None])
+
+    def part(self, key):
+        """The model's part ``key`` (``"mars"``, ``"naive_bayes"``, ...), or None."""
+        return self.parts.get(key)
+
+    def mapper(self):
+        """The :class:`~oocboost.cache.binning.BinMapper` of ``bin_mapper``, built once
+        (parts bin raw values with it)."""
+        from ..cache.binning import BinMapper
+
+        key = id(self.bin_mapper)
+        if getattr(self, "_mapper_key", None) != key:
+            self._mapper = BinMapper.from_dict(self.bin_mapper)
+            self._mapper_key = key
+        return self._mapper
+
+    def bin_representatives(self):
+        """(n_features, max_bin) float64: the value each bin code stands for (its middle,
+        NaN for missing and categorical codes), built once: MARS terms and oblique
+        splits read cache codes as these values."""
+        from .mars import representatives
+
+        mapper = self.mapper()
+        if getattr(self, "_rep_key", None) != id(mapper):
+            self._rep = representatives(mapper, mapper.max_bin)
+            self._rep_key = id(mapper)
+        return self._rep
+
+    def summary(self):
+        """What ``oocboost train`` says it saved: ``"100 trees"``, or a part's words."""
+        for part in self.parts.values():
+            words = part.describe()
+            if words:
+                return words
+        return f"{self.n_trees} trees"
 
     # Training metadata kept in ``attributes`` so that it is saved with the model.
     best_score = property(lambda self: self.attributes.get("best_score"),
@@ -415,7 +456,8 @@ class Model(ModelPrediction, ModelContributions, StreamingParts):
             if tree.n_outputs != want:
                 fail(f"tree {t}: value has {tree.n_outputs} columns, expected {want} "
                      f"(group {self.tree_group[t]})")
-        self._validate_parts(fail)
+        for part in self.parts.values():
+            part.validate(self, fail)
         return self
 
     # ------------------------------------------------------------------ JSON
@@ -444,17 +486,7 @@ class Model(ModelPrediction, ModelContributions, StreamingParts):
             "params": jsonable(self.params, "params"),
             "attributes": jsonable(self.attributes, "attributes"),
             "trees": [tree.to_json_dict() for tree in self.trees],
-            **(
-                {"naive_bayes": [nb.to_json_dict() for nb in self.naive_bayes]}
-                if self.naive_bayes
-                else {}
-            ),
-            **(
-                {"stream_state": [st.to_json_dict() for st in self.stream_state]}
-                if self.stream_state
-                else {}
-            ),
-            **({"mars": self.mars.to_json_dict()} if self.mars is not None else {}),
+            **{key: part.to_json() for key, part in self.parts.items()},
         }
 
     @classmethod
@@ -533,9 +565,7 @@ class Model(ModelPrediction, ModelContributions, StreamingParts):
             n_classes=read_int(doc, "n_classes", where, 0, INT32_MAX, optional=True),
             classes=read_typed(doc, "classes", (list,), where, optional=True),
             attributes=read_typed(doc, "attributes", (dict,), where),
-            naive_bayes=cls._read_naive_bayes(doc, where),
-            stream_state=cls._read_stream_state(doc, where, raw_trees),
-            mars=cls._read_mars(doc, where),
+            parts=read_parts(doc, where),
         )
         model.validate()
         check_model_fields(model)
@@ -554,14 +584,16 @@ class Model(ModelPrediction, ModelContributions, StreamingParts):
         ----------
         path : str or os.PathLike
         state : bool
-            Keep Hoeffding trees' learning state (``stream_state``, to continue learning
-            later); False writes a file that only predicts.
+            Keep the parts that are learning state (Hoeffding trees' ``stream_state``, to
+            continue learning later); False writes a file that only predicts.
         """
         self.validate()
         check_model_fields(self)  # never write what load_model would refuse
         doc = self.to_json_dict()
         if not state:
-            doc.pop("stream_state", None)
+            for key, part in self.parts.items():
+                if part.is_learning_state:
+                    doc.pop(key, None)
         text = json.dumps(doc, allow_nan=False, separators=(",", ":"))
         write_text_atomic(path, text)
 

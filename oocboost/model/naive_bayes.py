@@ -28,7 +28,8 @@ import numpy as np
 from ..common import hist_column_starts
 from ..errors import ModelError
 from ..kernels.naive_bayes import naive_bayes_scores
-from .fields import read_array, read_int
+from .fields import read_array, read_int, read_typed
+from .parts import TreeEntries, register_part
 from .tree import coerce
 
 #: Cells * classes * tables of one tree read from a file, at most (2 GiB of float64).
@@ -250,7 +251,7 @@ def leaves_of(tree, codes, missing_bin):
     return node_of_row[0]
 
 
-def add_naive_bayes(model, codes, out, t0, t1):
+def add_naive_bayes(model, part, codes, out, t0, t1):
     """Replace, in the summed outputs ``out`` of trees ``t0 .. t1 - 1``, the class
     distribution of every naive Bayes leaf a row reaches by the row's posterior (before
     the aggregation's division: each tree adds ``weight * (posterior - distribution)``).
@@ -258,11 +259,12 @@ def add_naive_bayes(model, codes, out, t0, t1):
     Parameters
     ----------
     model : Model
+    part : NaiveBayesLeaves
     codes : ndarray (n_features, n_rows) uint8/uint16, the model's bins    # IN
     out : ndarray (n_rows, K) float64                                     # IN/OUT
     """
-    mapper = model.naive_bayes_mapper()
-    for tables in model.naive_bayes:
+    mapper = model.mapper()
+    for tables in part:
         if not t0 <= tables.tree < t1:
             continue
         tree = model.trees[tables.tree]
@@ -271,3 +273,52 @@ def add_naive_bayes(model, codes, out, t0, t1):
         posterior = majority.copy()
         tables.probabilities(codes, node_of_row, tree.n_nodes, mapper, posterior)
         out += model.tree_weight[tables.tree] * (posterior - majority)
+
+
+@register_part
+class NaiveBayesLeaves(TreeEntries):
+    """The ``"naive_bayes"`` part: the :class:`LeafTables` of each tree that has them."""
+
+    key = "naive_bayes"
+    entry_type = LeafTables
+    needs_float64 = True
+    shap_refusal = ("a model with naive Bayes leaves (leaf_prediction='nb' or 'nba') has "
+                    "no Tree SHAP values: train with leaf_prediction='mc' to explain it")
+
+    def to_json(self):
+        return [tables.to_json_dict() for tables in self.entries]
+
+    @classmethod
+    def from_json(cls, value, doc, where):
+        entries = read_typed({"naive_bayes": value}, "naive_bayes", (list,), where)
+        if not entries:
+            return None
+        n_classes = doc.get("n_classes")
+        if not isinstance(n_classes, int) or isinstance(n_classes, bool) or n_classes < 2:
+            raise ModelError(f"{where}: naive_bayes leaves need n_classes >= 2")
+        return cls([LeafTables.from_json_dict(d, n_classes, f"{where}: naive_bayes[{i}]")
+                    for i, d in enumerate(entries)])
+
+    def validate(self, model, fail):
+        if model.bin_mapper is None or not model.n_classes or model.aggregation != "mean":
+            fail("naive_bayes leaves need a bin_mapper, n_classes and 'mean' aggregation")
+        mapper = model.mapper()
+        if mapper.n_features != model.n_features:
+            fail(f"naive_bayes: the bin mapper has {mapper.n_features} features, the model "
+                 f"{model.n_features}")
+        _, _, n_cells = cell_layout(mapper.n_value_bins, mapper.max_bin)
+        for i, tables in self.checked_entries(fail):
+            tree = model.trees[tables.tree] if 0 <= tables.tree < len(model.trees) else None
+            tables.validate(len(model.trees), tree.left if tree is not None
+                            else np.zeros(0, np.int32), int(model.n_classes), n_cells,
+                            where=f"naive_bayes[{i}]")
+            if tree is not None and np.any(tree.right[tree.left >= 0]
+                                           != tree.left[tree.left >= 0] + 1):
+                fail(f"naive_bayes[{i}]: tree {tables.tree} must number each right child "
+                     f"left + 1")
+
+    def add_margin(self, model, X, out, t0, t1):
+        add_naive_bayes(model, self, model.mapper().transform_numeric(X), out, t0, t1)
+
+    def add_margin_binned(self, model, codes, missing_bin, out, t0, t1):
+        add_naive_bayes(model, self, codes, out, t0, t1)

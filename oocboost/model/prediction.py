@@ -189,19 +189,15 @@ class ModelPrediction:
         ndarray (n_rows, n_outputs) float64
         """
         flat = self._flat_trees()
-        X = self._check_X(X, keep_float32=self.mars is None and not self.naive_bayes
+        parts = list(self.parts.values())
+        X = self._check_X(X, keep_float32=not any(p.needs_float64 for p in parts)
                           and _kp.is_plain(flat))
         t0, t1 = self._tree_range(iteration_range)
         out = self._start_margin(X.shape[0], include_base)
         with _num_threads(n_threads):
             _kp.raw_margins(flat, X, t0, t1, out)
-            if self.mars is not None:
-                self.mars.add_margin(X, out)
-            if self.naive_bayes:
-                from .naive_bayes import add_naive_bayes
-
-                codes = self.naive_bayes_mapper().transform_numeric(X)
-                add_naive_bayes(self, codes, out, t0, t1)
+            for part in parts:
+                part.add_margin(self, X, out, t0, t1)
         return self._finish_margin(out, t0, t1, include_base)
 
     def predict_margin_binned(self, codes, missing_bin, iteration_range=None, n_threads=None,
@@ -234,7 +230,7 @@ class ModelPrediction:
             if flat.oblique is not None:
                 from ..kernels.predict_oblique import binned_margins
 
-                binned_margins(flat, codes, int(missing_bin), self.mars_representatives(),
+                binned_margins(flat, codes, int(missing_bin), self.bin_representatives(),
                                t0, t1, out)
             elif tables is not None:
                 from ..kernels.predict_table import binned_margins_tables
@@ -242,12 +238,8 @@ class ModelPrediction:
                 binned_margins_tables(flat, tables, codes, int(missing_bin), t0, t1, out)
             else:
                 _kp.binned_margins(flat, codes, int(missing_bin), t0, t1, out)
-            if self.mars is not None:
-                self.mars.add_margin_binned(codes, self.mars_representatives(), out)
-            if self.naive_bayes:
-                from .naive_bayes import add_naive_bayes
-
-                add_naive_bayes(self, codes, out, t0, t1)
+            for part in self.parts.values():
+                part.add_margin_binned(self, codes, int(missing_bin), out, t0, t1)
         return self._finish_margin(out, t0, t1, include_base)
 
     def predict_leaf(self, X, iteration_range=None, n_threads=None):

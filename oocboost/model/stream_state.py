@@ -20,7 +20,8 @@ Layout (node ids are the tree's)::
 import numpy as np
 
 from ..errors import ModelError
-from .fields import read_array, read_int
+from .fields import read_array, read_int, read_typed
+from .parts import TreeEntries, register_part
 from .tree import coerce
 
 _NODE = (("depth", np.int32), ("can_grow", np.bool_), ("checked_at", np.float64),
@@ -144,3 +145,50 @@ class StreamState:
                        m, n_cells, s),
                    read_array(d, "hist_sums", np.float64, m * s, where).reshape(m, s),
                    row_weight)
+
+
+@register_part
+class StreamStates(TreeEntries):
+    """The ``"stream_state"`` part: the :class:`StreamState` of each Hoeffding tree."""
+
+    key = "stream_state"
+    entry_type = StreamState
+    is_learning_state = True
+
+    def to_json(self):
+        return [state.to_json_dict() for state in self.entries]
+
+    @classmethod
+    def from_json(cls, value, doc, where):
+        from ..cache.binning import BinMapper
+        from .naive_bayes import cell_layout
+
+        entries = read_typed({"stream_state": value}, "stream_state", (list,), where)
+        if not entries:
+            return None
+        mapper_doc = read_typed(doc, "bin_mapper", (dict,), where, optional=True)
+        if mapper_doc is None:
+            raise ModelError(f"{where}: stream_state needs a bin_mapper")
+        try:
+            mapper = BinMapper.from_dict(mapper_doc)
+        except ModelError as exc:
+            raise ModelError(f"{where}: bin_mapper: {exc}") from None
+        _, _, n_cells = cell_layout(mapper.n_value_bins, mapper.max_bin)
+        raw_trees = doc.get("trees") if isinstance(doc.get("trees"), list) else []
+
+        def n_nodes_of(t):
+            tree = raw_trees[t] if 0 <= t < len(raw_trees) else None
+            return tree.get("n_nodes") if isinstance(tree, dict) else None
+        return cls([StreamState.from_json_dict(d, n_nodes_of, n_cells,
+                                               f"{where}: stream_state[{i}]")
+                    for i, d in enumerate(entries)])
+
+    def validate(self, model, fail):
+        from .naive_bayes import cell_layout
+
+        if model.bin_mapper is None:
+            fail("stream_state needs the bin_mapper its histograms are over")
+        mapper = model.mapper()
+        _, _, n_cells = cell_layout(mapper.n_value_bins, mapper.max_bin)
+        for i, state in self.checked_entries(fail):
+            state.validate(model.trees, n_cells, where=f"stream_state[{i}]")

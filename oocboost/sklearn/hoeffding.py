@@ -249,7 +249,7 @@ class _HoeffdingBase(ParamsMixin):
             model, self._config_, block_rows=_RESTORE_BLOCK_ROWS,
             code_bytes_per_row=2 * model.n_features, prefetch=self.prefetch,
             learner_name=self._learner_name)
-        self._mapper = model.naive_bayes_mapper()
+        self._mapper = model.mapper()
         self.feature_names_in_ = np.asarray(model.feature_names, dtype=object)
         self.n_features_in_ = model.n_features
         self._score = Prequential(self._task == "classification")

@@ -49,13 +49,13 @@ class _Mars(TreeEnsembleBase):
     def terms_(self):
         """The kept terms: lists of hinges ``(feature, knot_bin, knot, sign)``."""
         self._check_fitted()
-        return self.model_.mars.terms
+        return self.model_.part("mars").terms
 
     @property
     def coef_(self):
         """(n_terms, n_outputs) coefficients of the terms."""
         self._check_fitted()
-        return self.model_.mars.coef
+        return self.model_.part("mars").coef
 
     def summary(self):
         """The terms, one a line (``h(x3 - 0.70)`` is ``max(0, x3 - 0.70)``)."""

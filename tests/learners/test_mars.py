@@ -134,11 +134,11 @@ def test_logistic_fit_equals_scikit_learn_on_the_same_terms():
     X, y = make_friedman1(n_samples=3000, noise=1.0, random_state=3)
     labels = (y > np.median(y)).astype(int)
     clf = oocboost.MARSClassifier(C=0.5, tol=1e-9, max_iter=2000).fit(X, labels)
-    rep = clf.model_.mars_representatives()
-    codes = clf.model_.naive_bayes_mapper().transform_numeric(X)
+    rep = clf.model_.bin_representatives()
+    codes = clf.model_.mapper().transform_numeric(X)
     B = np.empty((len(clf.terms_), len(X)))
     from oocboost.kernels.mars import basis_binned
-    basis_binned(np.ascontiguousarray(codes), rep, *clf.model_.mars.flat(), B)
+    basis_binned(np.ascontiguousarray(codes), rep, *clf.model_.part("mars").flat(), B)
     ref = LogisticRegression(C=0.5, tol=1e-12, max_iter=10000).fit(B[1:].T, labels)
     np.testing.assert_allclose(clf.coef_[1:, 0], ref.coef_[0], rtol=2e-3, atol=2e-3)
     np.testing.assert_allclose(clf.coef_[0, 0], ref.intercept_[0], rtol=2e-3, atol=2e-3)
@@ -183,7 +183,7 @@ def test_command_line_trains_mars(tmp_path, capsys):
     assert "MARS terms" in capsys.readouterr().out
     model = oocboost.load_model(out)
     ours = oocboost.MARSRegressor(max_degree=2).fit(cache)
-    assert model.mars.terms == ours.terms_
+    assert model.part("mars").terms == ours.terms_
     assert main(["train", str(cache.path), "--learner", "mars", "--param", "C=2",
                  "-o", str(out), "--quiet"]) != 0
     assert "only for classification" in capsys.readouterr().err

@@ -5,7 +5,8 @@ and the learning state that lets it continue (``state.py``)."""
 import numpy as np
 
 from ...engine.nodes import raw_thresholds
-from ...model.naive_bayes import LeafTables
+from ...model.naive_bayes import LeafTables, NaiveBayesLeaves
+from ...model.stream_state import StreamStates
 from ...model.tree import Tree
 
 
@@ -85,4 +86,7 @@ def hoeffding_model(learners, feature_names, *, classes=None, params=None,
                  feature_types=list(mapper.feature_types), bin_mapper=mapper.to_dict(),
                  params=dict(params or {}), n_classes=int(k) if classification else None,
                  classes=None if classes is None else list(classes),
-                 attributes=dict(attributes or {}), naive_bayes=nb, stream_state=states)
+                 attributes=dict(attributes or {}),
+                 parts=[part for part in (NaiveBayesLeaves(nb) if nb else None,
+                                          StreamStates(states) if states else None)
+                        if part is not None])

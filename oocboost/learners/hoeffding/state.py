@@ -86,12 +86,13 @@ def restore_learners(model, config, *, block_rows, code_bytes_per_row, prefetch=
     if model.learner != learner_name:
         raise ParameterError(f"the model to continue is a {model.learner!r} model, not "
                              f"{learner_name!r}")
-    if len(model.stream_state) != model.n_trees:
+    stream_state = list(model.part("stream_state") or ())
+    if len(stream_state) != model.n_trees:
         raise ParameterError("the model to continue was saved without its learning "
                              "state (save_model(path, state=False)); it can only predict")
-    mapper = model.naive_bayes_mapper()
+    mapper = model.mapper()
     max_slots = plan_slots(config, mapper, block_rows, code_bytes_per_row,
                            2 if prefetch is None else prefetch, model.n_trees)
-    states = sorted(model.stream_state, key=lambda st: st.tree)
+    states = sorted(stream_state, key=lambda st: st.tree)
     return [restore_learner(config, mapper, max_slots, model.trees[st.tree], st)
             for st in states]

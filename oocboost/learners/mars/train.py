@@ -22,7 +22,7 @@ def _model(cache, terms, coef, objective, objective_params, n_classes=None, clas
                  feature_names=list(cache.feature_names),
                  feature_types=list(mapper.feature_types), bin_mapper=mapper.to_dict(),
                  n_classes=n_classes, classes=classes, attributes=source_attributes(cache),
-                 mars=MarsPart(terms.hinges, coef))
+                 parts=[MarsPart(terms.hinges, coef)])
 
 
 def train_mars_regressor(cache, config):
@@ -139,7 +139,8 @@ def train_mars_from_params(params, cache, *, memory_limit=None, verbose=False):
     model.params = {**{k: v for k, v in p.items()}, **logistic, "task": task}
     if verbose:
         log = model.training_log
-        say(logger, f"mars: {len(model.mars.terms)} terms kept of {log['n_forward_terms']}, "
+        n_terms = len(model.part("mars").terms)
+        say(logger, f"mars: {n_terms} terms kept of {log['n_forward_terms']}, "
                     f"GCV {log['gcv']:.6g}, {log['data_passes']} data passes, "
                     f"{log['seconds']:.2f}s")
     return model
