@@ -29,52 +29,42 @@ Growth policies
 level). ``lossguide``: the ``leaves_per_pass`` frontier nodes with the largest gain are
 expanded each pass, up to ``max_leaves`` leaves (LightGBM's best-first order, batched so
 that a pass grows several leaves).
+
+Collaborators
+-------------
+The grower decides which nodes to build, search and expand, and keeps the trees' node
+arrays (``engine/nodes.py``). The work is done by four collaborators with narrow
+contracts: the ``Partitioner`` moves rows to their nodes (``engine/partitioner.py``), the
+``HistogramBuilder`` turns listed rows into node histograms and owns their memory
+(``engine/histograms.py``), the ``FeatureSampler`` says which features a node may use
+(``engine/feature_sampling.py``), and the ``SplitFinder`` searches and accepts splits
+through the learner's ``SplitPolicy`` (``engine/split_finder.py``).
 """
 import time
 
-import numba
 import numpy as np
 
-from .. import common
-from ..common import aligned_zeros, binned_dtype, hist_column_starts, hist_width
-from ..kernels.hist_ops import node_sums_from_histograms, subtract_histograms
-from ..kernels.histogram import (
-    build_histograms_all,
-    build_histograms_columns,
-    build_histograms_selected,
-)
-from ..kernels.partition import (
-    ROUTE_FLAGS,
-    partition_select_rows,
-    route_flags,
-    route_to_leaves,
-)
-from .bundled import BundledColumns
-from .constraints import InteractionConstraints
-from .hist_slots import HistogramSlots
+from ..common import binned_dtype, hist_column_starts, hist_width
+from ..kernels.partition import ROUTE_FLAGS, route_flags
+from .bundled import route_stored_columns
+from .feature_sampling import FeatureSampler
+from .histograms import HistogramBuilder, use_records
 from .nodes import (
     GrowerTelemetry,
+    GrowthParams,
     NodeArrays,
     concat_frontier,
     rank_within,
     raw_thresholds,
-    sample_count,
     sampled_columns,
     take_frontier,
 )
-
-#: Rows per chunk of the partition sweep at least (a chunk is one task of the parallel loop).
-MIN_CHUNK_ROWS = 16384
-
-
-def chunk_starts(n_rows):
-    """First rows of the chunks a block is partitioned in: about four per thread, so an
-    uneven chunk (rows in many split nodes) does not leave the other threads idle."""
-    n_chunks = max(1, min(4 * numba.get_num_threads(), n_rows // MIN_CHUNK_ROWS))
-    return (np.arange(n_chunks, dtype=np.int64) * n_rows) // n_chunks
+from .partitioner import Partitioner, chunk_starts  # noqa: F401  (chunk_starts: public)
+from .policies import SplitPolicy
+from .split_finder import SplitFinder
 
 
-class TreeGrower(HistogramSlots, BundledColumns):
+class TreeGrower:
     """Grow ``n_trees`` trees from streamed histograms with one split policy.
 
     Parameters
@@ -88,8 +78,7 @@ class TreeGrower(HistogramSlots, BundledColumns):
     bin_edges : list of ndarray float64
         Raw upper bounds per numeric feature (to store raw thresholds).
     policy : engine.policies.SplitPolicy
-        The learner's criterion (the protocol's docstring: statistics, split search,
-        acceptance rule, leaf values).
+        The learner's criterion (statistics, split search, acceptance rule, leaf values).
     params : GrowthParams
     rng : numpy.random.Generator
         Feature sampling shared by the trees of the pass (boosting).
@@ -108,9 +97,11 @@ class TreeGrower(HistogramSlots, BundledColumns):
         before the split search, and routes read the stored columns.
     """
 
-    def __init__(self, n_trees, n_features, max_bin, n_value_bins, is_categorical, bin_edges,
-                 policy, params, rng, feature_rngs=None, tree_features=None, hist_pool=None,
-                 bundles=None):
+    def __init__(self, n_trees: int, n_features: int, max_bin: int,
+                 n_value_bins: np.ndarray, is_categorical: np.ndarray, bin_edges: list,
+                 policy: SplitPolicy, params: GrowthParams, rng: np.random.Generator,
+                 feature_rngs: list | None = None, tree_features: list | None = None,
+                 hist_pool: np.ndarray | None = None, bundles=None) -> None:
         self.n_trees = n_trees
         self.n_features = n_features
         self.max_bin = max_bin
@@ -124,8 +115,6 @@ class TreeGrower(HistogramSlots, BundledColumns):
         self.feature_rngs = feature_rngs
         self.tree_feature_sets = tree_features
         self._hist_pool = hist_pool
-        # int32 sums when the policy's statistics are integers (common.INT_HIST_DTYPE)
-        self._hist_dtype = np.dtype(policy.hist_dtype)
         # A policy without a count statistic (boosting) lists every row: rows it leaves out
         # (a subsample) have zero statistics. Skipping them would cost the partition sweep
         # a strided read of the statistics (15% of the sweep).
@@ -139,21 +128,17 @@ class TreeGrower(HistogramSlots, BundledColumns):
         self.bundles = bundles
         #: Distributed training (``oocboost.dask``; set by :meth:`distribute`).
         self.reduce_hook = None
-        if bundles is not None:
-            self._feature_starts = starts
-            self._stored_starts = hist_column_starts(
-                bundles.stored_value_bins(self.n_value_bins), max_bin)
         self.telemetry = GrowerTelemetry()
+        self.partitioner = Partitioner(n_trees, self.missing_bin, self.telemetry)
         self._no_slots = None      # apply_pending: every slot -1
         self._every_row = np.zeros((n_trees, 0), np.uint8)   # row_counts keeping every row
-        self._row_list = None
         self._codes_dtype = binned_dtype(max_bin)   # the codes of the blocks accumulated
         # set by a learner whose later passes read a sample of the rows, so that only
         # the sample's rows know their nodes (see move_to_leaves)
         self.grown_from_sample = False
 
     # ------------------------------------------------------------------ set-up
-    def _initial_capacity(self):
+    def _initial_capacity(self) -> int:
         p = self.params
         if p.grow_policy == "depthwise" and p.max_depth is not None and p.max_depth <= 12:
             cap = 2 ** (p.max_depth + 1) - 1
@@ -165,92 +150,100 @@ class TreeGrower(HistogramSlots, BundledColumns):
             cap = min(cap, 2 * p.max_leaves - 1)
         return max(cap, 1)
 
-    def start(self):
+    def start(self) -> None:
         """Reset for a new set of trees; every root is to be built in the next pass."""
         pol = self.policy
         self.nodes = NodeArrays(self.n_trees, self._initial_capacity(), self.n_words,
-                                 pol.n_outputs, pol.n_stats,
-                                 route_words=0 if self.bundles is None else self.n_words)
-        self._n_slots = 0
-        self._free_slots = []
-        self._columns = (0 if self.column_of is not None else
-                         sampled_columns(self.params, self.n_features, self.tree_feature_sets))
-        if self.bundles is not None:
-            self._columns = 0     # per-node column subsets are of features, not columns
-        n_columns = self._columns or self.n_hist_columns
-        shape = (n_columns, self.max_bin, hist_width(pol.n_stats))
-        pool = self._hist_pool
-        fits = (pool is not None and pool.shape[1:] == shape
-                and pool.dtype == self._hist_dtype
-                and (self.params.max_hist_slots is None
-                     or pool.shape[0] <= self.params.max_hist_slots))
-        if fits:
-            self.hist = pool          # slots are zeroed when taken
-        else:
-            self.hist = aligned_zeros((0,) + shape, self._hist_dtype)
-        if self.bundles is not None:
-            # rows go into stored-column histograms, all zero between passes
-            self.stored_hist = aligned_zeros(
-                (len(self.hist), int(self._stored_starts[-1])) + shape[1:], self._hist_dtype)
-        self._slot_columns = np.zeros((len(self.hist), n_columns), np.int32)
-        self._pending_columns = []        # (slot, tree, node) whose features to draw
-        self._slots_to_zero = []
-        # Slots known to be all zero: per-node histograms are zeroed by the split search
-        # right after it scans them (pool slots inherited from an earlier grower are not
-        # known to be zero).
-        self._clean = np.zeros(len(self.hist), bool)
-        # Record slots (see _use_records): expected rows per slot, 0 for a histogram slot,
-        # rows appended so far, and the record slots of the pass under way.
-        self._record_capacity = np.zeros(len(self.hist), np.int64)
-        self._record_fill = np.zeros(len(self.hist), np.int64)
-        self._pass_records = []           # (slots, was_clean) arrays
-        self._records = self._use_records()
-        if self.tree_feature_sets is not None:
-            self._tree_features = [np.asarray(f, dtype=np.int64)
-                                   for f in self.tree_feature_sets]
-        else:
-            self._tree_features = [self._draw(np.arange(self.n_features),
-                                              self.params.colsample_bytree, t)
-                                   for t in range(self.n_trees)]
-        self._level_features = {}
-        self._interactions = (None if self.params.interaction_constraints is None else
-                              InteractionConstraints(self.params.interaction_constraints,
-                                                     self.n_features))
-        self._paths = {}  # (tree, node) -> features split on above it (interactions)
+                                pol.n_outputs, pol.n_stats,
+                                route_words=0 if self.bundles is None else self.n_words)
+        # per-node column subsets are of features, not of a wide feature's columns, and
+        # not of bundled columns
+        columns = (0 if self.column_of is not None or self.bundles is not None else
+                   sampled_columns(self.params, self.n_features, self.tree_feature_sets)
+                   or 0)
+        self._columns = columns
+        self.histograms = HistogramBuilder(
+            shape=(columns or self.n_hist_columns, self.max_bin, hist_width(pol.n_stats)),
+            dtype=pol.hist_dtype, max_slots=self.params.max_hist_slots,
+            reuse=self._hist_pool, column_of=self.column_of, per_node_columns=columns,
+            bundles=self.bundles, n_value_bins=self.n_value_bins, n_stats=pol.n_stats,
+            use_records=use_records(self.n_trees, pol.count_marks_rows),
+            telemetry=self.telemetry)
+        self.histograms.reduce_hook = self.reduce_hook
+        self.features = FeatureSampler(self.params, self.n_features, self.n_trees,
+                                       self.rng, self.feature_rngs, self.tree_feature_sets,
+                                       per_node_columns=columns)
+        self.splits = SplitFinder(pol, self.features, columns)
         # nodes.slot_of_node holds only the slots rows are added into during the next pass;
         # nodes.held_slot every histogram still held (for subtraction), _n_held of them.
         self._n_held = 0
+        self._pending_columns = []        # (slot, tree, node) whose features to draw
         self._pending_subtractions = []   # (k, 3) arrays: parent, built, sibling slot
         self._to_evaluate = []            # (trees, nodes) arrays completing this pass
         self._frontier = None             # dict of arrays (see take_frontier), or None
         self._n_leaves = np.ones(self.n_trees, dtype=np.int64)
         self._pass_has_work = True
         self._order = 0
-        if self._columns:
-            self._tree_keys = [int(self._rng(t).integers(0, 2 ** 63))
-                               for t in range(self.n_trees)]
         trees = np.arange(self.n_trees, dtype=np.int64)
         roots = np.zeros(self.n_trees, dtype=np.int64)
-        slots = self._take_slots(self.n_trees, zero=True)
+        slots = self.histograms.take(self.n_trees, zero=True)
         self._hold(trees, roots, slots, rows_added=True)
         self._to_evaluate.append((trees, roots))
         self._draw_pending_columns()
-        self._zero_new_slots()
+        self.histograms.zero_taken()
 
-    def _rng(self, tree):
-        return self.rng if self.feature_rngs is None else self.feature_rngs[tree]
+    def distribute(self, reduce_hook) -> None:
+        """After :meth:`start`, grow as one worker of a distributed run: once a pass's
+        histograms are built, ``reduce_hook(hist, slots)`` sums ``hist[slots]`` over the
+        workers. No small node is recorded (its record slot is sized by all its rows)."""
+        self.reduce_hook = reduce_hook
+        self.histograms.reduce_hook = reduce_hook
+        self.histograms.records = False
 
-    def _draw(self, features, fraction, tree):
-        if fraction >= 1.0:
-            return features
-        n = sample_count(len(features), fraction)
-        weights = self.params.feature_weights
-        if weights is None:
-            return np.sort(self._rng(tree).choice(features, size=n, replace=False))
-        w = weights[features]
-        n = min(n, int(np.count_nonzero(w)))
-        return np.sort(self._rng(tree).choice(features, size=n, replace=False,
-                                              p=w / w.sum()))
+    @property
+    def hist(self) -> np.ndarray:
+        """The histogram pool (a next grower may reuse it: ``hist_pool``)."""
+        return self.histograms.hist
+
+    @property
+    def n_hist_slots(self) -> int:
+        """Histogram slots allocated so far (each ``n_features * max_bin * n_stats * 8``
+        bytes)."""
+        return self.histograms.n_slots
+
+    # ------------------------------------------------------------------ node slots
+    def _hold(self, trees, nodes, slots, rows_added):
+        """Record that nodes hold histogram slots; ``rows_added``: rows are added into
+        them in the next pass (else they are filled by subtraction)."""
+        nd = self.nodes
+        nd.held_slot[trees, nodes] = slots
+        self._n_held += len(slots)
+        if rows_added:
+            nd.slot_of_node[trees, nodes] = slots
+            self._pending_columns.append(np.stack([slots, trees, nodes], axis=1))
+
+    def _release_slots(self, trees, nodes, at_most=None):
+        """Free the histograms held by these nodes (the first ``at_most`` that hold one)."""
+        held = self.nodes.held_slot[trees, nodes]
+        which = np.flatnonzero(held >= 0)
+        if at_most is not None:
+            which = which[:max(0, at_most)]
+        if len(which):
+            self.histograms.free(held[which].tolist())
+            self.nodes.held_slot[trees[which], nodes[which]] = -1
+            self._n_held -= len(which)
+
+    def _draw_pending_columns(self):
+        """Draw the features of every slot created since the last call (per-node column
+        subsets)."""
+        pending, self._pending_columns = self._pending_columns, []
+        if not self._columns or not pending:
+            return
+        pending = np.concatenate(pending)
+        for t in np.unique(pending[:, 1]):
+            of_tree = pending[pending[:, 1] == t]
+            self.histograms.slot_columns[of_tree[:, 0]] = self.features.node_columns(
+                int(t), of_tree[:, 2], self._columns)
 
     # ------------------------------------------------------------------ passes
     def needs_pass(self):
@@ -271,45 +264,27 @@ class TreeGrower(HistogramSlots, BundledColumns):
             statistic; every row for a policy without one (boosting).
         """
         self._codes_dtype = codes.dtype
-        hist, column_of = self._target_histograms()
         if row_counts is None:
             if self._select_count_stat >= 0:
                 row_counts = stats[:, :, self._select_count_stat]
             else:
                 row_counts = self._every_row
+        nd = self.nodes
         if self._root_pass_all_rows(row_counts):
             # every row is at its tree's root (the only node) and counts: nothing to move
             # or list
-            t1 = time.perf_counter()
-            build_histograms_all(codes, stats, self.nodes.slot_of_node[:, 0], hist, column_of)
-            self._account_histogram(t1, codes)
+            self.histograms.add_roots(codes, stats, nd.slot_of_node[:, 0])
             return
-        rows, slots, chunk_start, chunk_count = self._partition(
-            codes, node_of_row, self.nodes.slot_of_node, row_counts)
-        t1 = time.perf_counter()
-        if self._columns:
-            records = (self._record_capacity, self._record_fill) if self._pass_records \
-                else None
-            build_histograms_columns(codes, stats, rows, slots, chunk_start, chunk_count,
-                                     self._slot_columns, self.hist, records)
-        else:
-            build_histograms_selected(codes, stats, rows, slots, chunk_start, chunk_count,
-                                      hist, column_of)
-        self._account_histogram(t1, codes)
-
-    def _account_histogram(self, t_start, codes):
-        tel = self.telemetry
-        tel.histogram_s += time.perf_counter() - t_start
-        tel.rows_streamed += codes.shape[1]
-        tel.code_bytes_streamed += codes.nbytes
+        listed = self.partitioner.partition(codes, node_of_row, nd, nd.slot_of_node,
+                                            row_counts)
+        self.histograms.add_rows(codes, stats, *listed)
 
     def _root_pass_all_rows(self, row_counts):
         """True when this pass builds full histograms of the roots alone and keeps every
         row (``row_counts`` has no columns): then each tree's rows all go into its root's
-        slot, in order (``build_histograms_all``)."""
+        slot, in order."""
         nd = self.nodes
-        return (row_counts.shape[1] == 0 and not self._columns
-                and self.hist.shape[3] in (2, 4) and self.policy.n_stats <= self.hist.shape[3]
+        return (row_counts.shape[1] == 0 and self.histograms.can_add_roots(self.policy.n_stats)
                 and bool((nd.n_nodes == 1).all()) and bool((nd.slot_of_node[:, 0] >= 0).all()))
 
     def apply_pending(self, codes, node_of_row):
@@ -319,7 +294,8 @@ class TreeGrower(HistogramSlots, BundledColumns):
         """
         if self._no_slots is None:
             self._no_slots = np.full_like(self.nodes.slot_of_node, -1)
-        self._partition(codes, node_of_row, self._no_slots, self._every_row)
+        self.partitioner.partition(codes, node_of_row, self.nodes, self._no_slots,
+                                   self._every_row)
 
     def move_to_leaves(self, codes, node_of_row):
         """Move a block's rows to their leaves in the finished trees: the splits decided
@@ -328,52 +304,17 @@ class TreeGrower(HistogramSlots, BundledColumns):
         if not self.grown_from_sample:
             self.apply_pending(codes, node_of_row)
             return
-        node_of_row[:] = 0
-        t0 = time.perf_counter()
-        nd = self.nodes
-        route_to_leaves(codes, node_of_row, nd.route, nd.route_bitset, self.missing_bin)
-        self.telemetry.partition_s += time.perf_counter() - t0
-
-    def _partition(self, codes, node_of_row, slot_of_node, row_counts):
-        """Move a block's rows to their new nodes and list, per chunk, those whose node has
-        a slot in ``slot_of_node``; returns ``(rows, slots, chunk_start, chunk_count)``."""
-        n_rows = codes.shape[1]
-        rows, slots = self._scratch_rows(n_rows)
-        chunk_start = chunk_starts(n_rows)
-        chunk_count = np.empty((self.n_trees, len(chunk_start)), np.int64)
-        nd = self.nodes
-        t0 = time.perf_counter()
-        partition_select_rows(codes, node_of_row, nd.route, nd.route_bitset, self.missing_bin,
-                              slot_of_node, row_counts, chunk_start, rows, slots,
-                              chunk_count)
-        self.telemetry.partition_s += time.perf_counter() - t0
-        return rows, slots, chunk_start, chunk_count
-
-    def _scratch_rows(self, n_rows):
-        buffers = self._row_list or (None, None)
-        views = [common.scratch_view(b, (self.n_trees, n_rows), np.int32) for b in buffers]
-        self._row_list = tuple(b for b, _ in views)
-        return tuple(v for _, v in views)
+        self.partitioner.to_leaves(codes, node_of_row, self.nodes)
 
     def finish_pass(self):
         """Complete this pass's histograms, search splits, and choose what to expand next."""
-        if self._pass_records:
-            self._sum_records()        # histogram time, not split time
-        if self.bundles is not None:
-            self._expand_bundles()     # likewise
-        if self.reduce_hook is not None:
-            built = self.nodes.slot_of_node
-            self.reduce_hook(self.hist, np.unique(built[built >= 0]).astype(np.int64))
+        nd = self.nodes
+        built = nd.slot_of_node[nd.slot_of_node >= 0].astype(np.int64)
+        self.histograms.complete_pass(built, self._codes_dtype)
         t0 = time.perf_counter()
         self.telemetry.passes += 1
-        nd = self.nodes
         if self._pending_subtractions:
-            # contiguous rows: numpy flags a one-triple column slice contiguous and a
-            # longer one not, which had numba compile the kernel twice
-            parents, built, siblings = np.ascontiguousarray(
-                np.concatenate(self._pending_subtractions).T)
-            subtract_histograms(self.hist, parents, built, siblings)
-            self._free_slots.extend(parents.tolist())
+            self.histograms.subtract(self._pending_subtractions)
             self._pending_subtractions = []
         nd.slot_of_node.fill(-1)
         evaluate = self._to_evaluate
@@ -382,107 +323,30 @@ class TreeGrower(HistogramSlots, BundledColumns):
             trees = np.concatenate([t for t, _ in evaluate])
             node_ids = np.concatenate([n for _, n in evaluate])
             slots = nd.held_slot[trees, node_ids].astype(np.int32)
-            sums = np.empty((len(trees), self.policy.n_stats), np.float64)
-            node_sums_from_histograms(self.hist, slots, sums, *self._totals_columns())
+            sums = self.histograms.node_sums(slots)
             nd.sums[trees, node_ids] = sums
             nd.value[trees, node_ids] = self.policy.leaf_values(sums, trees, node_ids)
             self._evaluate(trees, node_ids, slots, sums)
         self._expand()
         self.telemetry.split_s += time.perf_counter() - t0
 
-    def _totals_columns(self):
-        """``(first column, columns)`` of the feature whose bins are summed for node
-        totals: the first of the narrowest (one column unless every feature is wide)."""
-        if self.column_of is None:
-            return 0, 1
-        widths = np.diff(self.column_of)
-        f = int(np.argmin(widths))
-        return int(self.column_of[f]), int(widths[f])
-
-    def _feature_mask(self, trees, node_ids):
-        p = self.params
-        trees = np.asarray(trees)
-        mask = np.zeros((len(trees), self.n_features), dtype=np.bool_)
-        k = p.features_per_node
-        for t in np.unique(trees):
-            rows = np.flatnonzero(trees == t)
-            allowed = np.asarray(self._tree_features[t])
-            if p.colsample_bylevel < 1.0:
-                for r in rows:
-                    key = (int(t), int(self.nodes.depth[t, node_ids[r]]))
-                    if key not in self._level_features:
-                        self._level_features[key] = self._draw(allowed, p.colsample_bylevel,
-                                                               t)
-                    self._allow(mask, r, self._level_features[key], k, t)
-                continue
-            every = k >= len(allowed) if k is not None else p.colsample_bynode >= 1.0
-            if every:  # every allowed feature: nothing to draw
-                mask[rows[:, None], allowed[None, :]] = True
-                continue
-            if k is not None:
-                # k features per node, drawn for all of the tree's nodes at once:
-                # the k smallest of uniform keys are a uniform k-subset.
-                keys = self._rng(t).random((len(rows), len(allowed)))
-                pick = np.argpartition(keys, k - 1, axis=1)[:, :k]
-                mask[rows[:, None], allowed[pick]] = True
-                continue
-            for r in rows:
-                self._allow(mask, r, allowed, None, t)
-        if self._interactions is not None:
-            for r, (t, node) in enumerate(zip(trees.tolist(), np.asarray(node_ids).tolist())):
-                mask[r] &= self._interactions.allowed(self._paths.get((t, node),
-                                                                      frozenset()))
-        return mask
-
-    def _allow(self, mask, row, allowed, k, tree):
-        if k is not None and k < len(allowed):
-            allowed = self._rng(tree).choice(allowed, size=k, replace=False)
-        elif k is None and self.params.colsample_bynode < 1.0:
-            allowed = self._draw(allowed, self.params.colsample_bynode, tree)
-        mask[row, allowed] = True
-
     def _evaluate(self, trees, node_ids, slots, sums):
+        """Search the splits of the nodes completed this pass; the accepted ones join the
+        frontier, the others' histograms are freed."""
         p = self.params
-        nd = self.nodes
-        depth = nd.depth[trees, node_ids]
-        can_split = np.ones(len(trees), dtype=bool)
-        if p.max_depth is not None:
-            can_split &= depth < p.max_depth
-        idx = np.flatnonzero(can_split)
-        res = None
-        if len(idx) and self._columns:
-            # the node's histogram holds exactly its sampled features
-            # Nothing reads a per-node histogram after its split search (it is never
-            # subtracted), so the search zeroes it while it is in cache.
-            res = self.policy.find_splits(
-                self.hist, sums[idx], slots[idx], np.ones((len(idx), self._columns), bool),
-                trees=trees[idx], node_ids=node_ids[idx],
-                column_feature=self._slot_columns[slots[idx]], zero_after=True)
-            self._clean[slots[idx]] = True
-        elif len(idx):
-            mask = self._feature_mask(trees[idx], node_ids[idx])
-            res = self.policy.find_splits(self.hist, sums[idx], slots[idx], mask,
-                                          trees=trees[idx], node_ids=node_ids[idx])
+        depth = self.nodes.depth[trees, node_ids]
+        idx = (np.arange(len(trees)) if p.max_depth is None
+               else np.flatnonzero(depth < p.max_depth))
         taken = np.zeros(len(trees), dtype=bool)
         if len(idx):
-            accepted = np.flatnonzero(np.asarray(self.policy.accept_splits(
-                res, sums[idx], trees=trees[idx], node_ids=node_ids[idx]), dtype=bool))
-            i = idx[accepted]
-            taken[i] = True
-            importance = res.get("importance_gain", res["gain"])
-            batch = dict(
-                tree=trees[i].astype(np.int64), node=node_ids[i].astype(np.int64),
-                gain=np.asarray(res["gain"], np.float64)[accepted],
-                feature=np.asarray(res["feature"], np.int64)[accepted],
-                bin=np.asarray(res["bin"], np.int64)[accepted],
-                default_left=np.asarray(res["default_left"], bool)[accepted],
-                is_categorical=np.asarray(res["is_categorical"], bool)[accepted],
-                bitset=np.asarray(res["cat_bitset"], np.uint32)[accepted],
-                left_sums=np.asarray(res["left_sums"], np.float64)[accepted],
-                right_sums=np.asarray(res["right_sums"], np.float64)[accepted],
-                importance_gain=np.asarray(importance, np.float64)[accepted],
-                order=self._order + 1 + np.arange(len(i), dtype=np.int64))
-            self._order += len(i)
+            batch, accepted = self.splits.find(
+                self.histograms.hist, self.histograms.slot_columns, trees[idx],
+                node_ids[idx], slots[idx], sums[idx], depth[idx])
+            if self._columns:
+                self.histograms.clean[slots[idx]] = True   # zeroed by the search
+            taken[idx[accepted]] = True
+            batch["order"] = self._order + 1 + np.arange(len(accepted), dtype=np.int64)
+            self._order += len(accepted)
             self._frontier = (batch if self._frontier is None
                               else concat_frontier(self._frontier, batch))
         # Sampled-feature histograms serve no subtraction: every one is freed once read.
@@ -524,7 +388,7 @@ class TreeGrower(HistogramSlots, BundledColumns):
             if len(expand["tree"]):
                 self._split_nodes(expand)
         self._draw_pending_columns()
-        self._zero_new_slots()
+        self.histograms.zero_taken()
         self._pass_has_work = bool(self._to_evaluate)
         if not self._pass_has_work and self._frontier is not None:
             self._release_slots(self._frontier["tree"], self._frontier["node"])
@@ -576,12 +440,7 @@ class TreeGrower(HistogramSlots, BundledColumns):
         constraints."""
         self.policy.on_split(t, n, c["feature"], left_id, right_id, c["left_sums"],
                              c["right_sums"])
-        if self._interactions is None:
-            return
-        for tree, node, f, lo, hi in zip(t.tolist(), n.tolist(), c["feature"].tolist(),
-                                         left_id.tolist(), right_id.tolist()):
-            path = self._paths.get((tree, node), frozenset()) | {f}
-            self._paths[(tree, lo)] = self._paths[(tree, hi)] = path
+        self.features.on_split(t, n, c["feature"], left_id, right_id)
 
     def _split_nodes(self, c):
         """Split the chosen nodes ``c`` (frontier arrays): children get consecutive ids per
@@ -606,7 +465,7 @@ class TreeGrower(HistogramSlots, BundledColumns):
         nd.route[t, n, 2] = c["bin"]
         nd.route[t, n, ROUTE_FLAGS] = route_flags(c["default_left"], c["is_categorical"])
         if self.bundles is not None:
-            self._route_stored_columns(t, n, c)
+            route_stored_columns(self.bundles, nd, t, n, c)
         nd.gain[t, n] = c["importance_gain"]
         nd.depth[t, left_id] = nd.depth[t, right_id] = nd.depth[t, n] + 1
         self._record_paths(t, n, c, left_id, right_id)
@@ -634,22 +493,22 @@ class TreeGrower(HistogramSlots, BundledColumns):
         if len(both):
             trees = np.repeat(t[both], 2)
             children = np.stack([left_id[both], right_id[both]], axis=1).ravel()
-            if self._records:
+            hs = self.histograms
+            if hs.records:
                 counts = np.stack([c["left_sums"][both, self.policy.count_stat],
                                    c["right_sums"][both, self.policy.count_stat]],
                                   axis=1).ravel()
             else:
                 counts = np.zeros(2 * len(both))
-            record = self._record_nodes(counts)
+            record = hs.record_fits(counts, self._codes_dtype)
             if (~record).any():
-                slots = self._take_slots(int((~record).sum()), zero=True)
+                slots = hs.take(int((~record).sum()), zero=True)
                 self._hold(trees[~record], children[~record], slots, rows_added=True)
             if record.any():
-                slots, was_clean = self._take_slots(int(record.sum()), zero=False,
-                                                    return_clean=True)
+                slots, was_clean = hs.take(int(record.sum()), zero=False,
+                                           return_clean=True)
                 self._hold(trees[record], children[record], slots, rows_added=True)
-                self._record_capacity[slots] = counts[record].astype(np.int64)
-                self._pass_records.append((slots, was_clean))
+                hs.expect_records(slots, counts[record], was_clean)
         # Otherwise build the child with fewer rows; the sibling is parent - built.
         sub = k[parent_slot >= 0]
         if len(sub):
@@ -660,8 +519,8 @@ class TreeGrower(HistogramSlots, BundledColumns):
             parents = nd.held_slot[t[sub], n[sub]]
             nd.held_slot[t[sub], n[sub]] = -1     # freed once subtracted (finish_pass)
             self._n_held -= len(sub)
-            small_slots = self._take_slots(len(sub), zero=True)
-            large_slots = self._take_slots(len(sub), zero=False)
+            small_slots = self.histograms.take(len(sub), zero=True)
+            large_slots = self.histograms.take(len(sub), zero=False)
             self._hold(t[sub], small, small_slots, rows_added=True)
             self._hold(t[sub], large, large_slots, rows_added=False)
             self._pending_subtractions.append(

@@ -331,7 +331,7 @@ class CartPolicy(FeatureBins):
         self.size_stat = self.count_stat
         # the count statistic is 1 for a row of positive weight and every statistic of
         # any other row is 0 (kernels/cart_stats.py), so a node's row records can skip
-        # the count and rows of zero weight (hist_slots.RECORD_SMALL_NODES)
+        # the count and rows of zero weight (histograms.RECORD_SMALL_NODES)
         self.count_marks_rows = True
         self._set_bins(n_value_bins, is_categorical, missing_bin)
         self.total_weight = float(total_weight)

@@ -194,6 +194,8 @@ def test_root_pass_adds_every_row_without_listing_them(monkeypatch):
     sweep (``build_histograms_all``), and grows the tree the listed path grows, bit for
     bit."""
     import oocboost.engine.grower as grower_mod
+    import oocboost.engine.histograms as histograms_mod
+    import oocboost.engine.partitioner as partitioner_mod
     codes, g, h, nvb = make_problem(3)
     g = g * np.float32(1.37)                 # non-integer sums
     calls = {"all": 0, "partition": 0}
@@ -204,10 +206,10 @@ def test_root_pass_adds_every_row_without_listing_them(monkeypatch):
             return fn(*args, **kwargs)
         return wrapper
 
-    monkeypatch.setattr(grower_mod, "build_histograms_all",
-                        counted("all", grower_mod.build_histograms_all))
-    monkeypatch.setattr(grower_mod, "partition_select_rows",
-                        counted("partition", grower_mod.partition_select_rows))
+    monkeypatch.setattr(histograms_mod, "build_histograms_all",
+                        counted("all", histograms_mod.build_histograms_all))
+    monkeypatch.setattr(partitioner_mod, "partition_select_rows",
+                        counted("partition", partitioner_mod.partition_select_rows))
     direct, _ = grow(codes, g, h, nvb, 100, GrowthParams(max_depth=3))
     # 6 blocks: the root pass lists nothing; passes 1 and 2 and apply_pending partition
     assert calls == {"all": 6, "partition": 18}

@@ -360,9 +360,9 @@ def test_integer_statistics_only_where_exact(monkeypatch):
 @pytest.mark.parametrize("case", ["multiclass", "binary-weights", "regression", "extra",
                                   "uint16"])
 def test_record_slots_leave_models_bit_identical(case, caches, monkeypatch):
-    """Small nodes built from row records (hist_slots.RECORD_SMALL_NODES) give the same trees,
+    """Small nodes built from row records (histograms.RECORD_SMALL_NODES) give the same trees,
     bit for bit, as every node built as a histogram; and records are really used."""
-    import oocboost.engine.hist_slots as hist_slots
+    import oocboost.engine.histograms as histograms
 
     kw = dict(n_estimators=4, max_depth=8, random_state=3, n_jobs=2)
     if case == "multiclass":
@@ -385,7 +385,7 @@ def test_record_slots_leave_models_bit_identical(case, caches, monkeypatch):
     fit_kw = {"sample_weight": weights} if case == "binary-weights" else {}
     with_records = make().fit(*data, **fit_kw)
     assert with_records.model_.training_log["record_nodes"] > 0
-    monkeypatch.setattr(hist_slots, "RECORD_SMALL_NODES", False)
+    monkeypatch.setattr(histograms, "RECORD_SMALL_NODES", False)
     without = make().fit(*data, **fit_kw)
     assert without.model_.training_log["record_nodes"] == 0
     assert _model_json(with_records) == _model_json(without)

@@ -19,8 +19,8 @@ import numpy as np
 
 from ...common import G_H_DTYPE, HIST_DTYPE, hist_column_starts, hist_width
 from ...engine.blocks import timed_blocks
-from ...engine.grower import chunk_starts
 from ...engine.nodes import raw_thresholds
+from ...engine.partitioner import chunk_starts
 from ...engine.plan import plan_train
 from ...engine.policies import CartPolicy
 from ...engine.rowstate import RowStateSpec, make_row_state, spill_dir_for

@@ -218,7 +218,7 @@ class ObliqueGrower:
         no_bits = np.zeros((len(self.group), nd.capacity, 1), np.uint32)
 
         def visit(block, codes, node, stats, draws):
-            from ...engine.grower import chunk_starts
+            from ...engine.partitioner import chunk_starts
 
             n = block.n_rows
             chunk_start = chunk_starts(n)

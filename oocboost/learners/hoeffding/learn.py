@@ -19,7 +19,7 @@ began, so a split takes effect from the next batch on (river splits between two 
 import numpy as np
 
 from ...common import weighted_sum
-from ...engine.grower import chunk_starts
+from ...engine.partitioner import chunk_starts
 from ...kernels.histogram import build_histograms_selected
 from ...kernels.partition import partition_select_rows, route_to_leaves
 from ...model.naive_bayes import Layout, LeafTables, posterior
