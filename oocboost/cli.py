@@ -634,8 +634,16 @@ def main(argv=None):
 
     warnings.showwarning = show
 
-    with interrupt.guard():
-        return _run(args, interrupt)
+    try:
+        with interrupt.guard():
+            return _run(args, interrupt)
+    finally:
+        # Arrow objects freed by the interpreter's final teardown can still own reader
+        # threads, which then abort the process ("terminate called without an active
+        # exception", exit -6; apache/arrow#34314): free them while Arrow is whole.
+        import gc
+
+        gc.collect()
 
 
 #: Commands whose ``-o`` is a file: its folder is made first (``build-cache`` makes its

@@ -18,11 +18,14 @@ after pass 1 for streams, before it for everything else. Everything is written u
 temporary name and renamed into
 place when complete (see ``store/writer.py``).
 """
+from __future__ import annotations
+
 import dataclasses
 import hashlib
 import json
 import os
 import time
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -52,6 +55,9 @@ from .sketch import DEFAULT_MAX_EXACT, QuantileSketch
 from .spool import Spool
 from .summary import feature_summary, label_stats_dict, warn_folded
 from .target_stats import ORDERED_TS_OPTIONS, OrderedTargetStats, fit_with_target_stats
+
+if TYPE_CHECKING:
+    from .store import Cache
 
 logger = get_logger(__name__)
 
@@ -232,14 +238,19 @@ def _check_schema(source, ref):
                           f"reference cache {ref.path} ({names} vs {ref_names})")
 
 
-def build_cache(data, output, *, label=None, weight=None, categorical="auto", drop=(),
-                max_bin=DEFAULT_MAX_BIN, max_categories=None, block_rows=None,
-                backend="arrow", compression=None, memory_limit=None,
-                delimiter=None, na_values=None, encoding="utf-8", on_bad_rows="error",
-                reference=None, overwrite=False, quiet=False, verbose=False,
-                feature_names=None, group=None, cat_encoding="native", ts_prior=None,
-                ts_prior_weight=1.0, ts_permutations=4, ts_seed=0, enable_bundle=True,
-                max_conflict_rate=0.0, header=True, names=None):
+def build_cache(data: Any, output: str | os.PathLike, *, label: Any = None,
+                weight: Any = None, categorical: Any = "auto", drop: Any = (),
+                max_bin: int = DEFAULT_MAX_BIN, max_categories: int | None = None,
+                block_rows: int | None = None, backend: str = "arrow",
+                compression: str | None = None, memory_limit: int | str | None = None,
+                delimiter: str | None = None, na_values: list[str] | None = None,
+                encoding: str = "utf-8", on_bad_rows: str = "error", reference: Any = None,
+                overwrite: bool = False, quiet: bool = False, verbose: bool = False,
+                feature_names: list[str] | None = None, group: Any = None,
+                cat_encoding: str = "native", ts_prior: float | None = None,
+                ts_prior_weight: float = 1.0, ts_permutations: int = 4, ts_seed: int = 0,
+                enable_bundle: bool = True, max_conflict_rate: float = 0.0,
+                header: bool = True, names: list[str] | None = None) -> Cache:
     """Build a binned, compressed, on-disk cache from a file or in-memory data.
 
     Parameters

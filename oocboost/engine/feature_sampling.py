@@ -103,7 +103,8 @@ class FeatureSampler:
                                                                       frozenset()))
         return mask
 
-    def _allow(self, mask, row, allowed, k, tree):
+    def _allow(self, mask: np.ndarray, row: int, allowed: np.ndarray, k: int | None,
+               tree: int) -> None:
         if k is not None and k < len(allowed):
             allowed = self.tree_rng(tree).choice(allowed, size=k, replace=False)
         elif k is None and self.params.colsample_bynode < 1.0:

@@ -41,6 +41,8 @@ contracts: the ``Partitioner`` moves rows to their nodes (``engine/partitioner.p
 through the learner's ``SplitPolicy`` (``engine/split_finder.py``).
 """
 import time
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -101,7 +103,7 @@ class TreeGrower:
                  n_value_bins: np.ndarray, is_categorical: np.ndarray, bin_edges: list,
                  policy: SplitPolicy, params: GrowthParams, rng: np.random.Generator,
                  feature_rngs: list | None = None, tree_features: list | None = None,
-                 hist_pool: np.ndarray | None = None, bundles=None) -> None:
+                 hist_pool: np.ndarray | None = None, bundles: Any = None) -> None:
         self.n_trees = n_trees
         self.n_features = n_features
         self.max_bin = max_bin
@@ -192,7 +194,7 @@ class TreeGrower:
         self._draw_pending_columns()
         self.histograms.zero_taken()
 
-    def distribute(self, reduce_hook) -> None:
+    def distribute(self, reduce_hook: Callable[[np.ndarray, np.ndarray], None]) -> None:
         """After :meth:`start`, grow as one worker of a distributed run: once a pass's
         histograms are built, ``reduce_hook(hist, slots)`` sums ``hist[slots]`` over the
         workers. No small node is recorded (its record slot is sized by all its rows)."""
@@ -246,11 +248,12 @@ class TreeGrower:
                 int(t), of_tree[:, 2], self._columns)
 
     # ------------------------------------------------------------------ passes
-    def needs_pass(self):
+    def needs_pass(self) -> bool:
         """True while some histogram must still be built."""
         return self._pass_has_work
 
-    def accumulate(self, codes, stats, node_of_row, row_counts=None):
+    def accumulate(self, codes: Any, stats: np.ndarray, node_of_row: np.ndarray,
+                   row_counts: np.ndarray | None = None) -> None:
         """Partition one block's rows and add them into the histograms built this pass.
 
         Parameters
@@ -287,7 +290,7 @@ class TreeGrower:
         return (row_counts.shape[1] == 0 and self.histograms.can_add_roots(self.policy.n_stats)
                 and bool((nd.n_nodes == 1).all()) and bool((nd.slot_of_node[:, 0] >= 0).all()))
 
-    def apply_pending(self, codes, node_of_row):
+    def apply_pending(self, codes: Any, node_of_row: np.ndarray) -> None:
         """Move rows down for splits decided after the last pass; no histograms.
 
         After this, ``node_of_row`` holds each row's leaf in the finished trees.
@@ -297,7 +300,7 @@ class TreeGrower:
         self.partitioner.partition(codes, node_of_row, self.nodes, self._no_slots,
                                    self._every_row)
 
-    def move_to_leaves(self, codes, node_of_row):
+    def move_to_leaves(self, codes: Any, node_of_row: np.ndarray) -> None:
         """Move a block's rows to their leaves in the finished trees: the splits decided
         after the last pass, or, for trees grown from a sample (``grown_from_sample``),
         every split from the root down, in one sweep."""
@@ -306,7 +309,7 @@ class TreeGrower:
             return
         self.partitioner.to_leaves(codes, node_of_row, self.nodes)
 
-    def finish_pass(self):
+    def finish_pass(self) -> None:
         """Complete this pass's histograms, search splits, and choose what to expand next."""
         nd = self.nodes
         built = nd.slot_of_node[nd.slot_of_node >= 0].astype(np.int64)
@@ -527,7 +530,7 @@ class TreeGrower:
                 np.stack([parents, small_slots, large_slots], axis=1))
 
     # ------------------------------------------------------------------ results
-    def tree_arrays(self, t):
+    def tree_arrays(self, t: int) -> dict[str, np.ndarray]:
         """The finished tree ``t`` as a dict of flat arrays (see docs/internals.md)."""
         nd = self.nodes
         n = int(nd.n_nodes[t])
@@ -548,6 +551,6 @@ class TreeGrower:
                        if self.policy.count_stat is not None else np.zeros(n)),
         )
 
-    def leaf_values_of_tree(self, t):
+    def leaf_values_of_tree(self, t: int) -> np.ndarray:
         """ndarray (n_nodes, n_outputs): value of every node of tree ``t`` (leaves used)."""
         return self.nodes.value[t, : int(self.nodes.n_nodes[t])]

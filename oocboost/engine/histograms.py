@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from typing import Any
 
 import numba
 import numpy as np
@@ -73,7 +74,7 @@ class HistogramBuilder:
 
     def __init__(self, *, shape: tuple[int, int, int], dtype: np.dtype,
                  max_slots: int | None, reuse: np.ndarray | None,
-                 column_of: np.ndarray | None, per_node_columns: int, bundles,
+                 column_of: np.ndarray | None, per_node_columns: int, bundles: Any,
                  n_value_bins: np.ndarray, n_stats: int, use_records: bool,
                  telemetry: GrowerTelemetry) -> None:
         self.dtype = np.dtype(dtype)
@@ -118,7 +119,7 @@ class HistogramBuilder:
         """Slots allocated so far (each ``n_columns * max_bin * width`` numbers)."""
         return self.hist.shape[0]
 
-    def take(self, count: int, zero: bool, return_clean: bool = False):
+    def take(self, count: int, zero: bool, return_clean: bool = False) -> Any:
         """``count`` free slots (int64 array). ``zero``: zeroed by :meth:`zero_taken`
         unless known to be zero; siblings filled by subtraction pass False, as the
         subtraction overwrites the whole slot, and so do record slots. ``return_clean``:
@@ -235,14 +236,14 @@ class HistogramBuilder:
         return (not self.per_node_columns and self.hist.shape[3] in (2, 4)
                 and n_stats <= self.hist.shape[3])
 
-    def add_roots(self, codes, stats: np.ndarray, root_slots: np.ndarray) -> None:
+    def add_roots(self, codes: Any, stats: np.ndarray, root_slots: np.ndarray) -> None:
         """Every row of each tree into its root's slot, in order."""
         hist, column_of = self._target()
         t0 = time.perf_counter()
         build_histograms_all(codes, stats, root_slots, hist, column_of)
         self._account(t0, codes)
 
-    def add_rows(self, codes, stats: np.ndarray, rows: np.ndarray, slots: np.ndarray,
+    def add_rows(self, codes: Any, stats: np.ndarray, rows: np.ndarray, slots: np.ndarray,
                  chunk_start: np.ndarray, chunk_count: np.ndarray) -> None:
         """The listed rows (``Partitioner.partition``) into their slots."""
         t0 = time.perf_counter()
@@ -257,7 +258,7 @@ class HistogramBuilder:
                                       hist, column_of)
         self._account(t0, codes)
 
-    def _account(self, t_start: float, codes) -> None:
+    def _account(self, t_start: float, codes: Any) -> None:
         tel = self.telemetry
         tel.histogram_s += time.perf_counter() - t_start
         tel.rows_streamed += codes.shape[1]

@@ -1,8 +1,10 @@
 """What the grower grows: its parameters and telemetry, the per-tree node arrays laid
 out for the partition kernel, the frontier of nodes waiting to be expanded, and the
 feature sampling of a tree."""
+from __future__ import annotations
+
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 
@@ -80,16 +82,17 @@ class GrowerTelemetry:
     rows_streamed: int = 0
     code_bytes_streamed: int = 0
 
-    def add(self, other):
+    def add(self, other: GrowerTelemetry) -> GrowerTelemetry:
         for name in self.__dataclass_fields__:
             setattr(self, name, getattr(self, name) + getattr(other, name))
         return self
 
-    def as_dict(self):
+    def as_dict(self) -> dict[str, float]:
         return {name: getattr(self, name) for name in self.__dataclass_fields__}
 
 
-def raw_thresholds(feature, bin_threshold, is_categorical, bin_edges):
+def raw_thresholds(feature: np.ndarray, bin_threshold: np.ndarray,
+                   is_categorical: np.ndarray, bin_edges: list) -> np.ndarray:
     """Raw ``x <= threshold`` of each numeric split from its bin threshold (0 at leaves
     and categorical splits): the upper edge of the bin; the last value bin holds
     everything up to +inf, so all values go left.
@@ -106,7 +109,8 @@ def raw_thresholds(feature, bin_threshold, is_categorical, bin_edges):
     return threshold
 
 
-def sampled_columns(params, n_features, tree_features=None):
+def sampled_columns(params: GrowthParams, n_features: int,
+                    tree_features: list | None = None) -> int | None:
     """Histogram columns per node when nodes hold only their sampled features, else None.
 
     With ``features_per_node = k`` smaller than every tree's feature set (a forest's
@@ -122,7 +126,7 @@ def sampled_columns(params, n_features, tree_features=None):
     return int(k) if int(k) < min(sizes) else None
 
 
-def node_index_dtype(max_depth, max_leaves):
+def node_index_dtype(max_depth: int | None, max_leaves: int | None) -> type:
     """Smallest dtype for a row's node index in trees grown with these limits.
 
     A per-row node index is part of the state every pass reads and writes; for depth-6
@@ -147,14 +151,15 @@ def node_index_dtype(max_depth, max_leaves):
     return NODE_DTYPE
 
 
-def sample_count(n_available, fraction):
+def sample_count(n_available: int, fraction: float) -> int:
     return max(1, int(n_available * fraction))
 
 
 class NodeArrays:
     """Growable per-tree node arrays, laid out for the partition kernel (tree, node)."""
 
-    def __init__(self, n_trees, capacity, n_words, n_outputs, n_stats, route_words=0):
+    def __init__(self, n_trees: int, capacity: int, n_words: int, n_outputs: int,
+                 n_stats: int, route_words: int = 0) -> None:
         self.n_trees = n_trees
         self.n_words = n_words
         # bundled features: the partition reads its own bitsets, over stored codes
@@ -198,12 +203,12 @@ class NodeArrays:
                 getattr(self, name)[:, :n] = old[name]
         self.capacity = capacity
 
-    def reserve(self, capacity):
+    def reserve(self, capacity: int) -> None:
         if capacity > self.capacity:
             self._alloc(max(capacity, 2 * self.capacity))
 
 
-def take_frontier(frontier, index):
+def take_frontier(frontier: dict[str, np.ndarray], index: Any) -> dict[str, np.ndarray]:
     """The frontier entries at ``index``. The frontier (nodes with an accepted split,
     waiting to be expanded) is a dict of arrays, one entry per node: a Python object per
     node and per-node bookkeeping cost about 20 us a node, 7 of 50 s for a 100-tree,
@@ -211,11 +216,12 @@ def take_frontier(frontier, index):
     return {k: v[index] for k, v in frontier.items()}
 
 
-def concat_frontier(first, second):
+def concat_frontier(first: dict[str, np.ndarray], second: dict[str, np.ndarray]
+                    ) -> dict[str, np.ndarray]:
     return {k: np.concatenate([first[k], second[k]]) for k in first}
 
 
-def rank_within(trees, n_trees):
+def rank_within(trees: np.ndarray, n_trees: int) -> np.ndarray:
     """For each entry, how many earlier entries belong to the same tree."""
     order = np.argsort(trees, kind="stable")
     counts = np.bincount(trees, minlength=n_trees)

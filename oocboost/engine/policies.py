@@ -27,7 +27,7 @@ def _slot_sums(hist, sums, slots):
     return node_sums
 
 
-def full_columns(n_eval, n_features):
+def full_columns(n_eval: int, n_features: int) -> np.ndarray:
     """``column_feature`` of full histograms: column f is feature f for every node."""
     return np.tile(np.arange(n_features, dtype=np.int32), (n_eval, 1))
 
@@ -106,7 +106,9 @@ class FeatureBins:
     hist_dtype = np.dtype(HIST_DTYPE)
     count_marks_rows = False
 
-    def on_split(self, trees, nodes, features, left_ids, right_ids, left_sums, right_sums):
+    def on_split(self, trees: np.ndarray, nodes: np.ndarray, features: np.ndarray,
+                 left_ids: np.ndarray, right_ids: np.ndarray, left_sums: np.ndarray,
+                 right_sums: np.ndarray) -> None:
         """Nothing to pass on to the children (a policy with monotone bounds does)."""
 
     def _set_bins(self, n_value_bins, is_categorical, missing_bin):
@@ -118,7 +120,8 @@ class FeatureBins:
         self.column_of = None if starts[-1] == len(self.n_value_bins) else starts
         self.n_words = ks.n_bitset_words(max(max_bin, int(self.n_value_bins.max(initial=0))))
 
-    def hist_columns(self, hist, column_feature):
+    def hist_columns(self, hist: np.ndarray, column_feature: np.ndarray | None
+                     ) -> np.ndarray:
         """``column_of`` for a search whose nodes have ``column_feature.shape[1]`` logical
         columns in histograms of ``hist.shape[1]`` columns."""
         return None if hist.shape[1] == column_feature.shape[1] else self.column_of
@@ -143,11 +146,13 @@ class GradientPolicy(FeatureBins):
     #: the statistic that sizes a child for the smaller-child choice: the hessian sum
     size_stat = 1
 
-    def __init__(self, *, reg_lambda, reg_alpha, max_delta_step, min_child_weight,
-                 max_cat_to_onehot, n_value_bins, is_categorical, missing_bin, gamma=0.0,
-                 max_cat_threshold=ks.DEFAULT_MAX_CAT_THRESHOLD, monotone=None,
-                 categorical_split="xgboost", cat_smooth=0.0, cat_l2=0.0,
-                 min_data_per_group=0, n_rows=None):
+    def __init__(self, *, reg_lambda: float, reg_alpha: float, max_delta_step: float,
+                 min_child_weight: float, max_cat_to_onehot: int, n_value_bins: np.ndarray,
+                 is_categorical: np.ndarray, missing_bin: int, gamma: float = 0.0,
+                 max_cat_threshold: int = ks.DEFAULT_MAX_CAT_THRESHOLD,
+                 monotone: np.ndarray | None = None, categorical_split: str = "xgboost",
+                 cat_smooth: float = 0.0, cat_l2: float = 0.0, min_data_per_group: int = 0,
+                 n_rows: int | None = None) -> None:
         # monotone: int8 (n_features,) of -1/0/+1, or None. With it, each node has weight
         # bounds, children of a constrained split are bounded by their mean weight, and
         # every leaf is clipped to its bounds (XGBoost's TreeEvaluator).
@@ -181,7 +186,9 @@ class GradientPolicy(FeatureBins):
                 lower[i], upper[i] = self.bounds.get(key, (-np.inf, np.inf))
         return lower, upper
 
-    def find_splits(self, hist, sums, slots, feature_mask, trees=None, node_ids=None):
+    def find_splits(self, hist: np.ndarray, sums: np.ndarray, slots: np.ndarray,
+                    feature_mask: np.ndarray, trees: np.ndarray | None = None,
+                    node_ids: np.ndarray | None = None) -> dict[str, np.ndarray]:
         out = _outputs(len(slots), self.n_words, self.n_stats)
         lower, upper = self._node_bounds(trees, node_ids, len(slots))
         kgrad.find_splits_gradient(
@@ -217,7 +224,9 @@ class GradientPolicy(FeatureBins):
                                    self.min_child_weight, w)
         return np.clip(w, lower, upper)
 
-    def on_split(self, trees, nodes, features, left_ids, right_ids, left_sums, right_sums):
+    def on_split(self, trees: np.ndarray, nodes: np.ndarray, features: np.ndarray,
+                 left_ids: np.ndarray, right_ids: np.ndarray, left_sums: np.ndarray,
+                 right_sums: np.ndarray) -> None:
         """Children's weight bounds: the parent's, and for a split on a constrained
         feature the mean of the two (bounded) child weights between them."""
         if not len(self.monotone):
@@ -238,17 +247,20 @@ class GradientPolicy(FeatureBins):
             self.bounds[(t, lo)] = tuple(left_b)
             self.bounds[(t, hi)] = tuple(right_b)
 
-    def cover(self, sums):
+    def cover(self, sums: np.ndarray) -> np.ndarray:
         """XGBoost's cover: the sum of hessians, (n,)."""
         return np.asarray(sums)[:, 1]
 
-    def accept_splits(self, result, sums, trees=None, node_ids=None):
+    def accept_splits(self, result: dict[str, np.ndarray], sums: np.ndarray,
+                      trees: np.ndarray | None = None,
+                      node_ids: np.ndarray | None = None) -> np.ndarray:
         """bool (n_eval,): a valid split whose gain beats ``max(gamma, 1e-6)``."""
         gain = result["gain"]
         return (result["feature"] >= 0) & np.isfinite(gain) & (gain > max(self.gamma,
                                                                            MIN_GAIN_EPS))
 
-    def leaf_values(self, sums, trees=None, node_ids=None):
+    def leaf_values(self, sums: np.ndarray, trees: np.ndarray | None = None,
+                    node_ids: np.ndarray | None = None) -> np.ndarray:
         lower, upper = self._node_bounds(trees, node_ids, len(sums))
         return self._weights(sums, lower, upper)[:, None]
 
@@ -300,10 +312,12 @@ class CartPolicy(FeatureBins):
         statistics whose sums fit (``common.INT_HIST_DTYPE``; a forest decides).
     """
 
-    def __init__(self, *, criterion, n_classes, n_value_bins, is_categorical, missing_bin,
-                 total_weight, min_samples_leaf=1, min_weight_leaf=0.0,
-                 min_impurity_decrease=0.0, splitter="best", rng=None,
-                 hist_dtype=HIST_DTYPE, label_values=None):
+    def __init__(self, *, criterion: str, n_classes: int, n_value_bins: np.ndarray,
+                 is_categorical: np.ndarray, missing_bin: int, total_weight: float,
+                 min_samples_leaf: float = 1, min_weight_leaf: float = 0.0,
+                 min_impurity_decrease: float = 0.0, splitter: str = "best",
+                 rng: np.random.Generator | None = None, hist_dtype: Any = HIST_DTYPE,
+                 label_values: np.ndarray | None = None) -> None:
         # scikit-learn >= 1.9 maps friedman_mse to squared_error (Friedman's improvement
         # picks the same splits: it is the squared-error proxy minus a node constant,
         # times the node weight); so do we
@@ -342,23 +356,27 @@ class CartPolicy(FeatureBins):
         self.rng = rng
         self.hist_dtype = np.dtype(hist_dtype)
 
-    def weights(self, sums):
+    def weights(self, sums: np.ndarray) -> np.ndarray:
         """Weighted number of rows of each node, (n,)."""
         sums = np.asarray(sums)
         return sums[:, : self.n_classes].sum(axis=1) if self.n_classes else sums[:, 0]
 
-    def cover(self, sums):
+    def cover(self, sums: np.ndarray) -> np.ndarray:
         return self.weights(sums)
 
-    def impurity(self, sums):
+    def impurity(self, sums: np.ndarray) -> np.ndarray:
         """Node impurity, (n,)."""
         out = np.empty(len(sums))
         kcart.node_impurity(np.ascontiguousarray(sums, dtype=np.float64), self.criterion_code,
                             self.n_classes, self.label_values, out)
         return out
 
-    def find_splits(self, hist, sums, slots, feature_mask, trees=None, node_ids=None,
-                    random_bin=None, column_feature=None, zero_after=False):
+    def find_splits(self, hist: np.ndarray, sums: np.ndarray, slots: np.ndarray,
+                    feature_mask: np.ndarray, trees: np.ndarray | None = None,
+                    node_ids: np.ndarray | None = None,
+                    random_bin: np.ndarray | None = None,
+                    column_feature: np.ndarray | None = None,
+                    zero_after: bool = False) -> dict[str, np.ndarray]:
         """Best split per evaluated slot. ``column_feature`` (n_eval, n_columns): the
         feature of each histogram column when nodes hold only their sampled features;
         None for full histograms (column ``f`` is feature ``f``). ``zero_after``: zero
@@ -392,13 +410,16 @@ class CartPolicy(FeatureBins):
         out["importance_gain"] = out["gain"]
         return out
 
-    def accept_splits(self, result, sums, trees=None, node_ids=None):
+    def accept_splits(self, result: dict[str, np.ndarray], sums: np.ndarray,
+                      trees: np.ndarray | None = None,
+                      node_ids: np.ndarray | None = None) -> np.ndarray:
         decrease = result["gain"]
         return ((result["feature"] >= 0) & np.isfinite(decrease)
                 & (self.impurity(sums) > CART_EPSILON)
                 & (decrease + CART_EPSILON >= self.min_impurity_decrease))
 
-    def leaf_values(self, sums, trees=None, node_ids=None):
+    def leaf_values(self, sums: np.ndarray, trees: np.ndarray | None = None,
+                    node_ids: np.ndarray | None = None) -> np.ndarray:
         sums = np.asarray(sums, dtype=np.float64)
         if self.label_values.size:  # absolute_error: the weighted median
             return weighted_medians(sums[:, : self.n_classes], self.label_values)[:, None]
@@ -410,7 +431,7 @@ class CartPolicy(FeatureBins):
         return np.divide(sums[:, 1], w, out=np.zeros_like(w), where=w > 0)[:, None]
 
 
-def weighted_medians(weights, values):
+def weighted_medians(weights: np.ndarray, values: np.ndarray) -> np.ndarray:
     """scikit-learn's weighted median of each row of ``weights`` (n, K) over ascending
     ``values`` (K,): the first value whose cumulative weight exceeds half the total, or
     the mid-point of the two values around an exact half; 0 for a row of no weight."""

@@ -1,6 +1,10 @@
 """Permutation importance (Breiman 2001) of any oocboost estimator, computed out of
 core: one streamed pass per feature and repeat, rows permuted within blocks by a seeded
 hash."""
+from __future__ import annotations
+
+from typing import Any
+
 import numpy as np
 
 from ..errors import ParameterError
@@ -86,8 +90,9 @@ def _binned_predictions(model, classification):
     return predict
 
 
-def permutation_importance(estimator, X, y=None, *, n_repeats=5, random_state=None,
-                           scoring=None, sample_weight=None):
+def permutation_importance(estimator: Any, X: Any, y: Any = None, *, n_repeats: int = 5,
+                           random_state: Any = None, scoring: Any = None,
+                           sample_weight: Any = None) -> Any:
     """Permutation importance (Breiman 2001), computed out of core.
 
     The drop in score when one feature's values are shuffled, ``n_repeats`` times per

@@ -1,11 +1,17 @@
 """A fitted tree as text, as scikit-learn's ``export_text``."""
+from __future__ import annotations
+
+from typing import Any
+
 import numpy as np
 
 from ..errors import ParameterError
 
 
-def export_text(decision_tree, feature_names=None, *, max_depth=10, spacing=3, decimals=2,
-                show_weights=False, tree_index=0, show_missing=False):
+def export_text(decision_tree: Any, feature_names: list[str] | None = None, *,
+                max_depth: int = 10, spacing: int = 3, decimals: int = 2,
+                show_weights: bool = False, tree_index: int = 0,
+                show_missing: bool = False) -> str:
     """A readable dump of a fitted tree in scikit-learn's ``export_text`` layout.
 
     Parameters

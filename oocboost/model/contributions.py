@@ -1,5 +1,9 @@
 """SHAP values of a model's margin (exact path-dependent Tree SHAP, ``kernels/shap.py``),
 and their interaction values, over raw values or over a cache's bin codes."""
+from __future__ import annotations
+
+from typing import Any
+
 import numpy as np
 
 from ..errors import ModelError
@@ -20,8 +24,9 @@ class ModelContributions:
     """Contributions of a :class:`~oocboost.model.model.Model` (a base class, like
     :class:`~oocboost.model.prediction.ModelPrediction`)."""
 
-    def predict_contributions(self, X, iteration_range=None, n_threads=None,
-                              interactions=False):
+    def predict_contributions(self, X: Any, iteration_range: tuple[int, int] | None = None,
+                              n_threads: int | None = None, interactions: bool = False
+                              ) -> np.ndarray:
         """SHAP values of the margin: exact path-dependent Tree SHAP (Lundberg et al.).
 
         Each row's values plus its bias (the last column) sum to its margin
@@ -62,8 +67,10 @@ class ModelContributions:
         return self._contributions(self._check_X(X), iteration_range, n_threads,
                                    interactions, binned=False)
 
-    def predict_contributions_binned(self, codes, missing_bin, iteration_range=None,
-                                     n_threads=None, interactions=False):
+    def predict_contributions_binned(self, codes: np.ndarray, missing_bin: int,
+                                     iteration_range: tuple[int, int] | None = None,
+                                     n_threads: int | None = None,
+                                     interactions: bool = False) -> np.ndarray:
         """:meth:`predict_contributions` of a cache block's bin codes
         ((n_features, n_rows) from the model's own bin mapper), with the binned rule
         that :meth:`predict_margin_binned` uses."""

@@ -34,8 +34,12 @@ The file format is JSON (never pickle)::
 Loading validates everything before any array reaches a kernel; every problem raises
 :class:`~oocboost.errors.ModelError` naming the file and what is wrong.
 """
+from __future__ import annotations
+
 import json
 import os
+from collections.abc import Iterable
+from typing import Any
 
 import numpy as np
 
@@ -128,12 +132,16 @@ class Model(ModelPrediction, ModelContributions):
         state (``"stream_state"``). Read them with :meth:`part`.
     """
 
-    def __init__(self, trees=(), *, tree_group=None, tree_weight=None, base_margin=None,
-                 n_outputs=1, objective="", objective_params=None, learner="gbtree",
-                 aggregation="sum", trees_per_round=1, feature_names=None,
-                 feature_types=None, bin_mapper=None, params=None, best_iteration=None,
-                 n_classes=None, classes=None, attributes=None, n_features=None,
-                 parts=()):
+    def __init__(self, trees: Iterable[Tree] = (), *, tree_group: Any = None,
+                 tree_weight: Any = None, base_margin: Any = None, n_outputs: int = 1,
+                 objective: str = "", objective_params: dict | None = None,
+                 learner: str = "gbtree", aggregation: str = "sum", trees_per_round: int = 1,
+                 feature_names: list[str] | None = None,
+                 feature_types: list[str] | None = None, bin_mapper: dict | None = None,
+                 params: dict | None = None, best_iteration: int | None = None,
+                 n_classes: int | None = None, classes: list | None = None,
+                 attributes: dict | None = None, n_features: int | None = None,
+                 parts: Iterable[ModelPart] = ()) -> None:
         self.trees = list(trees)
         self.parts = {}
         for part in parts:
@@ -175,24 +183,24 @@ class Model(ModelPrediction, ModelContributions):
 
     # ------------------------------------------------------------------ properties
     @property
-    def n_trees(self):
+    def n_trees(self) -> int:
         return len(self.trees)
 
     @property
-    def n_rounds(self):
+    def n_rounds(self) -> int:
         """Boosting rounds: ``n_trees // trees_per_round``."""
         return len(self.trees) // int(self.trees_per_round)
 
     @property
-    def n_features(self):
+    def n_features(self) -> int:
         return len(self.feature_names)
 
     @property
-    def objective_name(self):
+    def objective_name(self) -> str:
         return self.objective
 
     @property
-    def max_bin(self):
+    def max_bin(self) -> int | None:
         """``bin_mapper["max_bin"]`` when the bin mapper dict has an integer one, else None."""
         if isinstance(self.bin_mapper, dict):
             mb = self.bin_mapper.get("max_bin")
@@ -221,7 +229,7 @@ class Model(ModelPrediction, ModelContributions):
                 f"n_trees={self.n_trees}, n_outputs={self.n_outputs}, "
                 f"n_features={self.n_features})")
 
-    def add_tree(self, tree, group=0, weight=1.0):
+    def add_tree(self, tree: Tree, group: int = 0, weight: float = 1.0) -> Model:
         """Append one tree adding to output ``group`` (-1: all outputs) with ``weight``."""
         self.trees.append(tree)
         self.tree_group = np.append(self.tree_group, np.int32(group)).astype(np.int32)
@@ -230,7 +238,8 @@ class Model(ModelPrediction, ModelContributions):
 
     # ------------------------------------------------------------------ building
     @classmethod
-    def empty_boosted(cls, objective, base_margin, cache, params, trees_per_round=1):
+    def empty_boosted(cls, objective: Any, base_margin: Any, cache: Any, params: dict,
+                      trees_per_round: int = 1) -> Model:
         """An empty "gbtree" model over ``cache``'s features, for boosting to fill.
 
         Parameters
@@ -262,7 +271,7 @@ class Model(ModelPrediction, ModelContributions):
                    params=kept, n_classes=None if n_classes is None else int(n_classes),
                    attributes=source_attributes(cache))
 
-    def add_round(self, trees, weights=None):
+    def add_round(self, trees: list, weights: Any = None) -> Model:
         """Append one round of ``trees_per_round`` trees.
 
         Parameters
@@ -282,7 +291,7 @@ class Model(ModelPrediction, ModelContributions):
             self.add_tree(tree, group, 1.0 if weights is None else weights[c])
         return self
 
-    def extend_from(self, other):
+    def extend_from(self, other: Model) -> Model:
         """Append ``other``'s trees (same outputs and round size), e.g. an ``init_model``."""
         if int(other.n_outputs) != int(self.n_outputs) or \
                 int(other.trees_per_round) != int(self.trees_per_round):
@@ -301,7 +310,7 @@ class Model(ModelPrediction, ModelContributions):
         self.tree_weight = np.concatenate((self.tree_weight, other.tree_weight))
         return self
 
-    def slice_rounds(self, start, end):
+    def slice_rounds(self, start: int, end: int) -> Model:
         """A new Model with rounds ``[start, end)`` (trees shared, metadata copied)."""
         t0, t1 = self._tree_range((start, end))
         if end == 0:
@@ -322,11 +331,11 @@ class Model(ModelPrediction, ModelContributions):
             parts=[p for p in (part.sliced(t0, t1) for part in self.parts.values())
                    if p is not None])
 
-    def part(self, key):
+    def part(self, key: str) -> ModelPart | None:
         """The model's part ``key`` (``"mars"``, ``"naive_bayes"``, ...), or None."""
         return self.parts.get(key)
 
-    def mapper(self):
+    def mapper(self) -> Any:
         """The :class:`~oocboost.cache.binning.BinMapper` of ``bin_mapper``, built once
         (parts bin raw values with it)."""
         from ..cache.binning import BinMapper
@@ -337,7 +346,7 @@ class Model(ModelPrediction, ModelContributions):
             self._mapper_key = key
         return self._mapper
 
-    def bin_representatives(self):
+    def bin_representatives(self) -> np.ndarray:
         """(n_features, max_bin) float64: the value each bin code stands for (its middle,
         NaN for missing and categorical codes), built once: MARS terms and oblique
         splits read cache codes as these values."""
@@ -349,7 +358,7 @@ class Model(ModelPrediction, ModelContributions):
             self._rep_key = id(mapper)
         return self._rep
 
-    def summary(self):
+    def summary(self) -> str:
         """What ``oocboost train`` says it saved: ``"100 trees"``, or a part's words."""
         for part in self.parts.values():
             words = part.describe()
@@ -358,24 +367,40 @@ class Model(ModelPrediction, ModelContributions):
         return f"{self.n_trees} trees"
 
     # Training metadata kept in ``attributes`` so that it is saved with the model.
-    best_score = property(lambda self: self.attributes.get("best_score"),
-                          lambda self, v: self.attributes.__setitem__("best_score", v),
-                          doc="Best evaluation score of early stopping (saved in attributes).")
-    evals_result = property(lambda self: self.attributes.get("evals_result"),
-                            lambda self, v: self.attributes.__setitem__("evals_result", v),
-                            doc="Evaluation log {data: {metric: [floats]}} (saved in "
-                                "attributes).")
-    training_log = property(lambda self: self.attributes.get("training_log"),
-                            lambda self, v: self.attributes.__setitem__("training_log", v),
-                            doc="Training telemetry dict (saved in attributes).")
+    @property
+    def best_score(self) -> float | None:
+        """Best evaluation score of early stopping (saved in attributes)."""
+        return self.attributes.get("best_score")
 
-    def invalidate_cache(self):
+    @best_score.setter
+    def best_score(self, value: float | None) -> None:
+        self.attributes["best_score"] = value
+
+    @property
+    def evals_result(self) -> dict | None:
+        """Evaluation log {data: {metric: [floats]}} (saved in attributes)."""
+        return self.attributes.get("evals_result")
+
+    @evals_result.setter
+    def evals_result(self, value: dict | None) -> None:
+        self.attributes["evals_result"] = value
+
+    @property
+    def training_log(self) -> dict | None:
+        """Training telemetry dict (saved in attributes)."""
+        return self.attributes.get("training_log")
+
+    @training_log.setter
+    def training_log(self, value: dict | None) -> None:
+        self.attributes["training_log"] = value
+
+    def invalidate_cache(self) -> None:
         """Drop the flattened trees; needed only after editing a tree's arrays in place."""
         self._flat = None
         self._flat_key = None
 
     # ------------------------------------------------------------------ validation
-    def validate(self):
+    def validate(self) -> Model:
         """Check every field and every tree; raise ModelError naming what is wrong.
 
         Returns
@@ -461,7 +486,7 @@ class Model(ModelPrediction, ModelContributions):
         return self
 
     # ------------------------------------------------------------------ JSON
-    def to_json_dict(self):
+    def to_json_dict(self) -> dict:
         """The model as a JSON-able dict (``format``, ``format_version``, fields, trees)."""
         return {
             "format": FORMAT,
@@ -490,7 +515,7 @@ class Model(ModelPrediction, ModelContributions):
         }
 
     @classmethod
-    def from_json_dict(cls, doc, source="<dict>"):
+    def from_json_dict(cls, doc: dict, source: str = "<dict>") -> Model:
         """Build and validate a Model from :meth:`to_json_dict` output.
 
         Parameters
@@ -571,7 +596,7 @@ class Model(ModelPrediction, ModelContributions):
         check_model_fields(model)
         return model
 
-    def save_model(self, path, state=True):
+    def save_model(self, path: str | os.PathLike, state: bool = True) -> None:
         """Validate and write the model as JSON, atomically.
 
         The text goes to a temporary file in the destination's folder, is flushed to disk
@@ -598,7 +623,8 @@ class Model(ModelPrediction, ModelContributions):
         write_text_atomic(path, text)
 
 
-def load_model(path, *, max_bytes=MAX_MODEL_BYTES, memory_limit=None):
+def load_model(path: str | os.PathLike, *, max_bytes: int = MAX_MODEL_BYTES,
+               memory_limit: int | str | None = None) -> Model:
     """Read and validate a model saved by :meth:`Model.save_model`.
 
     Parameters

@@ -19,7 +19,7 @@ learner whose models carry a part registers its class (``LearnerSpec.model_parts
 """
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, ClassVar
 
 import numpy as np
@@ -95,7 +95,7 @@ class TreeEntries(ModelPart):
     def __init__(self, entries: list) -> None:
         self.entries = list(entries)
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Any]:
         return iter(self.entries)
 
     def __len__(self) -> int:
@@ -111,7 +111,7 @@ class TreeEntries(ModelPart):
     def appended(self, other: ModelPart, n_trees: int) -> ModelPart:
         return type(self)(self.entries + other.shifted(n_trees).entries)
 
-    def checked_entries(self, fail: Fail):
+    def checked_entries(self, fail: Fail) -> Iterator[tuple[int, Any]]:
         """``(i, entry)``, refusing an entry of another type and a tree listed twice."""
         seen = set()
         for i, entry in enumerate(self.entries):

@@ -1,6 +1,9 @@
 """Traversal of a model over raw values and over bin codes, and importances: the
 arrays-in, arrays-out side of :class:`~oocboost.model.model.Model`."""
+from __future__ import annotations
+
 from contextlib import contextmanager
+from typing import Any
 
 import numba
 import numpy as np
@@ -119,8 +122,9 @@ class ModelPrediction:
                 out += self.base_margin
         return out
 
-    def predict(self, data, output_margin=False, iteration_range=None, pred_leaf=False,
-                pred_contribs=False, pred_interactions=False):
+    def predict(self, data: Any, output_margin: bool = False,
+                iteration_range: tuple[int, int] | None = None, pred_leaf: bool = False,
+                pred_contribs: bool = False, pred_interactions: bool = False) -> np.ndarray:
         """What the objective predicts, as ``xgboost.Booster.predict`` gives it.
 
         Parameters
@@ -166,7 +170,9 @@ class ModelPrediction:
             return out[:, 0]
         return out
 
-    def predict_margin(self, X, iteration_range=None, n_threads=None, include_base=True):
+    def predict_margin(self, X: Any, iteration_range: tuple[int, int] | None = None,
+                       n_threads: int | None = None, include_base: bool = True
+                       ) -> np.ndarray:
         """Raw margins (before any link function) for raw feature values.
 
         Parameters
@@ -200,8 +206,10 @@ class ModelPrediction:
                 part.add_margin(self, X, out, t0, t1)
         return self._finish_margin(out, t0, t1, include_base)
 
-    def predict_margin_binned(self, codes, missing_bin, iteration_range=None, n_threads=None,
-                              include_base=True):
+    def predict_margin_binned(self, codes: np.ndarray, missing_bin: int,
+                              iteration_range: tuple[int, int] | None = None,
+                              n_threads: int | None = None, include_base: bool = True
+                              ) -> np.ndarray:
         """Raw margins for bin codes (one cache block at a time).
 
         Parameters
@@ -242,7 +250,8 @@ class ModelPrediction:
                 part.add_margin_binned(self, codes, int(missing_bin), out, t0, t1)
         return self._finish_margin(out, t0, t1, include_base)
 
-    def predict_leaf(self, X, iteration_range=None, n_threads=None):
+    def predict_leaf(self, X: Any, iteration_range: tuple[int, int] | None = None,
+                     n_threads: int | None = None) -> np.ndarray:
         """Leaf node id reached in each tree.
 
         Parameters
@@ -263,7 +272,7 @@ class ModelPrediction:
             _kp.raw_leaves(flat, X, t0, t1, out)
         return out
 
-    def feature_importance(self, importance_type="gain"):
+    def feature_importance(self, importance_type: str = "gain") -> np.ndarray:
         """Per-feature importance with XGBoost's definitions.
 
         ``weight``: number of splits on the feature; ``total_gain`` / ``total_cover``: sum

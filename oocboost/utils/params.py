@@ -22,7 +22,7 @@ from __future__ import annotations
 import difflib
 import math
 import numbers
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -200,7 +200,7 @@ class ParamSpec:
             for alias in p.aliases:
                 self.aliases[alias] = p.name
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Param]:
         return iter(self.params.values())
 
     def __contains__(self, name: object) -> bool:

@@ -585,3 +585,39 @@ def test_label_stats_blocks_and_merge_equal_one_pass(values, block, weighted):
         for q in (0.0, 0.3, 0.5, 1.0):
             a, b = other.quantile(q), whole.quantile(q)
             assert a == b or (math.isnan(a) and math.isnan(b))
+
+
+def test_a_registered_objective_trains_saves_loads_and_predicts(tmp_path):
+    """An objective registered from outside the package (here a renamed squared error)
+    trains as the built-in one does, and its model files load while it is registered."""
+    import oocboost
+    from oocboost.errors import ModelError
+    from oocboost.model.model import load_model
+    from oocboost.model.objectives import register_objective, unregister_objective
+    from oocboost.model.objectives.regression import SquaredError
+
+    class Renamed(SquaredError):
+        name = "reg:renamed"
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(400, 3))
+    y = X[:, 0] + 0.1 * rng.normal(size=400)
+    cache = oocboost.build_cache(X, tmp_path / "c", label=y, quiet=True)
+    params = {"max_depth": 3, "verbosity": 0}
+    with pytest.raises(ParameterError, match="unknown objective 'reg:renamed'"):
+        oocboost.train({**params, "objective": "reg:renamed"}, cache, 3)
+    register_objective("reg:renamed", lambda p: Renamed({}))
+    try:
+        with pytest.raises(ParameterError, match="already registered"):
+            register_objective("reg:squarederror", lambda p: Renamed({}))
+        ours = oocboost.train({**params, "objective": "reg:renamed"}, cache, 3)
+        built_in = oocboost.train({**params, "objective": "reg:squarederror"}, cache, 3)
+        np.testing.assert_array_equal(ours.predict(X), built_in.predict(X))
+        ours.save_model(tmp_path / "m.json")
+        loaded = load_model(tmp_path / "m.json")
+        assert loaded.objective == "reg:renamed"
+        np.testing.assert_array_equal(loaded.predict(X), built_in.predict(X))
+    finally:
+        unregister_objective("reg:renamed")
+    with pytest.raises(ModelError, match="reg:renamed"):
+        load_model(tmp_path / "m.json")

@@ -1,6 +1,10 @@
 """Open a cache, check it, and stream its blocks (prefetched, optionally kept resident)."""
+from __future__ import annotations
+
 import os
 import zlib
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -13,6 +17,9 @@ from .hdf5_backend import Hdf5BlockReader
 from .manifest import GROUPS_FILE, read_manifest
 from .replace import recover
 from .trust import open_regular
+
+if TYPE_CHECKING:
+    from ..binning import BinMapper
 
 _READERS = {"arrow": ArrowBlockReader, "hdf5": Hdf5BlockReader}
 
@@ -128,7 +135,7 @@ class Cache:
     until :meth:`close` (also a context manager).
     """
 
-    def __init__(self, path):
+    def __init__(self, path: str | os.PathLike) -> None:
         self.path = os.path.abspath(os.fspath(path))
         recover(self.path)  # a replace killed between its two renames (store/replace.py)
         m = read_manifest(self.path)
@@ -195,24 +202,24 @@ class Cache:
 
     # ---- sizes -----------------------------------------------------------------------
     @property
-    def nbytes_stored(self):
+    def nbytes_stored(self) -> int:
         """Bytes on disk of the block data (compressed), int."""
         if self.backend == "hdf5":
             return int(self.manifest["data_file_nbytes"])
         return int(sum(b["nbytes"] for b in self.manifest["blocks"]))
 
     @property
-    def nbytes_raw(self):
+    def nbytes_raw(self) -> int:
         """Bytes of the block data once decompressed (codes + label + weight), int."""
         return int(sum(b["raw_nbytes"] for b in self.manifest["blocks"]))
 
     @property
-    def resident_nbytes(self):
+    def resident_nbytes(self) -> int:
         """Bytes of decompressed blocks currently kept in memory, int."""
         return self._resident_nbytes
 
     @property
-    def bin_mapper(self):
+    def bin_mapper(self) -> BinMapper:
         """The :class:`oocboost.cache.binning.BinMapper` saved with the cache."""
         if self._bin_mapper is None:
             d = self.manifest.get("bin_mapper")
@@ -233,7 +240,7 @@ class Cache:
         return self._bin_mapper
 
     @property
-    def wide_columns(self):
+    def wide_columns(self) -> np.ndarray | None:
         """Which stored columns keep two bytes a code in memory: a bool array when the
         codes are two bytes only for wide categorical features (``max_bin <= 256``;
         blocks then hold ``PlaneCodes``), else None (blocks hold plain matrices)."""
@@ -249,7 +256,7 @@ class Cache:
         return self._wide_columns
 
     @property
-    def code_bytes_per_row(self):
+    def code_bytes_per_row(self) -> int:
         """Bytes of codes one row takes in memory (int): a byte per stored column, and
         two more for each wide one (its whole code, :attr:`wide_columns`)."""
         wide = self.wide_columns
@@ -258,14 +265,14 @@ class Cache:
         return int(self.n_columns * self.codes_dtype.itemsize)
 
     @property
-    def n_hist_columns(self):
+    def n_hist_columns(self) -> int:
         """Histogram columns of one node (int): one per feature, more for a wide
         categorical feature (``common.hist_column_starts``)."""
         mapper = self.bin_mapper
         return int(hist_column_starts(mapper.n_value_bins, mapper.max_bin)[-1])
 
     @property
-    def planned_hist_columns(self):
+    def planned_hist_columns(self) -> int:
         """Histogram columns a node costs in training (int): :attr:`n_hist_columns`,
         plus the stored columns' when features are bundled (rows are added into those,
         then expanded)."""
@@ -275,7 +282,7 @@ class Cache:
         stored = self.bundles.stored_value_bins(mapper.n_value_bins)
         return self.n_hist_columns + int(hist_column_starts(stored, mapper.max_bin)[-1])
 
-    def require_one_label(self, who):
+    def require_one_label(self, who: str) -> None:
         """Raise :class:`ParameterError` unless the cache has one label column."""
         if self.n_label_columns != 1:
             raise ParameterError(
@@ -315,7 +322,7 @@ class Cache:
                      weight, self.bundles if with_codes else None)
 
     @property
-    def code_limits(self):
+    def code_limits(self) -> np.ndarray | None:
         """Largest value code of each stored column (``n_value_bins - 1``; a bundle's
         column: its bundle's), int64 (n_columns,); None without a bin mapper."""
         if self._code_limits is None and "bin_mapper" in self.manifest:
@@ -362,7 +369,7 @@ class Cache:
                 f"{int(limits[k]) + 1} bins and is not the missing code {missing}; the "
                 f"block was not written by this cache's build")
 
-    def read_block(self, i, with_codes=True):
+    def read_block(self, i: int, with_codes: bool = True) -> Block:
         """Read one block.
 
         Parameters
@@ -383,7 +390,7 @@ class Cache:
         """
         return self._load(self._check_index(i), bool(with_codes))
 
-    def verify(self):
+    def verify(self) -> int:
         """Read every block whole, as training would, checking each file (regular, its
         size), its checksum, that it belongs to this cache at its index, its rows'
         codes against the bins, and the query groups. Returns the rows checked (int);
@@ -396,7 +403,8 @@ class Cache:
             self.group_ptr  # noqa: B018 (read and checked against the manifest)
         return n_rows
 
-    def iter_blocks(self, prefetch=2, with_codes=True, resident_bytes=0, block_indices=None):
+    def iter_blocks(self, prefetch: int = 2, with_codes: bool = True, resident_bytes: int = 0,
+                    block_indices: Any = None) -> Iterator[Block]:
         """Stream blocks in order, reading ahead on a background thread.
 
         Parameters
@@ -471,13 +479,13 @@ class Cache:
                 break
             self._resident_nbytes -= self._resident.pop(i).nbytes
 
-    def release_resident(self):
+    def release_resident(self) -> None:
         """Drop every resident block."""
         self._resident = {}
         self._resident_nbytes = 0
 
     @property
-    def group_ptr(self):
+    def group_ptr(self) -> np.ndarray | None:
         """Query group boundaries ``(n_groups + 1,)`` int64 (group ``g`` is rows
         ``ptr[g]`` to ``ptr[g + 1]``), or None for a cache built without ``group``.
         Read and checked on first use."""
@@ -487,7 +495,7 @@ class Cache:
             self._group_ptr = _read_groups(self.path, self.manifest["groups"], self.n_rows)
         return self._group_ptr
 
-    def read_labels(self):
+    def read_labels(self) -> tuple[Any, Any]:
         """All labels and weights, reading only those columns.
 
         Returns
@@ -509,7 +517,7 @@ class Cache:
                 weight[sl] = b.weight
         return label, weight
 
-    def close(self):
+    def close(self) -> None:
         """Release open files and resident blocks."""
         self.release_resident()
         self._reader.close()

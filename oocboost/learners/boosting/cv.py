@@ -19,6 +19,10 @@ Example
 >>> result["test-auc-mean"][-1]                                         # doctest: +SKIP
 0.8412
 """
+from __future__ import annotations
+
+from typing import Any
+
 import numpy as np
 
 from ...cache.groups import runs_of
@@ -194,10 +198,12 @@ def _all_margins(state):
     return out
 
 
-def cv(params, dtrain, num_boost_round=10, nfold=5, stratified=True, folds=None,
-       metrics=(), early_stopping_rounds=None, maximize=None, verbose_eval=None,
-       show_stdv=True, seed=0, as_pandas=True, return_oof=False, return_models=False,
-       memory_limit=None):
+def cv(params: dict[str, Any] | None, dtrain: Any, num_boost_round: int = 10,
+       nfold: int = 5, stratified: bool = True, folds: Any = None, metrics: Any = (),
+       early_stopping_rounds: int | None = None, maximize: bool | None = None,
+       verbose_eval: bool | int | None = None, show_stdv: bool = True, seed: int = 0,
+       as_pandas: bool = True, return_oof: bool = False, return_models: bool = False,
+       memory_limit: int | str | None = None) -> Any:
     """Cross-validate boosting on a cache, as ``xgboost.cv``.
 
     Parameters

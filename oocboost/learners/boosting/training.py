@@ -10,8 +10,12 @@ Example
 ...                        evals=[(valid, "valid")],
 ...                        early_stopping_rounds=10)                   # doctest: +SKIP
 """
+from __future__ import annotations
+
 import dataclasses
 import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -30,6 +34,9 @@ from . import callback as cb
 from .custom import CustomGradients, CustomMetric
 from .dart import DartRound
 from .params import objective_params, resolve_params
+
+if TYPE_CHECKING:
+    from ...model.model import Model
 
 logger = get_logger(__name__)
 
@@ -89,9 +96,12 @@ def _evaluate(model, objective, eval_sets, metrics, round_trees):
             for cache, name, margins, labels, weights in eval_sets}
 
 
-def train(params, dtrain, num_boost_round=10, *, evals=(), early_stopping_rounds=None,
-          callbacks=None, init_model=None, verbose_eval=True, evals_result=None,
-          memory_limit=None, obj=None, custom_metric=None):
+def train(params: dict[str, Any] | None, dtrain: Any, num_boost_round: int = 10, *,
+          evals: Any = (), early_stopping_rounds: int | None = None,
+          callbacks: list | None = None, init_model: Any = None,
+          verbose_eval: bool | int = True, evals_result: dict | None = None,
+          memory_limit: int | str | None = None, obj: Callable | None = None,
+          custom_metric: Callable | None = None) -> Model:
     """Train a gradient-boosted tree ensemble from a cache.
 
     Parameters

@@ -69,7 +69,8 @@ from .ranking import LambdaRank, ranking_params
 from .regression import AbsoluteError, PseudoHuberError, QuantileError, SquaredError
 from .survival import AFT, aft_params
 
-__all__ = ["Objective", "get_objective", "OBJECTIVE_NAMES", "POISSON_MAX_DELTA_STEP"]
+__all__ = ["Objective", "get_objective", "register_objective", "OBJECTIVE_NAMES",
+           "POISSON_MAX_DELTA_STEP"]
 
 #: ``count:poisson``'s default ``max_delta_step`` (XGBoost's): its hessian inflation,
 #: and the leaf clip of its trees.
@@ -151,8 +152,35 @@ _FACTORIES = {
     "multi:proba": lambda p: ClassProbability({"num_class": _num_class_param(p,
                                                                            "multi:proba")}),
 }
-#: Every objective name :func:`get_objective` knows.
+#: Every built-in objective name (:func:`register_objective` adds others).
 OBJECTIVE_NAMES = tuple(_FACTORIES)
+
+
+def register_objective(name, factory, *, replace=False):
+    """Make ``name`` an objective :func:`get_objective` builds, so that training takes it
+    (``objective=name``) and model files naming it load and predict.
+
+    Parameters
+    ----------
+    name : str
+        Its name, ``"family:loss"`` as XGBoost's.
+    factory : callable (params: dict) -> Objective
+        Builds the objective from the training parameters (None values removed): it
+        reads and checks its own, raising ParameterError naming them.
+    replace : bool
+        Replace an objective of that name (a built-in one is never replaced).
+    """
+    if not isinstance(name, str) or ":" not in name:
+        raise ParameterError(f"an objective's name is 'family:loss', got {name!r}")
+    if name in OBJECTIVE_NAMES or (name in _FACTORIES and not replace):
+        raise ParameterError(f"objective {name!r} is already registered")
+    _FACTORIES[name] = factory
+
+
+def unregister_objective(name):
+    """Remove an objective :func:`register_objective` added."""
+    if name not in OBJECTIVE_NAMES:
+        _FACTORIES.pop(name, None)
 
 
 def get_objective(name, params=None):
@@ -187,7 +215,7 @@ def get_objective(name, params=None):
     """
     if not isinstance(name, str) or name not in _FACTORIES:
         raise ParameterError(
-            f"unknown objective {name!r}; expected one of: {', '.join(OBJECTIVE_NAMES)}"
+            f"unknown objective {name!r}; expected one of: {', '.join(_FACTORIES)}"
         )
     params = {k: v for k, v in (params or {}).items() if v is not None}
     n_targets = check_n_targets(name, params.pop("n_targets", 1))
