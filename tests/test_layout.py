@@ -22,7 +22,7 @@ LAYERS = {
     "sklearn": 7, "dask": 7,
     "inspection": 8,
     "plotting": 9,
-    "datasets": 10, "demo": 10, "cli": 10, "__init__": 11, "__main__": 11,
+    "datasets": 10, "demo": 10, "cli": 10, "cli_parser": 10, "__init__": 11, "__main__": 11,
 }
 #: What kernels may import of ours: only dtype constants.
 KERNEL_IMPORTS = {"common", "kernels"}
@@ -107,7 +107,8 @@ def test_layers_import_only_layers_below():
 
 #: Modules that are programs of their own and print: the command line, the demo, the data
 #: generator's ``__main__``.
-PRINTING_MODULES = {"oocboost.cli", "oocboost.demo", "oocboost.datasets"}
+PRINTING_MODULES = {"oocboost.cli", "oocboost.cli_parser", "oocboost.demo",
+                    "oocboost.datasets"}
 
 
 def test_only_the_programs_print():

@@ -209,6 +209,19 @@ class ParamSpec:
     def __getitem__(self, name: str) -> Param:
         return self.params[name]
 
+    def describe(self) -> str:
+        """One line per parameter: name (aliases), default, what it takes, its doc line
+        (``oocboost train --list-params LEARNER``)."""
+        lines = []
+        for p in self.params.values():
+            name = p.name + (f" ({', '.join(p.aliases)})" if p.aliases else "")
+            default = p.default_doc or repr(p.default)
+            takes = "" if p.kind == "any" else f" ({p.expected()})"
+            lines.append(f"{name:34} {default:24} {p.doc}{takes}")
+        for name, instead in self.refused.items():
+            lines.append(f"{name:34} {'refused':24} {instead}")
+        return "\n".join(lines)
+
     def names(self) -> list[str]:
         """The parameters' names, in declaration order."""
         return list(self.params)
