@@ -118,3 +118,22 @@ def test_cli_param_names_and_values_are_checked_before_training(tmp_path):
                                         n_estimators=2, quiet=True)
         with pytest.raises(oocboost.ParameterError, match=message):
             registry.train(request)
+
+
+@pytest.mark.parametrize("learner,start,end", [
+    ("random-forest", "## 2. Decision trees", "### 2.2 "),
+    ("decision-stream", "### 2.3 Decision streams", "### 2.4 MARS"),
+    ("mars", "### 2.4 MARS", "## 3. AdaBoost"),
+    ("adaboost", "## 3. AdaBoost", "## 3b."),
+])
+def test_docs_name_every_parameter_of_each_learner(learner, start, end):
+    text = DOCS.read_text()
+    section = text[text.index(start):text.index(end, text.index(start) + len(start))]
+    missing = [p.name for p in registry.get(learner).params if f"`{p.name}`" not in section]
+    assert not missing, f"docs/parameters.md's {start!r} does not name {missing}"
+
+
+def test_streaming_docs_name_every_parameter():
+    text = (DOCS.parent / "streaming.md").read_text()
+    spec = registry.get("hoeffding-tree").params
+    assert not [p.name for p in spec if f"`{p.name}`" not in text]
