@@ -112,7 +112,7 @@ def test_cli_param_names_and_values_are_checked_before_training(tmp_path):
          "split_criterion must be one of 'info_gain', 'gini', got 'hellinger'"),
         ("adaboost", {"loss": "huber"}, "loss must be one of 'linear', 'square', "
                                         "'exponential', got 'huber'"),
-        ("decision-stream", {"significance": 2}, r"significance must be a number in \[0, 1\]"),
+        ("decision-stream", {"significance": 2}, r"significance must be a number in \(0, 1\]"),
     ]:
         request = registry.TrainRequest(learner=learner, params=params, cache=cache,
                                         n_estimators=2, quiet=True)

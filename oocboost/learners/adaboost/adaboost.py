@@ -110,23 +110,16 @@ def canonical_algorithm(name):
 
 
 def check_boost_params(n_estimators, learning_rate, max_depth, loss="linear"):
-    """Validate the shared parameters; raise ParameterError naming the culprit."""
+    """Validate the shared parameters (the spec's checks, ``params.ADABOOST_SPEC``);
+    raise ParameterError naming the culprit."""
+    from .params import ADABOOST_SPEC as spec
+
     if not isinstance(n_estimators, (int, np.integer)) or isinstance(n_estimators, bool) \
             or n_estimators < 1:
         raise ParameterError(f"n_estimators must be a positive integer, got {n_estimators!r}")
-    if (
-        not isinstance(learning_rate, (int, float, np.number))
-        or isinstance(learning_rate, bool)
-        or not (learning_rate > 0 and math.isfinite(learning_rate))
-    ):
-        raise ParameterError(f"learning_rate must be a positive finite number, got "
-                             f"{learning_rate!r}")
-    if max_depth is not None and (not isinstance(max_depth, (int, np.integer))
-                                  or isinstance(max_depth, bool) or max_depth < 1):
-        raise ParameterError(f"max_depth must be a positive integer or None, got "
-                             f"{max_depth!r}")
-    if loss not in LOSSES:
-        raise ParameterError(f"loss must be one of {LOSSES}, got {loss!r}")
+    for name, value in (("learning_rate", learning_rate), ("max_depth", max_depth),
+                        ("loss", loss)):
+        spec[name].check(value)
 
 
 # --------------------------------------------------------------------------- driver

@@ -57,7 +57,8 @@ def resolve_stream_config(params, *, task, n_classes, n_rows):
     """Validate a decision stream's parameters (scikit-learn's tree names, plus
     ``significance``) into a :class:`StreamConfig`."""
     from ..common.cart_config import CLASSIFICATION_CRITERIA
-    from ..common.validate import count_or_fraction, float_param, int_param
+    from ..common.validate import count_or_fraction
+    from .params import STREAM_SPEC as spec
 
     classification = task == "classification"
     criterion = params.get("criterion") or ("gini" if classification else "squared_error")
@@ -69,16 +70,15 @@ def resolve_stream_config(params, *, task, n_classes, n_rows):
     leaf = count_or_fraction("min_samples_leaf", params.get("min_samples_leaf", 1), n_rows, 1)
     split = count_or_fraction("min_samples_split", params.get("min_samples_split", 2),
                                n_rows, 2)
-    significance = float_param("significance", params.get("significance", 0.05), 0.0, 1.0,
-                                low_open=True)
+    significance = spec["significance"].check(params.get("significance", 0.05))
     return StreamConfig(
         task=task, n_classes=int(n_classes) if classification else 0, criterion=criterion,
-        max_depth=int_param("max_depth", params.get("max_depth"), 1, allow_none=True),
+        max_depth=spec["max_depth"].check(params.get("max_depth")),
         min_samples_split=max(split, 2 * leaf), min_samples_leaf=leaf,
-        min_impurity_decrease=float_param("min_impurity_decrease",
-                                           params.get("min_impurity_decrease", 0.0), 0.0),
+        min_impurity_decrease=spec["min_impurity_decrease"].check(
+            params.get("min_impurity_decrease", 0.0)),
         significance=significance, memory_limit=params.get("memory_limit"),
-        prefetch=int_param("prefetch", params.get("prefetch"), 0, allow_none=True),
+        prefetch=spec["prefetch"].check(params.get("prefetch")),
         n_jobs=params.get("n_jobs"))
 
 

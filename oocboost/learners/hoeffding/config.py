@@ -1,7 +1,6 @@
 """A Hoeffding tree's settings: river's parameter names and defaults, validated into a
 :class:`HoeffdingConfig`."""
 import math
-import numbers
 from dataclasses import dataclass
 
 from ...errors import ParameterError
@@ -62,21 +61,6 @@ class HoeffdingConfig:
         return 1.0
 
 
-def _real(name, value, low, high=None, low_open=False, high_open=False):
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) \
-            or not math.isfinite(value):
-        raise ParameterError(f"{name} must be a finite number, got {value!r}")
-    value = float(value)
-    bad = (value <= low if low_open else value < low) or (
-        high is not None and (value >= high if high_open else value > high))
-    if bad:
-        lo = "(" if low_open else "["
-        hi = ")" if high_open else "]"
-        raise ParameterError(f"{name} must be in {lo}{low}, "
-                             f"{'inf' if high is None else high}{hi}, got {value!r}")
-    return value
-
-
 def _choice(name, value, choices):
     if value not in choices:
         raise ParameterError(f"{name} must be one of {', '.join(map(repr, choices))}, "
@@ -96,6 +80,7 @@ def resolve_config(task, n_classes, *, grace_period=200, max_depth=None,
     1.0
     """
     from ...utils.budget import check_limit
+    from .params import HOEFFDING_SPEC
 
     if task not in ("classification", "regression"):
         raise ParameterError(f"task must be 'classification' or 'regression', got {task!r}")
@@ -110,27 +95,24 @@ def resolve_config(task, n_classes, *, grace_period=200, max_depth=None,
                                   REGRESSOR_LEAF_PREDICTIONS)
     for name, value in (("merit_preprune", merit_preprune),
                         ("split_revision", split_revision)):
-        if not isinstance(value, bool):
-            raise ParameterError(f"{name} must be True or False, got {value!r}")
+        if not isinstance(value, bool):    # 0 and 1 are not flags here, as in river
+            raise ParameterError(f"parameter {name} must be True or False, got {value!r}")
     if split_revision and not classification:
         raise ParameterError("split_revision=True (Extremely Fast Decision Tree) is a "
                              "classifier's option")
+    spec = HOEFFDING_SPEC
     return HoeffdingConfig(
         task=task, n_classes=n_classes,
-        grace_period=_real("grace_period", grace_period, 0, low_open=True),
-        max_depth=int_param("max_depth", max_depth, 1, allow_none=True),
-        split_criterion=_choice("split_criterion", split_criterion, SPLIT_CRITERIA),
-        delta=_real("delta", delta, 0, 1, low_open=True, high_open=True),
-        tau=_real("tau", tau, 0),
+        grace_period=spec["grace_period"].check(grace_period),
+        max_depth=spec["max_depth"].check(max_depth),
+        split_criterion=spec["split_criterion"].check(split_criterion),
+        delta=spec["delta"].check(delta), tau=spec["tau"].check(tau),
         leaf_prediction=leaf_prediction,
-        nb_threshold=_real("nb_threshold", nb_threshold, 0),
-        min_branch_fraction=_real("min_branch_fraction", min_branch_fraction, 0, 0.5,
-                                  high_open=True),
-        max_share_to_split=_real("max_share_to_split", max_share_to_split, 0, 1,
-                                 low_open=True),
-        min_samples_split=_real("min_samples_split", min_samples_split, 0),
+        nb_threshold=spec["nb_threshold"].check(nb_threshold),
+        min_branch_fraction=spec["min_branch_fraction"].check(min_branch_fraction),
+        max_share_to_split=spec["max_share_to_split"].check(max_share_to_split),
+        min_samples_split=spec["min_samples_split"].check(min_samples_split),
         merit_preprune=merit_preprune, split_revision=split_revision,
-        min_samples_reevaluate=_real("min_samples_reevaluate", min_samples_reevaluate, 0,
-                                     low_open=True),
-        max_leaves=int_param("max_leaves", max_leaves, 1, allow_none=True),
+        min_samples_reevaluate=spec["min_samples_reevaluate"].check(min_samples_reevaluate),
+        max_leaves=spec["max_leaves"].check(max_leaves),
         memory_limit=check_limit(memory_limit))

@@ -38,22 +38,16 @@ class MarsConfig:
 
 def check_config(config, n_features):
     """Validated copy of ``config`` with the defaults filled in."""
-    def positive_int(name, v, low):
-        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < low:
-            raise ParameterError(f"{name} must be an integer >= {low}, got {v!r}")
-        return int(v)
+    from .params import MARS_SPEC as spec
 
-    max_terms = config.max_terms if config.max_terms is not None \
-        else min(2 * n_features + 1, 41)
-    max_terms = positive_int("max_terms", max_terms, 2)
-    degree = positive_int("max_degree", config.max_degree, 1)
-    for name in ("penalty", "thresh"):
-        v = getattr(config, name)
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or not v >= 0:
-            raise ParameterError(f"{name} must be a number >= 0, got {v!r}")
-    span = None if config.min_span is None else positive_int("min_span", config.min_span, 1)
-    return MarsConfig(max_terms, degree, float(config.penalty), float(config.thresh), span,
-                      config.memory_limit, config.prefetch, config.n_jobs)
+    max_terms = spec["max_terms"].check(config.max_terms)
+    if max_terms is None:
+        max_terms = min(2 * n_features + 1, 41)
+    return MarsConfig(max_terms, spec["max_degree"].check(config.max_degree),
+                      spec["penalty"].check(config.penalty),
+                      spec["thresh"].check(config.thresh),
+                      spec["min_span"].check(config.min_span), config.memory_limit,
+                      config.prefetch, config.n_jobs)
 
 
 class _Data:

@@ -92,12 +92,10 @@ def train_mars_classifier(cache, config, n_classes, classes=None, C=1.0, max_ite
     classes, K otherwise, sharing the terms), then a logistic regression on them."""
     if n_classes < 2:
         raise ParameterError(f"classification needs at least two classes, got {n_classes}")
-    for name, v, low in (("C", C, 0.0), ("tol", tol, 0.0)):
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or not v > low:
-            raise ParameterError(f"{name} must be a number > {low}, got {v!r}")
-    if isinstance(max_iter, bool) or not isinstance(max_iter, (int, np.integer)) \
-            or max_iter < 1:
-        raise ParameterError(f"max_iter must be an integer >= 1, got {max_iter!r}")
+    from .params import MARS_SPEC
+
+    C, max_iter, tol = (MARS_SPEC[name].check(value) for name, value in
+                        (("C", C), ("max_iter", max_iter), ("tol", tol)))
     J = 1 if n_classes == 2 else n_classes
     terms, _, log = fit_mars(cache, _class_targets(n_classes), J, config)
     beta = _logistic(cache, terms, n_classes, config, float(C), int(max_iter), float(tol),
