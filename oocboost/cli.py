@@ -45,12 +45,17 @@ def _iteration_range(text):
         raise ParameterError(f"--iteration-range takes START:END, got {text!r}") from None
 
 
+_DEFAULT_READING = {"delimiter": None, "header": True, "names": None, "input_format": "auto",
+                    "zero_based": "auto", "absent_as_missing": False}
+
+
 def _reading_options(args):
-    """The CSV reading options of a command's ``args`` (None: the defaults)."""
+    """How a command's ``args`` say a text file is read (None: the defaults)."""
     options = {"delimiter": args.delimiter, "header": not args.no_header,
-               "names": _csv_list(args.names)}
-    return None if options == {"delimiter": None, "header": True, "names": None} \
-        else options
+               "names": _csv_list(args.names), "input_format": args.input_format,
+               "zero_based": {"true": True, "false": False}.get(args.zero_based, "auto"),
+               "absent_as_missing": args.absent_as_missing}
+    return None if options == _DEFAULT_READING else options
 
 
 # ----------------------------------------------------------------------------- commands
@@ -77,9 +82,8 @@ def cmd_build_cache(args):
                 max_bin=args.max_bin, max_categories=args.max_categories,
                 block_rows=args.block_rows, backend=args.format,
                 compression=args.compression, memory_limit=args.memory_limit,
-                delimiter=args.delimiter, na_values=na_values, encoding=args.encoding,
-                on_bad_rows=args.on_bad_rows, reference=args.reference,
-                header=not args.no_header, names=_csv_list(args.names),
+                na_values=na_values, encoding=args.encoding, on_bad_rows=args.on_bad_rows,
+                reference=args.reference, **(_reading_options(args) or {}),
                 overwrite=args.overwrite, quiet=args.quiet, verbose=args.verbose,
                 cat_encoding=args.cat_encoding, ts_prior=args.ts_prior,
                 ts_prior_weight=args.ts_prior_weight, ts_permutations=args.ts_permutations,

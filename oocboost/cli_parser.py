@@ -98,6 +98,17 @@ def _add_reading_options(parser):
     parser.add_argument("--names", default=None,
                         help="comma-separated column names (with --no-header, or to "
                              "replace the header's)")
+    parser.add_argument("--input-format", choices=("auto", "csv", "svmlight"),
+                        default="auto",
+                        help="a text file's format: auto reads .svm/.libsvm/.svmlight files "
+                             "and files of 'label [qid:Q] index:value ...' lines as "
+                             "svmlight/LibSVM, other text as CSV")
+    parser.add_argument("--zero-based", choices=("auto", "true", "false"), default="auto",
+                        help="svmlight: feature indices start at 0 or 1 (auto: 0 when some "
+                             "index is 0, as scikit-learn's load_svmlight_file)")
+    parser.add_argument("--absent-as-missing", action="store_true",
+                        help="svmlight: an absent entry is a missing value (XGBoost's "
+                             "reading) instead of 0.0 (LibSVM's)")
 
 
 def _add_build_cache_and_info(sub):

@@ -250,7 +250,9 @@ def build_cache(data: Any, output: str | os.PathLike, *, label: Any = None,
                 cat_encoding: str = "native", ts_prior: float | None = None,
                 ts_prior_weight: float = 1.0, ts_permutations: int = 4, ts_seed: int = 0,
                 enable_bundle: bool = True, max_conflict_rate: float = 0.0,
-                header: bool = True, names: list[str] | None = None) -> Cache:
+                header: bool = True, names: list[str] | None = None,
+                input_format: str = "auto", zero_based: Any = "auto",
+                absent_as_missing: bool = False) -> Cache:
     """Build a binned, compressed, on-disk cache from a file or in-memory data.
 
     Parameters
@@ -302,6 +304,14 @@ def build_cache(data: Any, output: str | os.PathLike, *, label: Any = None,
         for a file without a header line (columns ``f0, f1, ...``, or ``names``; roles may
         then be 0-based positions, as LightGBM's ``label_column=0``); the delimiter is
         sniffed when not given (a tab for ``.tsv``).
+    input_format, zero_based, absent_as_missing
+        "svmlight" reads an svmlight / LibSVM file (detected by default from its name or
+        its first lines): the label is each line's first number, ``qid:`` tokens or
+        LightGBM's ``FILE.query`` the query groups, ``FILE.weight`` the weights, features
+        ``f0 ..`` by index (zero- or one-based as scikit-learn detects it, or as
+        ``zero_based`` says; with ``reference``, as the reference's file was read and
+        with its number of features); an absent entry is 0.0, or missing with
+        ``absent_as_missing`` (XGBoost's reading).
     overwrite : bool
         Replace an existing cache built from other data or parameters.
     quiet, verbose : bool
@@ -331,11 +341,20 @@ def build_cache(data: Any, output: str | os.PathLike, *, label: Any = None,
         # a Cache, a path to one, or edges no cache holds yet (shards.EdgesReference)
         ref = reference if hasattr(reference, "bin_mapper") else Cache(reference)
         max_bin = ref.max_bin
+    svmlight = dict(input_format=input_format, zero_based=zero_based,
+                    absent_as_missing=absent_as_missing)
+    if ref is not None and hasattr(ref, "manifest"):
+        # a validation file is read as its training file was, onto the same features
+        read = (ref.manifest.get("source") or {}).get("svmlight")
+        if read is not None:
+            svmlight.update(n_features=len(ref.feature_names),
+                            zero_based=read["zero_based"] if zero_based == "auto"
+                            else zero_based)
     source, plan = _open_planned(
         data, memory_limit, max_bin, block_rows, feature_names,
         dict(label=label, weight=weight, group=group, drop=drop, categorical=categorical,
              delimiter=delimiter, na_values=na_values, encoding=encoding,
-             on_bad_rows=on_bad_rows, header=header, names=names),
+             on_bad_rows=on_bad_rows, header=header, names=names, **svmlight),
         max_categories=max_categories)
     if verbose:
         say(logger, plan.describe())
@@ -354,6 +373,9 @@ def build_cache(data: Any, output: str | os.PathLike, *, label: Any = None,
         "on_bad_rows": on_bad_rows,
         "reference": None if ref is None else _existing_fingerprint(ref.path),
     }
+    if getattr(source, "zero_based", None) is not None:   # svmlight; absent otherwise
+        build_params["svmlight"] = {"zero_based": source.zero_based,
+                                    "absent_as_missing": source.absent_as_missing}
     if not header or names is not None:  # likewise absent by default
         build_params["header"] = bool(header)
         build_params["names"] = None if names is None else list(names)
@@ -617,7 +639,12 @@ def _bin_pass(job, mapper, bundles, second_pass, stats, n_rows_expected, t0, t_p
             "source": {"name": source.name, "fingerprint": job.source_fp,
                        "n_bad_rows": int(getattr(source, "n_bad_rows", 0) or 0),
                        **({} if getattr(source, "delimiter", None) is None else
-                          {"delimiter": source.delimiter, "header": source.header})},
+                          {"delimiter": source.delimiter, "header": source.header}),
+                       **({} if getattr(source, "zero_based", None) is None else
+                          {"svmlight": {"zero_based": source.zero_based,
+                                        "absent_as_missing": source.absent_as_missing,
+                                        "n_features_in_file":
+                                            source.n_features_in_file}})},
             "build_params": job.build_params,
             "fingerprint": {"sha256": _fingerprint(job.source_fp, job.build_params)},
             "reference": None if job.ref is None else os.path.abspath(job.ref.path),

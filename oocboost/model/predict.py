@@ -103,6 +103,14 @@ def _open_for_model(model, data, label=None, group=None, read_options=None):
                               f"features ({', '.join(model.feature_names[:3])}, ...)")
         return open_source(data, categorical=None, feature_names=model.feature_names)
     probe = open_source(data, categorical="auto", **read_options)
+    if getattr(probe, "n_features_in_file", None) is not None:
+        # svmlight: features by index, the label its own; onto the model's features
+        if probe.n_features_in_file > model.n_features:
+            raise SchemaError(f"{probe.name} has feature index {probe.n_features_in_file - 1}"
+                              f" ({'zero' if probe.zero_based else 'one'}-based); the model "
+                              f"has {model.n_features} features")
+        return open_source(data, **{**read_options, "n_features": model.n_features,
+                                    "zero_based": probe.zero_based})
     columns = list(probe.feature_names)
     # a headerless file's roles may be 0-based positions (as at build-cache)
     label, group = by_position(label, columns), by_position(group, columns)
@@ -335,7 +343,7 @@ def predict_to_file(model, data, output, *, output_margin=False, pred_leaf=False
                 if writer is None:
                     writer = pacsv.CSVWriter(tmp, table.schema)
                 writer.write_table(table)
-                n_rows += len(values)
+                n_rows += table.num_rows
             if writer is None:
                 raise SchemaError(f"{data}: no rows to predict")
         finally:

@@ -27,7 +27,16 @@ def _from_path(data, **kw):
         raise InputError(f"{path}: file not found")
     if os.path.isdir(path):
         raise InputError(f"{path}: is a directory, expected a CSV, Parquet or Arrow file")
+    input_format = kw.get("input_format", "auto")
+    if input_format not in ("auto", "csv", "svmlight"):
+        raise ParameterError(f"input_format must be 'auto', 'csv' or 'svmlight', got "
+                             f"{input_format!r}")
     kind = sniff_format(path)
+    if input_format == "svmlight" or (input_format == "auto" and kind == "csv"
+                                      and _svmlight_path(path)):
+        from .svmlight import SvmlightSource
+
+        return SvmlightSource(path, **_only(kw, SvmlightSource))
     if kind == "parquet":
         return ParquetSource(path, **_only(kw, ParquetSource))
     if kind in ("arrow-file", "arrow-stream"):
@@ -36,6 +45,14 @@ def _from_path(data, **kw):
         )
     return CsvSource(path, compression="gzip" if kind == "csv-gzip" else None,
                      **_only(kw, CsvSource))
+
+
+def _svmlight_path(path):
+    from .svmlight import looks_like_svmlight
+
+    with open(path, "rb") as f:
+        sample = f.read(1 << 16)
+    return looks_like_svmlight(path, sample)
 
 
 def _csv_path(data):
@@ -157,7 +174,8 @@ _DISPATCH = [
 def open_source(data, *, label=None, weight=None, drop=(), categorical="auto",
                 delimiter=None, na_values=None, encoding="utf-8", on_bad_rows="error",
                 batch_bytes=1 << 20, batch_rows=65536, feature_names=None,
-                group=None, header=True, names=None) -> Source:
+                group=None, header=True, names=None, input_format="auto",
+                zero_based="auto", absent_as_missing=False, n_features=None) -> Source:
     """Open any supported tabular source as a stream of :class:`Batch` objects.
 
     Parameters
@@ -210,6 +228,14 @@ def open_source(data, *, label=None, weight=None, drop=(), categorical="auto",
         Rows per batch for Parquet, Arrow and in-memory sources.
     feature_names : list of str or None
         Column names of a NumPy array.
+    input_format : {"auto", "csv", "svmlight"}
+        A text file's format: "auto" reads ``.svm`` / ``.libsvm`` / ``.svmlight`` files,
+        and files whose first lines are ``label [qid:Q] index:value ...``, as svmlight
+        (``ingest/svmlight.py``), other text as CSV.
+    zero_based, absent_as_missing, n_features
+        svmlight: indices from 0 or 1 ("auto": 0 when some index is 0, as scikit-learn);
+        an absent entry read as missing instead of 0.0 (XGBoost's reading); features at
+        least (a validation file maps to its training file's).
 
     Returns
     -------
@@ -228,7 +254,8 @@ def open_source(data, *, label=None, weight=None, drop=(), categorical="auto",
               delimiter=delimiter, na_values=na_values, encoding=encoding,
               on_bad_rows=on_bad_rows, batch_bytes=int(batch_bytes),
               batch_rows=int(batch_rows), feature_names=feature_names, header=header,
-              names=names)
+              names=names, input_format=input_format, zero_based=zero_based,
+              absent_as_missing=absent_as_missing, n_features=n_features)
     if feature_names is not None and not _is_numpy(data):
         raise ParameterError("feature_names is only used with NumPy arrays; other sources "
                              "carry their own column names")

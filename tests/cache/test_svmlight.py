@@ -1,0 +1,135 @@
+"""svmlight / LibSVM files: read value for value as scikit-learn's ``load_svmlight_file``
+reads them (zero- and one-based, qid, comments, block boundaries), LightGBM's side files,
+clear errors naming the line, and a cache, a model and predictions from one command each.
+"""
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.datasets import dump_svmlight_file, load_svmlight_file
+
+import oocboost
+from oocboost.cache.ingest.dispatch import open_source
+from oocboost.errors import InputError, ParameterError
+
+
+def _dense(source):
+    columns, labels, groups, weights = [], [], [], []
+    for batch in source.batches():
+        columns.append(np.column_stack([batch.numeric[n] for n in source.feature_names]))
+        labels.append(batch.label)
+        groups.append(batch.group)
+        weights.append(batch.weight)
+    return np.vstack(columns), np.concatenate(labels), groups, weights
+
+
+def _data(n_rows=300, n_features=20, seed=0):
+    X = sp.random(n_rows, n_features, density=0.2, random_state=seed, format="csr")
+    X.data = np.round(X.data * 100, 3) - 50.0
+    y = np.random.default_rng(seed).integers(0, 3, n_rows).astype(float)
+    return X, y
+
+
+@pytest.mark.parametrize("zero_based", [True, False])
+@pytest.mark.parametrize("batch_bytes", [500, 4096, 1 << 20])
+def test_values_labels_and_qids_equal_scikit_learns(tmp_path, zero_based, batch_bytes):
+    X, y = _data()
+    qid = np.repeat(np.arange(30), 10)
+    path = tmp_path / "d.svm"
+    dump_svmlight_file(X, y, str(path), zero_based=zero_based, query_id=qid,
+                       comment="made by a test")
+    Xs, ys, qs = load_svmlight_file(str(path), query_id=True)
+    source = open_source(path, batch_bytes=batch_bytes)
+    assert source.zero_based == zero_based and source.n_rows == 300
+    dense, labels, groups, _ = _dense(source)
+    np.testing.assert_array_equal(dense[:, :Xs.shape[1]], Xs.toarray())
+    np.testing.assert_array_equal(labels, ys)
+    np.testing.assert_array_equal(np.concatenate(groups), qs)
+
+
+def test_absent_entries_are_zero_or_missing(tmp_path):
+    path = tmp_path / "d.libsvm"
+    path.write_text("1 1:0.5 3:2\n# a comment line\n\n0 2:-1e3   # trailing comment\n")
+    dense, labels, _, _ = _dense(open_source(path))
+    np.testing.assert_array_equal(dense, [[0.5, 0.0, 2.0], [0.0, -1000.0, 0.0]])
+    np.testing.assert_array_equal(labels, [1.0, 0.0])
+    dense, _, _, _ = _dense(open_source(path, absent_as_missing=True))
+    np.testing.assert_array_equal(np.isnan(dense), [[False, True, False],
+                                                    [True, False, True]])
+
+
+def test_lightgbm_side_files(tmp_path):
+    path = tmp_path / "rank.train"
+    path.write_text("".join(f"{i % 3} 1:{i} 2:{i * 0.5}\n" for i in range(10)))
+    (tmp_path / "rank.train.query").write_text("4\n6\n")
+    (tmp_path / "rank.train.weight").write_text("".join(f"{w}\n" for w in range(1, 11)))
+    source = open_source(path)
+    _, _, groups, weights = _dense(source)
+    np.testing.assert_array_equal(np.concatenate(groups), [0] * 4 + [1] * 6)
+    np.testing.assert_array_equal(np.concatenate(weights), np.arange(1, 11))
+    (tmp_path / "rank.train.query").write_text("4\n5\n")
+    with pytest.raises(InputError, match=r"rank.train.query: group sizes must .* summing "
+                                         r"to the data's 10 rows"):
+        open_source(path)
+    os.remove(tmp_path / "rank.train.query")
+    (tmp_path / "rank.train.init").write_text("0\n" * 10)
+    with pytest.warns(UserWarning, match="rank.train.init .* is not used"):
+        open_source(path)
+
+
+@pytest.mark.parametrize("text,message", [
+    ("1 1:0.5\n0 3:x\n", r"line 2: value 'x' is not a number"),
+    ("1 1:0.5\nyes 3:1\n", r"line 2: label 'yes' is not a number"),
+    ("1 2:0.5 1:1\n", r"line 1: feature indices must increase along a line"),
+    ("1 2:0.5 2:1\n", r"line 1: feature indices must increase"),
+    ("1 1:0.5\n1 -3:1\n", r"line 2: feature index '-3' is not a non-negative integer"),
+    ("1 qid:1 1:0.5\n1 1:1\n", r"line 2: every line needs one qid: token"),
+])
+def test_bad_lines_are_named(tmp_path, text, message):
+    path = tmp_path / "bad.svm"
+    path.write_text(text)
+    with pytest.raises(InputError, match=message):
+        source = open_source(path)
+        _dense(source)
+
+
+def test_detected_by_content_and_label_options_refused(tmp_path):
+    path = tmp_path / "agaricus.txt.train"
+    path.write_text("1 3:1 10:1 11:1\n0 3:1 9:1 19:1\n")
+    source = open_source(path)
+    assert type(source).__name__ == "SvmlightSource"
+    assert source.feature_names[-1] == "f18"   # one-based: index 19 is f18
+    assert type(open_source(path, input_format="csv")).__name__ == "CsvSource"
+    with pytest.raises(ParameterError, match="label is each line's first number"):
+        open_source(path, label="y")
+
+
+def test_build_train_and_predict_from_svmlight_files(tmp_path):
+    """Training and validation files straight from svmlight, a validation file with
+    fewer columns mapping onto the training features, and a model that predicts the
+    files as it predicts the dense arrays scikit-learn loads."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(2000, 6))
+    X[X < 0.3] = 0.0
+    y = (X[:, 0] + X[:, 1] > 0.8).astype(int)
+    dump_svmlight_file(X[:1500], y[:1500], str(tmp_path / "train.svm"), zero_based=False)
+    dump_svmlight_file(X[1500:, :4], y[1500:], str(tmp_path / "test.svm"), zero_based=False)
+    train = oocboost.build_cache(tmp_path / "train.svm", tmp_path / "tr.oocb", quiet=True)
+    valid = oocboost.build_cache(tmp_path / "test.svm", tmp_path / "te.oocb",
+                                 reference=train, quiet=True)
+    assert valid.feature_names == train.feature_names == [f"f{j}" for j in range(6)]
+    model = oocboost.train({"objective": "binary:logistic", "verbosity": 0}, train, 10)
+    Xt, _ = load_svmlight_file(str(tmp_path / "test.svm"), n_features=6)
+    expected = model.predict(Xt.toarray())
+    out = tmp_path / "p.csv"
+    model.save_model(tmp_path / "m.json")
+    r = subprocess.run([sys.executable, "-m", "oocboost", "predict", str(tmp_path / "m.json"),
+                        str(tmp_path / "test.svm"), "-o", str(out)], capture_output=True,
+                       text=True)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == f"wrote 500 predictions to {out}"
+    got = np.loadtxt(out, delimiter=",", skiprows=1, usecols=1)
+    np.testing.assert_allclose(got, expected, rtol=1e-12)
