@@ -72,7 +72,7 @@ def test_lightgbm_side_files(tmp_path):
     np.testing.assert_array_equal(np.concatenate(weights), np.arange(1, 11))
     (tmp_path / "rank.train.query").write_text("4\n5\n")
     with pytest.raises(InputError, match=r"rank.train.query: group sizes must .* summing "
-                                         r"to the data's 10 rows"):
+                                         r"to the data's rows \(10\); they sum to 9"):
         open_source(path)
     os.remove(tmp_path / "rank.train.query")
     (tmp_path / "rank.train.init").write_text("0\n" * 10)
@@ -133,3 +133,22 @@ def test_build_train_and_predict_from_svmlight_files(tmp_path):
     assert r.stdout.strip() == f"wrote 500 predictions to {out}"
     got = np.loadtxt(out, delimiter=",", skiprows=1, usecols=1)
     np.testing.assert_allclose(got, expected, rtol=1e-12)
+
+
+def test_csv_side_files_as_lightgbm_reads_them(tmp_path):
+    """A headerless TSV with FILE.weight and FILE.query beside it (LightGBM's examples):
+    weights and groups come from them, row for row; a count that differs is refused."""
+    path = tmp_path / "binary.train"
+    path.write_text("".join(f"{i % 2}\t{i}\t{i * 0.5}\n" for i in range(10)))
+    (tmp_path / "binary.train.weight").write_text("".join(f"{w}\n" for w in range(1, 11)))
+    (tmp_path / "binary.train.query").write_text("3\n7\n")
+    cache = oocboost.build_cache(path, tmp_path / "c.oocb", header=False, label=0,
+                                 block_rows=4, quiet=True)
+    assert cache.has_weight and cache.manifest["weight"] == "binary.train.weight"
+    _, weights = cache.read_labels()
+    np.testing.assert_array_equal(weights, np.arange(1, 11))
+    np.testing.assert_array_equal(cache.group_ptr, [0, 3, 10])
+    (tmp_path / "binary.train.weight").write_text("1\n" * 9)
+    with pytest.raises(InputError, match=r"binary.train: more rows than its .weight file "
+                                         r"gives \(9\)|binary.train.weight gives 9 rows"):
+        oocboost.build_cache(path, tmp_path / "d.oocb", header=False, label=0, quiet=True)

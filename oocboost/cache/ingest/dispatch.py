@@ -43,8 +43,13 @@ def _from_path(data, **kw):
         return ArrowIpcSource(
             path, stream=(kind == "arrow-stream"), **_only(kw, ArrowIpcSource)
         )
-    return CsvSource(path, compression="gzip" if kind == "csv-gzip" else None,
-                     **_only(kw, CsvSource))
+    from .side_files import with_side_files
+
+    # LightGBM reads FILE.weight and FILE.query next to a text file: so do we
+    return with_side_files(CsvSource(path, compression="gzip" if kind == "csv-gzip" else None,
+                                     **_only(kw, CsvSource)),
+                           weight_given=kw.get("weight") is not None,
+                           group_given=kw.get("group") is not None)
 
 
 def _svmlight_path(path):

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import os
 import re
-import warnings
 from collections.abc import Iterator
 
 import numpy as np
@@ -26,6 +25,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ...errors import InputError, ParameterError
+from .side_files import group_ids, read_column, warn_init
 from .source import NUMERIC, Batch, Source, file_fingerprint
 
 #: File name endings read as svmlight (LightGBM's detection looks at the content too).
@@ -101,9 +101,7 @@ class SvmlightSource(Source):
         self._groups = self._side_groups(n_rows, has_qid)
         self.weight_name = None if self._weights is None else "weight"
         self.group_name = "qid" if (has_qid or self._groups is not None) else None
-        if os.path.exists(self.name + ".init"):
-            warnings.warn(f"{self.name}.init (initial scores) is not used: oocboost does "
-                          f"not read base margins yet", stacklevel=2)
+        warn_init(self.name)
 
     # ---------------------------------------------------------------- reading
     def _blocks(self) -> Iterator[tuple[int, bytes]]:
@@ -236,43 +234,14 @@ class SvmlightSource(Source):
         return (1 if low is None else low), high, n_rows, has_qid
 
     # ---------------------------------------------------------------- side files
-    def _side_column(self, suffix, n_expected, what):
-        path = self.name + suffix
-        if not os.path.exists(path):
-            return None
-        from pyarrow import csv as pa_csv
-
-        try:
-            table = pa_csv.read_csv(path, read_options=pa_csv.ReadOptions(
-                autogenerate_column_names=True), parse_options=pa_csv.ParseOptions(
-                delimiter=" "), convert_options=pa_csv.ConvertOptions(
-                column_types={"f0": pa.float64()}))
-        except pa.ArrowInvalid as exc:
-            raise InputError(f"{path}: {what}: {exc}") from None
-        values = table.column(0).to_numpy()
-        if n_expected is not None and len(values) != n_expected:
-            raise InputError(f"{path}: {len(values)} {what}, the data has {n_expected} "
-                             f"rows")
-        if not np.all(np.isfinite(values)):
-            raise InputError(f"{path}: line {int(np.flatnonzero(~np.isfinite(values))[0]) + 1}"
-                             f": {what} must be finite numbers")
-        return values
-
     def _side_weights(self, n_rows):
-        return self._side_column(".weight", n_rows, "weights")
+        return read_column(self.name + ".weight", "weights", n_rows)
 
     def _side_groups(self, n_rows, has_qid):
-        sizes = self._side_column(".query", None, "query group sizes")
-        if sizes is None:
-            return None
-        if has_qid:
+        if has_qid and os.path.exists(self.name + ".query"):
             raise InputError(f"{self.name}: both qid: tokens and {self.name}.query give the "
                              f"query groups; keep one")
-        if np.any(sizes < 1) or np.any(sizes != np.floor(sizes)) or sizes.sum() != n_rows:
-            raise InputError(f"{self.name}.query: group sizes must be positive integers "
-                             f"summing to the data's {n_rows} rows (they sum to "
-                             f"{sizes.sum():g})")
-        return np.repeat(np.arange(len(sizes), dtype=np.float64), sizes.astype(np.int64))
+        return group_ids(self.name + ".query", n_rows)
 
     # ---------------------------------------------------------------- batches
     def batches(self) -> Iterator[Batch]:
