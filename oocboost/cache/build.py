@@ -21,8 +21,6 @@ place when complete (see ``store/writer.py``).
 from __future__ import annotations
 
 import dataclasses
-import hashlib
-import json
 import os
 import time
 from typing import TYPE_CHECKING, Any
@@ -31,7 +29,6 @@ import numpy as np
 
 from ..common import DEFAULT_MAX_BIN, MAX_CATEGORIES, Y_DTYPE, check_max_bin
 from ..errors import (
-    CacheError,
     MemoryLimitError,
     OocboostError,
     OutputError,
@@ -51,6 +48,7 @@ from .groups import GroupRuns
 from .ingest import open_source
 from .label_stats import LabelStats
 from .plan import MIN_CSV_BLOCK_BYTES, plan_build
+from .reuse import existing_fingerprint, fingerprint_of, reusable
 from .sketch import DEFAULT_MAX_EXACT, QuantileSketch
 from .spool import Spool
 from .summary import feature_summary, label_stats_dict, warn_folded
@@ -197,21 +195,6 @@ class _BlockAssembler:
         self.n_blocks += 1
 
 
-def _fingerprint(source_fp, build_params):
-    blob = json.dumps({"source": source_fp, "params": build_params}, sort_keys=True,
-                      default=str)
-    return hashlib.sha256(blob.encode()).hexdigest()
-
-
-def _existing_fingerprint(path):
-    from .store.manifest import load_manifest_json
-
-    try:
-        return load_manifest_json(path).get("fingerprint", {}).get("sha256")
-    except (CacheError, AttributeError):
-        return None
-
-
 def _check_schema(source, ref):
     ref_names = list(ref.feature_names)
     # ordered-TS features are read as strings
@@ -258,7 +241,8 @@ def build_cache(data: Any, output: str | os.PathLike, *, label: Any = None,
     Parameters
     ----------
     data : path or array-like
-        CSV (plain or gzip), Parquet, Arrow IPC/Feather path; or a NumPy 2-D array,
+        CSV (plain or gzip), svmlight, Parquet, Arrow IPC/Feather path; or a NumPy 2-D
+        array, a SciPy sparse matrix (absent entries 0.0, densified a block at a time),
         pandas DataFrame, pyarrow Table/RecordBatch, or an iterable of RecordBatches.
     output : path
         The cache folder to create.
@@ -341,15 +325,7 @@ def build_cache(data: Any, output: str | os.PathLike, *, label: Any = None,
         # a Cache, a path to one, or edges no cache holds yet (shards.EdgesReference)
         ref = reference if hasattr(reference, "bin_mapper") else Cache(reference)
         max_bin = ref.max_bin
-    svmlight = dict(input_format=input_format, zero_based=zero_based,
-                    absent_as_missing=absent_as_missing)
-    if ref is not None and hasattr(ref, "manifest"):
-        # a validation file is read as its training file was, onto the same features
-        read = (ref.manifest.get("source") or {}).get("svmlight")
-        if read is not None:
-            svmlight.update(n_features=len(ref.feature_names),
-                            zero_based=read["zero_based"] if zero_based == "auto"
-                            else zero_based)
+    svmlight = _svmlight_reading(ref, input_format, zero_based, absent_as_missing)
     source, plan = _open_planned(
         data, memory_limit, max_bin, block_rows, feature_names,
         dict(label=label, weight=weight, group=group, drop=drop, categorical=categorical,
@@ -371,7 +347,7 @@ def build_cache(data: Any, output: str | os.PathLike, *, label: Any = None,
         "delimiter": getattr(source, "delimiter", None) or ",",
         "na_values": na_values, "encoding": encoding,
         "on_bad_rows": on_bad_rows,
-        "reference": None if ref is None else _existing_fingerprint(ref.path),
+        "reference": None if ref is None else existing_fingerprint(ref.path),
     }
     if getattr(source, "zero_based", None) is not None:   # svmlight; absent otherwise
         build_params["svmlight"] = {"zero_based": source.zero_based,
@@ -391,12 +367,12 @@ def build_cache(data: Any, output: str | os.PathLike, *, label: Any = None,
     # A one-shot stream is only known once read: its fingerprint is checked after that.
     deferred = source_fp.get("sha256", "") is None
     if not deferred:
-        existing = _reusable(output, _fingerprint(source_fp, build_params), overwrite, quiet)
+        existing = reusable(output, fingerprint_of(source_fp, build_params), overwrite, quiet)
         if existing is not None:
             return existing
     # Refuse a file or a foreign folder before spending a pass on the data (a cache
     # there is for _reusable to judge, after the stream when it is deferred).
-    if not (deferred and _existing_fingerprint(output) is not None):
+    if not (deferred and existing_fingerprint(output) is not None):
         check_target(os.path.abspath(output), overwrite)
     job = _BuildJob(source=source, plan=plan, output=output, ref=ref, max_bin=max_bin,
                     max_categories=max_categories, backend=backend, compression=compression,
@@ -409,6 +385,18 @@ def build_cache(data: Any, output: str | os.PathLike, *, label: Any = None,
         say(logger, f"built {output}: {cache.n_rows} rows, {cache.n_features} features, "
                     f"{cache.n_blocks} blocks, {format_size(cache.nbytes_stored)} on disk")
     return cache
+
+
+def _svmlight_reading(ref, input_format, zero_based, absent_as_missing):
+    """The svmlight reading options; with a reference cache built from an svmlight file,
+    a validation file is read as the training file was, onto the same features."""
+    options = dict(input_format=input_format, zero_based=zero_based,
+                   absent_as_missing=absent_as_missing)
+    read = ((getattr(ref, "manifest", None) or {}).get("source") or {}).get("svmlight")
+    if read is not None:
+        options.update(n_features=len(ref.feature_names),
+                       zero_based=read["zero_based"] if zero_based == "auto" else zero_based)
+    return options
 
 
 def _open_planned(data, memory_limit, max_bin, block_rows, feature_names, source_options,
@@ -490,8 +478,9 @@ def _build(job):
             pass1 = _sketch_pass(job, spool)
             if job.deferred:
                 job.source_fp = source.fingerprint()
-                existing = _reusable(job.output, _fingerprint(job.source_fp, job.build_params),
-                                     job.overwrite, job.quiet)
+                existing = reusable(job.output,
+                                    fingerprint_of(job.source_fp, job.build_params),
+                                    job.overwrite, job.quiet)
                 if existing is not None:
                     return existing
             mapper = fit_with_target_stats(
@@ -625,7 +614,7 @@ def _bin_pass(job, mapper, bundles, second_pass, stats, n_rows_expected, t0, t_p
             raise SchemaError(f"{source.name}: no data rows")
         if job.deferred and job.ref is not None:
             job.source_fp = source.fingerprint()
-            existing = _reusable(job.output, _fingerprint(job.source_fp, job.build_params),
+            existing = reusable(job.output, fingerprint_of(job.source_fp, job.build_params),
                                  job.overwrite, job.quiet)
             if existing is not None:
                 return existing  # leaving the with block discards this build
@@ -646,7 +635,7 @@ def _bin_pass(job, mapper, bundles, second_pass, stats, n_rows_expected, t0, t_p
                                         "n_features_in_file":
                                             source.n_features_in_file}})},
             "build_params": job.build_params,
-            "fingerprint": {"sha256": _fingerprint(job.source_fp, job.build_params)},
+            "fingerprint": {"sha256": fingerprint_of(job.source_fp, job.build_params)},
             "reference": None if job.ref is None else os.path.abspath(job.ref.path),
             "build_seconds": {"pass1": t_pass1, "total": time.perf_counter() - t0},
             **({} if bundles is None else
@@ -667,32 +656,3 @@ def _n_label_columns(source):
         return len(name)
     array = getattr(source, "_arrays", {}).get("label")
     return 1 if array is None or array.ndim == 1 else array.shape[1]
-
-
-def _reusable(output, fingerprint, overwrite, quiet):
-    """The cache at ``output`` when it was built from the same source and parameters.
-
-    Returns None when there is nothing at ``output`` or ``overwrite`` is set; raises
-    :class:`CacheError` when a cache built from other data or parameters (or one that no
-    longer opens) is there, so a stale cache is never used silently.
-    """
-    from .store import Cache
-
-    if overwrite or not os.path.exists(output):
-        return None
-    existing = _existing_fingerprint(output)
-    if existing is None:
-        return None  # not a cache: the writer's target check names what it is
-    if existing == fingerprint:
-        try:
-            cache = Cache(output)
-        except CacheError as exc:
-            raise CacheError(f"{output} holds a cache of the same source and parameters "
-                             f"that does not open ({exc}); pass overwrite=True "
-                             f"(--overwrite) to rebuild it") from None
-        if not quiet:
-            say(logger, f"{output} is up to date (same source and parameters): reusing it")
-        return cache
-    raise CacheError(f"{output} already holds a cache built from other data or "
-                     f"parameters (stale for this build); pass overwrite=True (--overwrite) "
-                     f"to replace it")

@@ -15,6 +15,7 @@ import pyarrow.csv as pacsv
 
 from ..cache.binning import BinMapper
 from ..cache.groups import GroupRuns
+from ..cache.ingest.memory import is_scipy_sparse, sparse_chunk_rows
 from ..common import X_DTYPE
 from ..errors import ParameterError, SchemaError
 from ..utils.files import atomic_output
@@ -182,6 +183,10 @@ def iter_margins(model, data, *, iteration_range=None, label=None, pred_leaf=Fal
             yield (_raw_output(model, X, iteration_range, pred_leaf, pred_contribs,
                                pred_interactions), None, None)
         return
+    if is_scipy_sparse(data):
+        yield from _sparse_margins(model, data, iteration_range, pred_leaf, pred_contribs,
+                                   pred_interactions)
+        return
     mapper = _mapper(model)
     source = _open_for_model(model, data, label=label, group=group,
                              read_options=read_options)
@@ -190,6 +195,23 @@ def iter_margins(model, data, *, iteration_range=None, label=None, pred_leaf=Fal
         out = (_raw_output(model, X, iteration_range, pred_leaf, pred_contribs,
                            pred_interactions), batch.label, batch.weight)
         yield out if group is None else out + (batch.group,)
+
+
+def _sparse_margins(model, X, iteration_range, pred_leaf, pred_contribs,
+                    pred_interactions):
+    """A SciPy sparse matrix's rows densified a block at a time (absent entries 0.0)."""
+    if X.ndim != 2 or X.shape[1] != model.n_features:
+        raise SchemaError(f"the sparse matrix has shape {X.shape}; the model expects "
+                          f"(n_rows, {model.n_features})")
+    if set(model.feature_types) & set(_TEXT_TYPES):
+        raise SchemaError("the model has categorical features, whose values are strings: "
+                          "a sparse matrix of numbers cannot hold them")
+    X = X.tocsr()
+    rows = sparse_chunk_rows(X.shape[1], MATRIX_CHUNK_ROWS)
+    for start in range(0, X.shape[0], rows):
+        block = X[start:start + rows].toarray().astype(X_DTYPE, copy=False)
+        yield (_raw_output(model, block, iteration_range, pred_leaf, pred_contribs,
+                           pred_interactions), None, None)
 
 
 def _raw_output(model, X, iteration_range, pred_leaf, pred_contribs, pred_interactions):

@@ -126,6 +126,7 @@ class ParamsMixin(_Base):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.allow_nan = True
+        tags.input_tags.sparse = True   # SciPy sparse X: densified a block at a time
         return tags
 
     def _more_tags(self):

@@ -41,15 +41,22 @@ def as_matrix(X, name):
     error for what it cannot be; tables, caches and paths unchanged."""
     if _is_passed_on(X):
         return X
+    # SciPy sparse matrices stay sparse: the ingest layer and the predictor densify them
+    # a block at a time (absent entries 0.0)
+    sparse = ("csr", "csc", "coo")
     if check_array is not None:
         try:
             return check_array(X, dtype=np.float64, ensure_all_finite="allow-nan",
-                               estimator=name)
+                               estimator=name, accept_sparse=sparse)
         except TypeError as exc:  # scikit-learn < 1.6 names it force_all_finite
             if "ensure_all_finite" not in str(exc):
                 raise
             return check_array(X, dtype=np.float64, force_all_finite="allow-nan",
-                               estimator=name)
+                               estimator=name, accept_sparse=sparse)
+    from ..cache.ingest.memory import is_scipy_sparse
+
+    if is_scipy_sparse(X):
+        return X.tocsr().astype(np.float64)
     X = np.asarray(X, dtype=np.float64)
     if X.ndim != 2:
         raise ParameterError(f"{name}: expected a 2-D array, got shape {X.shape}; "
@@ -100,7 +107,7 @@ def predict_input(estimator, X):
         raise NotFittedError(f"this {type(estimator).__name__} is not fitted yet: call fit "
                              f"before using this estimator")
     X = as_matrix(X, type(estimator).__name__)
-    if isinstance(X, np.ndarray) and X.shape[1] != estimator.n_features_in_:
+    if not _is_passed_on(X) and X.shape[1] != estimator.n_features_in_:
         raise ParameterError(f"X has {X.shape[1]} features, but {type(estimator).__name__} "
                              f"is expecting {estimator.n_features_in_} features as input")
     return X

@@ -125,6 +125,17 @@ def _from_numpy(data, **kw):
     return NumpySource(data, **_only(kw, NumpySource))
 
 
+def _is_sparse(data):
+    from .memory import is_scipy_sparse
+
+    return is_scipy_sparse(data)
+
+
+def _from_sparse(data, **kw):
+    from .memory import ScipySparseSource
+    return ScipySparseSource(data, **_only(kw, ScipySparseSource))
+
+
 def _from_pandas(data, **kw):
     from .memory import PandasSource
     return PandasSource(data, **_only(kw, PandasSource))
@@ -169,6 +180,7 @@ def _from_batch_iterable(data, **kw):
 _DISPATCH = [
     (_is_path, _from_path),
     (_is_numpy, _from_numpy),
+    (_is_sparse, _from_sparse),
     (_is_pandas, _from_pandas),
     (_is_arrow_table, _from_arrow_table),
     (_is_arrow_exportable, _from_arrow_exportable),
@@ -192,7 +204,8 @@ def open_source(data, *, label=None, weight=None, drop=(), categorical="auto",
         file or stream (Feather v2); formats are recognised by magic bytes, then by
         extension. A 2-D NumPy array of numbers (features ``f0 .. f{n-1}`` unless
         ``feature_names`` is given), a DataFrame, an Arrow table or batch, or an iterable
-        of record batches sharing one schema.
+        of record batches sharing one schema. A SciPy sparse matrix (CSR, CSC, COO):
+        absent entries are 0.0, as ``toarray()`` reads them; densified in blocks.
     label, weight : str, array-like or None
         Column name of the label / sample weight. For in-memory data, a 1-D array of
         length ``n_rows`` is accepted too. Neither may hold missing values. A label may
@@ -261,9 +274,9 @@ def open_source(data, *, label=None, weight=None, drop=(), categorical="auto",
               batch_rows=int(batch_rows), feature_names=feature_names, header=header,
               names=names, input_format=input_format, zero_based=zero_based,
               absent_as_missing=absent_as_missing, n_features=n_features)
-    if feature_names is not None and not _is_numpy(data):
-        raise ParameterError("feature_names is only used with NumPy arrays; other sources "
-                             "carry their own column names")
+    if feature_names is not None and not (_is_numpy(data) or _is_sparse(data)):
+        raise ParameterError("feature_names is only used with NumPy arrays and SciPy "
+                             "sparse matrices; other sources carry their own column names")
     column = (str, int, type(None))
     label_names = isinstance(label, (list, tuple)) and all(isinstance(n, (str, int))
                                                            for n in label)

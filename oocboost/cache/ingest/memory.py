@@ -137,33 +137,41 @@ class NumpySource(Source):
         self._index = {c: j for j, c in enumerate(columns)}
         self._arrays = arrays
 
+    def _wanted(self):
+        """Matrix columns read: the features, then the roles given by name."""
+        wanted = [self._index[f] for f in self.feature_names]
+        return wanted + [self._index[name] for role, name in self.roles()
+                         if role not in self._arrays]
+
     def batches(self):
         X = self._X
-        wanted = [self._index[f] for f in self.feature_names]
-        for role, name in self.roles():
-            if role not in self._arrays:
-                wanted.append(self._index[name])
+        wanted = self._wanted()
         for start in range(0, X.shape[0], self._batch_rows):
             stop = min(start + self._batch_rows, X.shape[0])
             # One transposed copy per batch gives contiguous float64 columns.
             block = np.array(X[start:stop, wanted].T, dtype=np.float64, order="C")
-            b = Batch(row_start=start, n_rows=stop - start)
-            for k, (f, kind) in enumerate(zip(self.feature_names, self.feature_kinds)):
-                if kind == NUMERIC:
-                    b.numeric[f] = block[k]
-                else:
-                    b.categorical[f] = pc_to_string(block[k])
-            k = len(self.feature_names)
-            values = {}
-            for role, name in self.roles():
-                if role not in self._arrays:
-                    values[name] = block[k]
-                    k += 1
-                    check_no_missing(self.name, role, name, values[name], start, _row_name)
-            self.set_roles(b, values, skip=self._arrays)
-            for role, array in self._arrays.items():
-                setattr(b, role, array[start:stop])
-            yield b
+            yield self._batch(block, start, stop)
+
+    def _batch(self, block, start, stop):
+        """The Batch of rows ``[start, stop)`` from their ``(columns, rows)`` block (the
+        features, then the roles read from the matrix)."""
+        b = Batch(row_start=start, n_rows=stop - start)
+        for k, (f, kind) in enumerate(zip(self.feature_names, self.feature_kinds)):
+            if kind == NUMERIC:
+                b.numeric[f] = block[k]
+            else:
+                b.categorical[f] = pc_to_string(block[k])
+        k = len(self.feature_names)
+        values = {}
+        for role, name in self.roles():
+            if role not in self._arrays:
+                values[name] = block[k]
+                k += 1
+                check_no_missing(self.name, role, name, values[name], start, _row_name)
+        self.set_roles(b, values, skip=self._arrays)
+        for role, array in self._arrays.items():
+            setattr(b, role, array[start:stop])
+        return b
 
     def fingerprint(self):
         h = new_hash()
@@ -171,6 +179,62 @@ class NumpySource(Source):
         h.update(repr((self.feature_names, self.feature_kinds, self.roles())).encode())
         _hash_role_arrays(h, self._arrays)
         return {"kind": "memory", "sha256": h.hexdigest()}
+
+
+def is_scipy_sparse(data) -> bool:
+    """A SciPy sparse matrix or array (CSR, CSC, COO, ...), without importing SciPy."""
+    return type(data).__module__.startswith("scipy.sparse") and hasattr(data, "tocsr")
+
+
+def sparse_chunk_rows(n_columns: int, cap: int = 65536) -> int:
+    """Rows of a sparse matrix densified at once: about 32 MiB of float64 (absent
+    entries are zeros, so a block is as large as a dense one)."""
+    return max(256, min(cap, (32 << 20) // (8 * max(n_columns, 1))))
+
+
+class ScipySparseSource(NumpySource):
+    """A SciPy sparse matrix (CSR, CSC, COO, ...): features ``f0 .. f{n-1}`` (or
+    ``feature_names``), absent entries 0.0 and stored NaNs missing, as the dense matrix
+    ``X.toarray()`` reads; densified block by block (``sparse_chunk_rows``), never
+    whole. Roles are 1-D arrays (or columns of the matrix, by name)."""
+
+    name = "<scipy sparse matrix>"
+
+    def __init__(self, X, *, label=None, weight=None, drop=(), categorical="auto",
+                 batch_rows=65536, feature_names=None, group=None):
+        if X.dtype.kind not in "biuf":
+            raise InputError(f"{self.name}: dtype {X.dtype}; expected numbers")
+        X = X.tocsr()
+        X.sum_duplicates()   # a COO's repeated entries add up, as toarray() does
+        super().__init__(_ShapeOnly(X), label=label, weight=weight, drop=drop,
+                         categorical=categorical, feature_names=feature_names,
+                         batch_rows=sparse_chunk_rows(X.shape[1], batch_rows), group=group)
+        self._X = X
+
+    def batches(self):
+        X = self._X
+        wanted = self._wanted()
+        for start in range(0, X.shape[0], self._batch_rows):
+            stop = min(start + self._batch_rows, X.shape[0])
+            block = np.array(X[start:stop][:, wanted].toarray().T, dtype=np.float64,
+                             order="C")
+            yield self._batch(block, start, stop)
+
+    def fingerprint(self):
+        h = new_hash()
+        for part in (self._X.data, self._X.indices, self._X.indptr,
+                     np.asarray(self._X.shape)):
+            hash_ndarray(h, np.ascontiguousarray(part))
+        h.update(repr((self.feature_names, self.feature_kinds, self.roles())).encode())
+        _hash_role_arrays(h, self._arrays)
+        return {"kind": "memory", "sha256": h.hexdigest()}
+
+
+class _ShapeOnly:
+    """What ``NumpySource.__init__`` reads of a matrix: its shape, ndim and dtype."""
+
+    def __init__(self, X):
+        self.shape, self.ndim, self.dtype = X.shape, 2, X.dtype
 
 
 def _hash_role_arrays(h, arrays):
