@@ -130,11 +130,13 @@ class _Pass1:
                 self.n_out_of_range[name] += int(np.count_nonzero((values < lo)
                                                                   | (values > hi)))
             if self.sketches:
-                self.numeric[name].update(values)
+                # weighted, as XGBoost's hist sketch: a row of weight 0 sets no edge and
+                # no category, one of weight 2 counts as two rows
+                self.numeric[name].update(values, batch.weight)
         for name, values in batch.categorical.items():
             self.n_missing[name] += values.null_count
             if self.sketches:
-                self.categorical[name].update(values)
+                self.categorical[name].update(values, batch.weight)
         if self.target_stats is not None:
             self.target_stats.update(batch)
         if self.nonzero is not None:
@@ -355,6 +357,8 @@ def build_cache(data: Any, output: str | os.PathLike, *, label: Any = None,
     if not header or names is not None:  # likewise absent by default
         build_params["header"] = bool(header)
         build_params["names"] = None if names is None else list(names)
+    if weight is not None:  # weighted sketches since 2026-11-28: such caches are rebuilt
+        build_params["weighted_sketch"] = True
     if group is not None:  # absent otherwise: caches built before groups stay current
         build_params["group"] = group if isinstance(group, str) else "<array>"
     bundle = check_bundle_params(enable_bundle, max_conflict_rate)
