@@ -134,11 +134,13 @@ class SvmlightSource(Source):
         offsets[:-1], offsets[-1] = starts, ends[-1] if len(ends) else 0
         lines = pa.StringArray.from_buffers(len(ends), pa.py_buffer(offsets.tobytes()),
                                             pa.py_buffer(text))
-        lines = pc.replace_substring_regex(lines, pattern="#.*", replacement="")
-        # trimmed first: a line's last whitespace would split off an empty token
-        lines = pc.utf8_trim_whitespace(lines)
+        if b"#" in text:     # the regex only for blocks with comments (it costs 40%)
+            lines = pc.replace_substring_regex(lines, pattern="#.*", replacement="")
+        # trimmed first: a line's last whitespace would split off an empty token; the
+        # format is ASCII, whose kernels are the faster ones
+        lines = pc.ascii_trim_whitespace(lines)
         keep = pc.greater(pc.binary_length(lines), 0).to_numpy(zero_copy_only=False)
-        tokens = pc.utf8_split_whitespace(lines)   # blank and comment-only lines: dropped
+        tokens = pc.ascii_split_whitespace(lines)  # blank and comment-only lines: dropped
         counts = pc.list_value_length(tokens).to_numpy(zero_copy_only=False)
         line_of_row = first_line + np.flatnonzero(keep)
         tokens = tokens.filter(pa.array(keep))
