@@ -58,6 +58,23 @@ def _reading_options(args):
     return None if options == _DEFAULT_READING else options
 
 
+def _margin_columns(args):
+    """``--base-margin A[,B...]``: one column, or a list of one per output."""
+    if args.base_margin is None:
+        return None
+    columns = _csv_list(args.base_margin)
+    return columns[0] if len(columns) == 1 else columns
+
+
+def _with_margin_columns(args):
+    """The reading options with ``--base-margin``'s columns (None: all defaults)."""
+    columns = _margin_columns(args)
+    options = _reading_options(args)
+    if columns is None:
+        return options
+    return {**(options or {}), "base_margin": columns}
+
+
 # ----------------------------------------------------------------------------- commands
 def cmd_build_cache(args):
     from .cache.build import build_cache
@@ -78,7 +95,8 @@ def cmd_build_cache(args):
     if label is not None and "," in label:  # several targets, or an interval's bounds
         label = _csv_list(label)
     build_cache(args.input, args.output, label=label, weight=args.weight,
-                group=args.group, categorical=categorical, drop=_csv_list(args.drop) or (),
+                group=args.group, base_margin=_margin_columns(args),
+                categorical=categorical, drop=_csv_list(args.drop) or (),
                 max_bin=args.max_bin, max_categories=args.max_categories,
                 block_rows=args.block_rows, backend=args.format,
                 compression=args.compression, memory_limit=args.memory_limit,
@@ -227,7 +245,7 @@ def cmd_predict(args):
     n = predict_to_file(model, args.data, args.output, output_margin=args.output_margin,
                         pred_leaf=args.pred_leaf, pred_contribs=args.pred_contribs,
                         iteration_range=_iteration_range(args.iteration_range),
-                        read_options=_reading_options(args))
+                        read_options=_with_margin_columns(args))
     if not args.quiet:
         print(f"wrote {n} predictions to {args.output}")
     return 0
@@ -242,7 +260,7 @@ def cmd_evaluate(args):
     rounds = default_iteration_range(model, given)
     results = evaluate(model, args.data, metrics=_csv_list(args.metric),
                        iteration_range=rounds, label=args.label, group=args.group,
-                       read_options=_reading_options(args))
+                       read_options=_with_margin_columns(args))
     if args.json:
         print(json.dumps(results))
         return 0

@@ -85,6 +85,13 @@ def _add_demo(sub):
     d.add_argument("--quiet", action="store_true", help="no progress or messages")
 
 
+def _add_base_margin(parser, what):
+    parser.add_argument("--base-margin", "--init-score", dest="base_margin", default=None,
+                        metavar="COLUMN[,COLUMN...]",
+                        help="each row's offset (XGBoost's base_margin, LightGBM's "
+                             "init_score), one column per model output: " + what)
+
+
 def _add_reading_options(parser):
     """How a CSV/TSV file is read: the same options for every command that reads one."""
     parser.add_argument("--delimiter", default=None,
@@ -120,6 +127,8 @@ def _add_build_cache_and_info(sub):
     b.add_argument("--weight", help="sample-weight column")
     b.add_argument("--group", help="query group id column, for ranking (rank:*): the rows "
                                    "of a group must be contiguous")
+    _add_base_margin(b, "boosting starts each row from it and predicting on the cache "
+                        "adds it (default: FILE.init when it exists)")
     b.add_argument("--categorical", default="auto",
                    help="comma-separated categorical columns, 'auto' (string columns) or "
                         "'none'")
@@ -253,6 +262,9 @@ def _add_predict_and_evaluate(sub):
                    help="SHAP values of the margin: contrib_<feature> columns and bias")
     p.add_argument("--iteration-range", default=None, metavar="START:END",
                    help="rounds to use, END 0 for the last (default: all)")
+    _add_base_margin(p, "added in place of the model's constant base margin (default: the "
+                        "columns the model was trained with, when the file has them; a "
+                        "cache's own)")
     _add_reading_options(p)
     p.add_argument("--quiet", action="store_true", help="no progress or messages")
 
@@ -270,6 +282,7 @@ def _add_predict_and_evaluate(sub):
                    help="query group column of a raw file, for the ranking metrics "
                         "(default: the training cache's)")
     e.add_argument("--json", action="store_true", help="print the metrics as one JSON object")
+    _add_base_margin(e, "as for predict")
     _add_reading_options(e)
 
 

@@ -16,8 +16,9 @@ or last bin; they are counted per feature (``n_out_of_range``) and ``info`` repo
 them, a sign that the edges no longer describe the data and a rebuild would bin it
 better.
 
-Supported: Arrow caches without bundled features or query groups (an HDF5 cache keeps
-its blocks in one file, a bundled one would need the new rows' bundles checked).
+Supported: Arrow caches without bundled features, query groups or base margins (an HDF5
+cache keeps its blocks in one file, a bundled one would need the new rows' bundles
+checked).
 """
 import hashlib
 import json
@@ -45,6 +46,9 @@ def _check_appendable(cache):
     if cache.has_group:
         raise ParameterError(f"cache {cache.path} has query groups; --append does not "
                              f"extend them (rebuild the cache with every group)")
+    if cache.base_margin_columns is not None:
+        raise ParameterError(f"cache {cache.path} has base margins; --append does not "
+                             f"extend them (rebuild the cache with every row)")
 
 
 def _merged_stats(a, b):

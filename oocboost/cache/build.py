@@ -46,6 +46,7 @@ from .bundles import BUNDLE_DEFAULTS, NonzeroSample, check_bundle_params, find_b
 from .categories import CategoryCounter
 from .groups import GroupRuns
 from .ingest import open_source
+from .ingest.source import column_names
 from .label_stats import LabelStats
 from .plan import MIN_CSV_BLOCK_BYTES, plan_build
 from .reuse import existing_fingerprint, fingerprint_of, reusable
@@ -62,7 +63,8 @@ logger = get_logger(__name__)
 #: Build parameters that change the cache's content (part of its fingerprint).
 _CONTENT_PARAMS = ("label", "weight", "categorical", "drop", "max_bin", "max_categories",
                    "block_rows", "backend", "compression", "delimiter", "na_values",
-                   "encoding", "on_bad_rows", "reference", "group", "cat_encoding")
+                   "encoding", "on_bad_rows", "reference", "group", "cat_encoding",
+                   "base_margin")
 
 
 class _Pass1:
@@ -158,17 +160,19 @@ class _BlockAssembler:
     """Cuts a stream of binned batches into blocks of exactly ``block_rows`` rows."""
 
     def __init__(self, writer, n_features, block_rows, dtype, has_label, has_weight,
-                 n_label_columns=1):
+                 n_label_columns=1, n_margin_columns=0):
         self.writer = writer
         self.block_rows = block_rows
         self.codes = np.empty((n_features, block_rows), dtype=dtype)
         shape = block_rows if n_label_columns == 1 else (block_rows, n_label_columns)
         self.label = np.empty(shape, Y_DTYPE) if has_label else None
         self.weight = np.empty(block_rows, Y_DTYPE) if has_weight else None
+        self.base_margin = (np.empty((block_rows, n_margin_columns), np.float64)
+                            if n_margin_columns else None)
         self.filled = 0
         self.n_blocks = 0
 
-    def add(self, codes, label, weight):
+    def add(self, codes, label, weight, base_margin=None):
         n = codes.shape[1]
         done = 0
         while done < n:
@@ -180,6 +184,8 @@ class _BlockAssembler:
                 self.label[dst] = label[src]
             if self.weight is not None:
                 self.weight[dst] = weight[src]
+            if self.base_margin is not None:
+                self.base_margin[dst] = base_margin[src].reshape(take, -1)
             self.filled += take
             done += take
             if self.filled == self.block_rows:
@@ -192,7 +198,8 @@ class _BlockAssembler:
         self.writer.write_block(
             np.ascontiguousarray(self.codes[:, :k]),
             None if self.label is None else self.label[:k].copy(),
-            None if self.weight is None else self.weight[:k].copy())
+            None if self.weight is None else self.weight[:k].copy(),
+            None if self.base_margin is None else self.base_margin[:k].copy())
         self.filled = 0
         self.n_blocks += 1
 
@@ -237,7 +244,7 @@ def build_cache(data: Any, output: str | os.PathLike, *, label: Any = None,
                 enable_bundle: bool = True, max_conflict_rate: float = 0.0,
                 header: bool = True, names: list[str] | None = None,
                 input_format: str = "auto", zero_based: Any = "auto",
-                absent_as_missing: bool = False) -> Cache:
+                absent_as_missing: bool = False, base_margin: Any = None) -> Cache:
     """Build a binned, compressed, on-disk cache from a file or in-memory data.
 
     Parameters
@@ -254,6 +261,13 @@ def build_cache(data: Any, output: str | os.PathLike, *, label: Any = None,
         Query group id column (or array) for learning to rank, as XGBoost's ``qid``: the
         rows of a group must be contiguous (a group id seen again after another group is
         refused, naming the row). The cache keeps the group boundaries.
+    base_margin : str, list of str, array or None
+        Each row's offset (XGBoost's ``base_margin``, LightGBM's ``init_score``): column
+        name(s), one per model output, or an ``(n_rows,)`` / ``(n_rows, k)`` array for
+        in-memory data; finite numbers. Boosting starts each row from it instead of
+        the model's constant base, and predicting on the cache adds it. A text file's
+        ``FILE.init`` (LightGBM's side file) is read when not given. Stored as 8 bytes
+        per row and output beside the blocks.
     categorical : "auto", list of str or None
         "auto": string columns are categorical.
     drop : list of str
@@ -330,9 +344,10 @@ def build_cache(data: Any, output: str | os.PathLike, *, label: Any = None,
     svmlight = _svmlight_reading(ref, input_format, zero_based, absent_as_missing)
     source, plan = _open_planned(
         data, memory_limit, max_bin, block_rows, feature_names,
-        dict(label=label, weight=weight, group=group, drop=drop, categorical=categorical,
-             delimiter=delimiter, na_values=na_values, encoding=encoding,
-             on_bad_rows=on_bad_rows, header=header, names=names, **svmlight),
+        dict(label=label, weight=weight, group=group, base_margin=base_margin, drop=drop,
+             categorical=categorical, delimiter=delimiter, na_values=na_values,
+             encoding=encoding, on_bad_rows=on_bad_rows, header=header, names=names,
+             **svmlight),
         max_categories=max_categories)
     if verbose:
         say(logger, plan.describe())
@@ -361,6 +376,8 @@ def build_cache(data: Any, output: str | os.PathLike, *, label: Any = None,
         build_params["weighted_sketch"] = True
     if group is not None:  # absent otherwise: caches built before groups stay current
         build_params["group"] = group if isinstance(group, str) else "<array>"
+    if source.base_margin_name is not None:  # likewise (also from a FILE.init)
+        build_params["base_margin"] = column_names(source.base_margin_name)
     bundle = check_bundle_params(enable_bundle, max_conflict_rate)
     if bundle != BUNDLE_DEFAULTS:  # likewise
         build_params["bundle"] = {"enable_bundle": bundle[0], "max_conflict_rate": bundle[1]}
@@ -583,16 +600,18 @@ def _bin_pass(job, mapper, bundles, second_pass, stats, n_rows_expected, t0, t_p
     has_label = source.label_name is not None
     has_weight = source.weight_name is not None
     n_label_columns = _n_label_columns(source)
+    margin_columns = column_names(source.base_margin_name) or None
     counts = stats if job.ref is not None else None
     n_rows = 0
     with CacheWriter(job.output, backend=job.backend, compression=job.compression,
                      n_features=n_features, codes_dtype=mapper.codes_dtype,
                      has_label=has_label, has_weight=has_weight,
                      overwrite=job.overwrite, n_label_columns=n_label_columns,
-                     n_columns=None if bundles is None else n_columns) as writer:
+                     n_columns=None if bundles is None else n_columns,
+                     base_margin_columns=margin_columns) as writer:
         assembler = _BlockAssembler(writer, n_columns, job.plan.block_rows,
                                     mapper.codes_dtype, has_label, has_weight,
-                                    n_label_columns)
+                                    n_label_columns, len(margin_columns or ()))
         runs = None if source.group_name is None else GroupRuns(source.name,
                                                                  source.group_name)
         desc = "pass 2/2: bin" if job.ref is None else "bin (reference edges)"
@@ -606,7 +625,7 @@ def _bin_pass(job, mapper, bundles, second_pass, stats, n_rows_expected, t0, t_p
                 if counts is not None:
                     counts.update(batch)
                 assembler.add(codes if bundles is None else bundles.encode(codes),
-                              batch.label, batch.weight)
+                              batch.label, batch.weight, batch.base_margin)
                 if runs is not None:
                     runs.update(batch.group, n_rows)
                 n_rows += batch.n_rows

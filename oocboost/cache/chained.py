@@ -38,8 +38,8 @@ class ChainedCache(Cache):
     """The caches ``caches`` one after the other: their blocks in order, row numbers
     continuing from one cache to the next. Every cache must have the same bins
     (the same bin mapper: the shards of one set, or caches built with ``reference=``),
-    the same label and weight columns, and no bundles or query groups (their backends
-    may differ).
+    the same label and weight columns, and no bundles, query groups or base margins
+    (their backends may differ).
 
     Parameters
     ----------
@@ -60,9 +60,9 @@ class ChainedCache(Cache):
         for c in caches[1:]:
             _check_alike(first, c)
         for c in caches:
-            if c.bundles is not None or c.has_group:
-                raise CacheError(f"cache {c.path}: a cache with bundled features or query "
-                                 f"groups cannot be chained")
+            if c.bundles is not None or c.has_group or c.base_margin_columns is not None:
+                raise CacheError(f"cache {c.path}: a cache with bundled features, query "
+                                 f"groups or base margins cannot be chained")
         n_blocks = np.array([c.n_blocks for c in caches], np.int64)
         first_block = np.concatenate([[0], np.cumsum(n_blocks)])
         first_row = np.concatenate([[0], np.cumsum([c.n_rows for c in caches])])

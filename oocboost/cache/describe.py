@@ -16,7 +16,10 @@ def describe_cache(path):
              f"  label {m.get('label')!r}, weight {m.get('weight')!r}"
              + ("" if not m.get("groups") else
                 f", query groups {m['groups']['n_groups']} (column "
-                f"{m['groups']['column']!r})"),
+                f"{m['groups']['column']!r})")
+             + ("" if cache.base_margin_columns is None else
+                f", base margin {', '.join(cache.base_margin_columns)} (8 bytes a row "
+                f"and output)"),
              f"  blocks {cache.n_blocks} x {cache.block_rows} rows, backend {cache.backend} "
              f"({m.get('compression')})",
              f"  size on disk {format_size(cache.nbytes_stored)}, uncompressed codes "

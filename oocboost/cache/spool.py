@@ -11,7 +11,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.ipc as ipc
 
-from .ingest.source import Batch
+from .ingest.source import ROLES, Batch
 
 _SPOOL_PREFIX = ".oocb-spool-"
 _SPOOL_RE = re.compile(re.escape(_SPOOL_PREFIX) + r"(\d+)-")
@@ -55,7 +55,7 @@ class Spool:
         for name, values in batch.categorical.items():
             names.append("c:" + name)
             arrays.append(values)
-        for role in ("label", "weight", "group"):
+        for role in ROLES:
             values = getattr(batch, role)
             if values is None:
                 continue
@@ -91,7 +91,7 @@ class Spool:
                         numeric[name[2:]] = col.to_numpy(zero_copy_only=False)
                     elif name.startswith("c:"):
                         categorical[name[2:]] = col
-                    else:  # label (label#1, ... for more columns), weight, group
+                    else:  # a role (label#1, ... for a role's further columns)
                         roles.setdefault(name.split("#")[0], []).append(
                             col.to_numpy(zero_copy_only=False))
                 roles = {k: v[0] if len(v) == 1 else np.column_stack(v)

@@ -155,12 +155,13 @@ class DaskGradientBoostingRegressor(_DaskFit, GradientBoostingRegressor):
             if folder is not None:
                 shutil.rmtree(folder, ignore_errors=True)
 
-    def predict(self, X, iteration_range=None):
+    def predict(self, X, iteration_range=None, base_margin=None):
         """Predictions as a Dask collection with ``X``'s partitions (in-memory data:
         an array, as the in-memory estimator)."""
         self._check_fitted()
         if not _is_dask(X):
-            return super().predict(X, iteration_range)
+            return super().predict(X, iteration_range, base_margin)
+        _no_dask_offsets(base_margin)
         return self._map(X, "predict")
 
 
@@ -184,20 +185,29 @@ class DaskGradientBoostingClassifier(_DaskFit, GradientBoostingClassifier):
         self.model_.n_classes = self.n_classes_
         return self
 
-    def predict_proba(self, X, iteration_range=None):
+    def predict_proba(self, X, iteration_range=None, base_margin=None):
         """Class probabilities as a Dask collection (n_rows, n_classes); in-memory data:
         an array, as the in-memory estimator."""
         self._check_fitted()
         if not _is_dask(X):
-            return super().predict_proba(X, iteration_range)
+            return super().predict_proba(X, iteration_range, base_margin)
+        _no_dask_offsets(base_margin)
         return self._map(X, "predict_proba", meta_columns=self.n_classes_)
 
-    def predict(self, X, iteration_range=None):
+    def predict(self, X, iteration_range=None, base_margin=None):
         """Most probable classes as a Dask collection (in-memory data: an array)."""
         self._check_fitted()
         if not _is_dask(X):
-            return super().predict(X, iteration_range)
+            return super().predict(X, iteration_range, base_margin)
+        _no_dask_offsets(base_margin)
         return self._map(X, "predict")
+
+
+def _no_dask_offsets(base_margin):
+    if base_margin is not None:
+        raise ParameterError("base_margin is taken for in-memory data; for a Dask "
+                             "collection it is not offered yet (predict each partition "
+                             "with the in-memory estimator's predict(X, base_margin=))")
 
 
 class _DaskForest(_DaskFit):

@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import json
 import os
+import warnings
 from collections.abc import Iterable
 from typing import Any
 
@@ -74,14 +75,24 @@ AGGREGATIONS = ("sum", "mean")
 # ---------------------------------------------------------------------- Model
 
 
-def source_attributes(cache):
+def source_attributes(cache, uses_base_margin=False):
     """Attributes every model trained from ``cache`` records: the label column's name (and
-    the query group column's, for ranking), so ``evaluate`` on a raw file knows which
-    columns hold them."""
+    the query group column's, for ranking, and the base margin's), so ``evaluate`` on a
+    raw file knows which columns hold them. Every learner makes its model with them, so
+    here a learner that does not add per-row base margins (all but boosting:
+    ``uses_base_margin``) warns that it ignores a cache's."""
     manifest = getattr(cache, "manifest", None) or {}
     out = {"label": manifest.get("label")}
     if manifest.get("groups"):
         out["group"] = manifest["groups"]["column"]
+    if manifest.get("base_margin"):
+        columns = list(manifest["base_margin"]["columns"])
+        if uses_base_margin:
+            out["base_margin"] = columns
+        else:
+            warnings.warn(f"cache {getattr(cache, 'path', '')} has per-row base margins "
+                          f"({', '.join(columns)}); only gradient boosting adds them, this "
+                          f"learner ignores them", UserWarning, stacklevel=3)
     return out
 
 
@@ -269,7 +280,7 @@ class Model(ModelPrediction, ModelContributions):
                    feature_names=list(cache.feature_names),
                    feature_types=list(mapper.feature_types), bin_mapper=mapper.to_dict(),
                    params=kept, n_classes=None if n_classes is None else int(n_classes),
-                   attributes=source_attributes(cache))
+                   attributes=source_attributes(cache, uses_base_margin=True))
 
     def add_round(self, trees: list, weights: Any = None) -> Model:
         """Append one round of ``trees_per_round`` trees.

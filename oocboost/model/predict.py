@@ -19,9 +19,12 @@ from ..cache.ingest.memory import is_scipy_sparse, sparse_chunk_rows
 from ..common import X_DTYPE
 from ..errors import ParameterError, SchemaError
 from ..utils.files import atomic_output
+from ..utils.log import get_logger
 from .aggregate import is_weighted_median, round_weights, sum_view, weighted_median
 from .metrics import get_metric
 from .objectives import get_objective
+
+logger = get_logger(__name__)
 
 
 def model_objective(model):
@@ -86,14 +89,47 @@ def raw_matrix(model, batch, mapper):
     return X
 
 
+def applies_base_margin(model):
+    """Whether per-row base margins (offsets) apply to ``model``: gradient boosting's
+    margins, which training started from them. Other learners' models ignore them."""
+    return model.learner == "gbtree" and model.aggregation == "sum"
+
+
+def _offset_columns(model, read_options, columns, side_file=None):
+    """The base margin column(s) a file's rows carry for ``model``: given in
+    ``read_options``, else those the model was trained with when the file has them
+    (``side_file``: the name of the offsets its ``FILE.init`` gives, which the reader
+    attaches itself)."""
+    from ..cache.ingest.text_layout import by_position
+
+    given = read_options.pop("base_margin", None)
+    if not applies_base_margin(model):
+        if given is not None:
+            raise ParameterError(f"base_margin applies to gradient boosting models; this "
+                                 f"model's learner is {model.learner!r}")
+        return None
+    if given is not None:
+        return by_position([given] if isinstance(given, str) else list(given), columns)
+    trained = (model.attributes or {}).get("base_margin")
+    if trained and all(c in columns for c in trained):
+        return list(trained)
+    if trained and side_file is None:
+        logger.warning("the model was trained with per-row base margins (%s) that the data "
+                       "does not have: its constant base margin is used instead",
+                       ", ".join(trained))
+    return None
+
+
 def _open_for_model(model, data, label=None, group=None, read_options=None):
-    """An ingest Source reading the model's features (and ``label``, ``group``) from
-    ``data``; ``read_options``: how a CSV file is read (``delimiter``, ``header``,
-    ``names``: :func:`oocboost.cache.ingest.open_source`)."""
+    """An ingest Source reading the model's features (and ``label``, ``group``, the base
+    margin) from ``data``; ``read_options``: how a CSV file is read (``delimiter``,
+    ``header``, ``names``: :func:`oocboost.cache.ingest.open_source`) and
+    ``base_margin``, the offset column(s)."""
     from ..cache.ingest import open_source
-    from ..cache.ingest.csv import by_position
+    from ..cache.ingest.text_layout import by_position
 
     read_options = dict(read_options or {})
+    offsets_given = read_options.get("base_margin")
     cats = [n for n, t in zip(model.feature_names, model.feature_types) if t in _TEXT_TYPES]
     if isinstance(data, np.ndarray):
         # An array has no column names: its columns are the model's by position, so a
@@ -102,36 +138,76 @@ def _open_for_model(model, data, label=None, group=None, read_options=None):
             has = f"{data.shape[1]} columns" if data.ndim == 2 else f"shape {data.shape}"
             raise SchemaError(f"X has {has}; the model was trained on {model.n_features} "
                               f"features ({', '.join(model.feature_names[:3])}, ...)")
+        if offsets_given is not None:
+            raise ParameterError("for an array, base_margin is an array of offsets, not "
+                                 "column names")
         return open_source(data, categorical=None, feature_names=model.feature_names)
-    probe = open_source(data, categorical="auto", **read_options)
+    probe = open_source(data, categorical="auto",
+                        **{k: v for k, v in read_options.items() if k != "base_margin"})
     if getattr(probe, "n_features_in_file", None) is not None:
         # svmlight: features by index, the label its own; onto the model's features
         if probe.n_features_in_file > model.n_features:
             raise SchemaError(f"{probe.name} has feature index {probe.n_features_in_file - 1}"
                               f" ({'zero' if probe.zero_based else 'one'}-based); the model "
                               f"has {model.n_features} features")
-        return open_source(data, **{**read_options, "n_features": model.n_features,
-                                    "zero_based": probe.zero_based})
+        _offset_columns(model, read_options, [], probe.base_margin_name)
+        source = open_source(data, **{**read_options, "n_features": model.n_features,
+                                      "zero_based": probe.zero_based})
+        return source if applies_base_margin(model) else _without_offsets(source)
     columns = list(probe.feature_names)
+    offsets = _offset_columns(model, read_options, columns, probe.base_margin_name)
     # a headerless file's roles may be 0-based positions (as at build-cache)
     label, group = by_position(label, columns), by_position(group, columns)
     labels = [label] if isinstance(label, str) else list(label or ())
-    wanted = set(model.feature_names) | set(labels) | ({group} if group else set())
+    wanted = set(model.feature_names) | set(labels) | ({group} if group else set()) \
+        | set(offsets or ())
     missing = [n for n in model.feature_names if n not in columns]
     if missing:
         raise SchemaError(f"{probe.name} lacks the model's feature columns {missing}")
-    for role, names in (("label", labels), ("query group", [group] if group else [])):
+    for role, names in (("label", labels), ("query group", [group] if group else []),
+                        ("base margin", offsets or [])):
         for name in names:
             if name not in columns:
                 raise SchemaError(f"{probe.name} has no {role} column {name!r}")
-    drop = [c for c in columns if c not in wanted]
-    return open_source(data, label=label, group=group, drop=drop, categorical=cats or None,
-                       **read_options)
+    drop = [c for c in probe.feature_names if c not in wanted]
+    source = open_source(data, label=label, group=group, drop=drop, categorical=cats or None,
+                         base_margin=offsets, **read_options)
+    return source if applies_base_margin(model) else _without_offsets(source)
+
+
+def _without_offsets(source):
+    """``source`` whose batches carry no base margin (a side file's, for a model that
+    does not use them)."""
+    source.base_margin_name = None
+    return source
+
+
+def with_offsets(model, out, offsets, kind="margin"):
+    """``out`` (a block's margins, or contributions whose last entry is the bias) with
+    each row's base margin ``offsets`` ``(n_rows, n_outputs)`` in place of the model's
+    constant one, as XGBoost's ``base_margin``; ``out`` itself when there are none or
+    ``kind`` is ``"leaf"``."""
+    if offsets is None or kind == "leaf":
+        return out
+    offsets = np.asarray(offsets, dtype=np.float64).reshape(len(offsets), -1)
+    if offsets.shape[1] != int(model.n_outputs):
+        raise ParameterError(f"base_margin has {offsets.shape[1]} column(s); the model has "
+                             f"{int(model.n_outputs)} outputs: give (n_rows, n_outputs) "
+                             f"offsets")
+    shift = offsets - np.asarray(model.base_margin, dtype=np.float64)[None, :]
+    out = np.array(out, dtype=np.float64)
+    if kind == "margin":
+        out += shift
+    elif kind == "contribs":   # (n, n_outputs, n_features + 1): the bias is the last
+        out[:, :, -1] += shift
+    else:                      # interactions: the bias is the last diagonal entry
+        out[:, :, -1, -1] += shift
+    return out
 
 
 def iter_margins(model, data, *, iteration_range=None, label=None, pred_leaf=False,
                  pred_contribs=False, pred_interactions=False, group=None,
-                 read_options=None):
+                 read_options=None, base_margin=None):
     """Yield ``(margins, labels, weights)`` per block of ``data``; leaf indices instead of
     margins with ``pred_leaf``, SHAP values (:meth:`Model.predict_contributions`) with
     ``pred_contribs``, their interaction values with ``pred_interactions``.
@@ -144,7 +220,72 @@ def iter_margins(model, data, *, iteration_range=None, label=None, pred_leaf=Fal
     group : str or None
         Query group column of a file: each item then has a fourth entry, the group ids
         (caches keep their groups: ``Cache.group_ptr``).
+    base_margin : array-like (n_rows,) or (n_rows, n_outputs), optional
+        Each row's offset, in place of the model's constant base margin (XGBoost's
+        ``base_margin``); without it, a cache's or file's own base margins are used.
     """
+    kind = ("leaf" if pred_leaf else "contribs" if pred_contribs else
+            "interactions" if pred_interactions else "margin")
+    offsets = _Offsets(model, base_margin, _known_rows(data))
+    for item in _iter_raw(model, data, iteration_range, label, pred_leaf, pred_contribs,
+                          pred_interactions, group, read_options):
+        out, given = item[0], item[-1]
+        yield (with_offsets(model, out, offsets.next(len(out), given), kind),) + item[1:-1]
+    offsets.finish()
+
+
+class _Offsets:
+    """The rows' base margins to add, block after block: the caller's array, sliced in
+    order, or each block's own (a cache's, a file's column or ``.init``)."""
+
+    def __init__(self, model, base_margin, n_rows=None):
+        self.applies = applies_base_margin(model)
+        if base_margin is not None and not self.applies:
+            raise ParameterError(f"base_margin applies to gradient boosting models; this "
+                                 f"model's learner is {model.learner!r}")
+        self.values = None
+        if base_margin is not None:
+            values = np.asarray(base_margin, dtype=np.float64)
+            if values.ndim not in (1, 2) or not np.all(np.isfinite(values)):
+                raise ParameterError(f"base_margin must be a finite (n_rows,) or (n_rows, "
+                                     f"n_outputs) array, got shape {values.shape}")
+            self.values = values.reshape(len(values), -1)
+            if n_rows is not None and len(values) != n_rows:
+                raise ParameterError(f"base_margin has {len(values)} rows; the data has "
+                                     f"{n_rows}")
+        self.done = 0
+
+    def next(self, n_rows, own):
+        if self.values is None:
+            return own if self.applies else None
+        start, self.done = self.done, self.done + n_rows
+        if self.done > len(self.values):
+            raise ParameterError(f"base_margin has {len(self.values)} rows; the data has "
+                                 f"more")
+        return self.values[start:self.done]
+
+    def finish(self):
+        if self.values is not None and self.done != len(self.values):
+            raise ParameterError(f"base_margin has {len(self.values)} rows; the data has "
+                                 f"{self.done}")
+
+
+def _known_rows(data):
+    """Rows of in-memory data or a cache (None for a file: known once read)."""
+    from ..cache.store import Cache
+
+    if isinstance(data, Cache):
+        return data.n_rows
+    shape = getattr(data, "shape", None)
+    if shape is not None and len(shape) == 2:
+        return int(shape[0])
+    return getattr(data, "num_rows", None)
+
+
+def _iter_raw(model, data, iteration_range, label, pred_leaf, pred_contribs,
+              pred_interactions, group, read_options):
+    """:func:`iter_margins`' items before offsets, each with the block's own base
+    margins (or None) as its last entry."""
     from ..cache.store import Cache
 
     if _is_cache_path(data):
@@ -167,11 +308,12 @@ def iter_margins(model, data, *, iteration_range=None, label=None, pred_leaf=Fal
                 out = model.predict_contributions_binned(
                     block.codes, cache.max_bin - 1, iteration_range=iteration_range,
                     interactions=pred_interactions)
-                yield _contribution_layout(model, out), block.label, block.weight
+                yield (_contribution_layout(model, out), block.label, block.weight,
+                       block.base_margin)
                 continue
             yield (model.predict_margin_binned(block.codes, cache.max_bin - 1,
                                                iteration_range=iteration_range),
-                   block.label, block.weight)
+                   block.label, block.weight, block.base_margin)
         return
     if _is_plain_matrix(model, data):
         # A numeric matrix already is what the predictor reads: skip the record-batch
@@ -181,7 +323,7 @@ def iter_margins(model, data, *, iteration_range=None, label=None, pred_leaf=Fal
             # float32 rows go as they are (the model converts what it cannot read)
             X = X if X.dtype == np.float32 else np.asarray(X, dtype=X_DTYPE)
             yield (_raw_output(model, X, iteration_range, pred_leaf, pred_contribs,
-                               pred_interactions), None, None)
+                               pred_interactions), None, None, None)
         return
     if is_scipy_sparse(data):
         yield from _sparse_margins(model, data, iteration_range, pred_leaf, pred_contribs,
@@ -194,7 +336,7 @@ def iter_margins(model, data, *, iteration_range=None, label=None, pred_leaf=Fal
         X = raw_matrix(model, batch, mapper)
         out = (_raw_output(model, X, iteration_range, pred_leaf, pred_contribs,
                            pred_interactions), batch.label, batch.weight)
-        yield out if group is None else out + (batch.group,)
+        yield (out if group is None else out + (batch.group,)) + (batch.base_margin,)
 
 
 def _sparse_margins(model, X, iteration_range, pred_leaf, pred_contribs,
@@ -211,7 +353,7 @@ def _sparse_margins(model, X, iteration_range, pred_leaf, pred_contribs,
     for start in range(0, X.shape[0], rows):
         block = X[start:start + rows].toarray().astype(X_DTYPE, copy=False)
         yield (_raw_output(model, block, iteration_range, pred_leaf, pred_contribs,
-                           pred_interactions), None, None)
+                           pred_interactions), None, None, None)
 
 
 def _raw_output(model, X, iteration_range, pred_leaf, pred_contribs, pred_interactions):
@@ -231,7 +373,7 @@ def _contribution_layout(model, out):
 
 
 def predict(model, data, *, output_margin=False, iteration_range=None, pred_leaf=False,
-            pred_contribs=False, pred_interactions=False):
+            pred_contribs=False, pred_interactions=False, base_margin=None):
     """Predictions for in-memory data, a cache or a file, concatenated in memory.
 
     Returns
@@ -251,7 +393,8 @@ def predict(model, data, *, output_margin=False, iteration_range=None, pred_leaf
     parts = [m for m, _, _ in iter_margins(margin_model, data,
                                            iteration_range=iteration_range,
                                            pred_leaf=pred_leaf, pred_contribs=pred_contribs,
-                                           pred_interactions=pred_interactions)]
+                                           pred_interactions=pred_interactions,
+                                           base_margin=base_margin)]
     if not parts:
         out = np.empty((0, margin_model.n_outputs))
     elif len(parts) == 1:  # one in-memory matrix: no copy
@@ -315,11 +458,13 @@ def _contribution_columns(model, values):
 
 
 def predict_to_file(model, data, output, *, output_margin=False, pred_leaf=False,
-                    iteration_range=None, pred_contribs=False, read_options=None):
+                    iteration_range=None, pred_contribs=False, read_options=None,
+                    base_margin=None):
     """Stream predictions of ``data`` into the CSV file ``output`` (written atomically).
 
     Memory: one batch of ``data`` (64K rows of a file, or one cache block) and its
-    predictions at a time, whatever the size of ``data``.
+    predictions at a time, whatever the size of ``data``. Base margins as in
+    :func:`evaluate`.
 
     Columns, one schema for every learner: a classifier writes ``prob_<class>`` for every
     class (two for a binary one) and ``label`` (the most probable class); a regressor
@@ -349,7 +494,8 @@ def predict_to_file(model, data, output, *, output_margin=False, pred_leaf=False
                                               iteration_range=iteration_range,
                                               pred_leaf=pred_leaf,
                                               pred_contribs=pred_contribs,
-                                              read_options=read_options):
+                                              read_options=read_options,
+                                              base_margin=base_margin):
                 values = margins if transform is None else transform(margins)
                 if pred_contribs:
                     names, values = _contribution_columns(model, values)
@@ -383,7 +529,7 @@ def default_iteration_range(model, iteration_range=None):
 
 
 def evaluate(model, data, *, metrics=None, iteration_range=None, label=None, group=None,
-             read_options=None):
+             read_options=None, base_margin=None):
     """Metrics of ``model`` on labelled ``data`` (cache or file).
 
     Parameters
@@ -398,6 +544,9 @@ def evaluate(model, data, *, metrics=None, iteration_range=None, label=None, gro
     group : str or None
         Query group column for files, read by the ranking metrics (default: the one the
         model was trained with); a cache brings its own groups.
+    base_margin : array-like or None
+        Each row's offset (see :func:`iter_margins`); a cache's or file's own are used
+        without it (``read_options["base_margin"]`` names a file's column).
 
     Returns
     -------
@@ -417,7 +566,8 @@ def evaluate(model, data, *, metrics=None, iteration_range=None, label=None, gro
         runs = GroupRuns(str(data), group)
     n_rows = 0
     for m, y, w, *ids in iter_margins(margin_model, data, iteration_range=iteration_range,
-                                      label=label, group=group, read_options=read_options):
+                                      label=label, group=group, read_options=read_options,
+                                      base_margin=base_margin):
         if y is None:
             raise ParameterError(f"{data} has no label column: cannot evaluate")
         if runs is not None:

@@ -124,7 +124,8 @@ class ModelPrediction:
 
     def predict(self, data: Any, output_margin: bool = False,
                 iteration_range: tuple[int, int] | None = None, pred_leaf: bool = False,
-                pred_contribs: bool = False, pred_interactions: bool = False) -> np.ndarray:
+                pred_contribs: bool = False, pred_interactions: bool = False,
+                base_margin: Any = None) -> np.ndarray:
         """What the objective predicts, as ``xgboost.Booster.predict`` gives it.
 
         Parameters
@@ -146,6 +147,11 @@ class ModelPrediction:
         pred_interactions : bool
             SHAP interaction values (``predict_contributions(interactions=True)``),
             (n_rows, n_features + 1, n_features + 1) per output.
+        base_margin : array-like (n_rows,) or (n_rows, n_outputs), optional
+            Each row's offset, added in place of the model's constant base margin (and
+            in the SHAP bias), as XGBoost's ``DMatrix(base_margin=)``; gradient boosting
+            models only. Without it a cache's own base margins (``build_cache(...,
+            base_margin=)``) are used.
 
         Returns
         -------
@@ -165,7 +171,8 @@ class ModelPrediction:
 
         out = predict(self, data, output_margin=output_margin,
                       iteration_range=iteration_range, pred_leaf=pred_leaf,
-                      pred_contribs=pred_contribs, pred_interactions=pred_interactions)
+                      pred_contribs=pred_contribs, pred_interactions=pred_interactions,
+                      base_margin=base_margin)
         if output_margin and out.ndim == 2 and out.shape[1] == 1:
             return out[:, 0]
         return out

@@ -186,7 +186,8 @@ class TrainingData:
             self._tmp = tempfile.mkdtemp(prefix="oocboost-fit-", dir=self.cache_dir)
         return self._tmp
 
-    def cache(self, X, y, sample_weight=None, name="train", reference=None, group=None):
+    def cache(self, X, y, sample_weight=None, name="train", reference=None, group=None,
+              base_margin=None):
         from ..cache.build import build_cache
         from ..cache.store import Cache
 
@@ -194,6 +195,9 @@ class TrainingData:
             if y is not None:
                 raise ParameterError("when X is a Cache its labels come from the cache: "
                                      "pass y=None")
+            if base_margin is not None:
+                raise ParameterError("when X is a Cache its base margins come from the "
+                                     "cache: build it with base_margin=")
             return X
         if y is None:
             raise ParameterError("y is required when X is not a Cache")
@@ -212,7 +216,7 @@ class TrainingData:
                            weight=sample_weight, max_bin=self.max_bin, quiet=True,
                            block_rows=self.block_rows,
                            memory_limit=self.memory_limit, reference=reference,
-                           overwrite=True, group=group,
+                           overwrite=True, group=group, base_margin=base_margin,
                            cat_encoding="native" if reference is not None
                            else self.cat_encoding)
 

@@ -207,9 +207,10 @@ class _GradientBoosting(ParamsMixin):
         return oof
 
     def _fit(self, X, y, sample_weight, eval_set, sample_weight_eval_set, objective,
-             extra=None, group=None, eval_group=None):
+             extra=None, group=None, eval_group=None, offsets=(None, None)):
         from ..learners.boosting.training import train
 
+        base_margin, base_margin_eval_set = offsets
         if self.cat_encoding == "ordered_ts" and objective in ("multi:softprob",
                                                                 "multi:softmax"):
             raise ParameterError("cat_encoding='ordered_ts' encodes a category by its mean "
@@ -217,14 +218,16 @@ class _GradientBoosting(ParamsMixin):
         data = TrainingData(self.cache_dir, self.memory_limit, self.max_bin,
                             cat_encoding=self.cat_encoding)
         try:
-            train_cache = data.cache(X, y, sample_weight, "train", group=group)
+            train_cache = data.cache(X, y, sample_weight, "train", group=group,
+                                     base_margin=base_margin)
             evals = []
             for i, item in enumerate(eval_set or ()):
                 Xe, ye = item
                 we = sample_weight_eval_set[i] if sample_weight_eval_set else None
                 ge = eval_group[i] if eval_group else None
+                me = base_margin_eval_set[i] if base_margin_eval_set else None
                 evals.append((data.cache(Xe, ye, we, f"valid_{i}", reference=train_cache,
-                                         group=ge), f"validation_{i}"))
+                                         group=ge, base_margin=me), f"validation_{i}"))
             self.evals_result_ = {}
             obj, custom_metric = self._custom_callables()
             self.model_ = train(self._booster_params(objective, extra), train_cache,
@@ -259,12 +262,13 @@ class _GradientBoosting(ParamsMixin):
             return (0, self.model_.best_iteration + 1)
         return iteration_range
 
-    def _margin(self, X, iteration_range=None):
+    def _margin(self, X, iteration_range=None, base_margin=None):
         from ..model.predict import predict
 
         X = predict_input(self, X)
         return predict(self.model_, X, output_margin=True,
-                       iteration_range=self._iteration_range(iteration_range))
+                       iteration_range=self._iteration_range(iteration_range),
+                       base_margin=base_margin)
 
     def save_model(self, path):
         """Save the fitted model as JSON (loadable with ``oocboost.load_model``)."""
@@ -277,6 +281,18 @@ class _GradientBoosting(ParamsMixin):
 
         X = predict_input(self, X)
         return predict(self.model_, X, pred_leaf=True)
+
+
+def fit_offsets(base_margin, init_score, base_margin_eval_set, eval_init_score):
+    """``(base_margin, base_margin_eval_set)`` from XGBoost's names or LightGBM's
+    aliases (``init_score``, ``eval_init_score``), not both."""
+    for name, value, alias, other in (("base_margin", base_margin, "init_score", init_score),
+                                      ("base_margin_eval_set", base_margin_eval_set,
+                                       "eval_init_score", eval_init_score)):
+        if value is not None and other is not None:
+            raise ParameterError(f"{alias} is an alias of {name}: give one of them")
+    return (init_score if base_margin is None else base_margin,
+            eval_init_score if base_margin_eval_set is None else base_margin_eval_set)
 
 
 #: The estimator's arguments passed to the booster as they are: those the booster's spec
@@ -295,20 +311,28 @@ class GradientBoostingRegressor(RegressorMixin, _GradientBoosting):
     temporary caches of in-memory data go).
     """
 
-    def fit(self, X, y=None, sample_weight=None, eval_set=None, sample_weight_eval_set=None):
-        """Train on arrays/DataFrames (a temporary cache is built) or on a ``Cache``."""
+    def fit(self, X, y=None, sample_weight=None, eval_set=None, sample_weight_eval_set=None,
+            base_margin=None, base_margin_eval_set=None, *, init_score=None,
+            eval_init_score=None):
+        """Train on arrays/DataFrames (a temporary cache is built) or on a ``Cache``.
+        ``base_margin`` (alias ``init_score``): each row's offset, (n_rows,) or
+        (n_rows, n_outputs), as XGBoost's; ``base_margin_eval_set`` (alias
+        ``eval_init_score``) those of each ``eval_set`` entry."""
+        offsets = fit_offsets(base_margin, init_score, base_margin_eval_set,
+                              eval_init_score)
         X, y, sample_weight = fit_input(self, X, y, sample_weight, classifier=False)
         return self._fit(X, y, sample_weight, eval_set, sample_weight_eval_set,
-                         *self._cache_objective(None))
+                         *self._cache_objective(None), offsets=offsets)
 
     def _cache_objective(self, cache):
         return self._named_objective("reg:squarederror"), None
 
-    def predict(self, X, iteration_range=None):
-        """Predictions (n_rows,) using the best iteration when early stopping ran."""
+    def predict(self, X, iteration_range=None, base_margin=None):
+        """Predictions (n_rows,) using the best iteration when early stopping ran;
+        ``base_margin``: each row's offset, as at ``fit``."""
         from ..model.predict import model_objective
 
-        margin = self._margin(X, iteration_range)
+        margin = self._margin(X, iteration_range, base_margin)
         return model_objective(self.model_).transform(margin)
 
     def staged_predict(self, X):
@@ -338,10 +362,17 @@ class GradientBoostingClassifier(ClassifierMixin, _GradientBoosting):
     Labels may be any sortable values; ``classes_`` holds them in order.
     """
 
-    def fit(self, X, y=None, sample_weight=None, eval_set=None, sample_weight_eval_set=None):
-        """Train on arrays/DataFrames (a temporary cache is built) or on a ``Cache``."""
+    def fit(self, X, y=None, sample_weight=None, eval_set=None, sample_weight_eval_set=None,
+            base_margin=None, base_margin_eval_set=None, *, init_score=None,
+            eval_init_score=None):
+        """Train on arrays/DataFrames (a temporary cache is built) or on a ``Cache``.
+        ``base_margin`` (alias ``init_score``): each row's offset in margin units (log
+        odds; (n_rows, n_classes) for several classes), as XGBoost's;
+        ``base_margin_eval_set`` (alias ``eval_init_score``) those of ``eval_set``."""
         from ..cache.store import Cache
 
+        offsets = fit_offsets(base_margin, init_score, base_margin_eval_set,
+                              eval_init_score)
         X, y, sample_weight = fit_input(self, X, y, sample_weight, classifier=True)
         if isinstance(X, Cache):
             if y is not None:
@@ -354,7 +385,7 @@ class GradientBoostingClassifier(ClassifierMixin, _GradientBoosting):
                 raise ParameterError("y is required when X is not a Cache")
             if np.ndim(y) == 2:
                 return self._fit_multilabel(X, y, sample_weight, eval_set,
-                                            sample_weight_eval_set)
+                                            sample_weight_eval_set, offsets)
             self.classes_, y_enc = np.unique(np.asarray(y), return_inverse=True)
             evals = []
             for Xe, ye in eval_set or ():
@@ -366,12 +397,14 @@ class GradientBoostingClassifier(ClassifierMixin, _GradientBoosting):
                 evals.append((Xe, pos))
         self.n_classes_ = len(self.classes_)
         objective, extra = self._objective_for(self.classes_)
-        self._fit(X, y_enc, sample_weight, evals, sample_weight_eval_set, objective, extra)
+        self._fit(X, y_enc, sample_weight, evals, sample_weight_eval_set, objective, extra,
+                  offsets=offsets)
         self.model_.classes = self.classes_.tolist()
         self.model_.n_classes = self.n_classes_
         return self
 
-    def _fit_multilabel(self, X, y, sample_weight, eval_set, sample_weight_eval_set):
+    def _fit_multilabel(self, X, y, sample_weight, eval_set, sample_weight_eval_set,
+                        offsets):
         """A 0/1 indicator matrix (n, k): one ``binary:logistic`` target per column, as
         XGBoost's multi-label classifier (``classes_`` is ``0 .. k-1``)."""
         y = np.asarray(y, dtype=np.float64)
@@ -381,7 +414,7 @@ class GradientBoostingClassifier(ClassifierMixin, _GradientBoosting):
         self.classes_ = np.arange(y.shape[1])
         self.n_classes_ = y.shape[1]
         self._fit(X, y, sample_weight, eval_set, sample_weight_eval_set,
-                  self._named_objective("binary:logistic"))
+                  self._named_objective("binary:logistic"), offsets=offsets)
         self.model_.classes = self.classes_.tolist()
         self.model_.n_classes = self.n_classes_
         return self
@@ -403,17 +436,18 @@ class GradientBoostingClassifier(ClassifierMixin, _GradientBoosting):
     def _cache_objective(self, cache):
         return self._objective_for(require_classes(cache))
 
-    def predict_proba(self, X, iteration_range=None):
-        """Class probabilities (n_rows, n_classes)."""
+    def predict_proba(self, X, iteration_range=None, base_margin=None):
+        """Class probabilities (n_rows, n_classes); ``base_margin``: each row's offset,
+        as at ``fit``."""
         from ..model.predict import model_objective
 
-        margin = self._margin(X, iteration_range)
+        margin = self._margin(X, iteration_range, base_margin)
         return model_objective(self.model_).transform_proba(margin)
 
-    def predict(self, X, iteration_range=None):
+    def predict(self, X, iteration_range=None, base_margin=None):
         """Most probable class labels (from ``classes_``); for a multi-label model the
         0/1 indicator matrix (probability over 0.5)."""
-        proba = self.predict_proba(X, iteration_range)
+        proba = self.predict_proba(X, iteration_range, base_margin)
         if self._is_multilabel():
             return (proba > 0.5).astype(np.int64)
         return self.classes_[np.argmax(proba, axis=1)]

@@ -16,7 +16,7 @@ import numpy as np
 
 from ..cache.groups import runs_of
 from ..errors import ParameterError
-from .boosting import _GradientBoosting
+from .boosting import _GradientBoosting, fit_offsets
 from .validation import fit_input
 
 
@@ -74,13 +74,16 @@ class GradientBoostingRanker(_GradientBoosting):
     _estimator_type = "ranker"
 
     def fit(self, X, y=None, *, group=None, qid=None, sample_weight=None, eval_set=None,
-            eval_group=None, eval_qid=None, sample_weight_eval_set=None):
+            eval_group=None, eval_qid=None, sample_weight_eval_set=None, base_margin=None,
+            base_margin_eval_set=None, init_score=None, eval_init_score=None):
         """Train on arrays/DataFrames with ``qid`` or ``group`` (or a DataFrame's
         ``qid`` column), or on a ``Cache`` built with ``group=``.
 
         ``eval_set`` is a list of ``(X, y)`` with ``eval_qid`` (or ``eval_group``) a
         list of their query ids (sizes); evaluated with the default metric ``ndcg@32``
         (``map@32`` for ``rank:map``) unless ``eval_metric`` says otherwise.
+        ``base_margin`` (alias ``init_score``) and ``base_margin_eval_set`` (alias
+        ``eval_init_score``): each row's offset, as XGBoost's.
         """
         from ..cache.store import Cache
 
@@ -104,15 +107,18 @@ class GradientBoostingRanker(_GradientBoosting):
                 Xe, qe = _qid_column(Xe, qe, ge)
                 eval_set[i] = (Xe, ye)
                 evals_group.append(query_ids(len(ye), qe, ge, f"eval_set[{i}]"))
+        offsets = fit_offsets(base_margin, init_score, base_margin_eval_set,
+                              eval_init_score)
         return self._fit(X, y, sample_weight, eval_set, sample_weight_eval_set, objective,
-                         group=train_group, eval_group=evals_group)
+                         group=train_group, eval_group=evals_group, offsets=offsets)
 
     def _cache_objective(self, cache):
         return self.objective or "rank:ndcg", None
 
-    def predict(self, X, iteration_range=None):
-        """Ranking scores (n_rows,), the best iteration when early stopping ran."""
-        margin = np.asarray(self._margin(X, iteration_range), np.float64)
+    def predict(self, X, iteration_range=None, base_margin=None):
+        """Ranking scores (n_rows,), the best iteration when early stopping ran;
+        ``base_margin``: each row's offset, as at ``fit``."""
+        margin = np.asarray(self._margin(X, iteration_range, base_margin), np.float64)
         return margin.reshape(len(margin))
 
     def score(self, X, y, qid=None, group=None):

@@ -75,9 +75,33 @@ def test_lightgbm_side_files(tmp_path):
                                          r"to the data's rows \(10\); they sum to 9"):
         open_source(path)
     os.remove(tmp_path / "rank.train.query")
-    (tmp_path / "rank.train.init").write_text("0\n" * 10)
-    with pytest.warns(UserWarning, match="rank.train.init .* is not used"):
+
+
+def test_lightgbm_init_side_file(tmp_path):
+    path = tmp_path / "binary.train"
+    path.write_text("".join(f"{i % 2} 1:{i} 2:{i * 0.5}\n" for i in range(10)))
+    init = np.linspace(-1, 1, 10)
+    (tmp_path / "binary.train.init").write_text("".join(f"{float(v)!r}\n" for v in init))
+    source = open_source(path, batch_bytes=40)
+    assert source.base_margin_name == "binary.train.init"
+    got = np.concatenate([b.base_margin for b in source.batches()])
+    np.testing.assert_array_equal(got, init)
+    # several outputs: one tab-separated value per output, as LightGBM's multiclass .init
+    (tmp_path / "binary.train.init").write_text(
+        "".join(f"{float(v)!r}\t{float(-v)!r}\n" for v in init))
+    got = np.vstack([b.base_margin for b in open_source(path).batches()])
+    np.testing.assert_array_equal(got, np.column_stack([init, -init]))
+    (tmp_path / "binary.train.init").write_text("0\n" * 9)
+    with pytest.raises(InputError, match=r"binary.train.init: 9 initial scores, the data "
+                                         r"has 10 rows"):
         open_source(path)
+    (tmp_path / "binary.train.init").write_text("0\n" * 4 + "inf\n" + "0\n" * 5)
+    with pytest.raises(InputError, match=r"binary.train.init: line 5: initial scores must "
+                                         r"be finite"):
+        open_source(path)
+    with pytest.raises(ParameterError, match=r"its base margins binary.train.init; "
+                                             r"--base-margin does not apply"):
+        open_source(path, base_margin="f0")
 
 
 @pytest.mark.parametrize("text,message", [

@@ -16,7 +16,8 @@ class ArrowIpcSource(ArrowBatchSource):
     """
 
     def __init__(self, path, *, stream=False, label=None, weight=None, drop=(),
-                 categorical="auto", batch_rows=65536, group=None):
+                 categorical="auto", batch_rows=65536, group=None,
+                 base_margin=None):
         super().__init__()
         self.name = path
         self._stream = stream
@@ -24,7 +25,8 @@ class ArrowIpcSource(ArrowBatchSource):
         with self._open() as reader:
             schema = reader.schema
         self._init_schema(schema, label=label, weight=weight, drop=drop,
-                          categorical=categorical, group=group)
+                          categorical=categorical, group=group,
+                          base_margin=base_margin)
 
     def _open(self):
         try:

@@ -48,6 +48,13 @@ from .source import (
     resolve_columns,
     to_float64,
 )
+from .text_layout import (
+    by_position,
+    check_names,
+    header_width_names,
+    resolve_delimiter,
+    warn_numeric_header,
+)
 
 _RAGGED_RE = re.compile(r"Expected (\d+) columns, got (\d+)")
 # pyarrow names the row ("Row #N: ") when it reads on one thread (OMP_NUM_THREADS=1, as
@@ -112,13 +119,14 @@ class CsvSource(Source):
     the first full iteration; ``n_bad_rows`` counts the rows dropped in skip mode.
     """
 
-    OPTIONS = ("label", "weight", "group", "drop", "categorical", "delimiter", "na_values",
-               "encoding", "on_bad_rows", "batch_bytes", "header", "names")
+    OPTIONS = ("label", "weight", "group", "base_margin", "drop", "categorical",
+               "delimiter", "na_values", "encoding", "on_bad_rows", "batch_bytes", "header",
+               "names")
 
     def __init__(self, path, *, compression=None, label=None, weight=None, drop=(),
                  categorical="auto", delimiter=None, na_values=None, encoding="utf-8",
                  on_bad_rows="error", batch_bytes=1 << 20, group=None, header=True,
-                 names=None):
+                 names=None, base_margin=None):
         super().__init__()
         try:
             codecs.lookup(encoding)
@@ -141,7 +149,7 @@ class CsvSource(Source):
                              f"line and data rows")
         self.delimiter = resolve_delimiter(delimiter, self.name, self._sample)
         self._delimiter = self.delimiter
-        self._probe(label, weight, drop, categorical, group)
+        self._probe(label, weight, drop, categorical, group, base_margin)
 
     # ---------------------------------------------------------------- reading
     def _stream(self):
@@ -180,10 +188,11 @@ class CsvSource(Source):
         return data.decode(self._encoding if self._encoding != "utf8" else "utf-8",
                            errors="replace")
 
-    def _probe(self, label, weight, drop, categorical, group=None):
+    def _probe(self, label, weight, drop, categorical, group=None, base_margin=None):
         if self._names is not None or not self.header:
-            columns = self._names or _header_width_names(self._sample(), self.delimiter)
-            label, weight, group = (by_position(v, columns) for v in (label, weight, group))
+            columns = self._names or header_width_names(self._sample(), self.delimiter)
+            label, weight, group, base_margin = (
+                by_position(v, columns) for v in (label, weight, group, base_margin))
             drop = by_position(list(drop or ()) if not isinstance(drop, str) else [drop],
                                columns)
             if isinstance(categorical, (list, tuple, set, frozenset)):
@@ -202,7 +211,8 @@ class CsvSource(Source):
             warn_numeric_header(self.name, self._file_columns)
         self.feature_names = resolve_columns(self.name, self._file_columns, label=label,
                                              weight=weight, drop=drop,
-                                             categorical=categorical, group=group)
+                                             categorical=categorical, group=group,
+                                             base_margin=base_margin)
         if first is None:
             raise InputError(f"{self.name}: the file has a header line but no data rows "
                              f"(line 2 onwards is empty)" if self.header else
@@ -232,6 +242,7 @@ class CsvSource(Source):
                     raise self._text_error(first, name, e) from None
         self.feature_kinds = kinds
         self.label_name, self.weight_name, self.group_name = label, weight, group
+        self.base_margin_name = base_margin
         for role, name in self.roles():
             t = schema.field(name).type
             if not (pa.types.is_integer(t) or pa.types.is_floating(t)
@@ -415,12 +426,14 @@ class CsvSource(Source):
                 b.categorical[name] = rb.column(name)
         for role, name in self.roles():
             v = values[name]
-            nan = np.isnan(v)
-            if nan.any():
-                i = int(np.argmax(nan))
+            bad_value = ~np.isfinite(v) if role == "base_margin" else np.isnan(v)
+            if bad_value.any():
+                i = int(np.argmax(bad_value))
+                what = "missing" if np.isnan(v[i]) else "infinite"
                 i = int(positions[i]) if positions is not None else i
                 raise InputError(f"{self.name}: line {self._line_of_record(record0 + i)}, "
-                                 f"{role} column {name!r} is missing; expected a number in "
+                                 f"{role} column {name!r} is {what}; expected a "
+                                 f"{'finite ' if role == 'base_margin' else ''}number in "
                                  f"every row")
         self.set_roles(b, values)
         return b, n_bad
@@ -493,101 +506,6 @@ class CsvSource(Source):
 
     def fingerprint(self):
         return file_fingerprint(self.name)
-
-
-#: Delimiters looked for when none is given (the first lines are sniffed).
-SNIFFED_DELIMITERS = ",\t;| "
-#: Spellings of a tab a user types (``--delimiter '\t'`` in a shell passes backslash-t).
-_TAB_NAMES = ("\t", "\\t", "tab", "TAB")
-
-
-def resolve_delimiter(delimiter, path, sample):
-    """The one-character delimiter of a CSV file.
-
-    ``delimiter`` as given (``"\\t"``, ``"tab"`` and a tab all mean a tab); None: a tab
-    for ``.tsv``/``.tab`` files, else sniffed from the first lines (``sample()`` gives
-    them) among :data:`SNIFFED_DELIMITERS`, else a comma.
-    """
-    if delimiter is None:
-        name = path.lower().removesuffix(".gz")
-        if name.endswith((".tsv", ".tab")):
-            return "\t"
-        return sniff_delimiter(sample())
-    if delimiter in _TAB_NAMES:
-        return "\t"
-    if not isinstance(delimiter, str) or len(delimiter) != 1 or delimiter in '"\r\n':
-        raise ParameterError(f"delimiter must be one character other than a quote or a "
-                             f"newline (or 'tab'), got {delimiter!r}")
-    return delimiter
-
-
-def sniff_delimiter(text):
-    """The delimiter the first lines of ``text`` agree on: the candidate (of
-    :data:`SNIFFED_DELIMITERS`) found the same non-zero number of times, outside quotes,
-    on every one of the first (up to 20) complete lines; a comma when none is."""
-    lines = [ln for ln in text.split("\n")[:-1][:20] if ln.strip()]
-    if not lines:
-        return ","
-    unquoted = [re.sub(r'"[^"]*"', "", ln.rstrip("\r")) for ln in lines]
-    for candidate in SNIFFED_DELIMITERS:
-        counts = {ln.count(candidate) for ln in unquoted}
-        if len(counts) == 1 and counts.pop() > 0:
-            return candidate
-    return ","
-
-
-def check_names(names):
-    """Column names given for a CSV file (a list of unique strings), or None."""
-    if names is None:
-        return None
-    if isinstance(names, str) or not all(isinstance(n, str) and n for n in names):
-        raise ParameterError(f"names must be a list of non-empty column names, got "
-                             f"{names!r}")
-    names = list(names)
-    if len(set(names)) != len(names):
-        raise ParameterError(f"names has duplicates: {names}")
-    return names
-
-
-def _header_width_names(text, delimiter):
-    """``f0 .. f{k-1}`` for the fields of the first line of ``text`` (pyarrow's names
-    of a headerless file's columns)."""
-    first = next((ln for ln in text.split("\n") if ln.strip()), "")
-    first = re.sub(r'"[^"]*"', "", first.rstrip("\r"))
-    return [f"f{i}" for i in range(first.count(delimiter) + 1)]
-
-
-def by_position(value, columns):
-    """A column given by 0-based position (an int, or digits that are not a column's
-    name) as its name; lists element by element; anything else as given."""
-    if isinstance(value, list):
-        return [by_position(v, columns) for v in value]
-    position = None
-    if isinstance(value, int) and not isinstance(value, bool):
-        position = value
-    elif isinstance(value, str) and value.isdigit() and value not in columns:
-        position = int(value)
-    if position is None:
-        return value
-    if not 0 <= position < len(columns):
-        raise ParameterError(f"column position {position} is out of range: the file has "
-                             f"{len(columns)} columns (0 to {len(columns) - 1})")
-    return columns[position]
-
-
-_NUMBER = re.compile(r"^\s*[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?\s*$")
-
-
-def warn_numeric_header(path, columns):
-    """Warn when every name of a header is a number: the file probably has no header,
-    and its first row would otherwise be silently lost as names."""
-    if columns and all(_NUMBER.match(c) for c in columns):
-        import warnings
-
-        warnings.warn(f"{path}: every field of the first line is a number "
-                      f"({', '.join(columns[:3])}, ...); if the file has no header line, "
-                      f"pass header=False (--no-header): it is read as column names now",
-                      UserWarning, stacklevel=4)
 
 
 def longest_line(open_stream, chunk_size=_SCAN_CHUNK):

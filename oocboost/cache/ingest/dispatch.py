@@ -49,7 +49,8 @@ def _from_path(data, **kw):
     return with_side_files(CsvSource(path, compression="gzip" if kind == "csv-gzip" else None,
                                      **_only(kw, CsvSource)),
                            weight_given=kw.get("weight") is not None,
-                           group_given=kw.get("group") is not None)
+                           group_given=kw.get("group") is not None,
+                           base_margin_given=kw.get("base_margin") is not None)
 
 
 def _svmlight_path(path):
@@ -192,7 +193,8 @@ def open_source(data, *, label=None, weight=None, drop=(), categorical="auto",
                 delimiter=None, na_values=None, encoding="utf-8", on_bad_rows="error",
                 batch_bytes=1 << 20, batch_rows=65536, feature_names=None,
                 group=None, header=True, names=None, input_format="auto",
-                zero_based="auto", absent_as_missing=False, n_features=None) -> Source:
+                zero_based="auto", absent_as_missing=False, n_features=None,
+                base_margin=None) -> Source:
     """Open any supported tabular source as a stream of :class:`Batch` objects.
 
     Parameters
@@ -214,6 +216,11 @@ def open_source(data, *, label=None, weight=None, drop=(), categorical="auto",
     group : str, array-like or None
         Column name (or, for in-memory data, a 1-D array) of the query group id of each
         row, for ranking: numbers, never missing.
+    base_margin : str, list of str, array-like or None
+        Column name(s) (or, for in-memory data, an ``(n_rows,)`` or ``(n_rows, k)``
+        array) of each row's offset added to a boosting model's margin, XGBoost's
+        ``base_margin`` and LightGBM's ``init_score``: finite numbers, one column per
+        output. A text file's ``FILE.init`` side file is read when not given.
     drop : iterable of str
         Columns to ignore.
     categorical : 'auto', None or list of str
@@ -268,7 +275,8 @@ def open_source(data, *, label=None, weight=None, drop=(), categorical="auto",
     """
     check_options(on_bad_rows=on_bad_rows, batch_bytes=batch_bytes, batch_rows=batch_rows,
                   categorical=categorical)
-    kw = dict(label=label, weight=weight, group=group, drop=drop, categorical=categorical,
+    kw = dict(label=label, weight=weight, group=group, base_margin=base_margin, drop=drop,
+              categorical=categorical,
               delimiter=delimiter, na_values=na_values, encoding=encoding,
               on_bad_rows=on_bad_rows, batch_bytes=int(batch_bytes),
               batch_rows=int(batch_rows), feature_names=feature_names, header=header,
@@ -278,12 +286,14 @@ def open_source(data, *, label=None, weight=None, drop=(), categorical="auto",
         raise ParameterError("feature_names is only used with NumPy arrays and SciPy "
                              "sparse matrices; other sources carry their own column names")
     column = (str, int, type(None))
-    label_names = isinstance(label, (list, tuple)) and all(isinstance(n, (str, int))
-                                                           for n in label)
+    def names_only(value):
+        return isinstance(value, column) or (
+            isinstance(value, (list, tuple)) and all(isinstance(n, (str, int)) for n in value))
+
     if _is_path(data) and not (all(isinstance(x, column) for x in (weight, group))
-                               and (label_names or isinstance(label, column))):
-        raise ParameterError("for a file, label (one name or a list), weight and group "
-                             "must be column names (or positions)")
+                               and names_only(label) and names_only(base_margin)):
+        raise ParameterError("for a file, label and base_margin (one name or a list), "
+                             "weight and group must be column names (or positions)")
     if (not header or names is not None) and not (_is_path(data)
                                                    and _csv_path(data)):
         raise ParameterError("header and names apply to CSV files only")

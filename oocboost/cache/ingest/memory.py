@@ -11,6 +11,7 @@ import pyarrow as pa
 from ...errors import InputError, ParameterError
 from .source import (
     CATEGORICAL,
+    MULTI_COLUMN_ROLES,
     NUMERIC,
     ArrowBatchSource,
     Batch,
@@ -28,7 +29,8 @@ from .source import (
 
 _ARRAY_LABEL = "<label>"
 _ARRAY_WEIGHT = "<weight>"
-_ARRAY_NAMES = {"label": _ARRAY_LABEL, "weight": _ARRAY_WEIGHT, "group": "<group>"}
+_ARRAY_NAMES = {"label": _ARRAY_LABEL, "weight": _ARRAY_WEIGHT, "group": "<group>",
+                "base_margin": "<base_margin>"}
 
 
 def _row_name(i):
@@ -50,8 +52,9 @@ def _as_1d_float(source_name, role, values, n_rows):
     if a.dtype.kind not in "biuf":
         raise InputError(f"{source_name}: {role} array has dtype {a.dtype}; expected numbers")
     a = a.astype(np.float64, copy=False)
-    if role == "label" and a.ndim == 2 and a.shape[0] == n_rows and a.shape[1] >= 1:
-        # several targets, or an interval's bounds: one column each
+    if role in MULTI_COLUMN_ROLES and a.ndim == 2 and a.shape[0] == n_rows \
+            and a.shape[1] >= 1:
+        # several targets, an interval's bounds or a margin per output: one column each
         if a.shape[1] == 1:
             a = a[:, 0]
         for j in range(a.shape[1] if a.ndim == 2 else 0):
@@ -62,8 +65,8 @@ def _as_1d_float(source_name, role, values, n_rows):
     if a.ndim != 1 or a.shape[0] != n_rows:
         raise InputError(f"{source_name}: {role} array has shape {a.shape}; expected "
                          f"({n_rows},), one value per row"
-                         + (f", or ({n_rows}, k) for k label columns" if role == "label"
-                            else ""))
+                         + (f", or ({n_rows}, k) for k {role} columns"
+                            if role in MULTI_COLUMN_ROLES else ""))
     check_no_missing(source_name, role, _ARRAY_NAMES[role], a, 0, _row_name)
     return a
 
@@ -76,6 +79,8 @@ def _split_roles(source_name, n_rows, **given):
         if _is_array_like(value):
             arrays[role] = _as_1d_float(source_name, role, value, n_rows)
             names[role] = _ARRAY_NAMES[role]
+            if role == "base_margin" and arrays[role].ndim == 2:   # one name per output
+                names[role] = [f"{names[role]}[{k}]" for k in range(arrays[role].shape[1])]
         else:
             names[role] = value
     return arrays, names
@@ -101,12 +106,14 @@ class NumpySource(Source):
     are turned into strings such as ``"3"`` or ``"2.5"``).
     """
 
-    OPTIONS = ("label", "weight", "group", "drop", "categorical", "batch_rows",
+    OPTIONS = ("label", "weight", "group", "base_margin", "drop", "categorical",
+               "batch_rows",
                "feature_names")
     name = "<numpy array>"
 
     def __init__(self, X, *, label=None, weight=None, drop=(), categorical="auto",
-                 batch_rows=65536, feature_names=None, group=None):
+                 batch_rows=65536, feature_names=None, group=None,
+                 base_margin=None):
         super().__init__()
         if X.ndim != 2:
             raise InputError(f"{self.name}: expected a 2-D array, got shape {X.shape}")
@@ -126,7 +133,7 @@ class NumpySource(Source):
         self._batch_rows = batch_rows
         self.n_rows = n_rows
         arrays, names = _split_roles(self.name, n_rows, label=label, weight=weight,
-                                     group=group)
+                                     group=group, base_margin=base_margin)
         features = resolve_columns(self.name, columns, drop=drop, categorical=categorical,
                                    **_column_roles(arrays, names))
         named = categorical if isinstance(categorical, (list, tuple, set, frozenset)) else ()
@@ -134,6 +141,7 @@ class NumpySource(Source):
         self.feature_kinds = [CATEGORICAL if f in named else NUMERIC for f in features]
         self.label_name, self.weight_name = names["label"], names["weight"]
         self.group_name = names["group"]
+        self.base_margin_name = names["base_margin"]
         self._index = {c: j for j, c in enumerate(columns)}
         self._arrays = arrays
 
@@ -201,14 +209,16 @@ class ScipySparseSource(NumpySource):
     name = "<scipy sparse matrix>"
 
     def __init__(self, X, *, label=None, weight=None, drop=(), categorical="auto",
-                 batch_rows=65536, feature_names=None, group=None):
+                 batch_rows=65536, feature_names=None, group=None,
+                 base_margin=None):
         if X.dtype.kind not in "biuf":
             raise InputError(f"{self.name}: dtype {X.dtype}; expected numbers")
         X = X.tocsr()
         X.sum_duplicates()   # a COO's repeated entries add up, as toarray() does
         super().__init__(_ShapeOnly(X), label=label, weight=weight, drop=drop,
                          categorical=categorical, feature_names=feature_names,
-                         batch_rows=sparse_chunk_rows(X.shape[1], batch_rows), group=group)
+                         batch_rows=sparse_chunk_rows(X.shape[1], batch_rows), group=group,
+                         base_margin=base_margin)
         self._X = X
 
     def batches(self):
@@ -255,11 +265,12 @@ class PandasSource(Source):
     ``pd.NA`` read as NaN. Datetime, timedelta, period and other columns are an InputError.
     """
 
-    OPTIONS = ("label", "weight", "group", "drop", "categorical", "batch_rows")
+    OPTIONS = ("label", "weight", "group", "base_margin", "drop", "categorical",
+               "batch_rows")
     name = "<pandas DataFrame>"
 
     def __init__(self, df, *, label=None, weight=None, drop=(), categorical="auto",
-                 batch_rows=65536, group=None):
+                 batch_rows=65536, group=None, base_margin=None):
         import pandas as pd
 
         super().__init__()
@@ -272,7 +283,7 @@ class PandasSource(Source):
         self._batch_rows = batch_rows
         self.n_rows = n_rows
         arrays, names = _split_roles(self.name, n_rows, label=label, weight=weight,
-                                     group=group)
+                                     group=group, base_margin=base_margin)
         self.feature_names = resolve_columns(self.name, columns, drop=drop,
                                              categorical=categorical,
                                              **_column_roles(arrays, names))
@@ -304,6 +315,7 @@ class PandasSource(Source):
                                      f"{dtype}; expected numbers")
         self.label_name, self.weight_name = names["label"], names["weight"]
         self.group_name = names["group"]
+        self.base_margin_name = names["base_margin"]
         self._arrays = arrays
 
     def _column(self, name, start, stop):
@@ -365,11 +377,12 @@ class PandasSource(Source):
 class ArrowTableSource(ArrowBatchSource):
     """A pyarrow Table or RecordBatch, sliced (zero-copy) into ``batch_rows`` rows."""
 
-    OPTIONS = ("label", "weight", "group", "drop", "categorical", "batch_rows")
+    OPTIONS = ("label", "weight", "group", "base_margin", "drop", "categorical",
+               "batch_rows")
     name = "<pyarrow Table>"
 
     def __init__(self, table, *, label=None, weight=None, drop=(), categorical="auto",
-                 batch_rows=65536, group=None):
+                 batch_rows=65536, group=None, base_margin=None):
         super().__init__()
         if isinstance(table, pa.RecordBatch):
             table = pa.Table.from_batches([table])
@@ -378,11 +391,12 @@ class ArrowTableSource(ArrowBatchSource):
         self._batch_rows = batch_rows
         self.n_rows = table.num_rows
         arrays, names = _split_roles(self.name, table.num_rows, label=label, weight=weight,
-                                     group=group)
+                                     group=group, base_margin=base_margin)
         self._init_schema(table.schema, drop=drop, categorical=categorical,
                           **_column_roles(arrays, names))
         self.label_name, self.weight_name = names["label"], names["weight"]
         self.group_name = names["group"]
+        self.base_margin_name = names["base_margin"]
         self._arrays = arrays
         self._columns = [c for c in self._columns if c not in _ARRAY_NAMES.values()]
 
@@ -425,13 +439,15 @@ class BatchIterableSource(ArrowBatchSource):
     first pass returns ``{"kind": "stream", "sha256": None}`` (equal to nothing).
     """
 
-    OPTIONS = ("label", "weight", "group", "drop", "categorical", "batch_rows")
+    OPTIONS = ("label", "weight", "group", "base_margin", "drop", "categorical",
+               "batch_rows")
     name = "<iterable of RecordBatches>"
 
     def __init__(self, iterable, *, label=None, weight=None, drop=(), categorical="auto",
-                 batch_rows=65536, group=None):
+                 batch_rows=65536, group=None, base_margin=None):
         super().__init__()
-        for role, value in (("label", label), ("weight", weight), ("group", group)):
+        for role, value in (("label", label), ("weight", weight), ("group", group),
+                            ("base_margin", base_margin)):
             if _is_array_like(value):
                 raise ParameterError(f"for an iterable of batches, {role} must be a column "
                                      f"name")
@@ -449,7 +465,7 @@ class BatchIterableSource(ArrowBatchSource):
         self._streamed = False
         self._hash = None
         self._init_schema(first.schema, label=label, weight=weight, drop=drop,
-                          categorical=categorical, group=group)
+                          categorical=categorical, group=group, base_margin=base_margin)
 
     def _check_batch(self, rb, index, schema):
         if isinstance(rb, pa.Table):

@@ -22,13 +22,15 @@ class ParquetSource(ArrowBatchSource):
     """
 
     def __init__(self, path, *, label=None, weight=None, drop=(), categorical="auto",
-                 batch_rows=65536, group=None):
+                 batch_rows=65536, group=None,
+                 base_margin=None):
         super().__init__()
         self.name = path
         self._batch_rows = batch_rows
         pf = _open(path)
         self._init_schema(pf.schema_arrow, label=label, weight=weight, drop=drop,
-                          categorical=categorical, group=group)
+                          categorical=categorical, group=group,
+                          base_margin=base_margin)
         self.n_rows = int(pf.metadata.num_rows)
 
     def _record_batches(self):

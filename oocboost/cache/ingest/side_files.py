@@ -1,11 +1,11 @@
 """LightGBM's side files next to a text data file: ``FILE.weight`` (one weight per row),
-``FILE.query`` (rows per query group, in order) and ``FILE.init`` (initial scores), read
-when they exist as LightGBM reads them. svmlight files use them directly
+``FILE.query`` (rows per query group, in order) and ``FILE.init`` (initial scores: one
+line per row, one tab-separated value per output), read when they exist as LightGBM
+reads them. svmlight files use them directly
 (``svmlight.py``); a CSV/TSV file through :class:`WithSideFiles`."""
 from __future__ import annotations
 
 import os
-import warnings
 from collections.abc import Iterator
 
 import numpy as np
@@ -49,32 +49,53 @@ def group_ids(path: str, n_rows: int | None) -> np.ndarray | None:
     return np.repeat(np.arange(len(sizes), dtype=np.float64), sizes.astype(np.int64))
 
 
-def warn_init(path: str) -> None:
-    if os.path.exists(path + ".init"):
-        warnings.warn(f"{path}.init (initial scores) is not used: oocboost does not read "
-                      f"base margins yet", stacklevel=3)
+def read_init(path: str, n_expected: int | None = None) -> np.ndarray | None:
+    """The initial scores of ``path`` (LightGBM's ``.init``: a line per row, a
+    tab-separated value per output) as float64 ``(n_rows,)`` or ``(n_rows, k)``; None
+    when the file does not exist."""
+    if not os.path.exists(path):
+        return None
+    try:
+        table = pa_csv.read_csv(path, read_options=pa_csv.ReadOptions(
+            autogenerate_column_names=True), parse_options=pa_csv.ParseOptions(
+            delimiter="\t"))
+        values = np.column_stack([c.to_numpy(zero_copy_only=False).astype(np.float64)
+                                  for c in table.columns])
+    except (pa.ArrowInvalid, ValueError, TypeError) as exc:
+        raise InputError(f"{path}: initial scores: {exc}; expected one line per row of "
+                         f"tab-separated numbers") from None
+    if n_expected is not None and len(values) != n_expected:
+        raise InputError(f"{path}: {len(values)} initial scores, the data has {n_expected} "
+                         f"rows")
+    bad = np.flatnonzero(~np.isfinite(values).all(axis=1))
+    if len(bad):
+        raise InputError(f"{path}: line {int(bad[0]) + 1}: initial scores must be finite "
+                         f"numbers")
+    return values[:, 0] if values.shape[1] == 1 else values
 
 
 class WithSideFiles(Source):
-    """A text source whose weights and query groups come from ``FILE.weight`` and
-    ``FILE.query``: the rows are the file's lines, so every row must be kept
-    (``on_bad_rows="error"``)."""
+    """A text source whose weights, query groups and base margins come from
+    ``FILE.weight``, ``FILE.query`` and ``FILE.init``: the rows are the file's lines, so
+    every row must be kept (``on_bad_rows="error"``)."""
 
     def __init__(self, inner: Source, weights: np.ndarray | None,
-                 groups: np.ndarray | None) -> None:
+                 groups: np.ndarray | None, inits: np.ndarray | None = None) -> None:
         super().__init__()
         if getattr(inner, "_skip", False):
             raise ParameterError(f"{inner.name}: its side files give one value per line; "
                                  f"on_bad_rows='skip' would drop lines: fix the bad rows or "
                                  f"move the side files aside")
         self._inner = inner
-        self._weights, self._groups = weights, groups
+        self._weights, self._groups, self._inits = weights, groups, inits
         self.name = inner.name
         self.feature_names, self.feature_kinds = inner.feature_names, inner.feature_kinds
         self.label_name = inner.label_name
         base = os.path.basename(inner.name)
         self.weight_name = inner.weight_name if weights is None else f"{base}.weight"
         self.group_name = inner.group_name if groups is None else f"{base}.query"
+        self.base_margin_name = (inner.base_margin_name if inits is None
+                                 else init_names(base, inits))
 
     def __getattr__(self, name: str):
         # the reader's own attributes (delimiter, header, ...) read through
@@ -86,36 +107,46 @@ class WithSideFiles(Source):
         n = 0
         for batch in self._inner.batches():
             stop = batch.row_start + batch.n_rows
-            for values, role in ((self._weights, "weight"), (self._groups, "group")):
-                if values is None:
-                    continue
+            for values, role, suffix in self._sides():
                 if stop > len(values):
-                    suffix = "weight" if role == "weight" else "query"
                     raise InputError(f"{self.name}: more rows than its .{suffix} file "
                                      f"gives ({len(values)})")
                 setattr(batch, role, values[batch.row_start:stop])
             n = stop
             yield batch
-        for values, suffix in ((self._weights, "weight"), (self._groups, "query")):
+        for values, _, suffix in self._sides():
             if values is not None and n != len(values):
                 raise InputError(f"{self.name}.{suffix} gives {len(values)} rows; the data "
                                  f"has {n}")
         self.n_rows = n
         self.n_bad_rows = self._inner.n_bad_rows
 
+    def _sides(self) -> list[tuple[np.ndarray, str, str]]:
+        """``(values, role, file suffix)`` of each side file read."""
+        return [(values, role, suffix) for values, role, suffix in (
+            (self._weights, "weight", "weight"), (self._groups, "group", "query"),
+            (self._inits, "base_margin", "init")) if values is not None]
+
     def fingerprint(self) -> dict:
         fp = dict(self._inner.fingerprint())
-        for suffix, values in ((".weight", self._weights), (".query", self._groups)):
-            if values is not None:
-                fp[suffix.lstrip(".")] = file_fingerprint(self.name + suffix)
+        for _, _, suffix in self._sides():
+            fp[suffix] = file_fingerprint(f"{self.name}.{suffix}")
         return fp
 
 
-def with_side_files(source: Source, *, weight_given: bool, group_given: bool) -> Source:
+def init_names(base: str, inits: np.ndarray) -> str | list[str]:
+    """The base margin's column name(s) for the scores of ``base.init``."""
+    if inits.ndim == 1:
+        return f"{base}.init"
+    return [f"{base}.init[{k}]" for k in range(inits.shape[1])]
+
+
+def with_side_files(source: Source, *, weight_given: bool, group_given: bool,
+                    base_margin_given: bool = False) -> Source:
     """``source`` with the side files that exist next to it for the roles not given."""
-    warn_init(source.name)
     weights = None if weight_given else read_column(source.name + ".weight", "weights")
     groups = None if group_given else group_ids(source.name + ".query", None)
-    if weights is None and groups is None:
+    inits = None if base_margin_given else read_init(source.name + ".init")
+    if weights is None and groups is None and inits is None:
         return source
-    return WithSideFiles(source, weights, groups)
+    return WithSideFiles(source, weights, groups, inits)

@@ -50,6 +50,9 @@ class Batch:
         float64, shape ``(n_rows,)``, never NaN.
     group : np.ndarray or None
         float64, shape ``(n_rows,)``, never NaN: the query group id of each row (ranking).
+    base_margin : np.ndarray or None
+        float64, shape ``(n_rows,)`` or ``(n_rows, k)``, finite: each row's offset
+        (XGBoost's ``base_margin``, LightGBM's ``init_score``).
     """
 
     row_start: int
@@ -59,10 +62,13 @@ class Batch:
     label: np.ndarray | None = None
     weight: np.ndarray | None = None
     group: np.ndarray | None = None
+    base_margin: np.ndarray | None = None
 
 
 #: The columns a source reads besides the features, in the order they are listed.
-ROLES = ("label", "weight", "group")
+ROLES = ("label", "weight", "group", "base_margin")
+#: Roles that may name several columns (one per target / output).
+MULTI_COLUMN_ROLES = ("label", "base_margin")
 
 
 class Source:
@@ -76,9 +82,10 @@ class Source:
         Feature columns in source order (label, weight and dropped columns excluded).
     feature_kinds : list[str]
         ``"numeric"`` or ``"categorical"`` for each feature.
-    label_name, weight_name, group_name : str or None
-        Column names of the label, the sample weight and the query group id
-        (``"<label>"``, ``"<weight>"``, ``"<group>"`` for arrays).
+    label_name, weight_name, group_name, base_margin_name : str, list of str or None
+        Column names of the label, the sample weight, the query group id and the base
+        margin (``"<label>"``, ``"<weight>"``, ``"<group>"``, ``"<base_margin>"`` for
+        arrays; a label or base margin of several columns is a list).
     n_bad_rows : int
         Rows dropped in ``on_bad_rows="skip"`` mode; final after a full iteration.
     n_rows : int or None
@@ -89,6 +96,7 @@ class Source:
     label_name: str | None = None
     weight_name: str | None = None
     group_name: str | None = None
+    base_margin_name: str | list[str] | None = None
 
     def __init__(self):
         self.feature_names: list[str] = []
@@ -140,18 +148,21 @@ def column_names(name):
     return [name] if isinstance(name, str) else list(name)
 
 
-def check_role_names(label, weight, group):
-    """A label may name several columns (a list); weight and group name one."""
+def check_role_names(label, weight, group, base_margin=None):
+    """A label or a base margin may name several columns (a list); weight and group
+    name one."""
     for role, name in (("weight", weight), ("group", group)):
         if name is not None and not isinstance(name, str) and not hasattr(name, "shape") \
                 and isinstance(name, (list, tuple)):
             raise ParameterError(f"{role} must name one column, got {name!r}")
-    if isinstance(label, (list, tuple)):
-        if len(label) < 1 or not all(isinstance(n, str) for n in label):
-            raise ParameterError(f"label must be a column name or a list of column names, "
-                                 f"got {label!r}")
-        if len(set(label)) != len(label):
-            raise ParameterError(f"label lists a column twice: {label!r}")
+    for role, names in (("label", label), ("base_margin", base_margin)):
+        if not isinstance(names, (list, tuple)):
+            continue
+        if len(names) < 1 or not all(isinstance(n, str) for n in names):
+            raise ParameterError(f"{role} must be a column name or a list of column names, "
+                                 f"got {names!r}")
+        if len(set(names)) != len(names):
+            raise ParameterError(f"{role} lists a column twice: {names!r}")
 
 
 def check_options(*, on_bad_rows, batch_bytes, batch_rows, categorical):
@@ -168,7 +179,7 @@ def check_options(*, on_bad_rows, batch_bytes, batch_rows, categorical):
 
 
 def resolve_columns(source_name, columns, *, label, weight, drop, categorical=None,
-                    group=None):
+                    group=None, base_margin=None):
     """Check the column names of a source and split them into features, label, weight
     and group.
 
@@ -178,7 +189,7 @@ def resolve_columns(source_name, columns, *, label, weight, drop, categorical=No
         Used in messages.
     columns : list[str]
         Every column of the source, in order.
-    label, weight, group : str or None
+    label, weight, group, base_margin : str or None (label and base_margin: or a list)
     drop : iterable of str
     categorical : 'auto', None or list of str
 
@@ -199,8 +210,9 @@ def resolve_columns(source_name, columns, *, label, weight, drop, categorical=No
     if isinstance(drop, str):
         drop = [drop]
     drop = list(drop or ())
-    check_role_names(label, weight, group)
-    given = [(r, n) for r, value in (("label", label), ("weight", weight), ("group", group))
+    check_role_names(label, weight, group, base_margin)
+    given = [(r, n) for r, value in (("label", label), ("weight", weight), ("group", group),
+                                     ("base_margin", base_margin))
              for n in column_names(value)]
     for role, name in given:
         if name not in seen:
@@ -280,12 +292,15 @@ def to_string_array(arr):
 
 
 def check_no_missing(source_name, role, column, values, row_start, describe_row):
-    """Raise an InputError naming the first NaN of a label, weight or group column."""
-    nan = np.isnan(values)
-    if nan.any():
-        first = int(np.argmax(nan))
-        raise InputError(f"{source_name}: {role} column {column!r} is missing at "
-                         f"{describe_row(row_start + first)}; expected a number in every row")
+    """Raise an InputError naming the first NaN of a label, weight or group column (or
+    the first value that is not finite, of a base margin)."""
+    bad = ~np.isfinite(values) if role == "base_margin" else np.isnan(values)
+    if bad.any():
+        first = int(np.argmax(bad.reshape(len(values), -1).any(axis=1)))
+        what = "missing" if np.isnan(values[first]).any() else "infinite"
+        raise InputError(f"{source_name}: {role} column {column!r} is {what} at "
+                         f"{describe_row(row_start + first)}; expected a "
+                         f"{'finite ' if role == 'base_margin' else ''}number in every row")
 
 
 def hash_arrow_array(h, arr):
@@ -324,15 +339,19 @@ class ArrowBatchSource(Source):
     in-memory tables and batch iterables). Subclasses set ``name``, call
     :meth:`_init_schema` and implement :meth:`_record_batches`."""
 
-    OPTIONS = ("label", "weight", "group", "drop", "categorical", "batch_rows")
+    OPTIONS = ("label", "weight", "group", "base_margin", "drop", "categorical",
+               "batch_rows")
 
-    def _init_schema(self, schema, *, label, weight, drop, categorical, group=None):
+    def _init_schema(self, schema, *, label, weight, drop, categorical, group=None,
+                     base_margin=None):
         columns = list(schema.names)
         self.feature_names = resolve_columns(self.name, columns, label=label, weight=weight,
-                                             drop=drop, categorical=categorical, group=group)
+                                             drop=drop, categorical=categorical, group=group,
+                                             base_margin=base_margin)
         self.feature_kinds = [arrow_kind(self.name, n, schema.field(n).type, categorical)
                               for n in self.feature_names]
         self.label_name, self.weight_name, self.group_name = label, weight, group
+        self.base_margin_name = base_margin
         for role, name in self.roles():
             if not _is_numeric_type(schema.field(name).type):
                 raise InputError(f"{self.name}: {role} column {name!r} has type "

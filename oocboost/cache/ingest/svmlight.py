@@ -25,7 +25,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ...errors import InputError, ParameterError
-from .side_files import group_ids, read_column, warn_init
+from .side_files import group_ids, init_names, read_column, read_init
 from .source import NUMERIC, Batch, Source, file_fingerprint
 
 #: File name endings read as svmlight (LightGBM's detection looks at the content too).
@@ -59,20 +59,23 @@ class SvmlightSource(Source):
     """
 
     OPTIONS = ("batch_bytes", "zero_based", "n_features", "absent_as_missing", "label",
-               "weight", "group")
+               "weight", "group", "base_margin")
 
     def __init__(self, path: str, *, zero_based: object = "auto",
                  n_features: int | None = None, absent_as_missing: bool = False,
                  batch_bytes: int = 1 << 20, label: object = None, weight: object = None,
-                 group: object = None) -> None:
+                 group: object = None, base_margin: object = None) -> None:
         super().__init__()
         self.name = os.path.abspath(path)
-        for role, given in (("label", label), ("weight", weight), ("group", group)):
+        base = os.path.basename(path)
+        for role, given in (("label", label), ("weight", weight), ("group", group),
+                            ("base_margin", base_margin)):
             if given is not None:
                 raise ParameterError(
                     f"{self.name}: an svmlight file's label is each line's first number, "
-                    f"its groups the qid: tokens or {os.path.basename(path)}.query, its "
-                    f"weights {os.path.basename(path)}.weight; --{role} does not apply")
+                    f"its groups the qid: tokens or {base}.query, its weights "
+                    f"{base}.weight, its base margins {base}.init; "
+                    f"--{role.replace('_', '-')} does not apply")
         if zero_based not in ("auto", True, False):
             raise ParameterError(f"zero_based must be 'auto', True or False, got "
                                  f"{zero_based!r}")
@@ -101,7 +104,8 @@ class SvmlightSource(Source):
         self._groups = self._side_groups(n_rows, has_qid)
         self.weight_name = None if self._weights is None else "weight"
         self.group_name = "qid" if (has_qid or self._groups is not None) else None
-        warn_init(self.name)
+        self._inits = read_init(self.name + ".init", n_rows)
+        self.base_margin_name = None if self._inits is None else init_names(base, self._inits)
 
     # ---------------------------------------------------------------- reading
     def _blocks(self) -> Iterator[tuple[int, bytes]]:
@@ -269,6 +273,8 @@ class SvmlightSource(Source):
             stop = row_start + n_rows
             if self._weights is not None:
                 batch.weight = self._weights[row_start:stop]
+            if self._inits is not None:
+                batch.base_margin = self._inits[row_start:stop]
             if self._groups is not None:
                 batch.group = self._groups[row_start:stop]
             elif self.group_name is not None:
@@ -281,7 +287,7 @@ class SvmlightSource(Source):
 
     def fingerprint(self) -> dict:
         fp = file_fingerprint(self.name)
-        for suffix in (".query", ".weight"):
+        for suffix in (".query", ".weight", ".init"):
             if os.path.exists(self.name + suffix):
                 fp[suffix.lstrip(".")] = file_fingerprint(self.name + suffix)
         fp["svmlight"] = {"zero_based": self.zero_based, "n_features": len(self.feature_names),

@@ -27,6 +27,7 @@ import numpy as np
 
 from ...errors import CacheError
 from ...utils.jsonio import read_json
+from .margins import check_margin_entry
 
 FORMAT = "oocboost-cache"
 FORMAT_VERSION = 1
@@ -53,6 +54,7 @@ RESERVED_KEYS = frozenset(
         "data_file",
         "data_file_nbytes",
         "groups",
+        "base_margin",
         "label_columns",
         "n_columns",
         "codes_layout",
@@ -229,6 +231,8 @@ def validate_manifest(manifest, path):
     groups = manifest.get("groups")
     if groups is not None:
         _check_groups_entry(groups, n_rows, path)
+    if "base_margin" in manifest:
+        check_margin_entry(manifest["base_margin"], path)
     if backend == "hdf5":
         f = _need(manifest, "data_file", (str,), path)
         if f != os.path.basename(f) or f in ("", ".", ".."):

@@ -15,6 +15,7 @@ from ..prefetch import check_depth, prefetch
 from .arrow_backend import ArrowBlockReader
 from .hdf5_backend import Hdf5BlockReader
 from .manifest import GROUPS_FILE, read_manifest
+from .margins import MarginReader
 from .replace import recover
 from .trust import open_regular
 
@@ -46,14 +47,17 @@ class Block:
         at each access.
     label, weight : ndarray (n_rows,) float32, or None
     bundles : FeatureBundles or None
+    base_margin : ndarray (n_rows, k) float64, or None
+        The rows' base margins (offsets) when the cache has them (``margins.py``).
     Arrays are read-only: a block may be kept resident and handed out again, so
     consumers must not modify it in place.
     """
 
     __slots__ = ("index", "row_start", "n_rows", "stored_codes", "label", "weight",
-                 "bundles")
+                 "bundles", "base_margin")
 
-    def __init__(self, index, row_start, n_rows, codes, label, weight, bundles=None):
+    def __init__(self, index, row_start, n_rows, codes, label, weight, bundles=None,
+                 base_margin=None):
         self.index = index
         self.row_start = row_start
         self.n_rows = n_rows
@@ -61,6 +65,7 @@ class Block:
         self.label = label
         self.weight = weight
         self.bundles = bundles
+        self.base_margin = base_margin
 
     @property
     def codes(self):
@@ -74,17 +79,18 @@ class Block:
     @property
     def nbytes(self):
         """Bytes held by the block's arrays."""
-        return sum(a.nbytes for a in (self.stored_codes, self.label, self.weight)
-                   if a is not None)
+        return sum(a.nbytes for a in (self.stored_codes, self.label, self.weight,
+                                      self.base_margin) if a is not None)
 
     def without_codes(self):
         """The same block with ``codes=None`` (arrays shared)."""
-        return Block(self.index, self.row_start, self.n_rows, None, self.label, self.weight)
+        return Block(self.index, self.row_start, self.n_rows, None, self.label, self.weight,
+                     base_margin=self.base_margin)
 
     def with_weight(self, weight):
         """The same block with other row weights (arrays shared)."""
         return Block(self.index, self.row_start, self.n_rows, self.stored_codes, self.label,
-                     weight, self.bundles)
+                     weight, self.bundles, self.base_margin)
 
     def __repr__(self):
         return f"Block(index={self.index}, row_start={self.row_start}, n_rows={self.n_rows})"
@@ -197,6 +203,8 @@ class Cache:
                                  f"says n_columns={self.n_columns}")
         self._group_ptr = None
         self.has_group = m.get("groups") is not None
+        self._margins = (None if "base_margin" not in m else
+                         MarginReader(self.path, m["base_margin"], self.n_rows))
         self._code_limits = None
         self._codes_checked = set()   # blocks whose codes were range-checked
 
@@ -318,8 +326,11 @@ class Cache:
         if with_codes and i not in self._codes_checked:
             self._check_codes(i, codes)
             self._codes_checked.add(i)
-        return Block(i, int(self.block_row_starts[i]), int(self.block_n_rows[i]), codes, label,
-                     weight, self.bundles if with_codes else None)
+        start, n_rows = int(self.block_row_starts[i]), int(self.block_n_rows[i])
+        margins = (None if self._margins is None else
+                   self._margins.rows(start, start + n_rows, f" (block {i})"))
+        return Block(i, start, n_rows, codes, label, weight,
+                     self.bundles if with_codes else None, margins)
 
     @property
     def code_limits(self) -> np.ndarray | None:
@@ -401,6 +412,8 @@ class Cache:
             n_rows += block.n_rows
         if self.has_group:
             self.group_ptr  # noqa: B018 (read and checked against the manifest)
+        if self._margins is not None:
+            self._margins.check_crc()
         return n_rows
 
     def iter_blocks(self, prefetch: int = 2, with_codes: bool = True, resident_bytes: int = 0,
@@ -494,6 +507,18 @@ class Cache:
         if self._group_ptr is None:
             self._group_ptr = _read_groups(self.path, self.manifest["groups"], self.n_rows)
         return self._group_ptr
+
+    @property
+    def base_margin_columns(self) -> list[str] | None:
+        """Source column names of the per-row base margins, or None without them."""
+        return None if self._margins is None else list(self._margins.columns)
+
+    def read_base_margin(self) -> np.ndarray | None:
+        """Every row's base margin ``(n_rows, k)`` float64 (8k bytes a row), or None
+        when the cache has none."""
+        if self._margins is None:
+            return None
+        return self._margins.rows(0, self.n_rows)
 
     def read_labels(self) -> tuple[Any, Any]:
         """All labels and weights, reading only those columns.

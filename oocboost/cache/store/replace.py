@@ -30,6 +30,7 @@ import psutil
 
 from ...errors import CacheError
 from .manifest import GROUPS_FILE, MANIFEST_NAME, looks_like_cache
+from .margins import BASE_MARGIN_FILE
 
 log = logging.getLogger(__name__)
 
@@ -37,7 +38,8 @@ TMP_TAG = ".oocb.tmp-"
 OLD_TAG = ".oocb.old-"
 #: Names a cache folder may hold (the backends', the manifest's temporary, an append's
 #: staging folder); a folder holding only these is the store's own.
-_STORE_NAMES = frozenset({MANIFEST_NAME, GROUPS_FILE, "blocks", "data.h5"})
+_STORE_NAMES = frozenset({MANIFEST_NAME, GROUPS_FILE, BASE_MARGIN_FILE, "blocks",
+                          "data.h5"})
 _STORE_PREFIXES = (f".{MANIFEST_NAME}.tmp-", ".append-")
 _BLOCK_FILE = re.compile(r"block-\d{6}(-[0-9a-f]+)?\.arrow$")  # appends add -<hex>
 _AT_FDCWD = -100

@@ -31,6 +31,7 @@ from .manifest import (
     new_cache_id,
     write_manifest,
 )
+from .margins import MarginWriter
 from .replace import TMP_TAG, check_target, clean_stale, install, remove_tree
 
 _BACKENDS = {
@@ -56,6 +57,9 @@ class CacheWriter:
         uint8 or uint16 (see :func:`oocboost.common.binned_dtype`).
     has_label, has_weight : bool
         Whether every block carries a label / weight array.
+    base_margin_columns : list of str, optional
+        Source names of per-row base margin columns (one per output); every block then
+        carries a ``base_margin`` array (``store/margins.py``).
     overwrite : bool, default False
         Replace the cache at ``path`` at commit. Without it an existing cache is refused
         with :class:`CacheError`; a file, a link or a folder that is not a cache is
@@ -81,6 +85,7 @@ class CacheWriter:
         overwrite=False,
         n_label_columns=1,
         n_columns=None,
+        base_margin_columns=None,
     ):
         if backend not in _BACKENDS:
             raise ParameterError(f"backend must be one of {tuple(_BACKENDS)}, got {backend!r}")
@@ -130,6 +135,7 @@ class CacheWriter:
         self._n_rows = 0
         self._block_rows = None
         self._groups = None
+        self._margins = None
         self._state = "open"
         # Every block carries it (and its index): a block copied in from another cache,
         # or an entry pointing at another block, is refused when read.
@@ -139,6 +145,8 @@ class CacheWriter:
                 self._tmp, compression, self._code_rows, codes_dtype, self.has_label,
                 self.has_weight, self.n_label_columns, cache_id=self.cache_id
             )
+            if base_margin_columns is not None:
+                self._margins = MarginWriter(self._tmp, list(base_margin_columns))
         except BaseException:
             self.abort()
             raise
@@ -173,7 +181,7 @@ class CacheWriter:
             )
         return arr
 
-    def write_block(self, codes, label=None, weight=None):
+    def write_block(self, codes, label=None, weight=None, base_margin=None):
         """Append one block.
 
         Parameters
@@ -182,6 +190,8 @@ class CacheWriter:
             Bin codes, feature-major; must have the writer's ``codes_dtype``.
         label, weight : ndarray (n_rows,), optional
             Converted to float32. Required exactly when ``has_label`` / ``has_weight``.
+        base_margin : ndarray (n_rows,) or (n_rows, k) float64, optional
+            Required exactly when the writer has ``base_margin_columns`` (k of them).
         """
         self._check_open()
         index = len(self._blocks)
@@ -208,8 +218,15 @@ class CacheWriter:
             )
         label = self._as_vector("label", label, n_rows, self.has_label)
         weight = self._as_vector("weight", weight, n_rows, self.has_weight)
+        if (base_margin is None) != (self._margins is None):
+            raise ParameterError(f"cache {self.path}: block {index} "
+                                 + ("needs a base_margin array" if base_margin is None else
+                                    "has base_margin but the writer has no "
+                                    "base_margin_columns"))
         codes = np.ascontiguousarray(codes)
         try:
+            if self._margins is not None:
+                self._margins.write(base_margin, n_rows, f"cache {self.path}: block {index}")
             entry = self._backend.write_block(index, self._n_rows, codes, label, weight)
         except OSError as exc:
             if exc.errno in SPACE_ERRNOS:
@@ -267,6 +284,8 @@ class CacheWriter:
             )
         try:
             extra = self._backend.finish()
+            if self._margins is not None:
+                extra = {**extra, "base_margin": self._margins.finish()}
             manifest = {
                 "format": FORMAT,
                 "format_version": FORMAT_VERSION,
@@ -310,6 +329,8 @@ class CacheWriter:
         backend = getattr(self, "_backend", None)
         if backend is not None:
             backend.close()
+        if getattr(self, "_margins", None) is not None:
+            self._margins.close()
         self._finalizer()
 
     def __enter__(self):

@@ -262,12 +262,18 @@ def _fold_gradients(state, block, margin, by_row):
 
 
 def initial_margins(state, init_model):
-    """Margins before the first new round: base margin plus ``init_model``'s trees."""
+    """Margins before the first new round: the base margin (each row's own when the
+    cache has them, as XGBoost's ``base_margin``; repeated for every fold of a
+    cross-validation) plus ``init_model``'s trees."""
     where = f"training cache {state.cache.path}"
     for block in _blocks(state):
         state.objective.check_labels(block.label, where, row_start=block.row_start)
         views = state.rows.load(block.index)
-        views["margin"][:] = state.base_margin[None, :]
+        if block.base_margin is None:
+            views["margin"][:] = state.base_margin[None, :]
+        else:
+            folds = state.n_outputs // block.base_margin.shape[1]
+            views["margin"][:] = np.tile(block.base_margin, (1, folds))
         if init_model is not None and init_model.n_trees:
             views["margin"] += init_model.predict_margin_binned(
                 block.codes, state.cache.max_bin - 1, include_base=False)

@@ -418,6 +418,9 @@ def out_of_fold(models, cache, fold_of_row, objective):
             rows = np.flatnonzero(held == fold)
             if len(rows):
                 margins[block.row_start + rows] = model.predict_margin_binned(
-                    np.ascontiguousarray(block.codes[:, rows]), cache.max_bin - 1)
+                    np.ascontiguousarray(block.codes[:, rows]), cache.max_bin - 1,
+                    include_base=block.base_margin is None)
+                if block.base_margin is not None:
+                    margins[block.row_start + rows] += block.base_margin[rows]
     out = objective.transform(margins)
     return out[:, 0] if out.ndim == 2 and out.shape[1] == 1 else out

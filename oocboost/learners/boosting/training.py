@@ -276,7 +276,18 @@ def start_run(params, dtrain, num_boost_round, memory_limit, min_rounds=0):
                              f"{num_boost_round}")
     cache = open_cache(dtrain)
     objective, metrics = _objective_and_metrics(p, user_params, cache)
+    check_base_margin_width(cache, objective, "training cache")
     return p, cache, objective, metrics
+
+
+def check_base_margin_width(cache, objective, what):
+    """A cache's per-row base margins must give one column per model output."""
+    columns = cache.base_margin_columns
+    if columns is not None and len(columns) != objective.n_outputs:
+        raise ParameterError(f"{what} {cache.path} has {len(columns)} base margin "
+                             f"column(s) ({', '.join(columns)}); objective {objective.name} "
+                             f"has {objective.n_outputs} outputs: give one column per output "
+                             f"(XGBoost's base_margin of shape (n_rows, n_outputs))")
 
 
 def _objective_and_metrics(p, user_params, cache):
@@ -349,7 +360,11 @@ def _eval_sets(evals, cache, objective, base):
             raise ParameterError(f"evaluation set {name!r} ({ecache.path}) has no label")
         labels, weights = ecache.read_labels()
         objective.check_labels(labels, f"evaluation set {name!r} ({ecache.path})")
-        margins = np.tile(base, (ecache.n_rows, 1))
+        check_base_margin_width(ecache, objective, f"evaluation set {name!r}")
+        # a row's own base margin replaces the model's constant one (XGBoost's rule)
+        margins = ecache.read_base_margin()
+        if margins is None:
+            margins = np.tile(base, (ecache.n_rows, 1))
         eval_sets.append([ecache, name, margins, labels, weights])
     return eval_sets
 
