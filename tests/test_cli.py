@@ -131,13 +131,17 @@ def test_text_in_numeric_column(tmp_path, late_text_csv):
               "--quiet")
     assert r.returncode == 0, r.stderr
     assert r.stdout == "" and r.stderr == ""
+    # the rows stay; their stray values are missing, counted per column
     cache = Cache(tmp_path / "c.oocb")
-    assert cache.n_rows == 150_000 - 2
-    assert cache.manifest["source"]["n_bad_rows"] == 2
+    assert cache.n_rows == 150_000
+    assert cache.manifest["source"]["n_bad_rows"] == 0
+    assert cache.manifest["source"]["n_bad_values"] == {"b": 2}
+    assert cache.manifest["features"][1]["n_missing"] == 2
     assert cache.bin_mapper.feature_types == ["numeric", "numeric"]
     info = cli("info", tmp_path / "c.oocb")
     assert info.returncode == 0
-    assert "bad rows skipped 2" in info.stdout
+    assert "bad rows skipped 0" in info.stdout
+    assert "values that were not numbers, read as missing: b 2" in info.stdout
 
 
 def test_skip_ragged_rows_counted_in_info(tmp_path):

@@ -650,6 +650,9 @@ def _bin_pass(job, mapper, bundles, second_pass, stats, n_rows_expected, t0, t_p
             "weight_stats": stats.weight_stats.to_dict() if has_weight else None,
             "source": {"name": source.name, "fingerprint": job.source_fp,
                        "n_bad_rows": int(getattr(source, "n_bad_rows", 0) or 0),
+                       **({} if not getattr(source, "n_bad_values", None) else
+                          {"n_bad_values": {str(k): int(v) for k, v in
+                                            source.n_bad_values.items()}}),
                        **({} if getattr(source, "delimiter", None) is None else
                           {"delimiter": source.delimiter, "header": source.header}),
                        **({} if getattr(source, "zero_based", None) is None else

@@ -33,6 +33,10 @@ def describe_cache(path):
                 "" if src.get("header", True) else ", no header line")
         lines.append(f"  source {src.get('name')}{text}, bad rows skipped "
                      f"{src.get('n_bad_rows', 0)}")
+        bad_values = src.get("n_bad_values") or {}
+        if bad_values:
+            lines.append("  values that were not numbers, read as missing: " + ", ".join(
+                f"{name} {count:,}" for name, count in bad_values.items()))
     if m.get("reference"):
         lines.append(f"  binned with the edges of {m['reference']}")
     for entry in m.get("appends") or []:

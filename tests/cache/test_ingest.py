@@ -10,7 +10,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from oocboost.cache.ingest import open_source
-from oocboost.cache.ingest.csv import parse_numbers, scan_records
+from oocboost.cache.ingest.csv import scan_records
+from oocboost.cache.ingest.numeric_text import parse_numbers
 from oocboost.errors import InputError, ParameterError
 
 # ----------------------------------------------------------------------------- helpers
@@ -340,19 +341,24 @@ def test_categorical_none_rejects_text(tmp_path):
 
 # ------------------------------------------------------------------------- skip mode
 
-def test_skip_mode_counts_bad_rows(tmp_path):
+def test_skip_mode_counts_bad_rows_and_bad_values(tmp_path):
+    """Skip mode drops ragged rows and rows whose label is not a number (counted in
+    ``n_bad_rows``); a feature's stray text is a missing value (``n_bad_values``)."""
     good = "1,2.5,0\n"
     text = ("a,b,y\n" + good * 500 + "1,2,3,4\n" + good * 500 + "1,bad,1\n" + "9,9\n"
-            + good * 500 + " 2 , 7 ,1\n" + "4,oops,0\n")
+            + good * 500 + " 2 , 7 ,1\n" + "4,oops,0\n" + "5,6,yes\n")
     path = write(tmp_path, "s.csv", text)
     # Column types come from the first block: keep the bad values out of it.
     for batch_bytes in (700, 3000):
         src = open_source(path, label="y", on_bad_rows="skip", batch_bytes=batch_bytes)
         for _ in range(2):
             num, _, y, _ = collect(src)
-            assert src.n_bad_rows == 4 and src.n_rows == 1501
-            assert num["b"][-1] == 7 and num["a"][-1] == 2 and y[-1] == 1
-            np.testing.assert_array_equal(num["b"][:-1], 2.5)
+            assert src.n_bad_rows == 3 and src.n_rows == 1503
+            assert src.n_bad_values == {"b": 2}
+            assert num["a"][-1] == 4 and np.isnan(num["b"][-1]) and y[-1] == 0
+            assert num["b"][-2] == 7 and num["a"][-2] == 2 and y[-2] == 1
+            assert np.isnan(num["b"][1000]) and num["a"][1000] == 1
+            np.testing.assert_array_equal(np.delete(num["b"], [1000, 1502])[:-1], 2.5)
 
 
 def test_skip_mode_label_missing_line_counts_skipped_rows(tmp_path):
@@ -585,7 +591,9 @@ def test_stray_text_in_a_numeric_column_is_the_same_error_wherever_it_is(tmp_pat
         list(open_source(path, label="y").batches())
     source = open_source(path, label="y", on_bad_rows="skip")
     assert source.feature_kinds == ["numeric"]
-    assert sum(b.n_rows for b in source.batches()) == 19999 and source.n_bad_rows == 1
+    a = np.concatenate([b.numeric["a"] for b in source.batches()])
+    assert len(a) == 20000 and source.n_bad_rows == 0 and source.n_bad_values == {"a": 1}
+    assert np.isnan(a[position]) and np.count_nonzero(np.isnan(a)) == 1
     # a column that is mostly text stays categorical
     mixed = write(tmp_path, "m.csv", "a,y\n" + "".join(f"{'k' if i % 3 else i},{i % 2}\n"
                                                        for i in range(300)))

@@ -17,7 +17,7 @@ class ArrowIpcSource(ArrowBatchSource):
 
     def __init__(self, path, *, stream=False, label=None, weight=None, drop=(),
                  categorical="auto", batch_rows=65536, group=None,
-                 base_margin=None):
+                 base_margin=None, on_bad_rows="error"):
         super().__init__()
         self.name = path
         self._stream = stream
@@ -26,7 +26,12 @@ class ArrowIpcSource(ArrowBatchSource):
             schema = reader.schema
         self._init_schema(schema, label=label, weight=weight, drop=drop,
                           categorical=categorical, group=group,
-                          base_margin=base_margin)
+                          base_margin=base_margin, first_batch=self._first_batch,
+                          on_bad_rows=on_bad_rows)
+
+    def _first_batch(self):
+        with self._open() as reader:
+            return next(iter(self._stored_batches(reader)), None)
 
     def _open(self):
         try:

@@ -15,9 +15,10 @@ fails we find the place ourselves:
 
 * text in a numeric column: the column is added to a set of numeric columns read as
   strings, and the pass restarts from the top of the file, skipping the records already
-  yielded. Those strings are parsed with pyarrow.compute; in ``on_bad_rows="skip"`` mode
-  rows that fail are dropped and counted, otherwise the first one is reported. Only the
-  offending columns leave the fast path, and only after their first bad value.
+  yielded. Those strings are parsed with pyarrow.compute (``numeric_text.py``): in
+  ``on_bad_rows="skip"`` mode a feature's stray value is read as missing and counted
+  (a label's, weight's... drops its row), otherwise the first one is reported. Only
+  the offending columns leave the fast path, and only after their first bad value.
 * line numbers: :func:`scan_records` re-reads the raw bytes with NumPy, marks the newlines
   outside quotes (a running quote parity) as record ends, and gives each non-empty record
   its physical line number (header = line 1) and field count. Quoted fields holding
@@ -37,6 +38,7 @@ import pyarrow.compute as pc
 import pyarrow.csv as pa_csv
 
 from ...errors import InputError, ParameterError
+from .numeric_text import StrayValues, mostly_numbers, parse_numbers
 from .source import (
     CATEGORICAL,
     DEFAULT_NA_VALUES,
@@ -61,9 +63,6 @@ _RAGGED_RE = re.compile(r"Expected (\d+) columns, got (\d+)")
 # a Dask worker's environment sets it), not when it reads in parallel
 _CONVERSION_RE = re.compile(r"In CSV column #(\d+): (?:Row #\d+: )?CSV conversion error "
                             r"to (\w+): invalid value '(.*)'", re.S)
-# The float syntax pyarrow's CSV reader accepts (after trimming spaces).
-_NUMBER_RE = (r"^[+-]?(?:(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
-              r"|inf|infinity|nan)$")
 _SCAN_CHUNK = 1 << 20
 #: Largest CSV block the reader grows to for one long line (a block is parsed whole: about
 #: three times its size in memory).
@@ -76,40 +75,6 @@ class _BlockTooSmall(Exception):
 
 def _utf8(encoding):
     return codecs.lookup(encoding).name == "utf-8"
-
-
-#: Share of a text column's values that must be numbers for it to be a numeric column
-#: with stray text rather than a categorical one.
-MOSTLY_NUMBERS = 0.9
-
-
-def mostly_numbers(arr):
-    """True when at least :data:`MOSTLY_NUMBERS` of the non-missing values of a pyarrow
-    string array are numbers (and there is at least one)."""
-    values, bad = parse_numbers(arr)
-    present = int(np.count_nonzero(~np.isnan(values))) + int(np.count_nonzero(bad))
-    return present > 0 and np.count_nonzero(bad) <= (1.0 - MOSTLY_NUMBERS) * present
-
-
-def parse_numbers(arr):
-    """Parse a pyarrow string array as float64, tolerating bad values.
-
-    Parameters
-    ----------
-    arr : pyarrow.Array of strings, length n (null = missing)
-
-    Returns
-    -------
-    values : np.ndarray float64 (n,)
-        Parsed values; NaN where missing or bad.
-    bad : np.ndarray bool (n,)
-        True where a non-null string is not a number.
-    """
-    trimmed = pc.utf8_trim_whitespace(arr)
-    ok = pc.match_substring_regex(trimmed, _NUMBER_RE, ignore_case=True)
-    bad = ~pc.fill_null(ok, True).to_numpy(zero_copy_only=False)
-    clean = pc.if_else(pc.fill_null(ok, False), trimmed, pa.scalar(None, pa.string()))
-    return pc.cast(clean, pa.float64()).to_numpy(zero_copy_only=False), bad
 
 
 class CsvSource(Source):
@@ -144,6 +109,9 @@ class CsvSource(Source):
         self._batch_bytes = batch_bytes
         # Numeric columns that showed a non-number: read as text, parsed by parse_numbers.
         self._string_numeric = set()
+        self._stray = StrayValues(self, self._skip)
+        #: Feature values that were not numbers, read as missing (skip mode), per column.
+        self.n_bad_values = {}
         if os.path.getsize(self.name) == 0:
             raise InputError(f"{self.name}: the file is empty (0 bytes); expected a header "
                              f"line and data rows")
@@ -288,6 +256,7 @@ class CsvSource(Source):
             pyarrow string arrays; empty blocks (all rows dropped) are not yielded.
         """
         string_numeric = set(self._string_numeric)
+        self._stray.start_pass()
         done = 0        # pyarrow records (rows after dropping ragged ones) already yielded
         kept = 0        # rows yielded
         cast_bad = 0    # rows dropped because a numeric field was not a number
@@ -342,6 +311,7 @@ class CsvSource(Source):
         # Every pass starts at the top of the file, so the last pass saw every ragged row.
         self._string_numeric |= string_numeric
         self.n_bad_rows = (ragged[0] if ragged else 0) + cast_bad
+        self.n_bad_values = self._stray.finish_pass()
         self.n_rows = kept
 
     def _probe_read(self, named, counter):
@@ -393,12 +363,17 @@ class CsvSource(Source):
             raise AssertionError("unreachable")  # the first block failed: ragged/encoding
 
     def _convert(self, rb, row_start, record0, string_numeric):
-        """Record batch -> (Batch, number of rows dropped for non-numbers)."""
+        """Record batch -> (Batch, number of rows dropped for a label, weight... that is
+        not a number; a feature's stray values are missing, ``StrayValues``)."""
         values = {}
         bad = None
+        roles = {name for _, name in self.roles()}
         for name in self._numeric_cols:
             arr = rb.column(name)
-            if name in string_numeric:
+            if name in string_numeric and name not in roles:
+                values[name] = self._stray.parse(
+                    name, arr, lambda i: f"line {self._line_of_record(record0 + i)}")
+            elif name in string_numeric:
                 v, b = parse_numbers(arr)
                 if b.any():
                     if not self._skip:

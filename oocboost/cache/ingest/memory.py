@@ -9,6 +9,7 @@ import numpy as np
 import pyarrow as pa
 
 from ...errors import InputError, ParameterError
+from .numeric_text import StrayValues, mostly_numbers
 from .source import (
     CATEGORICAL,
     MULTI_COLUMN_ROLES,
@@ -89,6 +90,12 @@ def _split_roles(source_name, n_rows, **given):
 def _column_roles(arrays, names):
     """The roles read from columns of the source: ``{role: column name or None}``."""
     return {role: None if role in arrays else name for role, name in names.items()}
+
+
+def _is_number_dtype(dtype):
+    import pandas as pd
+
+    return pd.api.types.is_bool_dtype(dtype) or pd.api.types.is_numeric_dtype(dtype)
 
 
 def _is_array_like(x):
@@ -266,11 +273,11 @@ class PandasSource(Source):
     """
 
     OPTIONS = ("label", "weight", "group", "base_margin", "drop", "categorical",
-               "batch_rows")
+               "batch_rows", "on_bad_rows")
     name = "<pandas DataFrame>"
 
     def __init__(self, df, *, label=None, weight=None, drop=(), categorical="auto",
-                 batch_rows=65536, group=None, base_margin=None):
+                 batch_rows=65536, group=None, base_margin=None, on_bad_rows="error"):
         import pandas as pd
 
         super().__init__()
@@ -296,8 +303,14 @@ class PandasSource(Source):
                 kinds.append(CATEGORICAL if f in named else NUMERIC)
             elif (isinstance(dtype, pd.CategoricalDtype) or pd.api.types.is_string_dtype(dtype)
                   or dtype == object):
-                if categorical == "auto" or f in named:
+                if f in named or (categorical == "auto"
+                                  and isinstance(dtype, pd.CategoricalDtype)):
                     kinds.append(CATEGORICAL)
+                elif categorical == "auto":
+                    # numbers held as text (an object column with a stray string):
+                    # numeric, as a CSV column (numeric_text.py)
+                    first = self._text(f, self._column(f, 0, batch_rows))
+                    kinds.append(NUMERIC if mostly_numbers(first) else CATEGORICAL)
                 else:
                     raise InputError(f"{self.name}: column {f!r} has dtype {dtype} (text) but "
                                      f"is not categorical; expected numbers, or name it in "
@@ -306,6 +319,10 @@ class PandasSource(Source):
                 raise InputError(f"{self.name}: column {f!r} has unsupported dtype {dtype}; "
                                  f"expected numbers, strings or categories")
         self.feature_kinds = kinds
+        self._string_numeric = {f for f, k in zip(self.feature_names, kinds)
+                                if k == NUMERIC and not _is_number_dtype(df.dtypes.iloc[
+                                    self._pos[f]])}
+        self._stray = StrayValues(self, on_bad_rows == "skip")
         for role, value in _column_roles(arrays, names).items():
             for name in column_names(value):
                 dtype = df.dtypes.iloc[self._pos[name]]
@@ -321,22 +338,34 @@ class PandasSource(Source):
     def _column(self, name, start, stop):
         return self._df.iloc[start:stop, self._pos[name]]
 
-    def _categorical(self, name, series):
+    def _text(self, name, series):
+        """A text (object or string) column as a pyarrow array; an object column mixing
+        numbers and strings is read as the strings they print as."""
         try:
-            arr = pa.array(series, from_pandas=True)
+            return pa.array(series, from_pandas=True)
+        except (pa.ArrowException, TypeError, ValueError):
+            pass
+        try:
+            return pa.array(series.astype("string"), from_pandas=True)
         except (pa.ArrowException, TypeError, ValueError) as e:
             raise InputError(f"{self.name}: column {name!r} cannot be read as text ({e}); "
                              f"expected strings") from None
-        return to_string_array(arr)
+
+    def _categorical(self, name, series):
+        return to_string_array(self._text(name, series))
 
     def batches(self):
         n = len(self._df)
+        self._stray.start_pass()
         for start in range(0, n, self._batch_rows):
             stop = min(start + self._batch_rows, n)
             b = Batch(row_start=start, n_rows=stop - start)
             for f, kind in zip(self.feature_names, self.feature_kinds):
                 s = self._column(f, start, stop)
-                if kind == NUMERIC:
+                if f in self._string_numeric:
+                    b.numeric[f] = self._stray.parse(
+                        f, self._text(f, s), lambda i, at=start: _row_name(at + i))
+                elif kind == NUMERIC:
                     b.numeric[f] = s.to_numpy(dtype=np.float64, na_value=np.nan)
                 else:
                     b.categorical[f] = self._categorical(f, s)
@@ -350,6 +379,7 @@ class PandasSource(Source):
             for role, array in self._arrays.items():
                 setattr(b, role, array[start:stop])
             yield b
+        self.n_bad_values = self._stray.finish_pass()
 
     def fingerprint(self):
         import pandas as pd
@@ -369,7 +399,7 @@ class PandasSource(Source):
             else:
                 # Object and extension columns: one Arrow column at a time, never Python
                 # objects for the whole frame.
-                hash_arrow_array(h, pa.array(s, from_pandas=True))
+                hash_arrow_array(h, self._text(name, s))
         _hash_role_arrays(h, self._arrays)
         return {"kind": "memory", "sha256": h.hexdigest()}
 
@@ -378,11 +408,11 @@ class ArrowTableSource(ArrowBatchSource):
     """A pyarrow Table or RecordBatch, sliced (zero-copy) into ``batch_rows`` rows."""
 
     OPTIONS = ("label", "weight", "group", "base_margin", "drop", "categorical",
-               "batch_rows")
+               "batch_rows", "on_bad_rows")
     name = "<pyarrow Table>"
 
     def __init__(self, table, *, label=None, weight=None, drop=(), categorical="auto",
-                 batch_rows=65536, group=None, base_margin=None):
+                 batch_rows=65536, group=None, base_margin=None, on_bad_rows="error"):
         super().__init__()
         if isinstance(table, pa.RecordBatch):
             table = pa.Table.from_batches([table])
@@ -393,7 +423,8 @@ class ArrowTableSource(ArrowBatchSource):
         arrays, names = _split_roles(self.name, table.num_rows, label=label, weight=weight,
                                      group=group, base_margin=base_margin)
         self._init_schema(table.schema, drop=drop, categorical=categorical,
-                          **_column_roles(arrays, names))
+                          first_batch=lambda: table.slice(0, batch_rows),
+                          on_bad_rows=on_bad_rows, **_column_roles(arrays, names))
         self.label_name, self.weight_name = names["label"], names["weight"]
         self.group_name = names["group"]
         self.base_margin_name = names["base_margin"]
@@ -440,11 +471,11 @@ class BatchIterableSource(ArrowBatchSource):
     """
 
     OPTIONS = ("label", "weight", "group", "base_margin", "drop", "categorical",
-               "batch_rows")
+               "batch_rows", "on_bad_rows")
     name = "<iterable of RecordBatches>"
 
     def __init__(self, iterable, *, label=None, weight=None, drop=(), categorical="auto",
-                 batch_rows=65536, group=None, base_margin=None):
+                 batch_rows=65536, group=None, base_margin=None, on_bad_rows="error"):
         super().__init__()
         for role, value in (("label", label), ("weight", weight), ("group", group),
                             ("base_margin", base_margin)):
@@ -465,7 +496,8 @@ class BatchIterableSource(ArrowBatchSource):
         self._streamed = False
         self._hash = None
         self._init_schema(first.schema, label=label, weight=weight, drop=drop,
-                          categorical=categorical, group=group, base_margin=base_margin)
+                          categorical=categorical, group=group, base_margin=base_margin,
+                          first_batch=lambda: first, on_bad_rows=on_bad_rows)
 
     def _check_batch(self, rb, index, schema):
         if isinstance(rb, pa.Table):

@@ -23,14 +23,17 @@ class ParquetSource(ArrowBatchSource):
 
     def __init__(self, path, *, label=None, weight=None, drop=(), categorical="auto",
                  batch_rows=65536, group=None,
-                 base_margin=None):
+                 base_margin=None, on_bad_rows="error"):
         super().__init__()
         self.name = path
         self._batch_rows = batch_rows
         pf = _open(path)
         self._init_schema(pf.schema_arrow, label=label, weight=weight, drop=drop,
                           categorical=categorical, group=group,
-                          base_margin=base_margin)
+                          base_margin=base_margin,
+                          first_batch=lambda: next(pf.iter_batches(batch_size=batch_rows),
+                                                   None),
+                          on_bad_rows=on_bad_rows)
         self.n_rows = int(pf.metadata.num_rows)
 
     def _record_batches(self):

@@ -120,6 +120,7 @@ class WithSideFiles(Source):
                                  f"has {n}")
         self.n_rows = n
         self.n_bad_rows = self._inner.n_bad_rows
+        self.n_bad_values = self._inner.n_bad_values
 
     def _sides(self) -> list[tuple[np.ndarray, str, str]]:
         """``(values, role, file suffix)`` of each side file read."""

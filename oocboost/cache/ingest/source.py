@@ -20,6 +20,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ...errors import InputError, ParameterError
+from .numeric_text import StrayValues, mostly_numbers
 
 NUMERIC = "numeric"
 CATEGORICAL = "categorical"
@@ -88,6 +89,9 @@ class Source:
         arrays; a label or base margin of several columns is a list).
     n_bad_rows : int
         Rows dropped in ``on_bad_rows="skip"`` mode; final after a full iteration.
+    n_bad_values : dict[str, int]
+        Per numeric column, values that were not numbers, read as missing in
+        ``on_bad_rows="skip"`` mode (``numeric_text.py``); final after a full iteration.
     n_rows : int or None
         Number of rows kept, None until known (after a full iteration for text files).
     """
@@ -102,6 +106,7 @@ class Source:
         self.feature_names: list[str] = []
         self.feature_kinds: list[str] = []
         self.n_bad_rows = 0
+        self.n_bad_values: dict[str, int] = {}
         self.n_rows: int | None = None
 
     def batches(self) -> Iterator[Batch]:  # pragma: no cover - abstract
@@ -340,16 +345,25 @@ class ArrowBatchSource(Source):
     :meth:`_init_schema` and implement :meth:`_record_batches`."""
 
     OPTIONS = ("label", "weight", "group", "base_margin", "drop", "categorical",
-               "batch_rows")
+               "batch_rows", "on_bad_rows")
 
     def _init_schema(self, schema, *, label, weight, drop, categorical, group=None,
-                     base_margin=None):
+                     base_margin=None, first_batch=None, on_bad_rows="error"):
+        """``first_batch()``: the source's first record batch (or None), read only when
+        a text column may be numbers (``numeric_text.py``)."""
         columns = list(schema.names)
         self.feature_names = resolve_columns(self.name, columns, label=label, weight=weight,
                                              drop=drop, categorical=categorical, group=group,
                                              base_margin=base_margin)
         self.feature_kinds = [arrow_kind(self.name, n, schema.field(n).type, categorical)
                               for n in self.feature_names]
+        self._stray = StrayValues(self, on_bad_rows == "skip")
+        self._string_numeric = numbers_as_text(
+            [n for n, k in zip(self.feature_names, self.feature_kinds)
+             if k == CATEGORICAL and categorical == "auto"
+             and _is_stringlike(schema.field(n).type)], first_batch)
+        self.feature_kinds = [NUMERIC if n in self._string_numeric else k
+                              for n, k in zip(self.feature_names, self.feature_kinds)]
         self.label_name, self.weight_name, self.group_name = label, weight, group
         self.base_margin_name = base_margin
         for role, name in self.roles():
@@ -366,9 +380,11 @@ class ArrowBatchSource(Source):
 
     def batches(self):
         row_start = 0
+        self._stray.start_pass()
         for rb in self._record_batches():
             yield self._convert(rb, row_start)
             row_start += rb.num_rows
+        self.n_bad_values = self._stray.finish_pass()
         self.n_rows = row_start
 
     def _convert(self, rb, row_start):
@@ -377,7 +393,10 @@ class ArrowBatchSource(Source):
         b = Batch(row_start=row_start, n_rows=rb.num_rows)
         for name, kind in zip(self.feature_names, self.feature_kinds):
             arr = col(name)
-            if kind == NUMERIC:
+            if name in self._string_numeric:
+                b.numeric[name] = self._stray.parse(
+                    name, arr, lambda i: self._describe_row(row_start + i))
+            elif kind == NUMERIC:
                 b.numeric[name] = to_float64(arr)
             else:
                 b.categorical[name] = to_string_array(arr)
@@ -388,6 +407,17 @@ class ArrowBatchSource(Source):
                              self._describe_row)
         self.set_roles(b, values)
         return b
+
+
+def numbers_as_text(names, first_batch):
+    """Of the text columns ``names``, those whose values in the first batch
+    (``first_batch()``, read only when there are some) are mostly numbers."""
+    if not names or first_batch is None:
+        return set()
+    first = first_batch()
+    if first is None:
+        return set()
+    return {n for n in names if mostly_numbers(first.column(n))}
 
 
 def slice_batches(rb, batch_rows):

@@ -1,0 +1,121 @@
+"""Numbers written as text: a column of a CSV file, a pandas object column, an Arrow or
+Polars string column whose values are mostly numbers is a numeric column with stray text
+in it, read by every source with one rule:
+
+- in ``categorical="auto"``, a text column is numeric when at least
+  :data:`MOSTLY_NUMBERS` of the non-missing values of its first batch are numbers;
+- a value that is not a number is then an error naming the source, the line (or row),
+  the column and the value, wherever it is (``on_bad_rows="error"``), or, with
+  ``on_bad_rows="skip"``, a missing value, counted per column (``Source.n_bad_values``,
+  shown by ``oocboost info``);
+- a column whose stray values pass ``1 - MOSTLY_NUMBERS`` of its values over the whole
+  pass was text after all: an error saying to name it in ``categorical``.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ...errors import InputError
+
+#: Share of a text column's values that must be numbers for it to be a numeric column
+#: with stray text rather than a categorical one.
+MOSTLY_NUMBERS = 0.9
+# The float syntax pyarrow's CSV reader accepts (after trimming spaces).
+_NUMBER_RE = (r"^[+-]?(?:(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
+              r"|inf|infinity|nan)$")
+
+
+def parse_numbers(arr: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+    """Parse a pyarrow string array as float64, tolerating bad values.
+
+    Parameters
+    ----------
+    arr : pyarrow.Array of strings, length n (null = missing)
+
+    Returns
+    -------
+    values : np.ndarray float64 (n,)
+        Parsed values; NaN where missing or bad.
+    bad : np.ndarray bool (n,)
+        True where a non-null string is not a number.
+    """
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks()
+    if not pa.types.is_string(arr.type):
+        arr = pc.cast(arr, pa.string())
+    trimmed = pc.utf8_trim_whitespace(arr)
+    ok = pc.match_substring_regex(trimmed, _NUMBER_RE, ignore_case=True)
+    bad = ~pc.fill_null(ok, True).to_numpy(zero_copy_only=False)
+    clean = pc.if_else(pc.fill_null(ok, False), trimmed, pa.scalar(None, pa.string()))
+    return pc.cast(clean, pa.float64()).to_numpy(zero_copy_only=False), bad
+
+
+def mostly_numbers(arr: pa.Array) -> bool:
+    """True when at least :data:`MOSTLY_NUMBERS` of the non-missing values of a pyarrow
+    string array are numbers (and there is at least one)."""
+    values, bad = parse_numbers(arr)
+    n_bad = int(np.count_nonzero(bad))
+    present = int(np.count_nonzero(~np.isnan(values))) + n_bad
+    return present > 0 and present - n_bad >= MOSTLY_NUMBERS * present
+
+
+class StrayValues:
+    """Parses the numeric columns a source reads as text, one pass at a time.
+
+    Parameters
+    ----------
+    source : Source
+        Its ``name`` (as it is when a message is written) is named in messages.
+    skip : bool
+        ``on_bad_rows="skip"``: a stray value becomes missing and is counted; otherwise
+        the first one is an :class:`InputError`.
+    """
+
+    def __init__(self, source: object, skip: bool) -> None:
+        self.source = source
+        self.skip = bool(skip)
+        self.start_pass()
+
+    def start_pass(self) -> None:
+        """Counts start again (each pass reads every row)."""
+        self.counts: dict[str, int] = {}
+        self._present: dict[str, int] = {}
+
+    def parse(self, name: str, arr: pa.Array, where: Callable[[int], str]) -> np.ndarray:
+        """Column ``name``'s values ``arr`` (text) as float64; ``where(i)`` names the line
+        or row of value ``i`` of ``arr`` in the source, for the error."""
+        values, bad = parse_numbers(arr)
+        n_bad = int(np.count_nonzero(bad))
+        if n_bad and not self.skip:
+            i = int(np.argmax(bad))
+            raise InputError(f"{self.source.name}: {where(i)}, column {name!r}: expected a "
+                             f"number, got {pa_value(arr, i)!r} (the column is numeric: "
+                             f"name it in categorical to read it as categories, or pass "
+                             f"on_bad_rows='skip' (--on-bad-rows skip) to read such "
+                             f"values as missing)")
+        if n_bad:
+            self.counts[name] = self.counts.get(name, 0) + n_bad
+        present = int(np.count_nonzero(~np.isnan(values))) + n_bad
+        self._present[name] = self._present.get(name, 0) + present
+        return values
+
+    def finish_pass(self) -> dict[str, int]:
+        """After a whole pass: the stray values read as missing per column, or an
+        InputError for a column that was mostly text after all."""
+        for name, n_bad in self.counts.items():
+            present = self._present.get(name, 0)
+            if present - n_bad < MOSTLY_NUMBERS * present:
+                raise InputError(f"{self.source.name}: column {name!r}: {n_bad:,} of its "
+                                 f"{present:,} values are not numbers, though its first "
+                                 f"batch was numbers: read it as categories (name it in "
+                                 f"categorical)")
+        return dict(self.counts)
+
+
+def pa_value(arr: pa.Array, i: int) -> object:
+    """Value ``i`` of a pyarrow array as Python."""
+    return arr[i].as_py()
