@@ -86,18 +86,21 @@ class CsvSource(Source):
 
     OPTIONS = ("label", "weight", "group", "base_margin", "drop", "categorical",
                "delimiter", "na_values", "encoding", "on_bad_rows", "batch_bytes", "header",
-               "names")
+               "names", "filesystem", "location")
 
     def __init__(self, path, *, compression=None, label=None, weight=None, drop=(),
                  categorical="auto", delimiter=None, na_values=None, encoding="utf-8",
                  on_bad_rows="error", batch_bytes=1 << 20, group=None, header=True,
-                 names=None, base_margin=None):
+                 names=None, base_margin=None, filesystem=None, location=None):
         super().__init__()
         try:
             codecs.lookup(encoding)
         except (LookupError, TypeError):
             raise ParameterError(f"unknown encoding {encoding!r}") from None
-        self.name = os.path.abspath(path)
+        # a remote file (locations.py): read through ``filesystem``, named by its URI
+        self._fs = filesystem
+        self._path = os.path.abspath(path) if filesystem is None else path
+        self.name = self._path if filesystem is None else (location or path)
         self._compression = compression
         self.header = bool(header)
         self._names = check_names(names)
@@ -112,7 +115,7 @@ class CsvSource(Source):
         self._stray = StrayValues(self, self._skip)
         #: Feature values that were not numbers, read as missing (skip mode), per column.
         self.n_bad_values = {}
-        if os.path.getsize(self.name) == 0:
+        if self._size() == 0:
             raise InputError(f"{self.name}: the file is empty (0 bytes); expected a header "
                              f"line and data rows")
         self.delimiter = resolve_delimiter(delimiter, self.name, self._sample)
@@ -121,7 +124,17 @@ class CsvSource(Source):
 
     # ---------------------------------------------------------------- reading
     def _stream(self):
-        return pa.input_stream(self.name, compression=self._compression)
+        if self._fs is None:
+            return pa.input_stream(self._path, compression=self._compression)
+        stream = self._fs.open_input_stream(self._path)
+        if self._compression is None:
+            return stream
+        return pa.CompressedInputStream(stream, self._compression)
+
+    def _size(self):
+        if self._fs is None:
+            return os.path.getsize(self._path)
+        return self._fs.get_file_info(self._path).size
 
     def _open(self, *, column_types=None, include=None, counter=None, threads=True):
         def on_invalid(row):
@@ -480,7 +493,12 @@ class CsvSource(Source):
         return "?"
 
     def fingerprint(self):
-        return file_fingerprint(self.name)
+        if self._fs is None:
+            return file_fingerprint(self._path)
+        from .locations import location_fingerprint
+
+        return location_fingerprint(self._fs, [self._fs.get_file_info(self._path)],
+                                    self.name)
 
 
 def longest_line(open_stream, chunk_size=_SCAN_CHUNK):

@@ -20,13 +20,16 @@ def _is_path(data):
 def _from_path(data, **kw):
     from .arrow import ArrowIpcSource
     from .csv import CsvSource
+    from .locations import is_uri
     from .parquet import ParquetSource
 
+    if is_uri(data):
+        return _from_uri(data, **kw)
     path = os.path.abspath(os.fspath(data))
     if not os.path.exists(path):
         raise InputError(f"{path}: file not found")
     if os.path.isdir(path):
-        raise InputError(f"{path}: is a directory, expected a CSV, Parquet or Arrow file")
+        return _from_folder(path, **kw)
     input_format = kw.get("input_format", "auto")
     if input_format not in ("auto", "csv", "svmlight"):
         raise ParameterError(f"input_format must be 'auto', 'csv' or 'svmlight', got "
@@ -53,6 +56,92 @@ def _from_path(data, **kw):
                            base_margin_given=kw.get("base_margin") is not None)
 
 
+def _from_folder(path, **kw):
+    """A folder as one input (``locations.py``)."""
+    import pyarrow.fs as pafs
+
+    from .locations import ConcatenatedSource, DatasetSource, data_files, folder_format
+
+    files = data_files(pafs.LocalFileSystem(), path, path)
+    kind = folder_format(files, path)
+    if kind != "csv":
+        return DatasetSource(path, pafs.LocalFileSystem(), files, kind, root=path,
+                             **_only(kw, DatasetSource))
+    _no_partition_folders(path, files)
+    first = _from_path(files[0].path, **kw)
+    # the first file decides the columns' kinds; the others are read with them
+    named = [n for n, k in zip(first.feature_names, first.feature_kinds)
+             if k == "categorical"]
+    rest = [_from_path(f.path, **{**kw, "categorical": named or None}) for f in files[1:]]
+    return ConcatenatedSource([first, *rest], path)
+
+
+def _no_partition_folders(where, files):
+    if any("=" in part for f in files for part in os.path.dirname(f.path).split("/")):
+        raise InputError(f"{where}: hive partition folders (key=value) are read from "
+                         f"Parquet and Arrow files; this folder's files are CSV")
+
+
+def _from_uri(uri, **kw):
+    """An ``s3://``, ``gs://``, ``hdfs://``, ``https://`` location: a file or a
+    folder (``locations.py``)."""
+    import pyarrow.fs as pafs
+
+    from .csv import CsvSource
+    from .locations import (
+        ConcatenatedSource,
+        DatasetSource,
+        data_files,
+        file_info,
+        folder_format,
+        open_location,
+    )
+
+    fs, path = open_location(uri)
+    info = file_info(fs, path, uri)
+    if info.type == pafs.FileType.Directory:
+        files = data_files(fs, path, uri)
+        kind = folder_format(files, uri)
+    else:
+        files = [info]
+        kind = _remote_format(fs, path, uri)
+    if kind != "csv":
+        return DatasetSource(uri, fs, files, kind,
+                             root=path if info.type == pafs.FileType.Directory else None,
+                             **_only(kw, DatasetSource))
+    if kw.get("input_format") == "svmlight":
+        raise ParameterError(f"{uri}: svmlight files are read from local paths")
+    _no_partition_folders(uri, files)
+    sources = [CsvSource(f.path, filesystem=fs, location=_child_uri(uri, path, f.path),
+                         compression="gzip" if f.path.endswith(".gz") else None,
+                         **_only(kw, CsvSource)) for f in files]
+    return sources[0] if len(sources) == 1 else ConcatenatedSource(sources, uri)
+
+
+def _child_uri(uri, root, path):
+    """The URI of ``path``, a file under the location ``uri`` (at ``root``)."""
+    return uri if path == root else uri.rstrip("/") + "/" + path[len(root):].lstrip("/")
+
+
+def _remote_format(fs, path, uri):
+    """A remote file's format: from its first bytes, then its extension."""
+    try:
+        with fs.open_input_stream(path) as stream:
+            head = stream.read(8)
+    except (pa.ArrowException, OSError) as exc:
+        raise InputError(f"{uri}: cannot read ({exc})") from None
+    if head[:4] == b"PAR1":
+        return "parquet"
+    if head[:6] == b"ARROW1":
+        return "arrow"
+    lower = path.lower()
+    if lower.endswith((".parquet", ".pq")):
+        return "parquet"
+    if lower.endswith((".arrow", ".feather", ".ipc")):
+        return "arrow"
+    return "csv"
+
+
 def _svmlight_path(path):
     from .svmlight import looks_like_svmlight
 
@@ -62,7 +151,13 @@ def _svmlight_path(path):
 
 
 def _csv_path(data):
+    from .locations import is_uri
+
+    if is_uri(data):   # a remote text file, or a folder of them: told by the reader
+        return True
     path = os.path.abspath(os.fspath(data))
+    if os.path.isdir(path):
+        return True
     return os.path.isfile(path) and sniff_format(path) in ("csv", "csv-gzip")
 
 
