@@ -19,6 +19,10 @@ if __name__ == "__main__":
         from bench.limits import main as limits
 
         sys.exit(limits(sys.argv[2:]))
+    if sys.argv[1:2] == ["ingest"]:
+        from bench.ingest import main as ingest
+
+        sys.exit(ingest(sys.argv[2:]))
     if sys.argv[1:2] == ["dask"]:
         from bench.distributed_suite import main as dask_suite
 

@@ -427,12 +427,13 @@ def _open_planned(data, memory_limit, max_bin, block_rows, feature_names, source
     # only sizes the CSV read blocks; a limit too small even for that opens the source
     # with the smallest blocks and fails below with the real column count.
     try:
-        batch_bytes = plan_build(memory_limit, n_columns=max(len(feature_names or ()), 1),
-                                 max_bin=max_bin, block_rows=block_rows).csv_block_bytes
+        first_plan = plan_build(memory_limit, n_columns=max(len(feature_names or ()), 1),
+                                max_bin=max_bin, block_rows=block_rows)
+        batch_bytes, long_block = first_plan.csv_block_bytes, first_plan.max_csv_block_bytes
     except MemoryLimitError:
-        batch_bytes = MIN_CSV_BLOCK_BYTES
+        batch_bytes, long_block = MIN_CSV_BLOCK_BYTES, MIN_CSV_BLOCK_BYTES
     source = open_source(data, batch_bytes=batch_bytes, feature_names=feature_names,
-                         **source_options)
+                         max_block_bytes=long_block, **source_options)
     n_features = len(source.feature_names)
     if n_features == 0:
         raise SchemaError(f"{source.name}: no feature columns left (label, weight and "
@@ -443,6 +444,9 @@ def _open_planned(data, memory_limit, max_bin, block_rows, feature_names, source
     plan = plan_build(memory_limit, n_columns=n_features + 2, max_bin=max_bin,
                       block_rows=block_rows, text_source=_is_text(source),
                       codes_itemsize=2 if wide else None)
+    for text in getattr(source, "text_sources", lambda: [source])():
+        if hasattr(text, "max_block_bytes"):   # CSV: a long line met in pass 1 or 2
+            text.max_block_bytes = plan.max_csv_block_bytes
     return source, plan
 
 

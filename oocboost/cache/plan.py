@@ -80,6 +80,13 @@ PARSE_FACTOR = 40
 #: as "1," is 2 bytes of text and 8 parsed).
 SKETCH_QUEUE_FACTOR = 8
 MIN_CSV_BLOCK_BYTES = 256 * KiB
+#: A CSV block grown for a long line (twice the line: ``CsvSource._grow_block``) holds
+#: few, long fields: its parse costs about twice the block, not PARSE_FACTOR times
+#: (measured: a 50 MB line in a 128 MiB block peaked 243 MiB over the process).
+LONG_LINE_BLOCK_FACTOR = 2
+#: The largest CSV block at all (pyarrow's block size is a 32-bit count): lines of up to
+#: half of it.
+MAX_CSV_BLOCK_BYTES = 1 << 30
 DEFAULT_SKETCH_BYTES = 2 * MiB
 MIN_SKETCH_BYTES = 64 * KiB
 #: Rows per batch from a non-CSV source (Parquet, Arrow, in-memory arrays and frames:
@@ -114,6 +121,8 @@ class BuildPlan:
     pass2_bytes: int
     estimated_peak_bytes: int
     sketch_queue_bytes: int = 0
+    #: The largest block the CSV reader may grow to for a long line (the limit's share).
+    max_csv_block_bytes: int = MAX_CSV_BLOCK_BYTES
 
     def as_dict(self):
         """The plan as a JSON-able dict."""
@@ -302,6 +311,15 @@ def plan_build(
         margin = safety_margin(limit)
 
     total, pass1, pass2 = need(csv, sketch, rows)
+    long_block = csv
+    if limit is None:
+        long_block = MAX_CSV_BLOCK_BYTES
+    else:
+        # pass 1 with one long line's block in place of the parse budget
+        rest = pass1 - (reader_fixed + PARSE_FACTOR * csv)
+        while 2 * long_block <= MAX_CSV_BLOCK_BYTES and \
+                reader_fixed + LONG_LINE_BLOCK_FACTOR * 2 * long_block + rest <= usable:
+            long_block *= 2
     return BuildPlan(
         memory_limit=limit, baseline_bytes=baseline, margin_bytes=margin,
         n_columns=n_columns, max_bin=max_bin, codes_itemsize=itemsize, csv_block_bytes=csv,
@@ -310,7 +328,8 @@ def plan_build(
         batch_bytes=_source_batch_bytes(csv, raw_row, text_source), block_rows=rows,
         block_bytes=rows * block_row, block_buffer_bytes=BUILD_BLOCK_COPIES * rows * block_row,
         pass1_bytes=pass1, pass2_bytes=pass2, estimated_peak_bytes=baseline + margin + total,
-        sketch_queue_bytes=SKETCH_QUEUE_FACTOR * csv if text_source else 0)
+        sketch_queue_bytes=SKETCH_QUEUE_FACTOR * csv if text_source else 0,
+        max_csv_block_bytes=long_block)
 
 
 def _too_small(limit, baseline, minimum, *, n_columns, rows_min, min_csv):

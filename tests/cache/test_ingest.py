@@ -549,6 +549,25 @@ def test_a_line_longer_than_a_block_is_read(tmp_path):
     assert rows == 200 and source.feature_names == ["a", "t"]
 
 
+def test_the_memory_limit_sets_the_longest_line(tmp_path):
+    """A long line grows the reader's block as far as the memory limit's plan allows,
+    and one longer than that is refused naming the line, its length and the limit."""
+    from oocboost.cache.plan import plan_build
+
+    path = _long_line_csv(tmp_path)
+    small = plan_build("220MB", n_columns=3, baseline_bytes=100 << 20)
+    large = plan_build("2GB", n_columns=3, baseline_bytes=100 << 20)
+    assert small.max_csv_block_bytes < 6_000_014 <= large.max_csv_block_bytes
+    assert plan_build(None, n_columns=3, baseline_bytes=0).max_csv_block_bytes == 1 << 30
+    with pytest.raises(InputError, match=r"long.csv: line 102 is 3,000,007 bytes long; the "
+                                         r"CSV reader holds lines of at most [\d,]+ bytes "
+                                         r"here \(.*raise the memory limit\)"):
+        list(open_source(path, label="y", batch_bytes=1 << 20,
+                         max_block_bytes=small.max_csv_block_bytes).batches())
+    source = open_source(path, label="y", max_block_bytes=large.max_csv_block_bytes)
+    assert sum(b.n_rows for b in source.batches()) == 200
+
+
 def test_a_line_over_the_largest_block_is_refused_naming_it(tmp_path, monkeypatch):
     import oocboost.cache.ingest.csv as csv_mod
 

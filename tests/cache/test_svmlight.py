@@ -111,6 +111,12 @@ def test_lightgbm_init_side_file(tmp_path):
     ("1 2:0.5 2:1\n", r"line 1: feature indices must increase"),
     ("1 1:0.5\n1 -3:1\n", r"line 2: feature index '-3' is not a non-negative integer"),
     ("1 qid:1 1:0.5\n1 1:1\n", r"line 2: every line needs one qid: token"),
+    ("1 1:0.5\n0 3 :1\n", r"line 2: expected index:value tokens"),
+    ("1 1:0.5\n0 3: 1\n", r"line 2: expected index:value tokens"),
+    ("1 1:0.5\n0 3::1\n", r"line 2: expected index:value tokens"),
+    ("1 1:0.5 # a: comment\n0 3:1:2\n", r"line 2: expected index:value tokens"),
+    ("1 1:0.5\n0 3 4\n", r"line 2: expected index:value tokens"),
+    ("1 1:0.5\n0 3:1\n1 2:1 :\n", r"line 3: expected index:value tokens"),
 ])
 def test_bad_lines_are_named(tmp_path, text, message):
     path = tmp_path / "bad.svm"

@@ -65,8 +65,9 @@ _CONVERSION_RE = re.compile(r"In CSV column #(\d+): (?:Row #\d+: )?CSV conversio
                             r"to (\w+): invalid value '(.*)'", re.S)
 _SCAN_CHUNK = 1 << 20
 #: Largest CSV block the reader grows to for one long line (a block is parsed whole: about
-#: three times its size in memory).
-MAX_BLOCK_BYTES = 256 << 20
+#: twice its size in memory), unless a memory plan sets a smaller one
+#: (``BuildPlan.max_csv_block_bytes``).
+MAX_BLOCK_BYTES = 1 << 30
 
 
 class _BlockTooSmall(Exception):
@@ -86,12 +87,13 @@ class CsvSource(Source):
 
     OPTIONS = ("label", "weight", "group", "base_margin", "drop", "categorical",
                "delimiter", "na_values", "encoding", "on_bad_rows", "batch_bytes", "header",
-               "names", "filesystem", "location")
+               "names", "filesystem", "location", "max_block_bytes")
 
     def __init__(self, path, *, compression=None, label=None, weight=None, drop=(),
                  categorical="auto", delimiter=None, na_values=None, encoding="utf-8",
                  on_bad_rows="error", batch_bytes=1 << 20, group=None, header=True,
-                 names=None, base_margin=None, filesystem=None, location=None):
+                 names=None, base_margin=None, filesystem=None, location=None,
+                 max_block_bytes=None):
         super().__init__()
         try:
             codecs.lookup(encoding)
@@ -110,6 +112,8 @@ class CsvSource(Source):
         self._encoding = "utf8" if _utf8(encoding) else encoding
         self._skip = on_bad_rows == "skip"
         self._batch_bytes = batch_bytes
+        #: The largest block a long line may grow the reader to (None: MAX_BLOCK_BYTES).
+        self.max_block_bytes = max_block_bytes
         # Numeric columns that showed a non-number: read as text, parsed by parse_numbers.
         self._string_numeric = set()
         self._stray = StrayValues(self, self._skip)
@@ -356,16 +360,21 @@ class CsvSource(Source):
 
     def _grow_block(self):
         """A block large enough for the longest line (twice it, in powers of two), or an
-        InputError naming that line when it is over :data:`MAX_BLOCK_BYTES`."""
+        InputError naming that line when it is over the largest block: the memory
+        limit's (``max_block_bytes``), or :data:`MAX_BLOCK_BYTES`."""
         line, n_bytes = longest_line(self._stream)
-        if 2 * n_bytes > MAX_BLOCK_BYTES:
+        limit = min(self.max_block_bytes or MAX_BLOCK_BYTES, MAX_BLOCK_BYTES)
+        if 2 * n_bytes > limit:
+            why = ("a block of twice the line is parsed whole, about twice its size in "
+                   "memory: raise the memory limit" if limit < MAX_BLOCK_BYTES else
+                   "a block of twice the line is parsed whole")
             raise InputError(f"{self.name}: line {line} is {n_bytes:,} bytes long; the CSV "
-                             f"reader holds lines of at most {MAX_BLOCK_BYTES // 2:,} bytes "
-                             f"(a block of {MAX_BLOCK_BYTES >> 20} MiB, parsed whole)")
+                             f"reader holds lines of at most {limit // 2:,} bytes here "
+                             f"({why})")
         size = self._batch_bytes
         while size < 2 * n_bytes:
             size *= 2
-        self._batch_bytes = min(max(size, 2 * self._batch_bytes), MAX_BLOCK_BYTES)
+        self._batch_bytes = min(max(size, 2 * self._batch_bytes), limit)
 
     def _reader(self, string_numeric, counter):
         try:

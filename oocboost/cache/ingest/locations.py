@@ -194,6 +194,11 @@ class ConcatenatedSource(Source):
         self.delimiter = getattr(first, "delimiter", None)
         self.header = getattr(first, "header", True)
 
+    def text_sources(self) -> list[Source]:
+        """The text readers behind this source (see ``WithSideFiles.text_sources``)."""
+        return [text for source in self._sources
+                for text in getattr(source, "text_sources", lambda s=source: [s])()]
+
     def batches(self) -> Iterator[Batch]:
         row_start, n_bad_rows, n_bad_values = 0, 0, {}
         for source in self._sources:

@@ -97,6 +97,11 @@ class WithSideFiles(Source):
         self.base_margin_name = (inner.base_margin_name if inits is None
                                  else init_names(base, inits))
 
+    def text_sources(self) -> list[Source]:
+        """The text readers behind this source (their long-line limit is set by the
+        build's memory plan)."""
+        return [self._inner]
+
     def __getattr__(self, name: str):
         # the reader's own attributes (delimiter, header, ...) read through
         if name.startswith("__") or name == "_inner":
