@@ -223,9 +223,7 @@ def plan_build(
     block_rows : int or None
         Rows per cache block; None lets the plan choose a power of two between 4096 and
         262144 rows plus ``BLOCK_ROW_PAD`` whose training block buffers (at the default
-        prefetch) take at most a quarter of the budget. An explicit value is honoured (and
-        checked against the
-        limit).
+        prefetch) take at most a quarter of the budget; an explicit value is honoured.
     csv_block_bytes : int
         Preferred CSV read block in bytes (1 MiB is the fastest); halved down to 256 KiB
         (or the given value if smaller) when tight.
@@ -286,20 +284,8 @@ def plan_build(
         if minimum > usable:
             raise _too_small(limit, baseline, minimum, n_columns=n_columns,
                              rows_min=rows_min, min_csv=min_csv)
-        # block_rows first, so that it only shrinks as the limit shrinks: training at the
-        # same limit reads these blocks, and their buffers may take a quarter of the
-        # budget there. Blocks never squeeze the sketches below full size (the bins'
-        # accuracy) unless even the smallest blocks would. Then sketches, CSV blocks.
-        if block_rows is None:
-            budget = BLOCK_BUDGET_FRACTION * usable
-            fitting = [r for r in _block_row_choices() if r * train_block_row <= budget]
-            rows = next(
-                (r for r in fitting if need(min_csv, DEFAULT_SKETCH_BYTES, r)[0] <= usable),
-                next((r for r in fitting if need(min_csv, MIN_SKETCH_BYTES, r)[0] <= usable),
-                     SMALLEST_BLOCK_ROWS),
-            )
-        else:
-            rows = block_rows
+        rows = block_rows if block_rows is not None else \
+            _limited_block_rows(need, usable, train_block_row, min_csv)
         # Sketches before CSV blocks: smaller sketches cost bin accuracy, smaller CSV
         # blocks only parsing speed.
         sketch = DEFAULT_SKETCH_BYTES
@@ -311,15 +297,9 @@ def plan_build(
         margin = safety_margin(limit)
 
     total, pass1, pass2 = need(csv, sketch, rows)
-    long_block = csv
-    if limit is None:
-        long_block = MAX_CSV_BLOCK_BYTES
-    else:
-        # pass 1 with one long line's block in place of the parse budget
-        rest = pass1 - (reader_fixed + PARSE_FACTOR * csv)
-        while 2 * long_block <= MAX_CSV_BLOCK_BYTES and \
-                reader_fixed + LONG_LINE_BLOCK_FACTOR * 2 * long_block + rest <= usable:
-            long_block *= 2
+    rest = pass1 - (reader_fixed + PARSE_FACTOR * csv)   # pass 1 but the parse
+    long_block = MAX_CSV_BLOCK_BYTES if limit is None else \
+        _long_line_block(csv, usable, rest, reader_fixed)
     return BuildPlan(
         memory_limit=limit, baseline_bytes=baseline, margin_bytes=margin,
         n_columns=n_columns, max_bin=max_bin, codes_itemsize=itemsize, csv_block_bytes=csv,
@@ -330,6 +310,31 @@ def plan_build(
         pass1_bytes=pass1, pass2_bytes=pass2, estimated_peak_bytes=baseline + margin + total,
         sketch_queue_bytes=SKETCH_QUEUE_FACTOR * csv if text_source else 0,
         max_csv_block_bytes=long_block)
+
+
+def _limited_block_rows(need, usable, train_block_row, min_csv):
+    """Rows a block under a limit. Chosen first, so that they only shrink as the limit
+    shrinks: training at the same limit reads these blocks, and their buffers may take a
+    quarter of the budget there. Blocks never squeeze the sketches below full size (the
+    bins' accuracy) unless even the smallest blocks would."""
+    budget = BLOCK_BUDGET_FRACTION * usable
+    fitting = [r for r in _block_row_choices() if r * train_block_row <= budget]
+    return next(
+        (r for r in fitting if need(min_csv, DEFAULT_SKETCH_BYTES, r)[0] <= usable),
+        next((r for r in fitting if need(min_csv, MIN_SKETCH_BYTES, r)[0] <= usable),
+             SMALLEST_BLOCK_ROWS),
+    )
+
+
+def _long_line_block(csv, usable, rest, reader_fixed):
+    """The largest CSV block (``csv`` doubled) that pass 1 holds within ``usable`` bytes
+    when one long line's block takes the parse budget's place (``rest``: pass 1's other
+    bytes)."""
+    block = csv
+    while 2 * block <= MAX_CSV_BLOCK_BYTES and \
+            reader_fixed + LONG_LINE_BLOCK_FACTOR * 2 * block + rest <= usable:
+        block *= 2
+    return block
 
 
 def _too_small(limit, baseline, minimum, *, n_columns, rows_min, min_csv):

@@ -308,17 +308,20 @@ class SvmlightSource(Source):
                              f"{index[bad[0]]})")
 
     def _scan(self):
-        """``(lowest index, highest index, rows, has qid)`` over the whole file."""
-        low, high, n_rows, has_qid = None, -1, 0, False
-        for first_line, text in self._blocks():
-            block = self._parse(first_line, text)
-            n_rows += len(block["label"])
-            has_qid |= block["qid"] is not None
-            if len(block["index"]):
-                lo, hi = int(block["index"].min()), int(block["index"].max())
-                low = lo if low is None else min(low, lo)
-                high = max(high, hi)
-        return (1 if low is None else low), high, n_rows, has_qid
+        """``(lowest index, highest index, rows, has qid)`` over the whole file, read
+        by the numba scan (``kernels/svmlight.py``): the indices only, not a parse; a
+        malformed line is named when the rows are read."""
+        from ...kernels.svmlight import svmlight_scan
+
+        low, high, n_rows, n_qid = None, -1, 0, 0
+        for _, text in self._blocks():
+            lo, hi, lines, qids = svmlight_scan(np.frombuffer(text, np.uint8))
+            n_rows += int(lines)
+            n_qid += int(qids)
+            if hi >= 0:
+                low = int(lo) if low is None else min(low, int(lo))
+                high = max(high, int(hi))
+        return (1 if low is None else low), high, n_rows, n_qid > 0
 
     # ---------------------------------------------------------------- side files
     def _side_weights(self, n_rows):
