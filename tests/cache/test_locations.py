@@ -164,3 +164,40 @@ def test_s3_dataset_and_file_equal_the_local_ones(tmp_path, s3_server):
     assert r.returncode == 0, r.stderr
     with pytest.raises(InputError, match=r"s3://data/nothing.csv: not found"):
         open_source("s3://data/nothing.csv")
+
+
+def test_https_location_through_fsspec(tmp_path):
+    """An http(s):// file through fsspec's HTTP filesystem, served by Python's own
+    http.server from a folder of this test."""
+    _, frame = _parts(seed=2)
+    frame.to_csv(tmp_path / "d.csv", index=False)
+    pq.write_table(pa.Table.from_pandas(frame), tmp_path / "d.parquet")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = subprocess.Popen([sys.executable, "-m", "http.server", str(port), "--bind",
+                             "127.0.0.1", "--directory", str(tmp_path)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                break
+            except OSError:
+                assert time.monotonic() < deadline, "http.server did not start"
+                time.sleep(0.1)
+        base = f"http://127.0.0.1:{port}"
+        local = oocboost.build_cache(tmp_path / "d.csv", tmp_path / "l.oocb", label="y",
+                                     quiet=True)
+        for name in ("d.csv", "d.parquet"):
+            remote = oocboost.build_cache(f"{base}/{name}", tmp_path / f"{name}.oocb",
+                                          label="y", quiet=True)
+            assert remote.feature_names == local.feature_names
+            np.testing.assert_array_equal(remote.read_block(0).codes,
+                                          local.read_block(0).codes)
+        with pytest.raises(InputError, match=rf"{base}/nothing.csv: not found"):
+            open_source(f"{base}/nothing.csv")
+    finally:
+        proc.kill()
+        proc.wait()
