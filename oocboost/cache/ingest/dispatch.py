@@ -105,6 +105,8 @@ def _from_uri(uri, **kw):
     else:
         files = [info]
         kind = _remote_format(fs, path, uri)
+        kind = {"arrow-file": "arrow", "arrow-stream": "arrow", "csv-gzip": "csv"}.get(kind,
+                                                                                     kind)
     if kind != "csv":
         return DatasetSource(uri, fs, files, kind,
                              root=path if info.type == pafs.FileType.Directory else None,
@@ -124,22 +126,13 @@ def _child_uri(uri, root, path):
 
 
 def _remote_format(fs, path, uri):
-    """A remote file's format: from its first bytes, then its extension."""
+    """A remote file's format (:func:`format_of` its first bytes and name)."""
     try:
         with fs.open_input_stream(path) as stream:
             head = stream.read(8)
     except (pa.ArrowException, OSError) as exc:
         raise InputError(f"{uri}: cannot read ({exc})") from None
-    if head[:4] == b"PAR1":
-        return "parquet"
-    if head[:6] == b"ARROW1":
-        return "arrow"
-    lower = path.lower()
-    if lower.endswith((".parquet", ".pq")):
-        return "parquet"
-    if lower.endswith((".arrow", ".feather", ".ipc")):
-        return "arrow"
-    return "csv"
+    return format_of(head, path)
 
 
 def _svmlight_path(path):
@@ -162,10 +155,15 @@ def _csv_path(data):
 
 
 def sniff_format(path):
-    """'csv', 'csv-gzip', 'parquet', 'arrow-file' or 'arrow-stream', from magic bytes first
-    and the file extension second."""
+    """'csv', 'csv-gzip', 'parquet', 'arrow-file' or 'arrow-stream' of a local file
+    (:func:`format_of`)."""
     with open(path, "rb") as f:
-        head = f.read(8)
+        return format_of(f.read(8), path)
+
+
+def format_of(head, path):
+    """A file's format from its first bytes ``head``, then its name ``path``: 'csv',
+    'csv-gzip', 'parquet', 'arrow-file' or 'arrow-stream'."""
     if head[:2] == b"\x1f\x8b":
         return "csv-gzip"
     if head[:4] == b"PAR1":
