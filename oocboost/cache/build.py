@@ -23,11 +23,12 @@ from __future__ import annotations
 import dataclasses
 import os
 import time
+import warnings
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..common import DEFAULT_MAX_BIN, MAX_CATEGORIES, Y_DTYPE, check_max_bin
+from ..common import DEFAULT_MAX_BIN, Y_DTYPE, check_max_bin
 from ..errors import (
     MemoryLimitError,
     OocboostError,
@@ -43,14 +44,12 @@ from ..utils.sizes import format_size
 from ..utils.workers import InOrderWorker
 from .binning import BinMapper
 from .bundles import BUNDLE_DEFAULTS, NonzeroSample, check_bundle_params, find_bundles
-from .categories import CategoryCounter
+from .first_pass import FirstPass
 from .groups import GroupRuns
 from .ingest import open_source
 from .ingest.source import column_names
-from .label_stats import LabelStats
 from .plan import MIN_CSV_BLOCK_BYTES, plan_build
 from .reuse import existing_fingerprint, fingerprint_of, reusable
-from .sketch import DEFAULT_MAX_EXACT, QuantileSketch
 from .spool import Spool
 from .summary import feature_summary, label_stats_dict, warn_folded
 from .target_stats import ORDERED_TS_OPTIONS, OrderedTargetStats, fit_with_target_stats
@@ -65,95 +64,6 @@ _CONTENT_PARAMS = ("label", "weight", "categorical", "drop", "max_bin", "max_cat
                    "block_rows", "backend", "compression", "delimiter", "na_values",
                    "encoding", "on_bad_rows", "reference", "group", "cat_encoding",
                    "base_margin")
-
-
-class _Pass1:
-    """Accumulates everything pass 1 learns about the source."""
-
-    def __init__(self, source, max_bin, max_categories, sketches=True,
-                 sketch_bytes=None, target_stats=None, nonzero=None, ranges=None):
-        # Keep every distinct value while there may be a bin for each (max_bin - 1 value
-        # codes), so such features get exact midpoint edges whatever max_bin is.
-        max_exact = max(DEFAULT_MAX_EXACT, max_bin - 1)
-
-        def sketch():
-            if sketch_bytes is None:
-                return QuantileSketch(max_exact=max_exact)
-            # (the bundling sample's bits, at most 1/16 of this budget, ride in the
-            # plan's safety margin: taking them out of the sketch made a bundled
-            # cache's edges differ from an unbundled one's)
-            return QuantileSketch.for_budget(sketch_bytes, max_exact=max_exact)
-
-        self.numeric = {name: sketch() for name, kind in
-                        zip(source.feature_names, source.feature_kinds) if kind == "numeric"}
-        cap = max_categories or MAX_CATEGORIES
-        self.categorical = {name: CategoryCounter(max_categories=cap) for name, kind in
-                            zip(source.feature_names, source.feature_kinds)
-                            if kind == "categorical"}
-        self.n_missing = {name: 0 for name in source.feature_names}
-        self.n_inf = {name: 0 for name in self.numeric}
-        self.label_stats = LabelStats()
-        self.weight_stats = LabelStats()
-        self.n_rows = 0
-        self.sketches = sketches
-        # cat_encoding="ordered_ts": the label sums of pass 1 (target_stats.py)
-        self.target_stats = target_stats
-        # the non-zero pattern of the first rows, to bundle sparse features (bundles.py)
-        self.nonzero = nonzero
-        # with a reference: its numeric features' sketched (min, max), and how many
-        # values fall outside them (binned into the outer bins)
-        self.ranges = ranges or {}
-        self.n_out_of_range = {name: 0 for name in self.ranges}
-
-    def freeze(self):
-        """Record each sketch's summary figures, then drop the sketches."""
-        self.summaries = {}
-        for name, sketch in self.numeric.items():
-            if sketch.total_weight > 0:
-                self.summaries[name] = {
-                    "min": float(sketch.min) if np.isfinite(sketch.min) else str(sketch.min),
-                    "max": float(sketch.max) if np.isfinite(sketch.max) else str(sketch.max),
-                    "exact_edges": bool(sketch.is_exact),
-                    "rank_error_bound": float(sketch.rank_error_bound)}
-        self.distinct_seen = {name: int(getattr(c, "n_distinct_lower_bound",
-                                                len(c.counts())))
-                              for name, c in self.categorical.items()}
-        self.numeric = {}
-        self.categorical = {}
-
-    def update(self, batch):
-        for name, values in batch.numeric.items():
-            missing = np.isnan(values)
-            n_missing = int(np.count_nonzero(missing))
-            self.n_missing[name] += n_missing
-            self.n_inf[name] += int(np.count_nonzero(np.isinf(values)))
-            if name in self.ranges:
-                lo, hi = self.ranges[name]
-                self.n_out_of_range[name] += int(np.count_nonzero((values < lo)
-                                                                  | (values > hi)))
-            if self.sketches:
-                # weighted, as XGBoost's hist sketch: a row of weight 0 sets no edge and
-                # no category, one of weight 2 counts as two rows
-                self.numeric[name].update(values, batch.weight)
-        for name, values in batch.categorical.items():
-            self.n_missing[name] += values.null_count
-            if self.sketches:
-                self.categorical[name].update(values, batch.weight)
-        if self.target_stats is not None:
-            self.target_stats.update(batch)
-        if self.nonzero is not None:
-            self.nonzero.update(batch.numeric, batch.n_rows)
-        if batch.label is not None and batch.label.ndim == 2:
-            # one set of statistics per label column (non-finite bounds not counted)
-            if not isinstance(self.label_stats, list):
-                self.label_stats = [LabelStats() for _ in range(batch.label.shape[1])]
-            for stats, column in zip(self.label_stats, batch.label.T):
-                stats.update(np.where(np.isfinite(column), column, np.nan), batch.weight)
-        elif batch.label is not None:
-            self.label_stats.update(batch.label, batch.weight)
-        if batch.weight is not None:
-            self.weight_stats.update(batch.weight)
-        self.n_rows += batch.n_rows
 
 
 class _BlockAssembler:
@@ -341,14 +251,12 @@ def build_cache(data: Any, output: str | os.PathLike, *, label: Any = None,
         # a Cache, a path to one, or edges no cache holds yet (shards.EdgesReference)
         ref = reference if hasattr(reference, "bin_mapper") else Cache(reference)
         max_bin = ref.max_bin
-    svmlight = _svmlight_reading(ref, input_format, zero_based, absent_as_missing)
-    source, plan = _open_planned(
-        data, memory_limit, max_bin, block_rows, feature_names,
-        dict(label=label, weight=weight, group=group, base_margin=base_margin, drop=drop,
-             categorical=categorical, delimiter=delimiter, na_values=na_values,
-             encoding=encoding, on_bad_rows=on_bad_rows, header=header, names=names,
-             **svmlight),
-        max_categories=max_categories)
+    opening = (data, memory_limit, max_bin, block_rows, feature_names, dict(
+        label=label, weight=weight, group=group, base_margin=base_margin, drop=drop,
+        categorical=categorical, delimiter=delimiter, na_values=na_values, encoding=encoding,
+        on_bad_rows=on_bad_rows, header=header, names=names,
+        **_svmlight_reading(ref, input_format, zero_based, absent_as_missing)))
+    source, plan = _open_planned(*opening, max_categories=max_categories)
     if verbose:
         say(logger, plan.describe())
     if ref is not None:
@@ -398,7 +306,8 @@ def build_cache(data: Any, output: str | os.PathLike, *, label: Any = None,
     job = _BuildJob(source=source, plan=plan, output=output, ref=ref, max_bin=max_bin,
                     max_categories=max_categories, backend=backend, compression=compression,
                     overwrite=overwrite, quiet=quiet, build_params=build_params,
-                    source_fp=source_fp, deferred=deferred)
+                    source_fp=source_fp, deferred=deferred,
+                    reopen=None if deferred else _reopener(opening, max_categories))
     with interrupt.guard():
         built = _build(job)
     cache = built if isinstance(built, Cache) else Cache(output)
@@ -406,6 +315,17 @@ def build_cache(data: Any, output: str | os.PathLike, *, label: Any = None,
         say(logger, f"built {output}: {cache.n_rows} rows, {cache.n_features} features, "
                     f"{cache.n_blocks} blocks, {format_size(cache.nbytes_stored)} on disk")
     return cache
+
+
+def _reopener(opening, max_categories):
+    """The source opened again with text columns read as numbers (``numeric_text``)."""
+    data, memory_limit, max_bin, block_rows, feature_names, options = opening
+
+    def reopen(numbers):
+        return _open_planned(data, memory_limit, max_bin, block_rows, feature_names,
+                             {**options, "numeric_text": numbers},
+                             max_categories=max_categories)[0]
+    return reopen
 
 
 def _svmlight_reading(ref, input_format, zero_based, absent_as_missing):
@@ -473,6 +393,9 @@ class _BuildJob:
     build_params: dict
     source_fp: dict
     deferred: bool
+    #: The source opened again with the given text columns read as numbers (None: it
+    #: cannot be read twice, a one-shot stream).
+    reopen: object = None
 
     @property
     def target_stats(self):
@@ -501,6 +424,19 @@ def _build(job):
             if job.source_fp.get("kind") != "memory":
                 spool = Spool(parent)
             pass1 = _sketch_pass(job, spool)
+            numbers = [n for n, share in pass1.number_share.items() if share.mostly_numbers]
+            if numbers and job.reopen is not None:
+                # read as categories from the first batch, mostly numbers over the pass:
+                # numbers with stray text (numeric_text.py); pass 1 again, so read
+                warnings.warn(f"{source.name}: {', '.join(map(repr, numbers))}: read as "
+                              f"categories from the first block, but most values are "
+                              f"numbers: reading them as numbers (a first pass again)",
+                              UserWarning, stacklevel=4)
+                source = job.source = job.reopen(numbers)
+                if spool is not None:
+                    spool.remove()
+                    spool = Spool(parent)
+                pass1 = _sketch_pass(job, spool)
             if job.deferred:
                 job.source_fp = source.fingerprint()
                 existing = reusable(job.output,
@@ -523,7 +459,7 @@ def _build(job):
             mapper, second_pass, n_rows_expected = job.ref.bin_mapper, source.batches, None
             bundles = None
             # With a reference there is one pass: count missing values while binning.
-            stats = _Pass1(source, job.max_bin, job.max_categories, sketches=False,
+            stats = FirstPass(source, job.max_bin, job.max_categories, sketches=False,
                            ranges=_reference_ranges(job.ref))
         return _bin_pass(job, mapper, bundles, second_pass, stats, n_rows_expected, t0,
                          time.perf_counter() - t0)
@@ -553,7 +489,7 @@ def _sketch_pass(job, spool):
     """Pass 1: sketch every column (on a second thread for text) and fill the spool."""
     source = job.source
     ts = job.target_stats
-    pass1 = _Pass1(source, job.max_bin, job.max_categories,
+    pass1 = FirstPass(source, job.max_bin, job.max_categories,
                    sketch_bytes=job.plan.sketch_bytes_per_column,
                    target_stats=None if ts is None else OrderedTargetStats(
                        [n for n, k in zip(source.feature_names, source.feature_kinds)

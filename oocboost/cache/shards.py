@@ -31,7 +31,8 @@ from ..errors import CacheError, ParameterError
 from ..utils.files import write_text_atomic
 from ..utils.jsonio import read_json
 from .binning import BinMapper
-from .build import _open_planned, _Pass1, build_cache
+from .build import _open_planned, build_cache
+from .first_pass import FirstPass
 from .label_stats import LabelStats
 from .store.reader import Cache
 from .summary import label_stats_dict
@@ -56,7 +57,7 @@ def sketch_part(data, *, label=None, weight=None, categorical="auto", drop=(),
     source, plan = _open_planned(data, memory_limit, max_bin, None, None,
                                  _source_options(label, weight, categorical, drop),
                                  max_categories=max_categories)
-    pass1 = _Pass1(source, max_bin, max_categories,
+    pass1 = FirstPass(source, max_bin, max_categories,
                    sketch_bytes=plan.sketch_bytes_per_column)
     for batch in source.batches():
         pass1.update(batch)

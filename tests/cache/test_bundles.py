@@ -275,13 +275,13 @@ def test_bundling_leaves_the_edges_alone(tmp_path):
     so their models, differed)."""
     from types import SimpleNamespace
 
-    from oocboost.cache.build import _Pass1
+    from oocboost.cache.first_pass import FirstPass
 
     source = SimpleNamespace(feature_names=["x", "y"], feature_kinds=["numeric"] * 2)
     for budget in (65536, 2 << 20):
         sample = NonzeroSample(["x", "y"], NonzeroSample.rows_for(budget))
-        with_bits = _Pass1(source, 256, None, sketch_bytes=budget, nonzero=sample)
-        without = _Pass1(source, 256, None, sketch_bytes=budget)
+        with_bits = FirstPass(source, 256, None, sketch_bytes=budget, nonzero=sample)
+        without = FirstPass(source, 256, None, sketch_bytes=budget)
         for name in ("x", "y"):
             assert vars(with_bits.numeric[name]) == vars(without.numeric[name])
     rng = np.random.default_rng(8)

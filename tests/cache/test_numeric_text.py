@@ -3,6 +3,8 @@ a pandas object column, an Arrow, Parquet or Polars string column. A column whos
 batch is mostly numbers is numeric; a stray value is an error naming the line or row, the
 column and the value, wherever it is, or with ``on_bad_rows="skip"`` a missing value,
 counted; a column mostly text over the whole pass is refused even so."""
+import warnings
+
 import numpy as np
 import pandas as pd
 import polars as pl
@@ -113,3 +115,44 @@ def test_parse_numbers_is_pyarrows_csv_syntax():
     assert mostly_numbers(pa.array(["1"] * 9 + ["a"]))
     assert not mostly_numbers(pa.array(["1"] * 8 + ["a", "b"]))
     assert not mostly_numbers(pa.array([None, None], pa.string()))
+
+
+def test_a_column_mostly_numbers_over_the_pass_is_read_as_numbers(tmp_path):
+    """Words in the first block (1 MiB of a 11 MB file) made the column categorical; over
+    the whole pass it is mostly numbers, so the build reads it again as numbers, and
+    says so."""
+    values = np.round(np.random.default_rng(3).normal(size=20000), 4)
+    text = values.astype(object)
+    text[:1000] = "word"                      # half the first block, 5% of the file
+    frame = pd.DataFrame({"x": text, "pad": "p" * 500, "y": (values > 0).astype(float)})
+    frame.to_csv(tmp_path / "d.csv", index=False)
+    with pytest.warns(UserWarning, match=r"'x': read as categories from the first block, "
+                                         r"but most values are numbers"):
+        cache = oocboost.build_cache(tmp_path / "d.csv", tmp_path / "c.oocb", label="y",
+                                     quiet=True, on_bad_rows="skip")
+    assert cache.bin_mapper.feature_types == ["numeric", "categorical"]
+    assert cache.manifest["source"]["n_bad_values"] == {"x": 1000}
+    # a column that is text over the whole pass stays categorical, without a warning
+    words = pd.DataFrame({"x": ["a", "b", "1"] * 3000, "y": [0.0, 1.0, 0.0] * 3000})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        cache = oocboost.build_cache(words, tmp_path / "w.oocb", label="y", quiet=True)
+    assert cache.bin_mapper.feature_types == ["categorical"]
+
+
+@pytest.mark.parametrize("kind", ["pandas", "arrow", "csv"])
+def test_numeric_text_option_reads_a_text_column_as_numbers(tmp_path, kind):
+    """What the build's second first pass asks of every source."""
+    text = np.array(["word"] * 60 + [str(v) for v in range(940)], dtype=object)
+    frame = pd.DataFrame({"x": text, "y": np.zeros(1000)})
+    data = {"pandas": frame, "arrow": pa.Table.from_pandas(frame),
+            "csv": tmp_path / "d.csv"}[kind]
+    frame.to_csv(tmp_path / "d.csv", index=False)
+    assert open_source(data, label="y", batch_rows=40, batch_bytes=4096).feature_kinds \
+        == ["categorical"]
+    source = open_source(data, label="y", batch_rows=40, batch_bytes=4096,
+                         on_bad_rows="skip", numeric_text=["x"])
+    assert source.feature_kinds == ["numeric"]
+    got = np.concatenate([b.numeric["x"] for b in source.batches()])
+    assert np.isnan(got[:60]).all() and np.array_equal(got[60:], np.arange(940.0))
+    assert source.n_bad_values == {"x": 60}

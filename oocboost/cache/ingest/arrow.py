@@ -17,7 +17,7 @@ class ArrowIpcSource(ArrowBatchSource):
 
     def __init__(self, path, *, stream=False, label=None, weight=None, drop=(),
                  categorical="auto", batch_rows=65536, group=None,
-                 base_margin=None, on_bad_rows="error"):
+                 base_margin=None, on_bad_rows="error", numeric_text=None):
         super().__init__()
         self.name = path
         self._stream = stream
@@ -27,7 +27,7 @@ class ArrowIpcSource(ArrowBatchSource):
         self._init_schema(schema, label=label, weight=weight, drop=drop,
                           categorical=categorical, group=group,
                           base_margin=base_margin, first_batch=self._first_batch,
-                          on_bad_rows=on_bad_rows)
+                          on_bad_rows=on_bad_rows, numeric_text=numeric_text)
 
     def _first_batch(self):
         with self._open() as reader:

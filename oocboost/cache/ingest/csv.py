@@ -87,13 +87,13 @@ class CsvSource(Source):
 
     OPTIONS = ("label", "weight", "group", "base_margin", "drop", "categorical",
                "delimiter", "na_values", "encoding", "on_bad_rows", "batch_bytes", "header",
-               "names", "filesystem", "location", "max_block_bytes")
+               "names", "filesystem", "location", "max_block_bytes", "numeric_text")
 
     def __init__(self, path, *, compression=None, label=None, weight=None, drop=(),
                  categorical="auto", delimiter=None, na_values=None, encoding="utf-8",
                  on_bad_rows="error", batch_bytes=1 << 20, group=None, header=True,
                  names=None, base_margin=None, filesystem=None, location=None,
-                 max_block_bytes=None):
+                 max_block_bytes=None, numeric_text=None):
         super().__init__()
         try:
             codecs.lookup(encoding)
@@ -114,6 +114,8 @@ class CsvSource(Source):
         self._batch_bytes = batch_bytes
         #: The largest block a long line may grow the reader to (None: MAX_BLOCK_BYTES).
         self.max_block_bytes = max_block_bytes
+        # text columns read as numbers whatever the first block holds (numeric_text.py)
+        self._numeric_text = set(numeric_text or ())
         # Numeric columns that showed a non-number: read as text, parsed by parse_numbers.
         self._string_numeric = set()
         self._stray = StrayValues(self, self._skip)
@@ -204,7 +206,7 @@ class CsvSource(Source):
                              f"{self.name}: the file has no data rows")
         if any(pa.types.is_binary(t) for t in schema.types):
             self._raise_encoding()
-        kinds = []
+        kinds, auto_text = [], []
         for name in self.feature_names:
             t = schema.field(name).type
             is_number = (pa.types.is_integer(t) or pa.types.is_floating(t)
@@ -213,7 +215,8 @@ class CsvSource(Source):
                 kinds.append(CATEGORICAL)
             elif is_number:
                 kinds.append(NUMERIC)
-            elif pa.types.is_string(t) and mostly_numbers(first.column(name)):
+            elif pa.types.is_string(t) and (name in self._numeric_text
+                                            or mostly_numbers(first.column(name))):
                 # a numeric column with stray text: read as text and parsed, so the stray
                 # value is the same error (line, column, value), or a skipped row,
                 # whether it is in the first block or the last
@@ -225,7 +228,10 @@ class CsvSource(Source):
                     kinds.append(arrow_kind(self.name, name, pa.string(), categorical))
                 except InputError as e:
                     raise self._text_error(first, name, e) from None
+                if pa.types.is_string(t) and categorical == "auto":
+                    auto_text.append(name)
         self.feature_kinds = kinds
+        self.auto_text_columns = frozenset(auto_text)
         self.label_name, self.weight_name, self.group_name = label, weight, group
         self.base_margin_name = base_margin
         for role, name in self.roles():

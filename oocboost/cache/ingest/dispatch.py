@@ -287,7 +287,7 @@ def open_source(data, *, label=None, weight=None, drop=(), categorical="auto",
                 batch_bytes=1 << 20, batch_rows=65536, feature_names=None,
                 group=None, header=True, names=None, input_format="auto",
                 zero_based="auto", absent_as_missing=False, n_features=None,
-                base_margin=None, max_block_bytes=None) -> Source:
+                base_margin=None, max_block_bytes=None, numeric_text=None) -> Source:
     """Open any supported tabular source as a stream of :class:`Batch` objects.
 
     Parameters
@@ -342,6 +342,10 @@ def open_source(data, *, label=None, weight=None, drop=(), categorical="auto",
         ``Source.n_bad_rows``.
     batch_bytes : int
         CSV block size in bytes handed to pyarrow's streaming reader (1 MiB parses fastest).
+    numeric_text : list of str or None
+        Text columns to read as numbers with stray text whatever their first batch holds
+        (``numeric_text.py``: the build passes the columns its first pass found mostly
+        numbers).
     max_block_bytes : int or None
         CSV: the largest block the reader grows to for a long line (a memory plan's
         share); a longer line is refused naming it. None: 1 GiB.
@@ -378,7 +382,7 @@ def open_source(data, *, label=None, weight=None, drop=(), categorical="auto",
               batch_rows=int(batch_rows), feature_names=feature_names, header=header,
               names=names, input_format=input_format, zero_based=zero_based,
               absent_as_missing=absent_as_missing, n_features=n_features,
-              max_block_bytes=max_block_bytes)
+              max_block_bytes=max_block_bytes, numeric_text=numeric_text)
     if feature_names is not None and not (_is_numpy(data) or _is_sparse(data)):
         raise ParameterError("feature_names is only used with NumPy arrays and SciPy "
                              "sparse matrices; other sources carry their own column names")

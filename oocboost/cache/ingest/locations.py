@@ -136,7 +136,7 @@ class DatasetSource(ArrowBatchSource):
                  file_format: str, *, root: str | None = None, label: Any = None,
                  weight: Any = None, drop: Any = (), categorical: Any = "auto",
                  batch_rows: int = 65536, group: Any = None, base_margin: Any = None,
-                 on_bad_rows: str = "error") -> None:
+                 on_bad_rows: str = "error", numeric_text: Any = None) -> None:
         super().__init__()
         self.name = where
         self._batch_rows = batch_rows
@@ -154,7 +154,7 @@ class DatasetSource(ArrowBatchSource):
         self._init_schema(self._dataset.schema, label=label, weight=weight, drop=drop,
                           categorical=categorical, group=group, base_margin=base_margin,
                           first_batch=lambda: next(self._scan(None), None),
-                          on_bad_rows=on_bad_rows)
+                          on_bad_rows=on_bad_rows, numeric_text=numeric_text)
 
     def _scan(self, columns: list[str] | None) -> Iterator[pa.RecordBatch]:
         try:
@@ -191,6 +191,7 @@ class ConcatenatedSource(Source):
         self.feature_names, self.feature_kinds = first.feature_names, first.feature_kinds
         for role in ("label", "weight", "group", "base_margin"):
             setattr(self, f"{role}_name", getattr(first, f"{role}_name"))
+        self.auto_text_columns = first.auto_text_columns
         self.delimiter = getattr(first, "delimiter", None)
         self.header = getattr(first, "header", True)
 

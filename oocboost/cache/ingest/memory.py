@@ -273,11 +273,12 @@ class PandasSource(Source):
     """
 
     OPTIONS = ("label", "weight", "group", "base_margin", "drop", "categorical",
-               "batch_rows", "on_bad_rows")
+               "batch_rows", "on_bad_rows", "numeric_text")
     name = "<pandas DataFrame>"
 
     def __init__(self, df, *, label=None, weight=None, drop=(), categorical="auto",
-                 batch_rows=65536, group=None, base_margin=None, on_bad_rows="error"):
+                 batch_rows=65536, group=None, base_margin=None, on_bad_rows="error",
+                 numeric_text=None):
         import pandas as pd
 
         super().__init__()
@@ -296,7 +297,7 @@ class PandasSource(Source):
                                              **_column_roles(arrays, names))
         self._pos = {c: j for j, c in enumerate(columns)}
         named = categorical if isinstance(categorical, (list, tuple, set, frozenset)) else ()
-        kinds = []
+        kinds, auto_text = [], []
         for f in self.feature_names:
             dtype = df.dtypes.iloc[self._pos[f]]
             if pd.api.types.is_bool_dtype(dtype) or pd.api.types.is_numeric_dtype(dtype):
@@ -310,7 +311,10 @@ class PandasSource(Source):
                     # numbers held as text (an object column with a stray string):
                     # numeric, as a CSV column (numeric_text.py)
                     first = self._text(f, self._column(f, 0, batch_rows))
-                    kinds.append(NUMERIC if mostly_numbers(first) else CATEGORICAL)
+                    numbers = f in (numeric_text or ()) or mostly_numbers(first)
+                    kinds.append(NUMERIC if numbers else CATEGORICAL)
+                    if not numbers:
+                        auto_text.append(f)
                 else:
                     raise InputError(f"{self.name}: column {f!r} has dtype {dtype} (text) but "
                                      f"is not categorical; expected numbers, or name it in "
@@ -319,6 +323,7 @@ class PandasSource(Source):
                 raise InputError(f"{self.name}: column {f!r} has unsupported dtype {dtype}; "
                                  f"expected numbers, strings or categories")
         self.feature_kinds = kinds
+        self.auto_text_columns = frozenset(auto_text)
         self._string_numeric = {f for f, k in zip(self.feature_names, kinds)
                                 if k == NUMERIC and not _is_number_dtype(df.dtypes.iloc[
                                     self._pos[f]])}
@@ -408,11 +413,12 @@ class ArrowTableSource(ArrowBatchSource):
     """A pyarrow Table or RecordBatch, sliced (zero-copy) into ``batch_rows`` rows."""
 
     OPTIONS = ("label", "weight", "group", "base_margin", "drop", "categorical",
-               "batch_rows", "on_bad_rows")
+               "batch_rows", "on_bad_rows", "numeric_text")
     name = "<pyarrow Table>"
 
     def __init__(self, table, *, label=None, weight=None, drop=(), categorical="auto",
-                 batch_rows=65536, group=None, base_margin=None, on_bad_rows="error"):
+                 batch_rows=65536, group=None, base_margin=None, on_bad_rows="error",
+                 numeric_text=None):
         super().__init__()
         if isinstance(table, pa.RecordBatch):
             table = pa.Table.from_batches([table])
@@ -424,7 +430,8 @@ class ArrowTableSource(ArrowBatchSource):
                                      group=group, base_margin=base_margin)
         self._init_schema(table.schema, drop=drop, categorical=categorical,
                           first_batch=lambda: table.slice(0, batch_rows),
-                          on_bad_rows=on_bad_rows, **_column_roles(arrays, names))
+                          on_bad_rows=on_bad_rows, numeric_text=numeric_text,
+                          **_column_roles(arrays, names))
         self.label_name, self.weight_name = names["label"], names["weight"]
         self.group_name = names["group"]
         self.base_margin_name = names["base_margin"]
@@ -471,11 +478,12 @@ class BatchIterableSource(ArrowBatchSource):
     """
 
     OPTIONS = ("label", "weight", "group", "base_margin", "drop", "categorical",
-               "batch_rows", "on_bad_rows")
+               "batch_rows", "on_bad_rows", "numeric_text")
     name = "<iterable of RecordBatches>"
 
     def __init__(self, iterable, *, label=None, weight=None, drop=(), categorical="auto",
-                 batch_rows=65536, group=None, base_margin=None, on_bad_rows="error"):
+                 batch_rows=65536, group=None, base_margin=None, on_bad_rows="error",
+                 numeric_text=None):
         super().__init__()
         for role, value in (("label", label), ("weight", weight), ("group", group),
                             ("base_margin", base_margin)):
@@ -497,7 +505,8 @@ class BatchIterableSource(ArrowBatchSource):
         self._hash = None
         self._init_schema(first.schema, label=label, weight=weight, drop=drop,
                           categorical=categorical, group=group, base_margin=base_margin,
-                          first_batch=lambda: first, on_bad_rows=on_bad_rows)
+                          first_batch=lambda: first, on_bad_rows=on_bad_rows,
+                          numeric_text=numeric_text)
 
     def _check_batch(self, rb, index, schema):
         if isinstance(rb, pa.Table):

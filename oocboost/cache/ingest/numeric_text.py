@@ -9,7 +9,10 @@ in it, read by every source with one rule:
   ``on_bad_rows="skip"``, a missing value, counted per column (``Source.n_bad_values``,
   shown by ``oocboost info``);
 - a column whose stray values pass ``1 - MOSTLY_NUMBERS`` of its values over the whole
-  pass was text after all: an error saying to name it in ``categorical``.
+  pass was text after all: an error saying to name it in ``categorical``;
+- and a column read as categories from its first batch whose values over the whole pass
+  are mostly numbers (:class:`NumberShare`) is read again as numbers: the build runs its
+  first pass again with the column in ``numeric_text`` (sources take that option).
 """
 from __future__ import annotations
 
@@ -114,6 +117,31 @@ class StrayValues:
                                  f"batch was numbers: read it as categories (name it in "
                                  f"categorical)")
         return dict(self.counts)
+
+
+class NumberShare:
+    """How many of a text column's values are numbers, over a whole pass: a column read
+    as categories from its first batch that is mostly numbers after all is read again
+    as numbers (``cache/build.py``)."""
+
+    def __init__(self) -> None:
+        self.numbers = 0
+        self.present = 0
+
+    def update(self, arr: pa.Array) -> None:
+        """Count one batch's values (its distinct strings parsed once each)."""
+        encoded = pc.dictionary_encode(arr)
+        indices = encoded.indices.to_numpy(zero_copy_only=False)
+        valid = np.asarray(encoded.indices.is_valid())
+        counts = np.bincount(indices[valid].astype(np.int64),
+                             minlength=len(encoded.dictionary))
+        _, bad = parse_numbers(encoded.dictionary)
+        self.present += int(counts.sum())
+        self.numbers += int(counts[~bad].sum())
+
+    @property
+    def mostly_numbers(self) -> bool:
+        return self.present > 0 and self.numbers >= MOSTLY_NUMBERS * self.present
 
 
 def pa_value(arr: pa.Array, i: int) -> object:

@@ -23,7 +23,7 @@ class ParquetSource(ArrowBatchSource):
 
     def __init__(self, path, *, label=None, weight=None, drop=(), categorical="auto",
                  batch_rows=65536, group=None,
-                 base_margin=None, on_bad_rows="error"):
+                 base_margin=None, on_bad_rows="error", numeric_text=None):
         super().__init__()
         self.name = path
         self._batch_rows = batch_rows
@@ -33,7 +33,7 @@ class ParquetSource(ArrowBatchSource):
                           base_margin=base_margin,
                           first_batch=lambda: next(pf.iter_batches(batch_size=batch_rows),
                                                    None),
-                          on_bad_rows=on_bad_rows)
+                          on_bad_rows=on_bad_rows, numeric_text=numeric_text)
         self.n_rows = int(pf.metadata.num_rows)
 
     def _record_batches(self):

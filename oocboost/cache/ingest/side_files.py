@@ -91,6 +91,7 @@ class WithSideFiles(Source):
         self.name = inner.name
         self.feature_names, self.feature_kinds = inner.feature_names, inner.feature_kinds
         self.label_name = inner.label_name
+        self.auto_text_columns = inner.auto_text_columns
         base = os.path.basename(inner.name)
         self.weight_name = inner.weight_name if weights is None else f"{base}.weight"
         self.group_name = inner.group_name if groups is None else f"{base}.query"

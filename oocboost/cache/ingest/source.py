@@ -101,6 +101,9 @@ class Source:
     weight_name: str | None = None
     group_name: str | None = None
     base_margin_name: str | list[str] | None = None
+    #: Text columns read as categories by the ``categorical="auto"`` rule on their first
+    #: batch (a build checks over the whole pass that they are not numbers after all).
+    auto_text_columns: frozenset = frozenset()
 
     def __init__(self):
         self.feature_names: list[str] = []
@@ -345,10 +348,11 @@ class ArrowBatchSource(Source):
     :meth:`_init_schema` and implement :meth:`_record_batches`."""
 
     OPTIONS = ("label", "weight", "group", "base_margin", "drop", "categorical",
-               "batch_rows", "on_bad_rows")
+               "batch_rows", "on_bad_rows", "numeric_text")
 
     def _init_schema(self, schema, *, label, weight, drop, categorical, group=None,
-                     base_margin=None, first_batch=None, on_bad_rows="error"):
+                     base_margin=None, first_batch=None, on_bad_rows="error",
+                     numeric_text=None):
         """``first_batch()``: the source's first record batch (or None), read only when
         a text column may be numbers (``numeric_text.py``)."""
         columns = list(schema.names)
@@ -358,12 +362,15 @@ class ArrowBatchSource(Source):
         self.feature_kinds = [arrow_kind(self.name, n, schema.field(n).type, categorical)
                               for n in self.feature_names]
         self._stray = StrayValues(self, on_bad_rows == "skip")
-        self._string_numeric = numbers_as_text(
-            [n for n, k in zip(self.feature_names, self.feature_kinds)
-             if k == CATEGORICAL and categorical == "auto"
-             and _is_stringlike(schema.field(n).type)], first_batch)
+        auto_text = [n for n, k in zip(self.feature_names, self.feature_kinds)
+                     if k == CATEGORICAL and categorical == "auto"
+                     and _is_stringlike(schema.field(n).type)]
+        forced = set(numeric_text or ()) & set(auto_text)
+        self._string_numeric = forced | numbers_as_text(
+            [n for n in auto_text if n not in forced], first_batch)
         self.feature_kinds = [NUMERIC if n in self._string_numeric else k
                               for n, k in zip(self.feature_names, self.feature_kinds)]
+        self.auto_text_columns = frozenset(auto_text) - self._string_numeric
         self.label_name, self.weight_name, self.group_name = label, weight, group
         self.base_margin_name = base_margin
         for role, name in self.roles():
