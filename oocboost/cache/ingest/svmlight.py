@@ -44,62 +44,6 @@ def looks_like_svmlight(path: str, sample: bytes) -> bool:
     return bool(lines) and all(_LINE.match(line) for line in lines)
 
 
-def _strip_comments(buf: np.ndarray, ends: np.ndarray) -> np.ndarray:
-    """``buf`` with each ``#`` and the rest of its line blanked (spaces); ``ends``: the
-    positions of its newlines, the last byte among them."""
-    hashes = np.flatnonzero(buf == 35)
-    delta = np.zeros(len(buf) + 1, np.int64)
-    np.add.at(delta, hashes, 1)
-    np.add.at(delta, ends[np.searchsorted(ends, hashes)], -1)
-    out = buf.copy()
-    out[np.cumsum(delta[:-1]) > 0] = 32
-    return out
-
-
-def _check_colons(buf: np.ndarray, colon: np.ndarray, ends: np.ndarray, first_line: int,
-                  name: str) -> None:
-    """A colon must join two tokens (``index:value``, ``qid:Q``): none at a token's edge,
-    none twice in a token."""
-    at = np.flatnonzero(colon)
-    if not len(at):
-        return
-    space = (buf == 32) | (buf == 9) | (buf == 10) | (buf == 13)
-    before = np.where(at > 0, at - 1, at)
-    after = np.minimum(at + 1, len(buf) - 1)
-    edge = space[before] | space[after] | (at == 0) | colon[after] | (at + 1 >= len(buf))
-    if edge.any():
-        line = first_line + int(np.searchsorted(ends, at[np.argmax(edge)]))
-        raise InputError(f"{name}: line {line}: expected index:value tokens after the "
-                         f"label")
-
-
-def _qid_positions(buf: np.ndarray) -> np.ndarray:
-    """Where ``qid:`` starts in ``buf``."""
-    if len(buf) < 4:
-        return np.empty(0, np.int64)
-    return np.flatnonzero((buf[:-3] == 113) & (buf[1:-2] == 105) & (buf[2:-1] == 100)
-                          & (buf[3:] == 58))
-
-
-def _check_qids(buf, colon, qid_at, starts, ends, keep, qids, line_of_row, name):
-    """A line has a qid: token right after its label or none; the block's lines all have
-    one or none."""
-    if not len(qid_at):
-        return
-    if (qids > 1).any() or not (qids > 0).all():
-        r = int(np.flatnonzero((qids > 1) | (qids == 0))[0])
-        raise InputError(f"{name}: line {line_of_row[r]}: every line needs one qid: "
-                         f"token when any has one")
-    # no index:value before the qid on its line
-    before = np.cumsum(colon)
-    line = np.searchsorted(ends, qid_at)
-    first = np.where(starts[line] > 0, before[np.maximum(starts[line] - 1, 0)], 0)
-    late = np.flatnonzero(before[qid_at] - first > 0)
-    if len(late):
-        r = int(np.searchsorted(np.flatnonzero(keep), line[late[0]]))
-        raise InputError(f"{name}: line {line_of_row[r]}: qid: must follow the label")
-
-
 class SvmlightSource(Source):
     """An svmlight / LibSVM file (module docstring).
 
@@ -188,86 +132,65 @@ class SvmlightSource(Source):
         """One block's rows: labels, qids (or None), CSR ``row_ptr``, 0-based-in-file
         ``index`` and ``value``, and each row's line number.
 
-        ``qid:`` becomes four spaces and every other ``:`` one, so that a line's tokens
-        are its label, its qid when it has one, then index and value by turns, and all
-        of a block's tokens are parsed as numbers by one cast (splitting every token on
-        its colon cost the most). The byte offsets do not move, and the colons and qids
-        are counted per line first, so a token that is not ``index:value`` is still
-        refused naming its line."""
-        buf = np.frombuffer(text, np.uint8)
-        ends = np.flatnonzero(buf == 10)
-        if b"#" in text:     # comments only where there are some
-            buf = _strip_comments(buf, ends)
-            text = buf.tobytes()
-        colon = buf == 58
-        _check_colons(buf, colon, ends, first_line, self.name)
-        has_qids = b"qid:" in text
-        qid_at = _qid_positions(buf) if has_qids else np.empty(0, np.int64)
-        colon[qid_at + 3] = False
-        starts = np.concatenate(([0], ends[:-1] + 1))
-        colons = (np.add.reduceat(colon.view(np.uint8), starts, dtype=np.int64)
-                  if len(ends) else np.empty(0, np.int64))
-        qids = np.bincount(np.searchsorted(ends, qid_at), minlength=len(ends))
-        offsets = np.empty(len(ends) + 1, np.int32)
-        offsets[:-1], offsets[-1] = starts, ends[-1] if len(ends) else 0
-        spaced = (text.replace(b"qid:", b"    ") if has_qids else text).replace(b":", b" ")
-        lines = pa.StringArray.from_buffers(len(ends), pa.py_buffer(offsets.tobytes()),
-                                            pa.py_buffer(spaced))
-        # trimmed first (a line's edge whitespace, its newline among it, would split off
-        # empty tokens); ASCII kernels: the format is ASCII, and they are the faster ones
-        lines = pc.ascii_trim_whitespace(lines)
-        tokens = pc.ascii_split_whitespace(lines)
-        counts = pc.list_value_length(tokens).to_numpy(zero_copy_only=False)
-        # blank and comment-only lines: dropped
-        keep = pc.greater(pc.binary_length(lines), 0).to_numpy(zero_copy_only=False)
-        line_of_row = first_line + np.flatnonzero(keep)
-        if not keep.all():
-            tokens = tokens.filter(pa.array(keep))
-            counts, colons, qids = counts[keep], colons[keep], qids[keep]
-        _check_qids(buf, colon, qid_at, starts, ends, keep, qids, line_of_row, self.name)
-        bad = np.flatnonzero(counts != 1 + qids + 2 * colons)
-        if len(bad):
-            raise InputError(f"{self.name}: line {line_of_row[bad[0]]}: expected "
-                             f"index:value tokens after the label")
-        flat = pc.list_flatten(tokens)
-        row_start = np.concatenate(([0], np.cumsum(counts)[:-1])).astype(np.int64)
-        n_pairs = colons
-        row = np.repeat(np.arange(len(counts)), n_pairs)
-        at = np.repeat(row_start + 1 + qids - 2 * np.concatenate(([0], np.cumsum(
-            n_pairs)[:-1])), n_pairs) + 2 * np.arange(len(row))
+        The numba tokenizer (``kernels/svmlight.py``) splits the lines, parses the
+        indices and copies the labels, qids and values into one compact text of
+        numbers, which pyarrow casts to float64 at once (strtod's rounding, as
+        scikit-learn's reader); a malformed token is refused naming its line."""
+        from ...kernels.svmlight import svmlight_tokens
+
+        (n_rows, row_line, row_label, row_qid, n_pairs, pair_row, pair_index, pair_value,
+         n_nums, num_offsets, num_data, error) = svmlight_tokens(
+            np.frombuffer(text, np.uint8))
+        if error[0]:
+            self._tokenizer_error(error, first_line, text)
+        line_of_row = first_line + row_line[:n_rows]
+        numbers = pa.StringArray.from_buffers(
+            int(n_nums), pa.py_buffer(num_offsets[:n_nums + 1]),
+            pa.py_buffer(num_data[:int(num_offsets[n_nums])]))
         try:
-            numbers = pc.cast(flat, pa.float64()).to_numpy(zero_copy_only=False)
+            values = pc.cast(numbers, pa.float64()).to_numpy(zero_copy_only=False)
         except pa.ArrowInvalid:
-            self._diagnose(flat, row_start, qids, at, row, line_of_row)
+            self._diagnose(numbers, row_label[:n_rows], row_qid[:n_rows],
+                           pair_value[:n_pairs], pair_row[:n_pairs], line_of_row)
             raise
-        label = numbers[row_start]
-        qid = numbers[row_start + 1] if qids.any() else None
-        index = self._indices(numbers[at], flat, at, row, line_of_row)
-        value = numbers[at + 1]
+        qid_at = row_qid[:n_rows]
+        qid = None
+        if (qid_at >= 0).any():
+            if not (qid_at >= 0).all():
+                r = int(np.flatnonzero(qid_at < 0)[0])
+                raise InputError(f"{self.name}: line {line_of_row[r]}: every line needs "
+                                 f"one qid: token when any has one")
+            qid = values[qid_at]
+        row = pair_row[:n_pairs]
+        index = pair_index[:n_pairs]
         self._check_order(index, row, line_of_row)
-        row_ptr = np.concatenate(([0], np.cumsum(n_pairs)))
-        return dict(label=label, qid=qid, row_ptr=row_ptr, index=index, value=value,
-                    row=row, line=line_of_row)
+        row_ptr = np.concatenate(([0], np.cumsum(np.bincount(row, minlength=n_rows))))
+        return dict(label=values[row_label[:n_rows]], qid=qid, row_ptr=row_ptr,
+                    index=index, value=values[pair_value[:n_pairs]], row=row,
+                    line=line_of_row)
 
-    def _diagnose(self, flat, row_start, qids, at, row, line_of_row):
-        """Raise the InputError naming the first token of each kind that is not a
+    def _tokenizer_error(self, error, first_line, text):
+        from ...kernels.svmlight import BAD_INDEX, QID_NOT_SECOND
+
+        code, line, start, end = (int(v) for v in error)
+        where = f"{self.name}: line {first_line + line}"
+        token = text[start:end].decode("ascii", "replace")
+        if code == BAD_INDEX:
+            raise InputError(f"{where}: feature index {token!r} is not a non-negative "
+                             f"integer")
+        if code == QID_NOT_SECOND:
+            raise InputError(f"{where}: qid: must follow the label")
+        raise InputError(f"{where}: expected index:value tokens after the label")
+
+    def _diagnose(self, numbers, row_label, row_qid, pair_value, pair_row, line_of_row):
+        """Raise the InputError naming the first label, qid or value that is not a
         number (the cast of all of them failed)."""
-        self._numbers(flat.take(pa.array(row_start)), line_of_row, "label")
-        if qids.any():
-            self._numbers(flat.take(pa.array(row_start[qids > 0] + 1)),
-                          line_of_row[qids > 0], "qid")
-        self._integers(flat.take(pa.array(at)), row, line_of_row)
-        self._numbers(flat.take(pa.array(at + 1)), line_of_row[row], "value")
-
-    def _indices(self, numbers, flat, at, row, line_of_row):
-        """Feature indices (parsed as float64 with everything) as int64, each checked to
-        be a non-negative integer as written."""
-        bad = ~((numbers >= 0) & (numbers == np.floor(numbers)) & (numbers < 2.0 ** 53))
-        if bad.any():
-            k = int(np.argmax(bad))
-            raise InputError(f"{self.name}: line {line_of_row[row[k]]}: feature index "
-                             f"{flat[int(at[k])].as_py()!r} is not a non-negative integer")
-        return numbers.astype(np.int64)
+        self._numbers(numbers.take(pa.array(row_label)), line_of_row, "label")
+        with_qid = row_qid >= 0
+        if with_qid.any():
+            self._numbers(numbers.take(pa.array(row_qid[with_qid])),
+                          line_of_row[with_qid], "qid")
+        self._numbers(numbers.take(pa.array(pair_value)), line_of_row[pair_row], "value")
 
     def _numbers(self, strings, line_of_each, what):
         try:
@@ -282,18 +205,6 @@ class SvmlightSource(Source):
                 raise InputError(f"{self.name}: line {line_of_each[i]}: {what} {s!r} is "
                                  f"not a number") from None
         raise InputError(f"{self.name}: a {what} is not a number")
-
-    def _integers(self, strings, row, line_of_row):
-        try:
-            index = pc.cast(strings, pa.int64()).to_numpy(zero_copy_only=False)
-        except pa.ArrowInvalid:
-            index = None
-        if index is None or (len(index) and index.min() < 0):
-            for i, s in enumerate(strings.to_pylist()):
-                if not s.isdigit():
-                    raise InputError(f"{self.name}: line {line_of_row[row[i]]}: feature "
-                                     f"index {s!r} is not a non-negative integer")
-        return index
 
     def _check_order(self, index, row, line_of_row):
         """Indices increase along a line (svmlight's rule, as scikit-learn checks)."""
