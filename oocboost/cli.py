@@ -170,9 +170,15 @@ def cmd_info(args):
     if args.verify:
         from .cache.store import Cache
 
-        n_rows = Cache(args.cache).verify()
+        cache = Cache(args.cache)
+        n_rows = cache.verify()
+        extra = [what for what, present in (("query groups", cache.has_group),
+                                            ("base margins",
+                                             cache.base_margin_columns is not None))
+                 if present]
         print(f"  verified: every block read whole ({n_rows} rows): files, checksums, "
-              f"block ownership and bin codes are as the manifest says")
+              f"block ownership and bin codes{''.join(', ' + w for w in extra)} are as "
+              f"the manifest says")
     return 0
 
 

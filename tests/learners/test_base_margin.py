@@ -188,8 +188,9 @@ def test_command_line_with_a_column_and_with_lightgbms_init_file(tmp_path):
     frame.to_csv(tmp_path / "d.csv", index=False)
     _cli("build-cache", tmp_path / "d.csv", "-o", tmp_path / "d.oocb", "--label", "y",
          "--init-score", "off", "--quiet")
-    info = _cli("info", tmp_path / "d.oocb").stdout
+    info = _cli("info", tmp_path / "d.oocb", "--verify").stdout
     assert "base margin off (8 bytes a row and output)" in info
+    assert "bin codes, base margins are as the manifest says" in info
     _cli("train", tmp_path / "d.oocb", "-o", tmp_path / "m.json", "--objective",
          "count:poisson", "--rounds", "5", "--quiet")
     model = oocboost.load_model(tmp_path / "m.json")
