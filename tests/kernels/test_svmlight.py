@@ -41,20 +41,27 @@ def test_scan_equals_the_naive_reading(text):
     assert got == naive_scan(text)
 
 
+def random_block(rng):
+    """An svmlight block of up to 30 lines: labels, qids on some lines, increasing
+    indices, comments with colons, blank lines, spaces or tabs between tokens."""
+    lines = []
+    for _ in range(rng.integers(0, 30)):
+        tokens = [f"{rng.normal():.4g}"]
+        if rng.random() < 0.3:
+            tokens.append(f"qid:{rng.integers(0, 5)}")
+        for j in np.sort(rng.choice(1000, rng.integers(0, 6), replace=False)):
+            tokens.append(f"{j}:{rng.normal():.3f}")
+        if rng.random() < 0.2:
+            tokens.append("# note: 99:1")
+        sep = " " if rng.random() < 0.8 else "\t"
+        lines.append(sep.join(tokens) if rng.random() < 0.9 else "  ")
+    return ("\n".join(lines) + "\n").encode()
+
+
 def test_random_files_equal_the_naive_reading():
     rng = np.random.default_rng(0)
     for _ in range(50):
-        lines = []
-        for _ in range(rng.integers(0, 30)):
-            tokens = [str(rng.integers(0, 3))]
-            if rng.random() < 0.3:
-                tokens.append(f"qid:{rng.integers(0, 5)}")
-            for j in np.sort(rng.choice(1000, rng.integers(0, 6), replace=False)):
-                tokens.append(f"{j}:{rng.normal():.3f}")
-            if rng.random() < 0.2:
-                tokens.append("# note: 99:1")
-            lines.append(" ".join(tokens) if rng.random() < 0.9 else "")
-        text = ("\n".join(lines) + "\n").encode()
+        text = random_block(rng)
         got = tuple(int(v) for v in svmlight_scan(np.frombuffer(text, np.uint8)))
         assert got == naive_scan(text)
 
@@ -117,16 +124,5 @@ def test_tokens_equal_the_naive_reading(text):
 def test_random_blocks_tokenize_as_the_naive_reading():
     rng = np.random.default_rng(1)
     for _ in range(50):
-        lines = []
-        for _ in range(rng.integers(0, 30)):
-            tokens = [f"{rng.normal():.4g}"]
-            if rng.random() < 0.3:
-                tokens.append(f"qid:{rng.integers(0, 5)}")
-            for j in np.sort(rng.choice(1000, rng.integers(0, 6), replace=False)):
-                tokens.append(f"{j}:{rng.normal():.3f}")
-            if rng.random() < 0.2:
-                tokens.append("# note: 99:1")
-            sep = " " if rng.random() < 0.8 else "\t"
-            lines.append(sep.join(tokens) if rng.random() < 0.9 else "  ")
-        text = ("\n".join(lines) + "\n").encode()
+        text = random_block(rng)
         assert _kernel_tokens(text) == naive_tokens(text)
