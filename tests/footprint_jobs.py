@@ -76,8 +76,9 @@ def _rss_summary():
     return {"rss_at_end": current_rss(), "self_peak_rss": peak_rss()}
 
 
-def build_from_csv(csv_path, cache_path, memory_limit, warm=True):
-    """``build_cache`` from a CSV file with ``memory_limit``; returns the cache's sizes.
+def build_from_csv(csv_path, cache_path, memory_limit, warm=True, label="label"):
+    """``build_cache`` from a CSV file (or another text file: ``label`` None for
+    svmlight) with ``memory_limit``; returns the cache's sizes.
 
     ``warm``: load the compiled kernels first (see :func:`warm_kernels`).
     """
@@ -90,7 +91,7 @@ def build_from_csv(csv_path, cache_path, memory_limit, warm=True):
     if memory_limit == "smallest":
         memory_limit = smallest_train_limit(cache_path) + 16 * 2**20
     memory_limit = _resolve_limit(memory_limit, baseline)
-    cache = oocboost.build_cache(csv_path, cache_path, label="label",
+    cache = oocboost.build_cache(csv_path, cache_path, label=label,
                                  memory_limit=memory_limit, quiet=True, overwrite=True)
     out = {"n_rows": cache.n_rows, "n_features": cache.n_features,
            "block_rows": cache.block_rows, "n_blocks": cache.n_blocks,

@@ -33,6 +33,7 @@ Sizes are chosen for about two minutes on two cores; larger runs belong in ``ben
 import math
 import os
 
+import numpy as np
 import pytest
 
 from oocboost.utils.measure import measure_peak_rss
@@ -224,3 +225,42 @@ def test_build_cache_peak_does_not_grow_with_rows(build_csvs):
     big = _build(build_csvs, "big", _limit(BUILD_HEADROOM))
     assert big.result["n_rows"] == GROWTH_ROWS_FACTOR * small.result["n_rows"]
     _assert_growth_bounded("build-cache", small, big)
+
+
+#: A wide svmlight file: 1,000 features, 10 entries a row. Its 120,000 rows are 915 MiB
+#: as the dense float64 columns the build sketches, over 5x the allowed increase, while
+#: its text is 13 MB: a batch must be capped by its dense size, not by its text (one
+#: 1 MiB block of text is about 88 MB dense; uncapped, the peak was 426 MiB against the
+#: 400 MiB limit, capped 325 MiB). Its 33 s are the per-batch sketch calls of 1,000
+#: dense columns: sparse columns (the "sparse and wide" issue) will shorten it.
+WIDE_SVMLIGHT_ROWS = 120_000
+WIDE_SVMLIGHT_FEATURES = 1000
+
+
+@pytest.fixture(scope="session")
+def wide_svmlight(tmp_path_factory):
+    import scipy.sparse as sp
+    from sklearn.datasets import dump_svmlight_file
+
+    rng = np.random.default_rng(4)
+    n_rows, n_features, per_row = WIDE_SVMLIGHT_ROWS, WIDE_SVMLIGHT_FEATURES, 10
+    columns = np.sort(rng.choice(n_features, size=(n_rows, per_row)), axis=1)
+    columns[0, -1] = n_features - 1     # the last feature is written (the file's width)
+    X = sp.csr_matrix((np.round(rng.normal(size=n_rows * per_row), 3),
+                       columns.ravel(), np.arange(0, n_rows * per_row + 1, per_row)),
+                      shape=(n_rows, n_features))
+    X.sum_duplicates()                  # a column drawn twice in a row: one entry
+    path = str(tmp_path_factory.mktemp("footprint-svmlight") / "wide.svm")
+    dump_svmlight_file(X, rng.integers(0, 2, n_rows), path, zero_based=True)
+    return path
+
+
+def test_wide_svmlight_build_stays_under_memory_limit(wide_svmlight):
+    out = os.path.join(os.path.dirname(wide_svmlight), "wide.oocb")
+    report = _measure("build_from_csv", wide_svmlight, out, _limit(BUILD_HEADROOM), True,
+                      None)
+    assert report.result["n_rows"] == WIDE_SVMLIGHT_ROWS
+    assert report.result["n_features"] == WIDE_SVMLIGHT_FEATURES
+    _assert_peak_under_limit("svmlight build-cache", report,
+                             8 * WIDE_SVMLIGHT_ROWS * WIDE_SVMLIGHT_FEATURES,
+                             "dense equivalent")

@@ -363,6 +363,7 @@ def _open_planned(data, memory_limit, max_bin, block_rows, feature_names, source
             and (max_categories is None or max_categories > max_bin - 1))
     plan = plan_build(memory_limit, n_columns=n_features + 2, max_bin=max_bin,
                       block_rows=block_rows, text_source=_is_text(source),
+                      pyarrow_reader=_is_csv(source),
                       codes_itemsize=2 if wide else None)
     for text in getattr(source, "text_sources", lambda: [source])():
         if hasattr(text, "max_block_bytes"):   # CSV: a long line met in pass 1 or 2
@@ -370,10 +371,18 @@ def _open_planned(data, memory_limit, max_bin, block_rows, feature_names, source
     return source, plan
 
 
-def _is_text(source):
+def _is_csv(source):
     from .ingest.csv import CsvSource
 
     return isinstance(source, CsvSource)
+
+
+def _is_text(source):
+    """Text parsed block by block (CSV, svmlight): pass 1 sketches on a thread of its
+    own while the next block is parsed."""
+    from .ingest.svmlight import SvmlightSource
+
+    return _is_csv(source) or isinstance(source, SvmlightSource)
 
 
 @dataclasses.dataclass

@@ -200,6 +200,7 @@ def plan_build(
     block_rows=None,
     csv_block_bytes=1 << 20,
     text_source=True,
+    pyarrow_reader=True,
     codes_itemsize=None,
 ):
     """Plan how building a cache (pass 1: parse + sketch, pass 2: bin + write) spends the
@@ -227,6 +228,12 @@ def plan_build(
     csv_block_bytes : int
         Preferred CSV read block in bytes (1 MiB is the fastest); halved down to 256 KiB
         (or the given value if smaller) when tight.
+    text_source : bool
+        A text file parsed block by block while pass 1 sketches on a thread of its own
+        (CSV, svmlight): parse, queued batches and batches are counted per text block.
+    pyarrow_reader : bool
+        The text is read by pyarrow's CSV reader (its fixed ``CSV_READER_FIXED_BYTES``);
+        False for svmlight, read by oocboost's own parser.
 
     Returns
     -------
@@ -255,7 +262,7 @@ def plan_build(
     train_block_row = (DEFAULT_PREFETCH + 2) * 2 * block_row
     min_csv = min(MIN_CSV_BLOCK_BYTES, csv_block_bytes)
 
-    reader_fixed = CSV_READER_FIXED_BYTES if text_source else 0
+    reader_fixed = CSV_READER_FIXED_BYTES if text_source and pyarrow_reader else 0
 
     def need(csv, sketch, rows):
         parse = reader_fixed + PARSE_FACTOR * csv

@@ -11,7 +11,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.ipc as ipc
 
-from .ingest.source import ROLES, Batch
+from .ingest.source import ROLES, Batch, float64_numpy
 
 _SPOOL_PREFIX = ".oocb-spool-"
 _SPOOL_RE = re.compile(re.escape(_SPOOL_PREFIX) + r"(\d+)-")
@@ -29,6 +29,16 @@ def clean_stale_spools(directory):
         m = _SPOOL_RE.match(name)
         if m and int(m.group(1)) != os.getpid() and not psutil.pid_exists(int(m.group(1))):
             shutil.rmtree(os.path.join(directory, name), ignore_errors=True)
+
+
+def _float64(values):
+    """A NumPy column as an Arrow float64 array over the same memory (NaN stays NaN).
+    Not ``pa.array``: its first call imports pandas when installed (0.3-0.5 s that the
+    first batch of every build waited for)."""
+    if not isinstance(values, np.ndarray):
+        return pa.array(values, type=pa.float64())
+    values = np.ascontiguousarray(values, dtype=np.float64)
+    return pa.Array.from_buffers(pa.float64(), len(values), [None, pa.py_buffer(values)])
 
 
 class Spool:
@@ -51,7 +61,7 @@ class Spool:
         names, arrays = [], []
         for name, values in batch.numeric.items():
             names.append("n:" + name)
-            arrays.append(pa.array(values, type=pa.float64()))
+            arrays.append(_float64(values))
         for name, values in batch.categorical.items():
             names.append("c:" + name)
             arrays.append(values)
@@ -63,7 +73,7 @@ class Spool:
             columns = values.T if values.ndim == 2 else [values]
             for j, column in enumerate(columns):
                 names.append(role if j == 0 else f"{role}#{j}")
-                arrays.append(pa.array(np.ascontiguousarray(column), type=pa.float64()))
+                arrays.append(_float64(column))
         rb = pa.RecordBatch.from_arrays(arrays, names=names)
         if self._writer is None:
             self._sink = pa.OSFile(self.path, "wb")
@@ -88,12 +98,11 @@ class Spool:
                 numeric, categorical, roles = {}, {}, {}
                 for name, col in zip(rb.schema.names, rb.columns):
                     if name.startswith("n:"):
-                        numeric[name[2:]] = col.to_numpy(zero_copy_only=False)
+                        numeric[name[2:]] = float64_numpy(col)
                     elif name.startswith("c:"):
                         categorical[name[2:]] = col
                     else:  # a role (label#1, ... for a role's further columns)
-                        roles.setdefault(name.split("#")[0], []).append(
-                            col.to_numpy(zero_copy_only=False))
+                        roles.setdefault(name.split("#")[0], []).append(float64_numpy(col))
                 roles = {k: v[0] if len(v) == 1 else np.column_stack(v)
                          for k, v in roles.items()}
                 yield Batch(row_start=row_start, n_rows=rb.num_rows, numeric=numeric,

@@ -26,17 +26,21 @@ def _dense(source):
     return np.vstack(columns), np.concatenate(labels), groups, weights
 
 
-def _data(n_rows=300, n_features=20, seed=0):
+def _data(n_rows=300, n_features=20, seed=0, precise=False):
+    """Values of 3 decimals (read by oocboost's own parser), or at full precision (16-17
+    digits: most left to pyarrow's cast)."""
     X = sp.random(n_rows, n_features, density=0.2, random_state=seed, format="csr")
-    X.data = np.round(X.data * 100, 3) - 50.0
+    X.data = X.data * 100 - 50.0 if precise else np.round(X.data * 100, 3) - 50.0
     y = np.random.default_rng(seed).integers(0, 3, n_rows).astype(float)
     return X, y
 
 
-@pytest.mark.parametrize("zero_based", [True, False])
+@pytest.mark.parametrize("zero_based,precise", [(True, False), (False, False),
+                                                (False, True)])
 @pytest.mark.parametrize("batch_bytes", [500, 4096, 1 << 20])
-def test_values_labels_and_qids_equal_scikit_learns(tmp_path, zero_based, batch_bytes):
-    X, y = _data()
+def test_values_labels_and_qids_equal_scikit_learns(tmp_path, zero_based, precise,
+                                                     batch_bytes):
+    X, y = _data(precise=precise)
     qid = np.repeat(np.arange(30), 10)
     path = tmp_path / "d.svm"
     dump_svmlight_file(X, y, str(path), zero_based=zero_based, query_id=qid,
@@ -48,6 +52,26 @@ def test_values_labels_and_qids_equal_scikit_learns(tmp_path, zero_based, batch_
     np.testing.assert_array_equal(dense[:, :Xs.shape[1]], Xs.toarray())
     np.testing.assert_array_equal(labels, ys)
     np.testing.assert_array_equal(np.concatenate(groups), qs)
+
+
+def test_long_lines_grow_the_block_or_are_refused_by_line(tmp_path):
+    """A line longer than the read block is read whole (values equal scikit-learn's);
+    one over half the largest block is refused naming its line."""
+    X = sp.random(6, 30000, density=0.0005, random_state=1, format="csr")
+    X = sp.vstack([X, sp.csr_matrix(np.arange(1.0, 30001.0)[None, :])]).tocsr()
+    y = np.arange(7.0)
+    path = tmp_path / "long.svm"
+    dump_svmlight_file(X, y, str(path), zero_based=False)
+    long_line = max(len(line) for line in path.read_bytes().split(b"\n"))
+    assert long_line > 150_000
+    dense, labels, _, _ = _dense(open_source(path, batch_bytes=4096))
+    Xs, ys = load_svmlight_file(str(path))
+    np.testing.assert_array_equal(dense, Xs.toarray())
+    np.testing.assert_array_equal(labels, ys)
+    with pytest.raises(InputError, match=r"long.svm: line 7 is over 65,536 bytes long; "
+                                         r"the svmlight reader holds lines of at most "
+                                         r"65,536 bytes here .*raise the memory limit"):
+        _dense(open_source(path, batch_bytes=4096, max_block_bytes=1 << 17))
 
 
 def test_absent_entries_are_zero_or_missing(tmp_path):
@@ -109,6 +133,9 @@ def test_lightgbm_init_side_file(tmp_path):
     ("1 1:0.5\nyes 3:1\n", r"line 2: label 'yes' is not a number"),
     ("1 2:0.5 1:1\n", r"line 1: feature indices must increase along a line"),
     ("1 2:0.5 2:1\n", r"line 1: feature indices must increase"),
+    ("1 1:1 9:1\n0 2:0.5 7:1 3:1\n", r"line 2: feature indices must increase"),
+    ("1 1:1 7:1\n0 2:0.5 9:1 8:1\n", r"line 2: feature index 9 is above the line's last "
+                                      r"index .*indices must increase along a line"),
     ("1 1:0.5\n1 -3:1\n", r"line 2: feature index '-3' is not a non-negative integer"),
     ("1 qid:1 1:0.5\n1 1:1\n", r"line 2: every line needs one qid: token"),
     ("1 1:0.5\n0 3 :1\n", r"line 2: expected index:value tokens"),

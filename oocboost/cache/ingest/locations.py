@@ -23,7 +23,6 @@ from collections.abc import Iterator
 from typing import Any
 
 import pyarrow as pa
-import pyarrow.dataset as ds
 import pyarrow.fs as pafs
 
 from ...errors import InputError, ParameterError
@@ -142,6 +141,10 @@ class DatasetSource(ArrowBatchSource):
         self._batch_rows = batch_rows
         self._files = files
         self._fs = fs
+        # here, not at the top: pyarrow.dataset imports pandas (0.4-0.5 s), which a
+        # local file's build must not wait for
+        import pyarrow.dataset as ds
+
         fmt = "ipc" if file_format == "arrow" else "parquet"
         try:
             self._dataset = ds.dataset(

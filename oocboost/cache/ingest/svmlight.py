@@ -1,24 +1,28 @@
 """svmlight / LibSVM files streamed in blocks: ``label [qid:Q] index:value ... [# ...]``.
 
-The text is read a block of whole lines at a time and parsed by Arrow's compute kernels
-(split on whitespace, on ``:``, cast to numbers: correctly rounded, as ``strtod``), so no
-Python code runs per row and the file is never loaded whole. Each block becomes dense
-feature columns ``f0 .. f{n-1}`` for the sketch and the binning.
+The text is read a block of whole lines at a time and parsed by a numba kernel
+(``kernels/svmlight.py``) in one walk over its bytes, straight into dense feature
+columns ``f0 .. f{n-1}`` for the sketch and the binning; the numbers it cannot read
+exactly itself (over 15 significant digits, ``nan``, large exponents) are cast by
+pyarrow, correctly rounded as ``strtod``. No Python code runs per row and the file is
+never loaded whole; a batch holds at most 4 times its text block as float64.
 
 As scikit-learn's ``load_svmlight_file``: indices are zero-based when some index is 0,
 else one-based (``zero_based`` forces either), the number of features is the largest
-index of the whole file (found by a first scan) or ``n_features``, and an absent entry
-is 0.0, LibSVM's meaning; ``absent_as_missing`` reads it as missing, as XGBoost does.
-``qid:`` tokens are the rows' query groups. LightGBM's side files next to the data are
-read as LightGBM reads them: ``FILE.query`` (rows per query group, in order) and
-``FILE.weight`` (one weight per row); ``FILE.init`` (initial scores) is not used yet,
-which a warning says.
+index of the whole file (found by a first scan of each line's first and last index) or
+``n_features``, and an absent entry is 0.0, LibSVM's meaning; ``absent_as_missing``
+reads it as missing, as XGBoost does. ``qid:`` tokens are the rows' query groups.
+LightGBM's side files next to the data are read as LightGBM reads them: ``FILE.query``
+(rows per query group, in order), ``FILE.weight`` (one weight per row) and ``FILE.init``
+(one initial score per row, or per row and class: the base margins).
 """
 from __future__ import annotations
 
 import os
 import re
+from collections import deque
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pyarrow as pa
@@ -28,6 +32,8 @@ from ...errors import InputError, ParameterError
 from .side_files import group_ids, init_names, read_column, read_init
 from .source import NUMERIC, Batch, Source, file_fingerprint
 
+#: The largest text block (as the CSV reader's): lines of up to half of it.
+MAX_BLOCK_BYTES = 1 << 30
 #: File name endings read as svmlight (LightGBM's detection looks at the content too).
 EXTENSIONS = (".svm", ".libsvm", ".svmlight")
 #: A data line: a label, then optionally qid:Q, then index:value pairs.
@@ -56,16 +62,21 @@ class SvmlightSource(Source):
     absent_as_missing : bool
     batch_bytes : int
         Text read per block (whole lines; a longer line grows the block).
+    max_block_bytes : int or None
+        The largest block (the memory limit's share, ``BuildPlan.max_csv_block_bytes``):
+        a line over half of it is refused naming it; None: :data:`MAX_BLOCK_BYTES`.
     """
 
     OPTIONS = ("batch_bytes", "zero_based", "n_features", "absent_as_missing", "label",
-               "weight", "group", "base_margin")
+               "weight", "group", "base_margin", "max_block_bytes")
 
     def __init__(self, path: str, *, zero_based: object = "auto",
                  n_features: int | None = None, absent_as_missing: bool = False,
                  batch_bytes: int = 1 << 20, label: object = None, weight: object = None,
-                 group: object = None, base_margin: object = None) -> None:
+                 group: object = None, base_margin: object = None,
+                 max_block_bytes: int | None = None) -> None:
         super().__init__()
+        self.max_block_bytes = max_block_bytes
         self.name = os.path.abspath(path)
         base = os.path.basename(path)
         for role, given in (("label", label), ("weight", weight), ("group", group),
@@ -98,6 +109,9 @@ class SvmlightSource(Source):
         n = max(width, int(n_features or 0), 1)
         self.feature_names = [f"f{j}" for j in range(n)]
         self.feature_kinds = [NUMERIC] * n
+        # a batch's dense float64 columns (and label, qid) take at most 4 times its
+        # text block: the build plan's count of a parsed text batch (cache/plan.py)
+        self.batch_rows = max(1, 4 * self._batch_bytes // (8 * n + 32))
         self.n_rows = n_rows
         self.label_name = "label"
         self._weights = self._side_weights(n_rows)
@@ -108,130 +122,165 @@ class SvmlightSource(Source):
         self.base_margin_name = None if self._inits is None else init_names(base, self._inits)
 
     # ---------------------------------------------------------------- reading
-    def _blocks(self) -> Iterator[tuple[int, bytes]]:
-        """``(first line number, text)`` of whole lines, about ``batch_bytes`` each."""
-        line_no = 1
-        carry = b""
+    def _blocks(self) -> Iterator[bytes]:
+        """Whole lines, about ``batch_bytes`` at a time (a longer line: the block that
+        ends it, up to half of ``max_block_bytes``)."""
+        limit = min(self.max_block_bytes or MAX_BLOCK_BYTES, MAX_BLOCK_BYTES)
+        pending, n_pending = [], 0      # an unfinished line, joined once it ends
+        offset = 0                      # bytes of the file before it
         with open(self.name, "rb") as f:
             while True:
                 chunk = f.read(self._batch_bytes)
                 if not chunk:
                     break
-                data = carry + chunk
-                cut = data.rfind(b"\n")
-                if cut < 0:           # a line longer than the block: read on
-                    carry = data
+                cut = chunk.rfind(b"\n")
+                if cut < 0:
+                    pending.append(chunk)
+                    n_pending += len(chunk)
+                    if 2 * n_pending > limit:
+                        self._line_too_long(offset, limit)
                     continue
-                text, carry = data[:cut + 1], data[cut + 1:]
-                yield line_no, text
-                line_no += text.count(b"\n")
-        if carry.strip():
-            yield line_no, carry + b"\n"
+                text = b"".join([*pending, chunk[:cut + 1]]) if pending \
+                    else chunk[:cut + 1]
+                offset += len(text)
+                pending = [chunk[cut + 1:]]
+                n_pending = len(pending[0])
+                yield text
+        rest = b"".join(pending)
+        if rest.strip():
+            yield rest + b"\n"
 
-    def _parse(self, first_line: int, text: bytes) -> dict:
-        """One block's rows: labels, qids (or None), CSR ``row_ptr``, 0-based-in-file
-        ``index`` and ``value``, and each row's line number.
+    def _line_too_long(self, offset: int, limit: int) -> None:
+        """Refuse the line that starts at byte ``offset``, naming it (its number is
+        counted on this error path only)."""
+        line = 1
+        with open(self.name, "rb") as f:
+            while offset > 0:
+                chunk = f.read(min(offset, 1 << 24))
+                line += chunk.count(b"\n")
+                offset -= len(chunk)
+        why = ("raise the memory limit" if limit < MAX_BLOCK_BYTES else
+               "the largest block")
+        raise InputError(f"{self.name}: line {line} is over {limit // 2:,} bytes long; the "
+                         f"svmlight reader holds lines of at most {limit // 2:,} bytes here "
+                         f"(a block of twice the line is parsed whole: {why})")
 
-        The numba tokenizer (``kernels/svmlight.py``) splits the lines, parses the
-        indices and copies the labels, qids and values into one compact text of
-        numbers, which pyarrow casts to float64 at once (strtod's rounding, as
-        scikit-learn's reader); a malformed token is refused naming its line."""
-        from ...kernels.svmlight import svmlight_tokens
+    def _parse(self, first_line: int, text: bytes, start: int) -> dict:
+        """The rows of ``text`` from byte ``start``, up to ``self.batch_rows``:
+        ``label``, ``qid`` (or None), ``dense`` feature columns (features x rows), each
+        row's ``line`` number, the lines passed (``n_lines``) and where the next batch
+        starts (``stop``).
 
-        (n_rows, row_line, row_label, row_qid, n_pairs, pair_row, pair_index, pair_value,
-         n_nums, num_offsets, num_data, error) = svmlight_tokens(
-            np.frombuffer(text, np.uint8))
+        The numba parser (``kernels/svmlight.py``) reads the lines in one walk; the
+        few numbers it does not read exactly itself are cast by pyarrow (strtod's
+        rounding, as scikit-learn's reader). A malformed token is refused naming its
+        line."""
+        from ...kernels.svmlight import svmlight_parse
+
+        (stop, n_rows, n_lines, row_line, label, qid, has_qid, dense, n_slow, slow_row,
+         slow_column, slow_offsets, slow_data, error) = svmlight_parse(
+            np.frombuffer(text, np.uint8), start, len(self.feature_names),
+            0 if self.zero_based else 1, np.nan if self.absent_as_missing else 0.0,
+            self.batch_rows)
         if error[0]:
-            self._tokenizer_error(error, first_line, text)
+            self._parse_error(error, first_line, text)
         line_of_row = first_line + row_line[:n_rows]
-        numbers = pa.StringArray.from_buffers(
-            int(n_nums), pa.py_buffer(num_offsets[:n_nums + 1]),
-            pa.py_buffer(num_data[:int(num_offsets[n_nums])]))
-        try:
-            values = pc.cast(numbers, pa.float64()).to_numpy(zero_copy_only=False)
-        except pa.ArrowInvalid:
-            self._diagnose(numbers, row_label[:n_rows], row_qid[:n_rows],
-                           pair_value[:n_pairs], pair_row[:n_pairs], line_of_row)
-            raise
-        qid_at = row_qid[:n_rows]
-        qid = None
-        if (qid_at >= 0).any():
-            if not (qid_at >= 0).all():
-                r = int(np.flatnonzero(qid_at < 0)[0])
+        if n_slow:
+            self._cast_slow(n_slow, slow_row[:n_slow], slow_column[:n_slow],
+                            slow_offsets, slow_data, line_of_row, label, qid, dense)
+        has_qid = has_qid[:n_rows]
+        if has_qid.any():
+            if not has_qid.all():
+                r = int(np.flatnonzero(~has_qid)[0])
                 raise InputError(f"{self.name}: line {line_of_row[r]}: every line needs "
                                  f"one qid: token when any has one")
-            qid = values[qid_at]
-        row = pair_row[:n_pairs]
-        index = pair_index[:n_pairs]
-        self._check_order(index, row, line_of_row)
-        row_ptr = np.concatenate(([0], np.cumsum(np.bincount(row, minlength=n_rows))))
-        return dict(label=values[row_label[:n_rows]], qid=qid, row_ptr=row_ptr,
-                    index=index, value=values[pair_value[:n_pairs]], row=row,
-                    line=line_of_row)
+            qid = qid[:n_rows]
+        else:
+            qid = None
+        return dict(label=label[:n_rows], qid=qid, dense=dense[:, :n_rows],
+                    line=line_of_row, n_lines=int(n_lines), stop=int(stop))
 
-    def _tokenizer_error(self, error, first_line, text):
-        from ...kernels.svmlight import BAD_INDEX, QID_NOT_SECOND
+    def _cast_slow(self, n_slow, rows, columns, offsets, data, line_of_row, label, qid,
+                   dense):
+        """Cast the tokens the parser left (``kernels/svmlight.py``) and put them in
+        place; a token that is not a number is refused naming its line."""
+        from ...kernels.svmlight import SLOW_LABEL, SLOW_QID
 
-        code, line, start, end = (int(v) for v in error)
+        strings = pa.LargeStringArray.from_buffers(
+            n_slow, pa.py_buffer(offsets[:n_slow + 1]),
+            pa.py_buffer(data[:int(offsets[n_slow])]))
+        try:
+            values = pc.cast(strings, pa.float64()).to_numpy(zero_copy_only=False)
+        except pa.ArrowInvalid:
+            # the error path only: name the first token that is not a number
+            for k, s in enumerate(strings.to_pylist()):
+                try:
+                    float(s)
+                except (TypeError, ValueError):
+                    what = {SLOW_LABEL: "label", SLOW_QID: "qid"}.get(int(columns[k]),
+                                                                     "value")
+                    raise InputError(f"{self.name}: line {line_of_row[rows[k]]}: {what} "
+                                     f"{s!r} is not a number") from None
+            raise
+        is_label, is_qid = columns == SLOW_LABEL, columns == SLOW_QID
+        label[rows[is_label]] = values[is_label]
+        qid[rows[is_qid]] = values[is_qid]
+        feature = columns >= 0
+        dense[columns[feature], rows[feature]] = values[feature]
+
+    def _parse_error(self, error, first_line, text):
+        from ...kernels import svmlight as kernel
+
+        code, line, start, end, previous = (int(v) for v in error)
         where = f"{self.name}: line {first_line + line}"
         token = text[start:end].decode("ascii", "replace")
-        if code == BAD_INDEX:
+        if code == kernel.BAD_INDEX:
             raise InputError(f"{where}: feature index {token!r} is not a non-negative "
                              f"integer")
-        if code == QID_NOT_SECOND:
+        if code == kernel.QID_NOT_SECOND:
             raise InputError(f"{where}: qid: must follow the label")
+        if code == kernel.NOT_INCREASING:
+            raise InputError(f"{where}: feature indices must increase along a line "
+                             f"(index {token} after {previous})")
+        if code == kernel.OUT_OF_RANGE:
+            # the scan read each line's first and last index: a larger one between
+            # them breaks the increasing order (or the file changed since)
+            raise InputError(f"{where}: feature index {token} is above the line's last "
+                             f"index or past the {len(self.feature_names)} features the "
+                             f"first read of the file found: indices must increase along "
+                             f"a line (and the file must not change while it is read)")
         raise InputError(f"{where}: expected index:value tokens after the label")
-
-    def _diagnose(self, numbers, row_label, row_qid, pair_value, pair_row, line_of_row):
-        """Raise the InputError naming the first label, qid or value that is not a
-        number (the cast of all of them failed)."""
-        self._numbers(numbers.take(pa.array(row_label)), line_of_row, "label")
-        with_qid = row_qid >= 0
-        if with_qid.any():
-            self._numbers(numbers.take(pa.array(row_qid[with_qid])),
-                          line_of_row[with_qid], "qid")
-        self._numbers(numbers.take(pa.array(pair_value)), line_of_row[pair_row], "value")
-
-    def _numbers(self, strings, line_of_each, what):
-        try:
-            return pc.cast(strings, pa.float64()).to_numpy(zero_copy_only=False)
-        except pa.ArrowInvalid:
-            pass
-        # the error path only: find the first token that is not a number
-        for i, s in enumerate(strings.to_pylist()):
-            try:
-                float(s)
-            except (TypeError, ValueError):
-                raise InputError(f"{self.name}: line {line_of_each[i]}: {what} {s!r} is "
-                                 f"not a number") from None
-        raise InputError(f"{self.name}: a {what} is not a number")
-
-    def _check_order(self, index, row, line_of_row):
-        """Indices increase along a line (svmlight's rule, as scikit-learn checks)."""
-        if len(index) < 2:
-            return
-        same_row = row[1:] == row[:-1]
-        bad = np.flatnonzero(same_row & (index[1:] <= index[:-1]))
-        if len(bad):
-            r = row[bad[0] + 1]
-            raise InputError(f"{self.name}: line {line_of_row[r]}: feature indices must "
-                             f"increase along a line (index {index[bad[0] + 1]} after "
-                             f"{index[bad[0]]})")
 
     def _scan(self):
         """``(lowest index, highest index, rows, has qid)`` over the whole file, read
         by the numba scan (``kernels/svmlight.py``): the indices only, not a parse; a
-        malformed line is named when the rows are read."""
+        malformed line is named when the rows are read. The blocks are scanned on
+        numba's threads while the next ones are read (the scan is a third of the
+        build's reading)."""
+        import numba
+
         from ...kernels.svmlight import svmlight_scan
 
         low, high, n_rows, n_qid = None, -1, 0, 0
-        for _, text in self._blocks():
-            lo, hi, lines, qids = svmlight_scan(np.frombuffer(text, np.uint8))
+
+        def add(result):
+            nonlocal low, high, n_rows, n_qid
+            lo, hi, lines, qids = result
             n_rows += int(lines)
             n_qid += int(qids)
             if hi >= 0:
                 low = int(lo) if low is None else min(low, int(lo))
                 high = max(high, int(hi))
+
+        n_threads = max(1, numba.get_num_threads())
+        with ThreadPoolExecutor(n_threads, thread_name_prefix="oocboost-scan") as pool:
+            pending = deque()
+            for text in self._blocks():
+                pending.append(pool.submit(svmlight_scan, np.frombuffer(text, np.uint8)))
+                if len(pending) > 2 * n_threads:      # a few blocks in memory at most
+                    add(pending.popleft().result())
+            for future in pending:
+                add(future.result())
         return (1 if low is None else low), high, n_rows, n_qid > 0
 
     # ---------------------------------------------------------------- side files
@@ -245,22 +294,27 @@ class SvmlightSource(Source):
         return group_ids(self.name + ".query", n_rows)
 
     # ---------------------------------------------------------------- batches
+    def _parsed(self) -> Iterator[dict]:
+        """Each text block parsed, ``batch_rows`` rows at most at a time."""
+        first_line = 1
+        for text in self._blocks():
+            start = 0
+            while start < len(text):
+                block = self._parse(first_line, text, start)
+                first_line += block["n_lines"]
+                start = block["stop"]
+                if len(block["label"]):
+                    yield block
+
     def batches(self) -> Iterator[Batch]:
         row_start = 0
-        n = len(self.feature_names)
-        shift = 0 if self.zero_based else 1
-        fill = np.nan if self.absent_as_missing else 0.0
-        for first_line, text in self._blocks():
-            block = self._parse(first_line, text)
+        for block in self._parsed():
             n_rows = len(block["label"])
-            if n_rows == 0:
-                continue
             if not np.all(np.isfinite(block["label"])):
                 r = int(np.flatnonzero(~np.isfinite(block["label"]))[0])
                 raise InputError(f"{self.name}: line {block['line'][r]}: the label is not a "
                                  f"finite number")
-            dense = np.full((n, n_rows), fill)
-            dense[block["index"] - shift, block["row"]] = block["value"]
+            dense = block["dense"]
             batch = Batch(row_start=row_start, n_rows=n_rows,
                           numeric={name: dense[j] for j, name in
                                    enumerate(self.feature_names)},

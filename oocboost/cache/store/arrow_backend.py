@@ -207,8 +207,11 @@ class ArrowBlockWriter:
     def _framing(self, batch):
         """Bytes of an IPC file of ``batch``'s schema and metadata with empty values: the
         part of a block file that compression cannot shrink."""
-        empty = pa.record_batch([pa.array([b""], pa.large_binary())] * batch.num_columns,
-                                schema=batch.schema)
+        # one empty value per column; from buffers, as pa.array's first call imports
+        # pandas when it is installed (0.3-0.5 s of a small build)
+        one_empty = pa.Array.from_buffers(pa.large_binary(), 1, [
+            None, pa.py_buffer(np.zeros(2, np.int64)), pa.py_buffer(b"")])
+        empty = pa.record_batch([one_empty] * batch.num_columns, schema=batch.schema)
         return self._serialize(empty, self._raw_options).size
 
     @staticmethod
