@@ -48,6 +48,7 @@ from .first_pass import FirstPass
 from .groups import GroupRuns
 from .ingest import open_source
 from .ingest.source import column_names
+from .ingest.svmlight import BLOCK_BYTES as SVMLIGHT_BLOCK_BYTES
 from .plan import MIN_CSV_BLOCK_BYTES, plan_build
 from .reuse import existing_fingerprint, fingerprint_of, reusable
 from .spool import Spool
@@ -361,10 +362,13 @@ def _open_planned(data, memory_limit, max_bin, block_rows, feature_names, source
     # categories past max_bin - 1 take two-byte codes: plan for them before pass 1 counts
     wide = ("categorical" in source.feature_kinds
             and (max_categories is None or max_categories > max_bin - 1))
+    svmlight = _is_text(source) and not _is_csv(source)
     plan = plan_build(memory_limit, n_columns=n_features + 2, max_bin=max_bin,
                       block_rows=block_rows, text_source=_is_text(source),
-                      pyarrow_reader=_is_csv(source),
-                      codes_itemsize=2 if wide else None)
+                      pyarrow_reader=not svmlight, codes_itemsize=2 if wide else None,
+                      **({"csv_block_bytes": SVMLIGHT_BLOCK_BYTES} if svmlight else {}))
+    if svmlight:      # scanned with the first plan's blocks; parsed with this plan's
+        source.batch_bytes = plan.csv_block_bytes
     for text in getattr(source, "text_sources", lambda: [source])():
         if hasattr(text, "max_block_bytes"):   # CSV: a long line met in pass 1 or 2
             text.max_block_bytes = plan.max_csv_block_bytes
