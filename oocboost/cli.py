@@ -365,6 +365,18 @@ def cmd_report(args):
     return 0
 
 
+def cmd_export(args):
+    from .model.formats import FORMATS
+    from .model.model import load_model
+    from .utils.files import check_output_path
+
+    check_output_path(args.output, [args.model])
+    fmt = load_model(args.model).export(args.output, format=args.format)
+    if not args.quiet:
+        print(f"wrote {args.output} ({FORMATS[fmt][1]})")
+    return 0
+
+
 def main(argv=None):
     """Entry point of the ``oocboost`` console script."""
     args = build_parser().parse_args(argv)
@@ -392,7 +404,8 @@ def main(argv=None):
 
 _COMMANDS = {"build-cache": cmd_build_cache, "info": cmd_info, "train": cmd_train,
              "predict": cmd_predict, "evaluate": cmd_evaluate, "demo": cmd_demo,
-             "warmup": cmd_warmup, "plot": cmd_plot, "report": cmd_report}
+             "warmup": cmd_warmup, "plot": cmd_plot, "report": cmd_report,
+             "export": cmd_export}
 
 #: Commands whose ``-o`` is a file: its folder is made first (``build-cache`` makes its
 #: own), so a long run never fails at its last step for want of a folder.

@@ -55,6 +55,7 @@ def build_parser():
     _add_train(sub)
     _add_predict_and_evaluate(sub)
     _add_plot_and_report(sub)
+    _add_export(sub)
     w = sub.add_parser("warmup", help="compile the kernels of a learner ahead of its first "
                                       "run, on every core")
     from .learners import registry
@@ -320,3 +321,18 @@ def _add_plot_and_report(sub):
     r.add_argument("--quiet", action="store_true", help="no progress or messages")
 
 
+
+
+def _add_export(sub):
+    from .model.formats import FORMATS
+
+    x = sub.add_parser("export", help="write a model in a format other tools serve: "
+                                      + ", ".join(FORMATS))
+    x.add_argument("model", help="model file (JSON)")
+    x.add_argument("-o", "--output", required=True,
+                   help="the exported file (its extension names the format: "
+                        + ", ".join(f"{e} {n}" for n, (es, _) in FORMATS.items()
+                                    for e in es) + ")")
+    x.add_argument("--format", default=None, choices=tuple(FORMATS),
+                   help="the format, when the extension does not say it")
+    x.add_argument("--quiet", action="store_true", help="no messages")

@@ -61,6 +61,7 @@ from .fields import (
     read_int,
     read_typed,
 )
+from .formats import ModelExport
 from .parts import ModelPart, read_parts
 from .prediction import ModelPrediction
 from .tree import MAX_BITSET_CELLS, MAX_OUTPUTS, Tree, coerce
@@ -96,7 +97,7 @@ def source_attributes(cache, uses_base_margin=False):
     return out
 
 
-class Model(ModelPrediction, ModelContributions):
+class Model(ModelPrediction, ModelContributions, ModelExport):
     """A tree ensemble: trees, how they combine, the feature schema and training metadata.
 
     Parameters

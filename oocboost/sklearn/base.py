@@ -105,6 +105,12 @@ class ParamsMixin(_Base):
             raise NotFittedError(f"this {type(self).__name__} is not fitted yet: call fit "
                                  f"before using this estimator")
 
+    def get_booster(self):
+        """The fitted :class:`~oocboost.model.model.Model` (XGBoost's ``get_booster``):
+        save it, export it (``Model.export``), predict or explain with it directly."""
+        self._check_fitted()
+        return self.model_
+
     def predict_contributions(self, X, iteration_range=None, interactions=False):
         """SHAP values of the margin (exact path-dependent Tree SHAP), bias last; rows sum
         to the margin. ``X``: an array, a DataFrame (categories as strings), a file or a

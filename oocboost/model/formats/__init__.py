@@ -1,0 +1,77 @@
+"""Models out to the formats they are served and inspected in: one adapter module per
+foreign format, translating the core's flat trees (``common.py``), each checked by the
+foreign library's own predictor in the tests.
+
+========  ==========================================  ============================
+format    file                                        read by
+========  ==========================================  ============================
+lightgbm  LightGBM's text model (``.txt``)            ``lightgbm.Booster(model_file=)``
+========  ==========================================  ============================
+"""
+from __future__ import annotations
+
+import os
+
+from ...errors import ParameterError
+from ...utils.files import write_text_atomic
+
+#: Export format -> (file extensions it is chosen by, what it is).
+FORMATS = {
+    "lightgbm": ((".txt",), "LightGBM's text model"),
+}
+
+
+def format_of(path: str | os.PathLike, fmt: str | None) -> str:
+    """The export format: ``fmt`` when given, else the one ``path``'s extension names."""
+    if fmt is not None:
+        if fmt not in FORMATS:
+            raise ParameterError(f"export format must be one of {', '.join(FORMATS)}, got "
+                                 f"{fmt!r}")
+        return fmt
+    ext = os.path.splitext(os.fspath(path))[1].lower()
+    for name, (extensions, _) in FORMATS.items():
+        if ext in extensions:
+            return name
+    known = ", ".join(f"{e} ({n})" for n, (es, _) in FORMATS.items() for e in es)
+    raise ParameterError(f"{os.fspath(path)}: say the export format (format=...: "
+                         f"{', '.join(FORMATS)}); the extension {ext or '(none)'!r} names "
+                         f"none ({known})")
+
+
+class ModelExport:
+    """:meth:`export` of :class:`~oocboost.model.model.Model`."""
+
+    def export(self, path: str | os.PathLike, format: str | None = None) -> str:
+        """Write the model in a foreign format, atomically (a failed export leaves no
+        file and an existing one unchanged).
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+        format : {"lightgbm"} or None
+            None: from the extension (``.txt``: LightGBM).
+
+        Returns
+        -------
+        str
+            The format written.
+
+        Raises
+        ------
+        ModelError
+            The format cannot express the model: the message names what (a feature's
+            categorical splits, an objective, oblique splits...).
+
+        Examples
+        --------
+        >>> model.export("model.txt")                                  # doctest: +SKIP
+        'lightgbm'
+        >>> lightgbm.Booster(model_file="model.txt").predict(X)        # doctest: +SKIP
+        """
+        fmt = format_of(path, format)
+        self.validate()
+        if fmt == "lightgbm":
+            from .lightgbm_text import to_lightgbm_text
+
+            write_text_atomic(path, to_lightgbm_text(self))
+        return fmt

@@ -1,0 +1,155 @@
+"""What every export adapter needs of a model: the check that a format can express it
+(refused by name otherwise), and its trees as one scalar-leaf tree per output, the tree
+weights folded into the leaf values, in the order the peers keep them (round by round,
+output by output).
+
+A tree here is a :class:`ScalarTree`: nodes in preorder (root 0, a node's left subtree
+before its right one), the node arrays of :class:`~oocboost.model.tree.Tree` for the
+nodes kept and one value per node. A node shared by several parents (a decision
+stream's graph) is copied under each.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ...errors import ModelError
+from ..parts import ModelPart
+
+#: Nodes of one exported tree at most (shared nodes are copied under each parent).
+MAX_EXPORT_NODES = 1 << 24
+
+
+@dataclass
+class ScalarTree:
+    """One tree with one value per node, nodes in preorder.
+
+    ``left`` / ``right``: children ids (-1 at leaves); ``feature``, ``threshold``
+    (``x <= threshold`` goes left), ``default_left`` (missing goes left),
+    ``is_categorical``, ``cat_bitset`` (codes going left), ``value``, ``gain``,
+    ``cover``, ``n_samples``: as :class:`~oocboost.model.tree.Tree`'s.
+    """
+
+    left: np.ndarray
+    right: np.ndarray
+    feature: np.ndarray
+    threshold: np.ndarray
+    default_left: np.ndarray
+    is_categorical: np.ndarray
+    cat_bitset: np.ndarray
+    value: np.ndarray
+    gain: np.ndarray
+    cover: np.ndarray
+    n_samples: np.ndarray
+
+    @property
+    def n_nodes(self) -> int:
+        return int(self.left.shape[0])
+
+
+def check_exportable(model, fmt: str) -> None:
+    """ModelError naming what ``fmt`` cannot express: a part that adds to predictions
+    (MARS terms, naive Bayes leaves), oblique or surrogate splits."""
+    for part in model.parts.values():
+        if type(part).add_margin is not ModelPart.add_margin:
+            raise ModelError(f"{fmt} cannot express the model's {part.key!r} part (it adds "
+                             f"to the trees' predictions); export a model of plain trees")
+    for t, tree in enumerate(model.trees):
+        if tree.oblique is not None:
+            raise ModelError(f"{fmt} cannot express oblique splits (tree {t} tests a "
+                             f"weighted sum of features "
+                             f"{_names(model, tree.oblique.feature)})")
+        if tree.surrogates is not None:
+            node = int(np.flatnonzero(tree.left >= 0)[0]) if (tree.left >= 0).any() else 0
+            raise ModelError(f"{fmt} cannot express surrogate splits (tree {t}: a missing "
+                             f"{model.feature_names[max(int(tree.feature[node]), 0)]!r} "
+                             f"follows another feature); train with surrogates off")
+
+
+def _names(model, features) -> str:
+    shown = [model.feature_names[int(j)] for j in np.unique(features)[:5]]
+    return ", ".join(repr(n) for n in shown)
+
+
+def preorder(tree, column: int, scale: float) -> ScalarTree:
+    """``tree`` with the values of output ``column`` times ``scale``, nodes renumbered
+    in preorder (shared nodes copied)."""
+    order = []
+    parent_slot = []          # (new parent id, side) of each kept node
+    stack = [(0, -1, 0)]
+    while stack:
+        node, parent, side = stack.pop()
+        order.append(node)
+        parent_slot.append((parent, side))
+        if len(order) > MAX_EXPORT_NODES:
+            raise ModelError(f"a tree has over {MAX_EXPORT_NODES:,} nodes once its shared "
+                             f"nodes are copied: too large to export")
+        if tree.left[node] >= 0:
+            me = len(order) - 1
+            stack.append((int(tree.right[node]), me, 1))
+            stack.append((int(tree.left[node]), me, 0))
+    order = np.asarray(order, dtype=np.int64)
+    n = order.shape[0]
+    left = np.full(n, -1, dtype=np.int64)
+    right = np.full(n, -1, dtype=np.int64)
+    for new, (parent, side) in enumerate(parent_slot):
+        if parent >= 0:
+            (right if side else left)[parent] = new
+    bitset = tree.cat_bitset[order] if tree.cat_bitset.shape[1] else \
+        np.zeros((n, 0), dtype=np.uint32)
+    return ScalarTree(
+        left=left, right=right, feature=tree.feature[order].astype(np.int64),
+        threshold=tree.threshold[order].copy(), default_left=tree.default_left[order].copy(),
+        is_categorical=tree.is_categorical[order].copy(), cat_bitset=bitset,
+        value=tree.value[order, column] * scale, gain=tree.gain[order].copy(),
+        cover=tree.cover[order].copy(), n_samples=tree.n_samples[order].copy())
+
+
+def trees_by_round(model, fmt: str) -> list[list[ScalarTree]]:
+    """The model's trees as rounds of ``n_outputs`` scalar trees (round ``r``, output
+    ``k``: ``rounds[r][k]``), tree weights folded into the values so that the plain sum
+    (aggregation "sum") or the plain mean over rounds (aggregation "mean") of the
+    leaves reached is the model's margin without its base. A multi-output tree gives
+    one tree per output. ModelError when the outputs have different numbers of trees
+    under "mean" (a plain mean could not weigh them)."""
+    check_exportable(model, fmt)
+    n_outputs = int(model.n_outputs)
+    per_output: list[list[tuple[int, int, float]]] = [[] for _ in range(n_outputs)]
+    for t, (group, weight) in enumerate(zip(model.tree_group, model.tree_weight)):
+        if group < 0:
+            for k in range(n_outputs):
+                per_output[k].append((t, k, float(weight)))
+        else:
+            per_output[int(group)].append((t, 0, float(weight)))
+    counts = {len(trees) for trees in per_output}
+    if model.aggregation == "mean":
+        if len(counts) > 1:
+            raise ModelError(f"{fmt} averages the same number of trees per output; this "
+                             f"model's outputs have {sorted(counts)} trees")
+        for k, trees in enumerate(per_output):
+            total = sum(w for _, _, w in trees)
+            # the plain mean of w_t * v_t * n / W over n trees is sum(w_t * v_t) / W
+            per_output[k] = [(t, c, w * len(trees) / total if total else 0.0)
+                             for t, c, w in trees]
+    rounds = []
+    for r in range(max(counts, default=0)):
+        one_round = []
+        for trees in per_output:
+            if r < len(trees):
+                t, column, scale = trees[r]
+                one_round.append(preorder(model.trees[t], column, scale))
+            else:             # an output with fewer trees: a tree adding 0 (sum only)
+                one_round.append(constant_tree(0.0))
+        rounds.append(one_round)
+    return rounds
+
+
+def constant_tree(value: float) -> ScalarTree:
+    """A tree of one leaf."""
+    one = np.full(1, -1, dtype=np.int64)
+    return ScalarTree(left=one, right=one.copy(), feature=one.copy(),
+                      threshold=np.zeros(1), default_left=np.zeros(1, bool),
+                      is_categorical=np.zeros(1, bool), cat_bitset=np.zeros((1, 0), np.uint32),
+                      value=np.full(1, float(value)), gain=np.zeros(1), cover=np.zeros(1),
+                      n_samples=np.zeros(1))

@@ -1,0 +1,153 @@
+"""model/formats/lightgbm_text.py: models exported to LightGBM's text format predict, in
+``lightgbm.Booster(model_file=...)``, what they predict in oocboost (with missing values;
+every learner whose trees LightGBM can sum or average), and what it cannot express is
+refused by name."""
+import subprocess
+import sys
+
+import lightgbm as lgb
+import numpy as np
+import pytest
+
+import oocboost
+from oocboost.errors import ModelError, ParameterError
+from oocboost.model.formats import format_of
+
+
+def _data(n=1500, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 5))
+    X[rng.random(X.shape) < 0.1] = np.nan
+    signal = np.nan_to_num(X[:, 0]) + np.nan_to_num(X[:, 1]) ** 2
+    return X, signal
+
+
+def _booster(model, tmp_path, name="model.txt"):
+    path = tmp_path / name
+    assert model.export(path) == "lightgbm"
+    return lgb.Booster(model_file=str(path))
+
+
+CASES = [
+    ("binary", lambda: oocboost.GradientBoostingClassifier(n_estimators=15, max_depth=4)),
+    ("regression", lambda: oocboost.GradientBoostingRegressor(n_estimators=15, max_depth=4)),
+    ("poisson", lambda: oocboost.GradientBoostingRegressor(
+        n_estimators=15, max_depth=3, objective="count:poisson")),
+    ("multiclass", lambda: oocboost.GradientBoostingClassifier(n_estimators=8, max_depth=3)),
+    ("forest-regression", lambda: oocboost.RandomForestRegressor(n_estimators=6,
+                                                                  max_depth=5)),
+    ("forest-multiclass", lambda: oocboost.RandomForestClassifier(n_estimators=6,
+                                                                   max_depth=5)),
+    ("extra-trees", lambda: oocboost.ExtraTreesClassifier(n_estimators=5, max_depth=4)),
+    ("tree", lambda: oocboost.DecisionTreeRegressor(max_depth=6)),
+    ("adaboost", lambda: oocboost.AdaBoostClassifier(n_estimators=8)),
+]
+
+
+def _target(kind, signal):
+    if kind in ("binary", "extra-trees", "adaboost"):
+        return (signal > 0.5).astype(int)
+    if kind.endswith("multiclass"):
+        return np.digitize(signal, [0.0, 1.0])
+    if kind == "poisson":
+        return np.random.default_rng(1).poisson(np.exp(np.clip(signal, -2, 2) / 2))
+    return 3 * signal
+
+
+@pytest.mark.parametrize("kind,make", CASES, ids=[c[0] for c in CASES])
+def test_lightgbm_predicts_what_oocboost_predicts(kind, make, tmp_path):
+    X, signal = _data()
+    est = make().fit(X, _target(kind, signal))
+    model = est.get_booster()
+    booster = _booster(model, tmp_path)
+    ours = model.predict(X)
+    theirs = booster.predict(X)
+    if ours.ndim == 2 and theirs.ndim == 1:      # binary: LightGBM gives P(class 1)
+        ours = ours[:, 1]
+    np.testing.assert_allclose(theirs, ours, rtol=1e-12, atol=1e-12)
+    margin = model.predict(X, output_margin=True)
+    raw = booster.predict(X, raw_score=True)
+    if model.aggregation == "mean":     # LightGBM's raw score of averaged trees: the sum
+        raw = raw / booster.current_iteration()
+    np.testing.assert_allclose(raw, margin, rtol=1e-12, atol=1e-12)
+    assert booster.num_trees() >= model.n_trees
+    assert booster.feature_name() == model.feature_names
+
+
+def test_softmax_models_give_the_probabilities_whose_argmax_oocboost_predicts(tmp_path):
+    X, signal = _data()
+    model = oocboost.train({"objective": "multi:softmax", "num_class": 3, "max_depth": 3},
+                           oocboost.build_cache(X, str(tmp_path / "c.oocb"),
+                                                label=np.digitize(signal, [0.0, 1.0]),
+                                                quiet=True), 6)
+    proba = _booster(model, tmp_path).predict(X)
+    np.testing.assert_array_equal(proba.argmax(axis=1), model.predict(X))
+
+
+def test_a_base_margin_lives_in_the_first_trees(tmp_path):
+    X, signal = _data()
+    model = oocboost.GradientBoostingRegressor(n_estimators=3, max_depth=2).fit(
+        X, 3 * signal + 100.0).get_booster()
+    assert abs(model.base_margin[0]) > 1
+    np.testing.assert_allclose(_booster(model, tmp_path).predict(X), model.predict(X),
+                               rtol=1e-12)
+
+
+def test_what_lightgbm_cannot_express_is_refused_by_name(tmp_path):
+    import pandas as pd
+
+    X, signal = _data()
+    frame = pd.DataFrame(X, columns=[f"x{j}" for j in range(5)])
+    frame["city"] = pd.Categorical(np.where(signal > 0.5, "a", "b"))
+    model = oocboost.GradientBoostingClassifier(n_estimators=3, max_depth=2).fit(
+        frame, (signal > 0.5).astype(int)).get_booster()
+    with pytest.raises(ModelError, match=r"categorical splits are not exported yet "
+                                         r"\(feature 'city'\)"):
+        model.export(tmp_path / "m.txt")
+    assert not (tmp_path / "m.txt").exists()
+    hinge = oocboost.GradientBoostingRegressor(n_estimators=2, objective="binary:hinge")
+    with pytest.raises(ModelError, match=r"no objective that predicts as 'binary:hinge'"):
+        hinge.fit(X, (signal > 0.5).astype(int)).get_booster().export(tmp_path / "m.txt")
+    r2 = oocboost.AdaBoostRegressor(n_estimators=3).fit(X[:300], signal[:300]).get_booster()
+    with pytest.raises(ModelError, match=r"AdaBoost.R2's weighted median"):
+        r2.export(tmp_path / "m.txt")
+
+
+def test_whitespace_in_feature_names_is_written_as_underscores(tmp_path):
+    import pandas as pd
+
+    X, signal = _data()
+    frame = pd.DataFrame(X, columns=["unit price", "b", "c", "d", "e"])
+    model = oocboost.GradientBoostingRegressor(n_estimators=2, max_depth=2).fit(
+        frame, signal).get_booster()
+    with pytest.warns(UserWarning, match=r"'unit price'.* written with '_'"):
+        booster = _booster(model, tmp_path)
+    assert booster.feature_name()[0] == "unit_price"
+
+
+def test_format_from_the_extension_or_named():
+    assert format_of("m.txt", None) == "lightgbm"
+    assert format_of("m.model", "lightgbm") == "lightgbm"
+    with pytest.raises(ParameterError, match=r"m.bin: say the export format .*'\.bin' "
+                                             r"names none"):
+        format_of("m.bin", None)
+    with pytest.raises(ParameterError, match=r"must be one of lightgbm, got 'pmml'"):
+        format_of("m.txt", "pmml")
+
+
+def test_export_command(tmp_path):
+    X, signal = _data()
+    model = oocboost.GradientBoostingRegressor(n_estimators=3, max_depth=3).fit(
+        X, signal).get_booster()
+    model.save_model(tmp_path / "model.json")
+    run = [sys.executable, "-m", "oocboost", "export", str(tmp_path / "model.json")]
+    done = subprocess.run(run + ["-o", str(tmp_path / "model.txt")], capture_output=True,
+                          text=True)
+    assert done.returncode == 0, done.stderr
+    assert "wrote" in done.stdout and "LightGBM's text model" in done.stdout
+    booster = lgb.Booster(model_file=str(tmp_path / "model.txt"))
+    np.testing.assert_allclose(booster.predict(X), model.predict(X), rtol=1e-12)
+    refused = subprocess.run(run + ["-o", str(tmp_path / "model.json"), "--format",
+                                    "lightgbm"], capture_output=True, text=True)
+    assert refused.returncode != 0 and "is the input" in refused.stderr
+    assert (tmp_path / "model.json").read_text().startswith("{")
