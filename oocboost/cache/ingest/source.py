@@ -289,14 +289,18 @@ def to_float64(arr):
 
 
 def float64_numpy(arr: pa.Array) -> np.ndarray:
-    """A float64 pyarrow array as NumPy, nulls as NaN; zero-copy (read-only) when it has
+    """A float64 pyarrow array as NumPy, nulls as NaN, read-only; zero-copy when it has
     no nulls. Not ``Array.to_numpy``: its first call imports pandas when installed
     (0.3-0.5 s that a small build waited for)."""
     if len(arr) == 0:
         return np.empty(0)
     if arr.null_count:
         arr = pc.fill_null(arr, pa.scalar(np.nan, pa.float64()))
-    return np.frombuffer(arr.buffers()[1], np.float64, len(arr), 8 * arr.offset)
+    out = np.frombuffer(arr.buffers()[1], np.float64, len(arr), 8 * arr.offset)
+    # read-only, as to_numpy's: the kernels keep the one compiled variant they had
+    # (a writable array is another signature, compiled again, with its own rounding)
+    out.flags.writeable = False
+    return out
 
 
 def to_string_array(arr):
