@@ -9,7 +9,7 @@ on every worker without being sent.
 from ..cache.shards import ShardSet
 from ..errors import ParameterError
 from .collective import DEFAULT_TIMEOUT
-from .ranks import run_ranks, run_with_recovery, with_worker_defaults
+from .ranks import live_workers, run_ranks, run_with_recovery, with_worker_defaults
 from .shards import _client
 from .training import MAX_RESTARTS
 
@@ -120,7 +120,7 @@ def _train_forest(client, params, shards, n_estimators, learner, checkpoint_tree
     name, p, task, classes = forest_run(params, shard_set, learner)
 
     def attempt(checkpoint, resume):
-        workers = client.scheduler_info()["workers"]
+        workers = live_workers(client)
 
         def args_of(worker, rank):
             wp = with_worker_defaults(p, workers.get(worker, {}), ("n_jobs",))

@@ -99,6 +99,20 @@ def open_shards(paths):
     return Cache(paths[0]) if len(paths) == 1 else ChainedCache(paths)
 
 
+def live_workers(client) -> dict:
+    """The scheduler's workers (address -> its info). When it lists none, waits up to 30
+    s for one to register (a worker restarting under its nanny, or a reply that raced a
+    registration: seen as an empty list on a busy 2-core machine) and asks again."""
+    workers = client.scheduler_info()["workers"]
+    if not workers:
+        try:
+            client.wait_for_workers(1, timeout=30)
+        except (TimeoutError, OSError):
+            return {}
+        workers = client.scheduler_info()["workers"]
+    return workers
+
+
 def place(shard_set, workers):
     """``[(worker, [shard paths])]`` in rank order.
 
@@ -208,7 +222,7 @@ def run_ranks(client, shard_set, work, args_of, *, check=None, timeout):
     ``args_of(worker, rank)`` gives a rank's extra arguments. Raises :class:`WorkerLost`
     (with the lost workers) when a worker of the run left the cluster during it.
     """
-    ranks = place(shard_set, client.scheduler_info()["workers"])
+    ranks = place(shard_set, live_workers(client))
     if check is not None:
         _precheck(client, ranks, check, lambda w: args_of(w, None))
     run_id = uuid.uuid4().hex
@@ -268,7 +282,7 @@ def _gather(client, futures, workers):
         return client.gather(futures)
     deadline = time.monotonic() + DEATH_NOTICE_SECONDS
     while True:
-        alive = set(client.scheduler_info()["workers"])
+        alive = set(live_workers(client))
         lost = [w for w in workers if w not in alive]
         errors = [f.exception() for f in futures if f.status == "error"]
         own = [e for e in errors if not isinstance(e, CollectiveError)]
@@ -299,7 +313,7 @@ def run_with_recovery(client, shard_set, attempt, *, max_restarts, what):
                 if restarts > max_restarts:
                     raise WorkerLost(f"{exc}; gave up after {max_restarts} restarts "
                                      f"(max_restarts)") from exc
-                n_workers = len(client.scheduler_info()["workers"])
+                n_workers = len(live_workers(client))
                 done = what(checkpoint) if os.path.exists(checkpoint) else "nothing"
                 warnings.warn(f"oocboost.dask: {exc}; resuming from the last checkpoint "
                               f"({done} done) on {n_workers} worker(s), its shards read "

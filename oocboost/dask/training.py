@@ -15,7 +15,7 @@ histograms move: ``nodes built x columns x bins x 2 float64`` per pass and rank.
 """
 from ..cache.shards import ShardSet
 from .collective import DEFAULT_TIMEOUT
-from .ranks import run_ranks, run_with_recovery, with_worker_defaults
+from .ranks import live_workers, run_ranks, run_with_recovery, with_worker_defaults
 from .shards import _client
 
 #: Rounds between two checkpoints rank 0 saves (a run that loses a worker resumes there).
@@ -118,7 +118,7 @@ def train(client, params, shards, num_boost_round=10, *, evals=(),
     eval_paths = [(getattr(c, "path", c), name) for c, name in (evals or ())]
 
     def attempt(checkpoint, resume):
-        workers = client.scheduler_info()["workers"]
+        workers = live_workers(client)
         done = 0 if resume is None else load_model(resume).n_rounds
         args = (num_boost_round - done, eval_paths, early_stopping_rounds, verbose_eval,
                 callbacks, checkpoint, checkpoint_rounds, resume)

@@ -3,10 +3,11 @@ each fold trains on it with its held-out rows weighted zero; gradient boosting g
 folds in the same passes through :func:`oocboost.cv`), a final estimator trained on
 their out-of-fold predictions, the base learners then refitted on every row.
 
-The parameters are scikit-learn's ``StackingClassifier`` / ``StackingRegressor``'s. What
-differs: ``cv`` folds come from a hash of the row id (or your own folds), the base
-learners must be oocboost estimators (they train from the cache), and ``passthrough``
-needs raw features, so it is refused when ``fit`` gets a cache (which holds bin codes).
+The parameters are scikit-learn's ``StackingClassifier`` / ``StackingRegressor``'s, and
+``cv=int`` gives its folds (``StratifiedKFold`` / ``KFold`` without shuffling, computed
+from the labels alone). What differs: the base learners must be oocboost estimators
+(they train from the cache), and ``passthrough`` needs raw features, so it is refused
+when ``fit`` gets a cache (which holds bin codes).
 
 Example
 -------
@@ -38,6 +39,31 @@ except ImportError:  # scikit-learn is optional: fit_transform by hand
             return self.fit(X, y, **fit_params).transform(X)
 
 
+def consecutive_folds(n_rows, nfold, labels=None):
+    """The fold of every row (uint8) as scikit-learn's ``KFold(nfold)`` deals them, or
+    with ``labels`` its ``StratifiedKFold(nfold)`` (both without shuffling), which its
+    stacking uses for ``cv=int``: consecutive rows (of a class) share a fold, so a row of
+    weight 2 falls in the fold its two copies would. Computed from the labels alone, no
+    index lists (``n_rows`` bytes)."""
+    fold = np.empty(n_rows, np.uint8)
+    if labels is None:
+        sizes = np.full(nfold, n_rows // nfold)
+        sizes[:n_rows % nfold] += 1
+        fold[:] = np.repeat(np.arange(nfold, dtype=np.uint8), sizes)
+        return fold
+    # classes numbered by first appearance; each class's rows, in order, are dealt to
+    # the folds in the sizes a round-robin over the label-sorted rows gives
+    _, first, inverse = np.unique(labels, return_index=True, return_inverse=True)
+    encoded = np.argsort(np.argsort(first))[inverse.ravel()]
+    ordered = np.sort(encoded)
+    n_classes = len(first)
+    allocation = np.stack([np.bincount(ordered[i::nfold], minlength=n_classes)
+                           for i in range(nfold)])
+    for k in range(n_classes):
+        fold[encoded == k] = np.repeat(np.arange(nfold, dtype=np.uint8), allocation[:, k])
+    return fold
+
+
 def _clone(estimator):
     try:
         from sklearn.base import clone
@@ -48,14 +74,13 @@ def _clone(estimator):
 
 class _Stacking(ParamsMixin):
     def __init__(self, estimators, final_estimator=None, *, cv=5, stack_method="auto",
-                 passthrough=False, random_state=0, memory_limit=None, cache_dir=None,
+                 passthrough=False, memory_limit=None, cache_dir=None,
                  max_bin=256, verbose=0):
         self.estimators = estimators
         self.final_estimator = final_estimator
         self.cv = cv
         self.stack_method = stack_method
         self.passthrough = passthrough
-        self.random_state = random_state
         self.memory_limit = memory_limit
         self.cache_dir = cache_dir
         self.max_bin = max_bin
@@ -126,20 +151,17 @@ class _Stacking(ParamsMixin):
         return named
 
     def _folds(self, cache, labels):
-        from ..learners.boosting.cv import folds_from_user, make_folds
+        from ..learners.boosting.cv import folds_from_user
 
-        if isinstance(self.cv, (int, np.integer)) and not isinstance(self.cv, bool):
-            if not 2 <= self.cv <= 255:
+        n_splits = 5 if self.cv is None else self.cv
+        if isinstance(n_splits, (int, np.integer)) and not isinstance(n_splits, bool):
+            if not 2 <= n_splits <= 255:
                 raise ParameterError(f"cv must be 2..255 folds, got {self.cv}")
-            if cache.n_rows < self.cv:
-                raise ParameterError(f"cv={self.cv} folds need at least {self.cv} rows, "
+            if cache.n_rows < n_splits:
+                raise ParameterError(f"cv={self.cv} folds need at least {n_splits} rows, "
                                      f"got n_samples={cache.n_rows}")
-            return make_folds(cache.n_rows, int(self.cv), labels=labels,
-                              stratified=self._estimator_type == "classifier",
-                              seed=self.random_state or 0)
-        if self.cv is None:
-            return make_folds(cache.n_rows, 5, labels=labels, seed=self.random_state or 0,
-                              stratified=self._estimator_type == "classifier")
+            return consecutive_folds(cache.n_rows, int(n_splits), labels if
+                                     self._estimator_type == "classifier" else None)
         return folds_from_user(self.cv, cache.n_rows, labels)[0]
 
     def _out_of_fold(self, est, cache, fold_of_row):

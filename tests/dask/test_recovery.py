@@ -19,7 +19,7 @@ from .helpers import PARAMS, assert_same_trees, frame, local_cluster, warm_kerne
 dd = pytest.importorskip("dask.dataframe")
 pytest.importorskip("distributed")
 import oocboost.dask  # noqa: E402
-from oocboost.dask.ranks import place  # noqa: E402
+from oocboost.dask.ranks import live_workers, place  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -50,7 +50,7 @@ def shards(own_cluster, tmp_path):
 
 def _kill_at_first_checkpoint(client, shard_set, rank):
     """A thread that SIGKILLs the worker of ``rank`` once rank 0 saved a checkpoint."""
-    victim = place(shard_set, client.scheduler_info()["workers"])[rank][0]
+    victim = place(shard_set, live_workers(client))[rank][0]
     pid = client.run(os.getpid)[victim]
     killed = []
 

@@ -13,6 +13,7 @@ from oocboost.errors import ParameterError
 dd = pytest.importorskip("dask.dataframe")
 distributed = pytest.importorskip("distributed")
 import oocboost.dask  # noqa: E402  (after the skip: the dask extra may be absent)
+from oocboost.dask.ranks import live_workers  # noqa: E402
 
 from .helpers import PARAMS, assert_same_trees
 from .helpers import frame as _frame
@@ -20,7 +21,7 @@ from .helpers import frame as _frame
 
 def test_one_shard_per_partition_with_the_single_machine_edges(data, cluster):
     shards, single = data["y2"]
-    workers = set(cluster.scheduler_info()["workers"])
+    workers = set(live_workers(cluster))
     assert len(shards.shards) == 4 and {s["worker"] for s in shards.shards} <= workers
     assert sorted(i for s in shards.shards for i in s["partitions"]) == [0, 1, 2, 3]
     # a worker's shards are listed one after the other: each worker is one rank
@@ -153,7 +154,7 @@ def test_shards_from_files_are_built_on_the_workers(cluster, tmp_path):
     shards = oocboost.dask.build_cache(str(tmp_path / "p*.parquet"), tmp_path / "set",
                                        label="y2", client=cluster)
     local = build_shards(str(tmp_path / "p*.parquet"), tmp_path / "local", label="y2")
-    workers = set(cluster.scheduler_info()["workers"])
+    workers = set(live_workers(cluster))
     assert {s["worker"] for s in shards.shards} <= workers
     # one shard per file, the set listing a worker's shards one after the other: which
     # worker reads which file is Dask's choice, so files are matched by fingerprint
@@ -168,9 +169,9 @@ def test_the_memory_limit_defaults_to_a_share_of_the_dask_workers(data, cluster)
     from oocboost.dask.ranks import WORKER_MEMORY_SHARE
 
     shards, _ = data["y2"]
-    limits = {w["memory_limit"] for w in cluster.scheduler_info()["workers"].values()}
+    limits = {w["memory_limit"] for w in live_workers(cluster).values()}
     assert len(limits) == 1 and limits.pop() > 0
-    worker_limit = next(iter(cluster.scheduler_info()["workers"].values()))["memory_limit"]
+    worker_limit = next(iter(live_workers(cluster).values()))["memory_limit"]
     model = oocboost.dask.train(cluster, {**PARAMS, "objective": "binary:logistic"},
                                 shards, 2)
     assert model.training_log["plan"]["memory_limit"] == int(worker_limit

@@ -63,8 +63,10 @@ _WEIGHT_FAILURES = {
         "drawn as two rows of weight 1 (scikit-learn's random forests and bagging fail "
         "this check too)"),
     oocboost.StackingClassifier: (
-        "the final estimator learns from out-of-fold predictions: repeated rows move the "
-        "folds (scikit-learn's StackingClassifier fails this check too)"),
+        "the folds split the weighted rows and their repeated copies at other places, so "
+        "the out-of-fold predictions the final estimator learns from differ "
+        "(scikit-learn's StackingClassifier of a HistGradientBoostingClassifier and a "
+        "decision tree fails this check too)"),
     (oocboost.MARSRegressor, oocboost.MARSClassifier): (
         "MARS's knot spacing (endspan, min_span) counts rows, as py-earth's does, not "
         "their weights"),

@@ -116,3 +116,22 @@ def test_passthrough_appends_the_raw_features():
     features = stack.transform(X)
     assert features.shape == (len(X), 2 + 4)
     np.testing.assert_array_equal(features[:, 2:], X)
+
+
+@pytest.mark.parametrize("n_rows,nfold", [(10, 3), (101, 5), (7, 7), (1000, 4)])
+def test_int_cv_deals_scikit_learns_folds(n_rows, nfold):
+    from sklearn.model_selection import KFold, StratifiedKFold
+
+    from oocboost.sklearn.stacking import consecutive_folds
+
+    rng = np.random.default_rng(n_rows)
+    labels = rng.choice(np.array(["b", "a", "c"]), n_rows, p=[0.5, 0.3, 0.2])
+    labels[:nfold] = "a"                    # every class at least nfold rows
+    labels[nfold:2 * nfold] = "b"
+    labels[2 * nfold:3 * nfold] = "c"
+    labels = labels[rng.permutation(n_rows)] if n_rows >= 3 * nfold else labels
+    for splitter, given in ((KFold(nfold), None), (StratifiedKFold(nfold), labels)):
+        expected = np.empty(n_rows, int)
+        for k, (_, test) in enumerate(splitter.split(np.zeros((n_rows, 1)), labels)):
+            expected[test] = k
+        np.testing.assert_array_equal(consecutive_folds(n_rows, nfold, given), expected)

@@ -6,6 +6,7 @@ foreign library's own predictor in the tests.
 format    file                                        read by
 ========  ==========================================  ============================
 lightgbm  LightGBM's text model (``.txt``)            ``lightgbm.Booster(model_file=)``
+xgboost   XGBoost's JSON model (``format="xgboost"``)  ``xgboost.Booster(model_file=)``
 ========  ==========================================  ============================
 """
 from __future__ import annotations
@@ -18,6 +19,8 @@ from ...utils.files import write_text_atomic
 #: Export format -> (file extensions it is chosen by, what it is).
 FORMATS = {
     "lightgbm": ((".txt",), "LightGBM's text model"),
+    # .json is oocboost's own model file: XGBoost's is written only when named
+    "xgboost": ((), "XGBoost's JSON model"),
 }
 
 
@@ -29,6 +32,10 @@ def format_of(path: str | os.PathLike, fmt: str | None) -> str:
                                  f"{fmt!r}")
         return fmt
     ext = os.path.splitext(os.fspath(path))[1].lower()
+    if ext == ".json":
+        raise ParameterError(f"{os.fspath(path)}: a .json file is oocboost's own model "
+                             f"(save_model); say format='xgboost' (--format xgboost) for "
+                             f"XGBoost's JSON model")
     for name, (extensions, _) in FORMATS.items():
         if ext in extensions:
             return name
@@ -48,8 +55,9 @@ class ModelExport:
         Parameters
         ----------
         path : str or os.PathLike
-        format : {"lightgbm"} or None
-            None: from the extension (``.txt``: LightGBM).
+        format : {"lightgbm", "xgboost"} or None
+            None: from the extension (``.txt``: LightGBM); XGBoost's JSON must be named
+            (``.json`` is oocboost's own model file).
 
         Returns
         -------
@@ -74,4 +82,8 @@ class ModelExport:
             from .lightgbm_text import to_lightgbm_text
 
             write_text_atomic(path, to_lightgbm_text(self))
+        else:
+            from .xgboost_json import to_xgboost_json
+
+            write_text_atomic(path, to_xgboost_json(self))
         return fmt

@@ -3,10 +3,12 @@
 weights folded into the leaf values, in the order the peers keep them (round by round,
 output by output).
 
-A tree here is a :class:`ScalarTree`: nodes in preorder (root 0, a node's left subtree
-before its right one), the node arrays of :class:`~oocboost.model.tree.Tree` for the
-nodes kept and one value per node. A node shared by several parents (a decision
-stream's graph) is copied under each.
+A tree here is a :class:`ScalarTree`: the node arrays of
+:class:`~oocboost.model.tree.Tree` with one value per node, under the tree's own node
+ids (a format that numbers nodes as oocboost does then reports the same leaf indices);
+a tree with a node shared by several parents (a decision stream's graph) is renumbered
+in preorder (root 0, a node's left subtree before its right one), the shared nodes
+copied under each parent.
 """
 from __future__ import annotations
 
@@ -23,7 +25,7 @@ MAX_EXPORT_NODES = 1 << 24
 
 @dataclass
 class ScalarTree:
-    """One tree with one value per node, nodes in preorder.
+    """One tree with one value per node (root 0).
 
     ``left`` / ``right``: children ids (-1 at leaves); ``feature``, ``threshold``
     (``x <= threshold`` goes left), ``default_left`` (missing goes left),
@@ -70,6 +72,22 @@ def check_exportable(model, fmt: str) -> None:
 def _names(model, features) -> str:
     shown = [model.feature_names[int(j)] for j in np.unique(features)[:5]]
     return ", ".join(repr(n) for n in shown)
+
+
+def scalar_tree(tree, column: int, scale: float) -> ScalarTree:
+    """``tree`` with the values of output ``column`` times ``scale``: its own node ids
+    (so leaf indices are oocboost's), or renumbered in preorder when a node has several
+    parents (copied under each)."""
+    internal = tree.left >= 0
+    children = np.concatenate([tree.left[internal], tree.right[internal]])
+    if children.size == 0 or np.bincount(children).max() <= 1:
+        return ScalarTree(
+            left=tree.left.astype(np.int64), right=tree.right.astype(np.int64),
+            feature=tree.feature.astype(np.int64), threshold=tree.threshold.copy(),
+            default_left=tree.default_left.copy(), is_categorical=tree.is_categorical.copy(),
+            cat_bitset=tree.cat_bitset.copy(), value=tree.value[:, column] * scale,
+            gain=tree.gain.copy(), cover=tree.cover.copy(), n_samples=tree.n_samples.copy())
+    return preorder(tree, column, scale)
 
 
 def preorder(tree, column: int, scale: float) -> ScalarTree:
@@ -138,7 +156,7 @@ def trees_by_round(model, fmt: str) -> list[list[ScalarTree]]:
         for trees in per_output:
             if r < len(trees):
                 t, column, scale = trees[r]
-                one_round.append(preorder(model.trees[t], column, scale))
+                one_round.append(scalar_tree(model.trees[t], column, scale))
             else:             # an output with fewer trees: a tree adding 0 (sum only)
                 one_round.append(constant_tree(0.0))
         rounds.append(one_round)

@@ -131,7 +131,7 @@ def test_format_from_the_extension_or_named():
     with pytest.raises(ParameterError, match=r"m.bin: say the export format .*'\.bin' "
                                              r"names none"):
         format_of("m.bin", None)
-    with pytest.raises(ParameterError, match=r"must be one of lightgbm, got 'pmml'"):
+    with pytest.raises(ParameterError, match=r"must be one of lightgbm, xgboost, got 'pmml'"):
         format_of("m.txt", "pmml")
 
 

@@ -1,0 +1,139 @@
+"""model/formats/xgboost_json.py: models exported to XGBoost's JSON model predict, in
+``xgboost.Booster(model_file=...)``, what they predict in oocboost (float32 data with
+missing values; XGBoost's float32 leaves and sums: 1e-5), with the same leaves reached,
+and what XGBoost cannot express is refused by name."""
+import numpy as np
+import pytest
+import xgboost as xgb
+
+import oocboost
+from oocboost.errors import ModelError, ParameterError
+from oocboost.model.formats import format_of
+from oocboost.model.formats.xgboost_json import split_conditions
+
+
+def _data(n=1500, seed=0):
+    rng = np.random.default_rng(seed)
+    # float32 values: XGBoost rounds its input to float32 before comparing
+    X = rng.normal(size=(n, 5)).astype(np.float32).astype(np.float64)
+    X[rng.random(X.shape) < 0.1] = np.nan
+    signal = np.nan_to_num(X[:, 0]) + np.nan_to_num(X[:, 1]) ** 2
+    return X, signal
+
+
+def _booster(model, tmp_path):
+    path = tmp_path / "model.json"
+    assert model.export(path, format="xgboost") == "xgboost"
+    return xgb.Booster(model_file=str(path))
+
+
+def _gbm(objective, **kw):
+    return lambda: oocboost.GradientBoostingRegressor(n_estimators=12, max_depth=4,
+                                                      objective=objective, **kw)
+
+
+CASES = [
+    ("binary", lambda: oocboost.GradientBoostingClassifier(n_estimators=12, max_depth=4)),
+    ("multiclass", lambda: oocboost.GradientBoostingClassifier(n_estimators=6, max_depth=3)),
+    ("squarederror", _gbm("reg:squarederror")),
+    ("absoluteerror", _gbm("reg:absoluteerror")),
+    ("pseudohuber", _gbm("reg:pseudohubererror")),
+    ("poisson", _gbm("count:poisson")),
+    ("gamma", _gbm("reg:gamma")),
+    ("tweedie", _gbm("reg:tweedie")),
+    ("forest-regression", lambda: oocboost.RandomForestRegressor(n_estimators=5,
+                                                                  max_depth=5)),
+    ("forest-multiclass", lambda: oocboost.RandomForestClassifier(n_estimators=5,
+                                                                   max_depth=5)),
+    ("tree", lambda: oocboost.DecisionTreeClassifier(max_depth=5)),
+    ("adaboost", lambda: oocboost.AdaBoostClassifier(n_estimators=6)),
+]
+
+
+def _target(kind, signal):
+    if kind in ("binary", "tree", "adaboost"):
+        return (signal > 0.5).astype(int)
+    if kind.endswith("multiclass"):
+        return np.digitize(signal, [0.0, 1.0])
+    if kind in ("poisson",):
+        return np.random.default_rng(1).poisson(np.exp(np.clip(signal, -2, 2) / 2))
+    if kind in ("gamma", "tweedie"):
+        return np.exp(np.clip(signal, -2, 2) / 2)
+    return 3 * signal
+
+
+@pytest.mark.parametrize("kind,make", CASES, ids=[c[0] for c in CASES])
+def test_xgboost_predicts_what_oocboost_predicts(kind, make, tmp_path):
+    X, signal = _data()
+    model = make().fit(X, _target(kind, signal)).get_booster()
+    booster = _booster(model, tmp_path)
+    data = xgb.DMatrix(X)
+    ours = model.predict(X)
+    theirs = booster.predict(data)
+    if ours.ndim == 2 and theirs.ndim == 1:      # binary: XGBoost gives P(class 1)
+        ours = ours[:, 1]
+    np.testing.assert_allclose(theirs, ours, rtol=1e-5, atol=1e-5)
+    if model.aggregation == "sum":              # XGBoost's margin is the same sum
+        np.testing.assert_allclose(booster.predict(data, output_margin=True),
+                                   model.predict(X, output_margin=True), rtol=1e-5,
+                                   atol=1e-5)
+        if model.n_outputs == 1:                # the same leaves, by oocboost's ids
+            np.testing.assert_array_equal(booster.predict(data, pred_leaf=True),
+                                          model.predict(X, pred_leaf=True))
+    assert booster.feature_names is None          # default names: XGBoost's none
+
+
+def test_named_features_are_checked_as_xgboost_checks_a_dataframe(tmp_path):
+    import pandas as pd
+
+    X, signal = _data()
+    frame = pd.DataFrame(X, columns=["age", "income", "c", "d", "e"])
+    model = oocboost.GradientBoostingRegressor(n_estimators=3, max_depth=3).fit(
+        frame, signal).get_booster()
+    booster = _booster(model, tmp_path)
+    assert booster.feature_names == ["age", "income", "c", "d", "e"]
+    np.testing.assert_allclose(booster.predict(xgb.DMatrix(frame)), model.predict(frame),
+                               rtol=1e-5, atol=1e-5)
+
+
+def test_every_float32_takes_the_side_oocboost_sends_it():
+    rng = np.random.default_rng(3)
+    thresholds = np.concatenate([rng.normal(size=2000) * 10.0 ** rng.integers(-5, 6, 2000),
+                                 np.float32(rng.normal(size=500)).astype(np.float64),
+                                 [1.7976931348623157e308, -1.7976931348623157e308,
+                                  3.4028234663852886e38, 1e-45, -1e-45, 0.0]])
+    conditions = split_conditions(thresholds)
+    assert conditions.dtype == np.float32
+    for t, c in zip(thresholds, conditions):
+        with np.errstate(over="ignore"):
+            around = np.float32(t)
+            near = np.array([np.nextafter(around, np.float32(-np.inf)), around,
+                             np.nextafter(around, np.float32(np.inf))], dtype=np.float32)
+        near = near[np.isfinite(near) & (np.abs(near) < np.finfo(np.float32).max)]
+        np.testing.assert_array_equal(near < c, near.astype(np.float64) <= t)
+    assert np.all(np.isfinite(conditions))
+
+
+def test_a_softmax_model_predicts_the_same_classes(tmp_path):
+    X, signal = _data()
+    cache = oocboost.build_cache(X, str(tmp_path / "c.oocb"),
+                                 label=np.digitize(signal, [0.0, 1.0]), quiet=True)
+    model = oocboost.train({"objective": "multi:softmax", "num_class": 3, "max_depth": 3},
+                           cache, 6)
+    np.testing.assert_array_equal(_booster(model, tmp_path).predict(xgb.DMatrix(X)),
+                                  model.predict(X))
+
+
+def test_what_xgboost_json_cannot_express_is_refused(tmp_path):
+    X, signal = _data()
+    r2 = oocboost.AdaBoostRegressor(n_estimators=3).fit(X[:300], signal[:300]).get_booster()
+    with pytest.raises(ModelError, match=r"AdaBoost.R2's weighted median"):
+        r2.export(tmp_path / "m.json", format="xgboost")
+    assert not (tmp_path / "m.json").exists()
+
+
+def test_json_needs_the_format_named():
+    assert format_of("m.json", "xgboost") == "xgboost"
+    with pytest.raises(ParameterError, match=r"m.json: a .json file is oocboost's own "
+                                             r"model .*format='xgboost'"):
+        format_of("m.json", None)
