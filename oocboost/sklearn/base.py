@@ -17,7 +17,7 @@ import tempfile
 import numpy as np
 
 from ..errors import ParameterError
-from .validation import NotFittedError, predict_input
+from .validation import NotFittedError, has_column_names, predict_input
 
 try:
     from sklearn.base import BaseEstimator as _Base
@@ -145,21 +145,10 @@ def set_feature_attributes(estimator, X):
     the training data named its columns (a DataFrame, a pyarrow or Polars table, or a
     Cache); a NumPy array leaves it unset, and any earlier fit's is removed."""
     estimator.n_features_in_ = estimator.model_.n_features
-    if _has_column_names(X):
+    if has_column_names(X):
         estimator.feature_names_in_ = np.array(estimator.model_.feature_names, dtype=object)
     elif hasattr(estimator, "feature_names_in_"):
         del estimator.feature_names_in_
-
-
-def _has_column_names(X):
-    from ..cache.store import Cache
-
-    if isinstance(X, Cache):
-        return True
-    columns = getattr(X, "column_names", None)  # pyarrow (its .columns are the arrays)
-    if columns is None:
-        columns = getattr(X, "columns", None)  # pandas, Polars
-    return columns is not None and all(isinstance(c, str) for c in columns)
 
 
 class ClassifierMixin(_ClassifierMixin):

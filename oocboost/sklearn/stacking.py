@@ -22,14 +22,8 @@ import numpy as np
 
 from ..errors import ParameterError
 from ..learners.common.data import require_classes
-from .base import (
-    ClassifierMixin,
-    ParamsMixin,
-    RegressorMixin,
-    TrainingData,
-    _has_column_names,
-)
-from .validation import NotFittedError, fit_input
+from .base import ClassifierMixin, ParamsMixin, RegressorMixin, TrainingData
+from .validation import NotFittedError, fit_input, has_column_names
 
 try:
     from sklearn.base import TransformerMixin
@@ -132,7 +126,7 @@ class _Stacking(ParamsMixin):
         self.named_estimators_ = dict(zip([n for n, _ in named], self.estimators_))
         first = self.estimators_[0]
         self.n_features_in_ = first.n_features_in_
-        if _has_column_names(X):
+        if has_column_names(X):
             self.feature_names_in_ = first.feature_names_in_
         elif hasattr(self, "feature_names_in_"):
             del self.feature_names_in_

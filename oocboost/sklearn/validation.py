@@ -101,11 +101,46 @@ def fit_input(estimator, X, y, sample_weight, classifier):
     return X, y, sample_weight
 
 
+def has_column_names(X):
+    """True for data that names its columns: a Cache, or a pandas, Polars or pyarrow
+    table with string column names."""
+    from ..cache.store import Cache
+
+    if isinstance(X, Cache):
+        return True
+    columns = getattr(X, "column_names", None)  # pyarrow (its .columns are the arrays)
+    if columns is None:
+        columns = getattr(X, "columns", None)  # pandas, Polars
+    return columns is not None and all(isinstance(c, str) for c in columns)
+
+
+def _warn_feature_names(estimator, X):
+    """scikit-learn's warnings when the data to predict names its columns and the
+    training data did not, or the reverse. Files and paths are read by their own
+    column names: no warning; nor for a fit on a cache of unnamed columns (f0, f1...)."""
+    if isinstance(X, str) or hasattr(X, "__fspath__"):
+        return
+    fitted = getattr(estimator, "feature_names_in_", None)
+    fitted_named = fitted is not None and list(fitted) != [
+        f"f{j}" for j in range(len(fitted))]
+    named = has_column_names(X)
+    name = type(estimator).__name__
+    if fitted_named and not named:
+        warnings.warn(f"X does not have valid feature names, but {name} was fitted with "
+                      f"feature names", UserWarning, stacklevel=4)
+    elif named and fitted is None:
+        warnings.warn(f"X has feature names, but {name} was fitted without feature names",
+                      UserWarning, stacklevel=4)
+
+
 def predict_input(estimator, X):
-    """``X`` checked for prediction by a fitted estimator (NotFittedError otherwise)."""
+    """``X`` checked for prediction by a fitted estimator (NotFittedError otherwise);
+    scikit-learn's warning when it names its columns and the training data did not, or
+    the reverse."""
     if not hasattr(estimator, "model_"):
         raise NotFittedError(f"this {type(estimator).__name__} is not fitted yet: call fit "
                              f"before using this estimator")
+    _warn_feature_names(estimator, X)
     X = as_matrix(X, type(estimator).__name__)
     if not _is_passed_on(X) and X.shape[1] != estimator.n_features_in_:
         raise ParameterError(f"X has {X.shape[1]} features, but {type(estimator).__name__} "

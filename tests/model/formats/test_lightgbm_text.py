@@ -13,13 +13,7 @@ import oocboost
 from oocboost.errors import ModelError, ParameterError
 from oocboost.model.formats import format_of
 
-
-def _data(n=1500, seed=0):
-    rng = np.random.default_rng(seed)
-    X = rng.normal(size=(n, 5))
-    X[rng.random(X.shape) < 0.1] = np.nan
-    signal = np.nan_to_num(X[:, 0]) + np.nan_to_num(X[:, 1]) ** 2
-    return X, signal
+from .cases import data, target
 
 
 def _booster(model, tmp_path, name="model.txt"):
@@ -44,20 +38,10 @@ CASES = [
 ]
 
 
-def _target(kind, signal):
-    if kind in ("binary", "extra-trees", "adaboost"):
-        return (signal > 0.5).astype(int)
-    if kind.endswith("multiclass"):
-        return np.digitize(signal, [0.0, 1.0])
-    if kind == "poisson":
-        return np.random.default_rng(1).poisson(np.exp(np.clip(signal, -2, 2) / 2))
-    return 3 * signal
-
-
 @pytest.mark.parametrize("kind,make", CASES, ids=[c[0] for c in CASES])
 def test_lightgbm_predicts_what_oocboost_predicts(kind, make, tmp_path):
-    X, signal = _data()
-    est = make().fit(X, _target(kind, signal))
+    X, signal = data()
+    est = make().fit(X, target(kind, signal))
     model = est.get_booster()
     booster = _booster(model, tmp_path)
     ours = model.predict(X)
@@ -75,7 +59,7 @@ def test_lightgbm_predicts_what_oocboost_predicts(kind, make, tmp_path):
 
 
 def test_softmax_models_give_the_probabilities_whose_argmax_oocboost_predicts(tmp_path):
-    X, signal = _data()
+    X, signal = data()
     model = oocboost.train({"objective": "multi:softmax", "num_class": 3, "max_depth": 3},
                            oocboost.build_cache(X, str(tmp_path / "c.oocb"),
                                                 label=np.digitize(signal, [0.0, 1.0]),
@@ -85,7 +69,7 @@ def test_softmax_models_give_the_probabilities_whose_argmax_oocboost_predicts(tm
 
 
 def test_a_base_margin_lives_in_the_first_trees(tmp_path):
-    X, signal = _data()
+    X, signal = data()
     model = oocboost.GradientBoostingRegressor(n_estimators=3, max_depth=2).fit(
         X, 3 * signal + 100.0).get_booster()
     assert abs(model.base_margin[0]) > 1
@@ -96,7 +80,7 @@ def test_a_base_margin_lives_in_the_first_trees(tmp_path):
 def test_what_lightgbm_cannot_express_is_refused_by_name(tmp_path):
     import pandas as pd
 
-    X, signal = _data()
+    X, signal = data()
     frame = pd.DataFrame(X, columns=[f"x{j}" for j in range(5)])
     frame["city"] = pd.Categorical(np.where(signal > 0.5, "a", "b"))
     model = oocboost.GradientBoostingClassifier(n_estimators=3, max_depth=2).fit(
@@ -116,7 +100,7 @@ def test_what_lightgbm_cannot_express_is_refused_by_name(tmp_path):
 def test_whitespace_in_feature_names_is_written_as_underscores(tmp_path):
     import pandas as pd
 
-    X, signal = _data()
+    X, signal = data()
     frame = pd.DataFrame(X, columns=["unit price", "b", "c", "d", "e"])
     model = oocboost.GradientBoostingRegressor(n_estimators=2, max_depth=2).fit(
         frame, signal).get_booster()
@@ -136,7 +120,7 @@ def test_format_from_the_extension_or_named():
 
 
 def test_export_command(tmp_path):
-    X, signal = _data()
+    X, signal = data()
     model = oocboost.GradientBoostingRegressor(n_estimators=3, max_depth=3).fit(
         X, signal).get_booster()
     model.save_model(tmp_path / "model.json")

@@ -11,14 +11,7 @@ from oocboost.errors import ModelError, ParameterError
 from oocboost.model.formats import format_of
 from oocboost.model.formats.xgboost_json import split_conditions
 
-
-def _data(n=1500, seed=0):
-    rng = np.random.default_rng(seed)
-    # float32 values: XGBoost rounds its input to float32 before comparing
-    X = rng.normal(size=(n, 5)).astype(np.float32).astype(np.float64)
-    X[rng.random(X.shape) < 0.1] = np.nan
-    signal = np.nan_to_num(X[:, 0]) + np.nan_to_num(X[:, 1]) ** 2
-    return X, signal
+from .cases import data, target
 
 
 def _booster(model, tmp_path):
@@ -45,40 +38,28 @@ CASES = [
                                                                   max_depth=5)),
     ("forest-multiclass", lambda: oocboost.RandomForestClassifier(n_estimators=5,
                                                                    max_depth=5)),
-    ("tree", lambda: oocboost.DecisionTreeClassifier(max_depth=5)),
+    ("tree-classifier", lambda: oocboost.DecisionTreeClassifier(max_depth=5)),
     ("adaboost", lambda: oocboost.AdaBoostClassifier(n_estimators=6)),
 ]
 
 
-def _target(kind, signal):
-    if kind in ("binary", "tree", "adaboost"):
-        return (signal > 0.5).astype(int)
-    if kind.endswith("multiclass"):
-        return np.digitize(signal, [0.0, 1.0])
-    if kind in ("poisson",):
-        return np.random.default_rng(1).poisson(np.exp(np.clip(signal, -2, 2) / 2))
-    if kind in ("gamma", "tweedie"):
-        return np.exp(np.clip(signal, -2, 2) / 2)
-    return 3 * signal
-
-
 @pytest.mark.parametrize("kind,make", CASES, ids=[c[0] for c in CASES])
 def test_xgboost_predicts_what_oocboost_predicts(kind, make, tmp_path):
-    X, signal = _data()
-    model = make().fit(X, _target(kind, signal)).get_booster()
+    X, signal = data(float32=True)
+    model = make().fit(X, target(kind, signal)).get_booster()
     booster = _booster(model, tmp_path)
-    data = xgb.DMatrix(X)
+    dmatrix = xgb.DMatrix(X)
     ours = model.predict(X)
-    theirs = booster.predict(data)
+    theirs = booster.predict(dmatrix)
     if ours.ndim == 2 and theirs.ndim == 1:      # binary: XGBoost gives P(class 1)
         ours = ours[:, 1]
     np.testing.assert_allclose(theirs, ours, rtol=1e-5, atol=1e-5)
     if model.aggregation == "sum":              # XGBoost's margin is the same sum
-        np.testing.assert_allclose(booster.predict(data, output_margin=True),
+        np.testing.assert_allclose(booster.predict(dmatrix, output_margin=True),
                                    model.predict(X, output_margin=True), rtol=1e-5,
                                    atol=1e-5)
         if model.n_outputs == 1:                # the same leaves, by oocboost's ids
-            np.testing.assert_array_equal(booster.predict(data, pred_leaf=True),
+            np.testing.assert_array_equal(booster.predict(dmatrix, pred_leaf=True),
                                           model.predict(X, pred_leaf=True))
     assert booster.feature_names is None          # default names: XGBoost's none
 
@@ -86,7 +67,7 @@ def test_xgboost_predicts_what_oocboost_predicts(kind, make, tmp_path):
 def test_named_features_are_checked_as_xgboost_checks_a_dataframe(tmp_path):
     import pandas as pd
 
-    X, signal = _data()
+    X, signal = data(float32=True)
     frame = pd.DataFrame(X, columns=["age", "income", "c", "d", "e"])
     model = oocboost.GradientBoostingRegressor(n_estimators=3, max_depth=3).fit(
         frame, signal).get_booster()
@@ -115,7 +96,7 @@ def test_every_float32_takes_the_side_oocboost_sends_it():
 
 
 def test_a_softmax_model_predicts_the_same_classes(tmp_path):
-    X, signal = _data()
+    X, signal = data(float32=True)
     cache = oocboost.build_cache(X, str(tmp_path / "c.oocb"),
                                  label=np.digitize(signal, [0.0, 1.0]), quiet=True)
     model = oocboost.train({"objective": "multi:softmax", "num_class": 3, "max_depth": 3},
@@ -125,7 +106,7 @@ def test_a_softmax_model_predicts_the_same_classes(tmp_path):
 
 
 def test_what_xgboost_json_cannot_express_is_refused(tmp_path):
-    X, signal = _data()
+    X, signal = data(float32=True)
     r2 = oocboost.AdaBoostRegressor(n_estimators=3).fit(X[:300], signal[:300]).get_booster()
     with pytest.raises(ModelError, match=r"AdaBoost.R2's weighted median"):
         r2.export(tmp_path / "m.json", format="xgboost")

@@ -1,0 +1,32 @@
+"""The data and labels the export tests train on: five features with a tenth missing, and
+per kind of model a label of that kind (the kind's name says which)."""
+import numpy as np
+
+
+def data(n=1500, seed=0, float32=False):
+    """``(X, signal)``; ``float32``: values a float32 holds exactly (XGBoost rounds its
+    input to float32 before it compares)."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 5))
+    if float32:
+        X = X.astype(np.float32).astype(np.float64)
+    X[rng.random(X.shape) < 0.1] = np.nan
+    signal = np.nan_to_num(X[:, 0]) + np.nan_to_num(X[:, 1]) ** 2
+    return X, signal
+
+
+#: Kinds whose label is two classes; "...multiclass" kinds have three.
+BINARY = ("binary", "extra-trees", "adaboost", "tree-classifier")
+
+
+def target(kind, signal):
+    """The label of a model of ``kind``: classes, counts, positive values or numbers."""
+    if kind in BINARY:
+        return (signal > 0.5).astype(int)
+    if kind.endswith("multiclass"):
+        return np.digitize(signal, [0.0, 1.0])
+    if kind == "poisson":
+        return np.random.default_rng(1).poisson(np.exp(np.clip(signal, -2, 2) / 2))
+    if kind in ("gamma", "tweedie"):
+        return np.exp(np.clip(signal, -2, 2) / 2)
+    return 3 * signal
