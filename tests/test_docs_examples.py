@@ -25,6 +25,7 @@ SCALE = [
     (r"--rows 3000", "--rows 500"),
     (r"grid_resolution=20", "grid_resolution=6"),
     (r"cv=5", "cv=3"),
+    (r"nrows=2000", "nrows=300"),
     (r"nfold=5", "nfold=3"),
 ]
 _BLOCK = re.compile(r"^```(bash|python)\n(.*?)^```", re.M | re.S)

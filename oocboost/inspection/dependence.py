@@ -17,11 +17,7 @@ import numpy as np
 
 from ..common import category_code
 from ..errors import ParameterError
-
-try:
-    from sklearn.utils import Bunch
-except ImportError:  # scikit-learn is optional
-    from .permutation import Bunch
+from .permutation import Bunch
 
 #: Rows predicted at once from an in-memory array (bounds the copies per grid value).
 CHUNK_ROWS = 1 << 16

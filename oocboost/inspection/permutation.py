@@ -10,17 +10,23 @@ import numpy as np
 from ..errors import ParameterError
 from ..learners.common.validate import int_param, resolve_seed
 
-try:
-    from sklearn.utils import Bunch
-except ImportError:  # scikit-learn is optional: the same dict with attribute access
-    class Bunch(dict):
-        """A dict whose keys are also attributes, as ``sklearn.utils.Bunch``."""
 
-        def __getattr__(self, key):
-            try:
-                return self[key]
-            except KeyError:
-                raise AttributeError(key) from None
+class Bunch(dict):
+    """A dict whose keys are also attributes, as scikit-learn's ``sklearn.utils.Bunch``
+    (not imported from it: ``import sklearn`` costs ~2 s, which every ``oocboost plot``
+    paid)."""
+
+    def __getattr__(self, key):
+        try:
+            return self[key]
+        except KeyError:
+            raise AttributeError(key) from None
+
+    def __setattr__(self, key, value):
+        self[key] = value
+
+    def __dir__(self):
+        return list(self.keys())
 
 
 def _is_classifier(estimator):
@@ -122,7 +128,7 @@ def permutation_importance(estimator: Any, X: Any, y: Any = None, *, n_repeats: 
     Returns
     -------
     Bunch
-        A dict whose keys are also attributes (scikit-learn's ``Bunch`` when installed):
+        A dict whose keys are also attributes (as scikit-learn's ``Bunch``):
         ``importances_mean`` (n_features,), ``importances_std`` (n_features,),
         ``importances`` (n_features, n_repeats): baseline score minus permuted score.
     """

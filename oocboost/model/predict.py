@@ -89,6 +89,18 @@ def raw_matrix(model, batch, mapper):
     return X
 
 
+def raw_matrices(model, data, read_options=None):
+    """``data``'s rows as the raw-data predictor reads them, a block at a time:
+    (n_rows, n_features) float64, categories as codes (:func:`raw_matrix`)."""
+    if _is_plain_matrix(model, data):
+        for start in range(0, data.shape[0], MATRIX_CHUNK_ROWS):
+            yield np.asarray(data[start:start + MATRIX_CHUNK_ROWS], dtype=X_DTYPE)
+        return
+    mapper = _mapper(model)
+    for batch in _open_for_model(model, data, read_options=read_options).batches():
+        yield raw_matrix(model, batch, mapper)
+
+
 def applies_base_margin(model):
     """Whether per-row base margins (offsets) apply to ``model``: gradient boosting's
     margins, which training started from them. Other learners' models ignore them."""

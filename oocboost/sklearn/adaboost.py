@@ -124,11 +124,6 @@ class _AdaBoostBase(ParamsMixin):
         norm = self.estimator_weights_.sum()
         return out / norm if norm > 0 else out
 
-    def save_model(self, path):
-        """Save the fitted model as JSON (loadable with ``oocboost.load_model``)."""
-        self._check_fitted()
-        self.model_.save_model(path)
-
     def staged_score(self, X, y, sample_weight=None):
         """Yield the score (accuracy or R^2) after each round."""
         for pred in self.staged_predict(X):

@@ -17,6 +17,7 @@ import tempfile
 import numpy as np
 
 from ..errors import ParameterError
+from .persistence import class_or_instance_method, load_estimator, save_estimator
 from .validation import NotFittedError, has_column_names, predict_input
 
 try:
@@ -104,6 +105,40 @@ class ParamsMixin(_Base):
         if not hasattr(self, "model_"):
             raise NotFittedError(f"this {type(self).__name__} is not fitted yet: call fit "
                                  f"before using this estimator")
+
+    def save_model(self, path, **options):
+        """Write the fitted model as a JSON model file (``oocboost.load_model`` and every
+        CLI command read it), atomically, with this estimator (its class, parameters and
+        fitted attributes such as ``classes_``) in the model's ``attributes``, for
+        :meth:`load_model`."""
+        save_estimator(self, path, **options)
+
+    @class_or_instance_method
+    def load_model(cls, self, path, memory_limit=None):
+        """A fitted estimator from a model file: ``Estimator.load_model(path)`` returns a
+        new one, ``est.load_model(path)`` (XGBoost's spelling) loads into ``est`` and
+        returns it. A file written by :meth:`save_model` restores the parameters and
+        fitted attributes; any other model file (``oocboost train``, ``Model.save_model``)
+        gives ``classes_`` (classifiers), ``n_features_in_`` and, for named features,
+        ``feature_names_in_`` from the model. ModelError for a file saved by another
+        estimator class, naming it.
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+        memory_limit : int, str or None
+            As :func:`oocboost.load_model`'s.
+        """
+        loaded = load_estimator(cls, path, memory_limit=memory_limit)
+        if self is None:
+            return loaded
+        self.__dict__.clear()
+        self.__dict__.update(loaded.__dict__)
+        return self
+
+    def _adopt_model(self, model):
+        """Become fitted with ``model`` (:meth:`load_model`)."""
+        self.model_ = model
 
     def get_booster(self):
         """The fitted :class:`~oocboost.model.model.Model` (XGBoost's ``get_booster``):

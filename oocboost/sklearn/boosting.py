@@ -270,11 +270,6 @@ class _GradientBoosting(ParamsMixin):
                        iteration_range=self._iteration_range(iteration_range),
                        base_margin=base_margin)
 
-    def save_model(self, path):
-        """Save the fitted model as JSON (loadable with ``oocboost.load_model``)."""
-        self._check_fitted()
-        self.model_.save_model(path)
-
     def apply(self, X):
         """Leaf index of each row in each tree, (n_rows, n_trees) int32."""
         from ..model.predict import predict

@@ -134,8 +134,12 @@ class _HoeffdingBase(ParamsMixin):
         """Write ``model_`` as a JSON model file (temporary file, then rename); with
         ``state`` (default) it keeps what ``fit(init_model=...)`` needs to go on
         learning (``model/stream_state.py``: the active leaves' histograms)."""
-        self._check_fitted()
-        self.model_.save_model(path, state=state)
+        from .persistence import save_estimator
+
+        save_estimator(self, path, state=state)
+
+    def _adopt_model(self, model):
+        self._restore(model)
 
     # ------------------------------------------------------------------ learning
     def _labels(self, y, first):

@@ -242,11 +242,6 @@ class TreeEnsembleBase(ParamsMixin):
         self._check_fitted()
         return list(self.model_.trees)
 
-    def save_model(self, path):
-        """Save the fitted model as JSON (``oocboost.load_model``, CLI predict/evaluate)."""
-        self._check_fitted()
-        self.model_.save_model(path)
-
 
 def _ancestor_matrix(tree):
     """CSR (n_nodes, n_nodes): row j marks j and its ancestors."""
@@ -357,11 +352,18 @@ class DecisionTreeBase(TreeEnsembleBase):
 
     @property
     def tree_impurity_(self):
-        return self._node_stats[0]["impurity"]
+        return self._training_node_stats("tree_impurity_")["impurity"]
 
     @property
     def tree_weighted_n_node_samples_(self):
-        return self._node_stats[0]["weighted_n"]
+        return self._training_node_stats("tree_weighted_n_node_samples_")["weighted_n"]
+
+    def _training_node_stats(self, name):
+        self._check_fitted()
+        if not getattr(self, "_node_stats", None):
+            raise AttributeError(f"{name} is known after fit, not kept in a model file "
+                                 f"(load_model): fit again to get it")
+        return self._node_stats[0]
 
     def get_depth(self):
         """Depth of the tree (a lone root has depth 0)."""

@@ -157,7 +157,11 @@ def atomic_output(path, suffix="", n_bytes=None):
 
 def write_text_atomic(path, text):
     """Write ``text`` (UTF-8) to ``path`` whole or not at all, flushed to disk."""
-    data = text.encode("utf-8")
+    write_bytes_atomic(path, text.encode("utf-8"))
+
+
+def write_bytes_atomic(path, data: bytes) -> None:
+    """Write ``data`` to ``path`` whole or not at all, flushed to disk."""
     with atomic_output(path, n_bytes=len(data)) as tmp:
         with open(tmp, "wb") as fh:
             fh.write(data)

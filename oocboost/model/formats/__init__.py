@@ -7,20 +7,29 @@ format    file                                        read by
 ========  ==========================================  ============================
 lightgbm  LightGBM's text model (``.txt``)            ``lightgbm.Booster(model_file=)``
 xgboost   XGBoost's JSON model (``format="xgboost"``)  ``xgboost.Booster(model_file=)``
+onnx      ONNX (``.onnx``)                            ``onnxruntime.InferenceSession``
 ========  ==========================================  ============================
+
+A categorical feature goes to every format as its category's position in the model's
+list (:func:`~oocboost.model.formats.common.category_lists`; :meth:`ModelExport.export_input`
+encodes data so).
 """
 from __future__ import annotations
 
 import os
 
+import numpy as np
+
+from ...common import category_index
 from ...errors import ParameterError
-from ...utils.files import write_text_atomic
+from ...utils.files import write_bytes_atomic, write_text_atomic
 
 #: Export format -> (file extensions it is chosen by, what it is).
 FORMATS = {
     "lightgbm": ((".txt",), "LightGBM's text model"),
     # .json is oocboost's own model file: XGBoost's is written only when named
     "xgboost": ((), "XGBoost's JSON model"),
+    "onnx": ((".onnx",), "ONNX model"),
 }
 
 
@@ -55,9 +64,9 @@ class ModelExport:
         Parameters
         ----------
         path : str or os.PathLike
-        format : {"lightgbm", "xgboost"} or None
-            None: from the extension (``.txt``: LightGBM); XGBoost's JSON must be named
-            (``.json`` is oocboost's own model file).
+        format : {"lightgbm", "xgboost", "onnx"} or None
+            None: from the extension (``.txt``: LightGBM, ``.onnx``: ONNX); XGBoost's
+            JSON must be named (``.json`` is oocboost's own model file).
 
         Returns
         -------
@@ -82,8 +91,42 @@ class ModelExport:
             from .lightgbm_text import to_lightgbm_text
 
             write_text_atomic(path, to_lightgbm_text(self))
-        else:
+        elif fmt == "xgboost":
             from .xgboost_json import to_xgboost_json
 
             write_text_atomic(path, to_xgboost_json(self))
+        else:
+            from .onnx_model import to_onnx_bytes
+
+            write_bytes_atomic(path, to_onnx_bytes(self))
         return fmt
+
+    def export_input(self, X, read_options: dict | None = None) -> np.ndarray:
+        """``X`` as exported models take it: (n_rows, n_features) float64 in the model's
+        feature order, numeric features as they are, a categorical one as its category's
+        position in the model's list (``"other"``'s for unseen categories when the
+        feature has one, else NaN), NaN for missing.
+
+        Parameters
+        ----------
+        X : array, DataFrame, Arrow table or file path
+            Anything :meth:`predict` reads.
+        read_options : dict, optional
+            How a text file is read, as for :meth:`predict`.
+
+        Examples
+        --------
+        >>> session = onnxruntime.InferenceSession("model.onnx")      # doctest: +SKIP
+        >>> session.run(["prediction"], {"X": model.export_input(frame)})  # doctest: +SKIP
+        """
+        from ..predict import raw_matrices
+
+        blocks = list(raw_matrices(self, X, read_options))
+        out = np.concatenate(blocks) if blocks else np.empty((0, self.n_features))
+        max_bin = self.max_bin
+        for f, kind in enumerate(self.feature_types):
+            if kind != "numeric" and max_bin is not None:
+                codes = out[:, f]
+                known = ~np.isnan(codes)
+                codes[known] = category_index(codes[known].astype(np.int64), max_bin)
+        return out

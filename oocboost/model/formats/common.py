@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ...common import category_index
 from ...errors import ModelError
 from ..parts import ModelPart
 
@@ -171,3 +172,60 @@ def constant_tree(value: float) -> ScalarTree:
                       is_categorical=np.zeros(1, bool), cat_bitset=np.zeros((1, 0), np.uint32),
                       value=np.full(1, float(value)), gain=np.zeros(1), cover=np.zeros(1),
                       n_samples=np.zeros(1))
+
+
+def exported_rounds(model, fmt: str, keep_mean: bool = False) -> list[list[ScalarTree]]:
+    """:func:`trees_by_round` with the model's base margin in the leaves, so that the
+    leaves reached give the model's margin: their plain sum, or under ``keep_mean`` (a
+    format that averages, for a model that does) their plain mean.
+
+    Summed, an average is written as a sum (each value over the number of rounds) and
+    the base goes into each output's first tree (a round of one-leaf trees when there is
+    none); averaged, into every tree (the mean of ``v + b`` is the mean of ``v`` plus
+    ``b``)."""
+    rounds = trees_by_round(model, fmt)
+    mean = model.aggregation == "mean"
+    if mean and not keep_mean and rounds:
+        for one_round in rounds:
+            for tree in one_round:
+                tree.value = tree.value / len(rounds)
+    base = np.asarray(model.base_margin, dtype=np.float64)
+    if not np.any(base):
+        return rounds
+    if not rounds:
+        return [[constant_tree(b) for b in base]]
+    for one_round in rounds if mean and keep_mean else rounds[:1]:
+        for k, tree in enumerate(one_round):
+            tree.value = tree.value + base[k]
+    return rounds
+
+
+def category_lists(model, fmt: str) -> dict[int, list[str]]:
+    """Feature index -> its categories in the order exported models number them (the
+    model's category list, then ``"other"`` when the feature has a code for unseen
+    categories): a categorical value goes to a format as its position in that list.
+    ModelError for target-statistic features (their encoding table is not exported)."""
+    out = {}
+    features = (model.bin_mapper or {}).get("features") or []
+    for f, kind in enumerate(model.feature_types):
+        if kind == "ordered_ts":
+            raise ModelError(f"{fmt} cannot express feature {model.feature_names[f]!r}, "
+                             f"encoded by ordered target statistics; build the cache with "
+                             f"cat_encoding='native' to export")
+        if kind == "categorical":
+            feat = features[f] if f < len(features) else {}
+            cats = [str(c) for c in feat.get("categories") or []]
+            out[f] = cats + (["other"] if feat.get("has_other") else [])
+    return out
+
+
+def left_categories(bitset: np.ndarray, max_bin: int | None) -> np.ndarray:
+    """Category positions (int64, ascending) that a node's bitset sends left: its set
+    bits' codes without the missing code (missing values take the default side)."""
+    bits = np.unpackbits(np.ascontiguousarray(bitset, dtype="<u4").view(np.uint8),
+                         bitorder="little")
+    codes = np.flatnonzero(bits).astype(np.int64)
+    if max_bin is None:
+        return codes
+    codes = codes[codes != int(max_bin) - 1]
+    return np.asarray(category_index(codes, max_bin), dtype=np.int64)

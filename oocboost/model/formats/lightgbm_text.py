@@ -11,16 +11,23 @@ margin is added to the leaves of each output's first tree (under a mean, to ever
 An averaged model's ``predict(raw_score=True)`` in LightGBM is the sum of its trees (its
 ``predict`` averages): divide by ``current_iteration()`` for oocboost's margin.
 
-What is refused, by name: categorical splits (not yet translated: LightGBM wants integer
-category values), objectives LightGBM has no transform for (``binary:hinge``, survival),
-AdaBoost.R2's weighted median, and what no format here expresses (oblique and surrogate
-splits, MARS terms: ``formats/common.py``). Feature names with whitespace, which the
-format cannot hold, are written with ``_`` instead, as LightGBM's Python package does.
+Categorical splits are LightGBM's bitsets over a category's position in the model's list
+(``Model.export_input``, or a DataFrame column of pandas' category type with those
+categories: ``pandas_categorical`` lists them as LightGBM's own models do). LightGBM
+sends a missing category right: a split whose missing values go left is written with
+its children swapped and the complement of its set.
+
+What is refused, by name: target-statistic features, objectives LightGBM has no
+transform for (``binary:hinge``, survival), AdaBoost.R2's weighted median, and what no
+format here expresses (oblique and surrogate splits, MARS terms: ``formats/common.py``).
+Feature names with whitespace, which the format cannot hold, are written with ``_``
+instead, as LightGBM's Python package does.
 ``multi:softmax`` models are written as ``multiclass``: LightGBM predicts the
 probabilities, whose argmax is oocboost's prediction.
 """
 from __future__ import annotations
 
+import json
 import re
 import warnings
 
@@ -28,7 +35,7 @@ import numpy as np
 
 from ...errors import ModelError
 from ..aggregate import is_weighted_median
-from .common import ScalarTree, constant_tree, trees_by_round
+from .common import ScalarTree, category_lists, exported_rounds, left_categories
 
 #: oocboost objective -> LightGBM's objective line ({K}: classes); None: no objective,
 #: so LightGBM predicts the raw (here averaged probability) scores.
@@ -51,6 +58,7 @@ OBJECTIVES = {
     "multi:proba": None,
 }
 #: LightGBM's decision_type bits: categorical (1), default left (2), missing type NaN.
+_CATEGORICAL = 1
 _DEFAULT_LEFT = 2
 _MISSING_NAN = 2 << 2
 _FORMAT = "LightGBM's text format"
@@ -80,7 +88,23 @@ def _objective_line(model) -> str | None:
     return None if line is None else line.format(K=int(model.n_outputs))
 
 
-def _tree_text(index: int, tree: ScalarTree, names: list[str]) -> str:
+def _left_set(tree: ScalarTree, node: int, categories: dict, max_bin, names) -> tuple:
+    """(category positions LightGBM sends left, whether the children swap): LightGBM
+    sends a missing value right at a categorical split, so a split whose missing values
+    go left is written with its children swapped and the complement set (over the
+    model's category positions)."""
+    feature = int(tree.feature[node])
+    if feature not in categories:
+        raise ModelError(f"{_FORMAT}: a categorical split on numeric feature "
+                         f"{names[feature]!r}")
+    left = left_categories(tree.cat_bitset[node], max_bin)
+    if not tree.default_left[node]:
+        return left, False
+    return np.setdiff1d(np.arange(len(categories[feature])), left), True
+
+
+def _tree_text(index: int, tree: ScalarTree, names: list[str], categories: dict,
+               max_bin) -> str:
     """One ``Tree=`` block (nodes renumbered: LightGBM's internal nodes and leaves are
     counted apart; a child ``~l`` is leaf ``l``)."""
     internal = np.flatnonzero(tree.left >= 0)
@@ -89,51 +113,48 @@ def _tree_text(index: int, tree: ScalarTree, names: list[str]) -> str:
         return (f"Tree={index}\nnum_leaves=1\nnum_cat=0\n"
                 f"leaf_value={_float(tree.value[0])}\nleaf_weight={_float(tree.cover[0])}\n"
                 f"leaf_count={int(tree.n_samples[0])}\nis_linear=0\nshrinkage=1\n\n\n")
-    categorical = np.flatnonzero(tree.is_categorical[internal])
-    if categorical.size:
-        feature = names[int(tree.feature[internal[categorical[0]]])]
-        raise ModelError(f"{_FORMAT}: categorical splits are not exported yet (feature "
-                         f"{feature!r}); export a model of numeric features")
     new_id = np.empty(tree.n_nodes, dtype=np.int64)
     new_id[internal] = np.arange(internal.size)
     new_id[leaves] = ~np.arange(leaves.size)        # LightGBM's -(leaf + 1)
+    left, right = new_id[tree.left[internal]], new_id[tree.right[internal]]
+    threshold = tree.threshold[internal].copy()
     decision = _MISSING_NAN + _DEFAULT_LEFT * tree.default_left[internal].astype(np.int64)
+    boundaries, words = [0], []
+    for j in np.flatnonzero(tree.is_categorical[internal]):
+        node = internal[j]
+        positions, swap = _left_set(tree, node, categories, max_bin, names)
+        if swap:
+            left[j], right[j] = right[j], left[j]
+        threshold[j] = len(boundaries) - 1            # the split's bitset
+        decision[j] = _CATEGORICAL + _MISSING_NAN
+        n_words = int(positions.max(initial=0)) // 32 + 1
+        bits = np.zeros(n_words * 32, dtype=np.uint8)
+        bits[positions] = 1
+        words += np.packbits(bits, bitorder="little").view("<u4").tolist()
+        boundaries.append(len(words))
+    n_cat = len(boundaries) - 1
 
     def join(values, fmt=str):
         return " ".join(fmt(v) for v in values)
 
     fields = [
-        ("num_leaves", leaves.size), ("num_cat", 0),
+        ("num_leaves", leaves.size), ("num_cat", n_cat),
         ("split_feature", join(tree.feature[internal])),
         ("split_gain", join(tree.gain[internal], _float)),
-        ("threshold", join(tree.threshold[internal], _float)),
+        ("threshold", join(threshold, _float)),
         ("decision_type", join(decision)),
-        ("left_child", join(new_id[tree.left[internal]])),
-        ("right_child", join(new_id[tree.right[internal]])),
+        ("left_child", join(left)), ("right_child", join(right)),
         ("leaf_value", join(tree.value[leaves], _float)),
         ("leaf_weight", join(tree.cover[leaves], _float)),
         ("leaf_count", join(tree.n_samples[leaves].astype(np.int64))),
         ("internal_value", join(tree.value[internal], _float)),
         ("internal_weight", join(tree.cover[internal], _float)),
         ("internal_count", join(tree.n_samples[internal].astype(np.int64))),
-        ("is_linear", 0), ("shrinkage", 1),
     ]
+    if n_cat:
+        fields += [("cat_boundaries", join(boundaries)), ("cat_threshold", join(words))]
+    fields += [("is_linear", 0), ("shrinkage", 1)]
     return f"Tree={index}\n" + "".join(f"{k}={v}\n" for k, v in fields) + "\n\n"
-
-
-def _with_base(rounds, model) -> list[list[ScalarTree]]:
-    """The base margin in the leaves: of each output's first tree (sum), or of every
-    tree (mean: the mean of v + b is the mean of v plus b)."""
-    base = np.asarray(model.base_margin, dtype=np.float64)
-    if not np.any(base):
-        return rounds
-    if not rounds:
-        return [[constant_tree(b) for b in base]]
-    touched = rounds if model.aggregation == "mean" else rounds[:1]
-    for one_round in touched:
-        for k, tree in enumerate(one_round):
-            tree.value = tree.value + base[k]
-    return rounds
 
 
 def to_lightgbm_text(model) -> str:
@@ -144,7 +165,8 @@ def to_lightgbm_text(model) -> str:
                          f"trees (it sums or averages them)")
     objective = _objective_line(model)
     names = _feature_names(model)
-    rounds = _with_base(trees_by_round(model, _FORMAT), model)
+    categories = category_lists(model, _FORMAT)
+    rounds = exported_rounds(model, _FORMAT, keep_mean=True)
     n_outputs = int(model.n_outputs)
     header = ["tree", "version=v4", f"num_class={n_outputs}",
               f"num_tree_per_iteration={n_outputs}", "label_index=0",
@@ -153,9 +175,13 @@ def to_lightgbm_text(model) -> str:
         header.append(f"objective={objective}")
     if model.aggregation == "mean":
         header.append("average_output")
-    header += [f"feature_names={' '.join(names)}",
-               f"feature_infos={' '.join(['none'] * len(names))}"]
-    trees = [_tree_text(i, tree, names)
+    infos = [":".join(str(p) for p in range(len(categories[f]))) if f in categories
+             else "none" for f in range(len(names))]
+    header += [f"feature_names={' '.join(names)}", f"feature_infos={' '.join(infos)}"]
+    trees = [_tree_text(i, tree, names, categories, model.max_bin)
              for i, tree in enumerate(t for one_round in rounds for t in one_round)]
+    # LightGBM's Python package maps a DataFrame's category columns (in order) onto
+    # these lists' positions, as for a model it trained on such a frame
+    pandas = [[c for c in cats if c != "other"] for cats in categories.values()]
     return ("\n".join(header) + "\n\n" + "".join(trees) + "end of trees\n\n"
-            "pandas_categorical:null\n")
+            f"pandas_categorical:{json.dumps(pandas) if pandas else 'null'}\n")

@@ -20,7 +20,13 @@ with the leaf values divided by the count (XGBoost sums trees); a forest's class
 probabilities as ``num_target`` identity outputs (``reg:squarederror``), one tree per
 class and tree.
 
-Refused by name: categorical splits (not yet translated), AdaBoost.R2's weighted median,
+Categorical features are XGBoost's (feature type ``c``, the names written): a category
+goes in as its position in the model's list (``Model.export_input``; pandas' codes of a
+column with those categories), and a split lists the positions that go right, as
+XGBoost's own (positions past the list, which no data of the model's categories has, go
+left in XGBoost and right in oocboost).
+
+Refused by name: target-statistic features, AdaBoost.R2's weighted median,
 objectives XGBoost does not have, and what no format here expresses
 (``formats/common.py``).
 """
@@ -32,7 +38,7 @@ import numpy as np
 
 from ...errors import ModelError
 from ..aggregate import is_weighted_median
-from .common import ScalarTree, constant_tree, trees_by_round
+from .common import ScalarTree, category_lists, exported_rounds, left_categories
 
 _FORMAT = "XGBoost's JSON model"
 #: XGBoost's version the document declares (the layout of 2.1 and later).
@@ -99,21 +105,41 @@ def split_conditions(threshold: np.ndarray) -> np.ndarray:
     return np.minimum(above, np.float32(_F32_MAX))
 
 
-def _tree_json(index: int, tree: ScalarTree, n_features: int, names: list[str]) -> dict:
+def _categorical_fields(tree: ScalarTree, internal, categories, max_bin, names) -> dict:
+    """XGBoost's categorical split fields: per categorical node the category positions
+    that go right (XGBoost sends a listed category right, the others left)."""
+    nodes = np.flatnonzero(internal & tree.is_categorical)
+    fields = {"categories": [], "categories_nodes": [int(v) for v in nodes],
+              "categories_segments": [], "categories_sizes": []}
+    for node in nodes:
+        feature = int(tree.feature[node])
+        if feature not in categories:
+            raise ModelError(f"{_FORMAT}: a categorical split on numeric feature "
+                             f"{names[feature]!r}")
+        n_positions = len(categories[feature])
+        right = np.setdiff1d(np.arange(n_positions), left_categories(
+            tree.cat_bitset[node], max_bin))
+        # XGBoost wants a category on each node: one past the list, which no data holds
+        right = right if right.size else np.array([n_positions])
+        fields["categories_segments"].append(len(fields["categories"]))
+        fields["categories_sizes"].append(int(right.size))
+        fields["categories"].extend(int(v) for v in right)
+    return fields
+
+
+def _tree_json(index: int, tree: ScalarTree, n_features: int, names: list[str],
+               categories: dict, max_bin) -> dict:
     internal = tree.left >= 0
-    if tree.is_categorical[internal].any():
-        node = int(np.flatnonzero(internal & tree.is_categorical)[0])
-        raise ModelError(f"{_FORMAT}: categorical splits are not exported yet (feature "
-                         f"{names[int(tree.feature[node])]!r})")
     n = tree.n_nodes
     parents = np.full(n, _ROOT_PARENT, dtype=np.int64)
     parents[tree.left[internal]] = np.flatnonzero(internal)
     parents[tree.right[internal]] = np.flatnonzero(internal)
-    conditions = np.where(internal, split_conditions(np.where(internal, tree.threshold, 0)),
-                          tree.value.astype(np.float32))
+    numeric = internal & ~tree.is_categorical
+    conditions = np.where(numeric, split_conditions(np.where(numeric, tree.threshold, 0)),
+                          np.where(internal, 0.0, tree.value).astype(np.float32))
     return {
-        "base_weights": _f32(tree.value), "categories": [], "categories_nodes": [],
-        "categories_segments": [], "categories_sizes": [],
+        "base_weights": _f32(tree.value),
+        **_categorical_fields(tree, internal, categories, max_bin, names),
         "default_left": [int(v) for v in tree.default_left & internal], "id": index,
         "left_children": [int(v) for v in tree.left],
         "loss_changes": _f32(np.where(internal, tree.gain, 0.0)),
@@ -121,27 +147,11 @@ def _tree_json(index: int, tree: ScalarTree, n_features: int, names: list[str]) 
         "right_children": [int(v) for v in tree.right],
         "split_conditions": _f32(conditions),
         "split_indices": [int(v) for v in np.where(internal, tree.feature, 0)],
-        "split_type": [0] * n, "sum_hessian": _f32(tree.cover),
+        "split_type": [int(v) for v in internal & tree.is_categorical],
+        "sum_hessian": _f32(tree.cover),
         "tree_param": {"num_deleted": "0", "num_feature": str(n_features),
                        "num_nodes": str(n), "size_leaf_vector": "1"},
     }
-
-
-def _rounds_as_sums(model) -> list[list[ScalarTree]]:
-    """The trees by round, an average written as a sum (values over the count) and the
-    base margin in each output's first tree."""
-    rounds = trees_by_round(model, _FORMAT)
-    if model.aggregation == "mean" and rounds:
-        for one_round in rounds:
-            for tree in one_round:
-                tree.value = tree.value / len(rounds)
-    base = np.asarray(model.base_margin, dtype=np.float64)
-    if np.any(base):
-        if not rounds:
-            rounds = [[constant_tree(0.0) for _ in base]]
-        for k, tree in enumerate(rounds[0]):
-            tree.value = tree.value + base[k]
-    return rounds
 
 
 def _default_names(model) -> bool:
@@ -156,8 +166,10 @@ def to_xgboost_dict(model) -> dict:
                          f"trees (it sums them)")
     objective, written = _objective(model)
     n_outputs, n_features = int(model.n_outputs), len(model.feature_names)
-    rounds = _rounds_as_sums(model)
+    rounds = exported_rounds(model, _FORMAT)
+    categories = category_lists(model, _FORMAT)
     trees = [tree for one_round in rounds for tree in one_round]
+    named = bool(categories) or not _default_names(model)
     multiclass = written in ("multi:softprob", "multi:softmax")
     neutral = _NEUTRAL.get(written, 0.0)
     base_score = ",".join(repr(neutral) for _ in range(n_outputs if multiclass else 1))
@@ -166,15 +178,16 @@ def to_xgboost_dict(model) -> dict:
             "attributes": {},
             # XGBoost's own default is no names (then any array predicts); names make
             # it check the data's, as for a model trained on a DataFrame
-            "feature_names": [] if _default_names(model) else list(model.feature_names),
-            "feature_types": [] if _default_names(model) else ["float"] * n_features,
+            "feature_names": list(model.feature_names) if named else [],
+            "feature_types": ["c" if f in categories else "float"
+                              for f in range(n_features)] if named else [],
             "gradient_booster": {"model": {
                 "gbtree_model_param": {"num_parallel_tree": "1",
                                        "num_trees": str(len(trees))},
                 "iteration_indptr": [n_outputs * r for r in range(len(rounds) + 1)],
                 "tree_info": [k for _ in rounds for k in range(n_outputs)],
-                "trees": [_tree_json(i, t, n_features, model.feature_names)
-                          for i, t in enumerate(trees)],
+                "trees": [_tree_json(i, t, n_features, model.feature_names, categories,
+                                     model.max_bin) for i, t in enumerate(trees)],
             }, "name": "gbtree"},
             "learner_model_param": {
                 "base_score": f"[{base_score}]", "boost_from_average": "1",

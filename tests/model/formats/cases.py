@@ -30,3 +30,21 @@ def target(kind, signal):
     if kind in ("gamma", "tweedie"):
         return np.exp(np.clip(signal, -2, 2) / 2)
     return 3 * signal
+
+
+def categorical_frame(n=1500, seed=3):
+    """``(frame, y)``: three numeric features and ``city``, a categorical one of five
+    categories with a tenth missing, each moving the label its own way."""
+    import pandas as pd
+
+    X, signal = data(n=n, seed=seed)
+    rng = np.random.default_rng(seed)
+    city = rng.choice(CITIES, size=n).astype(object)
+    city[rng.random(n) < 0.1] = None
+    frame = pd.DataFrame(X[:, :3], columns=["a", "b", "c"])
+    frame["city"] = city
+    bonus = {"oslo": 2.0, "lima": -1.0, "pune": 0.5, "kobe": 0.0, "nice": -2.0}
+    return frame, signal + np.array([bonus.get(c, 1.0) for c in city])
+
+
+CITIES = ["oslo", "lima", "pune", "kobe", "nice"]

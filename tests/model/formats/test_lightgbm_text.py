@@ -13,7 +13,7 @@ import oocboost
 from oocboost.errors import ModelError, ParameterError
 from oocboost.model.formats import format_of
 
-from .cases import data, target
+from .cases import categorical_frame, data, target
 
 
 def _booster(model, tmp_path, name="model.txt"):
@@ -77,18 +77,31 @@ def test_a_base_margin_lives_in_the_first_trees(tmp_path):
                                rtol=1e-12)
 
 
-def test_what_lightgbm_cannot_express_is_refused_by_name(tmp_path):
+@pytest.mark.parametrize("make", [
+    lambda: oocboost.GradientBoostingRegressor(n_estimators=10, max_depth=4),
+    lambda: oocboost.RandomForestRegressor(n_estimators=4, max_depth=5),
+], ids=["boosting", "forest"])
+def test_categorical_splits_are_lightgbm_bitsets(make, tmp_path):
     import pandas as pd
 
+    frame, y = categorical_frame()
+    model = make().fit(frame, y).get_booster()
+    assert any(t.is_categorical[t.left >= 0].any() for t in model.trees)
+    booster = _booster(model, tmp_path)
+    ours = model.predict(frame)
+    np.testing.assert_allclose(booster.predict(model.export_input(frame)), ours,
+                               rtol=1e-12, atol=1e-12)
+    # a frame of pandas categories is mapped by the file's pandas_categorical
+    typed = frame.assign(city=pd.Categorical(frame["city"], categories=model_cities(model)))
+    np.testing.assert_allclose(booster.predict(typed), ours, rtol=1e-12, atol=1e-12)
+
+
+def model_cities(model):
+    return model.bin_mapper["features"][3]["categories"]
+
+
+def test_what_lightgbm_cannot_express_is_refused_by_name(tmp_path):
     X, signal = data()
-    frame = pd.DataFrame(X, columns=[f"x{j}" for j in range(5)])
-    frame["city"] = pd.Categorical(np.where(signal > 0.5, "a", "b"))
-    model = oocboost.GradientBoostingClassifier(n_estimators=3, max_depth=2).fit(
-        frame, (signal > 0.5).astype(int)).get_booster()
-    with pytest.raises(ModelError, match=r"categorical splits are not exported yet "
-                                         r"\(feature 'city'\)"):
-        model.export(tmp_path / "m.txt")
-    assert not (tmp_path / "m.txt").exists()
     hinge = oocboost.GradientBoostingRegressor(n_estimators=2, objective="binary:hinge")
     with pytest.raises(ModelError, match=r"no objective that predicts as 'binary:hinge'"):
         hinge.fit(X, (signal > 0.5).astype(int)).get_booster().export(tmp_path / "m.txt")
@@ -115,7 +128,8 @@ def test_format_from_the_extension_or_named():
     with pytest.raises(ParameterError, match=r"m.bin: say the export format .*'\.bin' "
                                              r"names none"):
         format_of("m.bin", None)
-    with pytest.raises(ParameterError, match=r"must be one of lightgbm, xgboost, got 'pmml'"):
+    with pytest.raises(ParameterError,
+                       match=r"must be one of lightgbm, xgboost, onnx, got 'pmml'"):
         format_of("m.txt", "pmml")
 
 

@@ -11,7 +11,7 @@ from oocboost.errors import ModelError, ParameterError
 from oocboost.model.formats import format_of
 from oocboost.model.formats.xgboost_json import split_conditions
 
-from .cases import data, target
+from .cases import categorical_frame, data, target
 
 
 def _booster(model, tmp_path):
@@ -75,6 +75,31 @@ def test_named_features_are_checked_as_xgboost_checks_a_dataframe(tmp_path):
     assert booster.feature_names == ["age", "income", "c", "d", "e"]
     np.testing.assert_allclose(booster.predict(xgb.DMatrix(frame)), model.predict(frame),
                                rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("make", [
+    lambda: oocboost.GradientBoostingRegressor(n_estimators=10, max_depth=4),
+    lambda: oocboost.GradientBoostingClassifier(n_estimators=6, max_depth=3),
+], ids=["regression", "multiclass"])
+def test_categorical_splits_are_xgboost_category_sets(make, tmp_path):
+    import pandas as pd
+
+    frame, y = categorical_frame()
+    frame[["a", "b", "c"]] = frame[["a", "b", "c"]].astype(np.float32)
+    label = y if isinstance(make(), oocboost.GradientBoostingRegressor) else \
+        np.digitize(y, [0.0, 1.5])
+    model = make().fit(frame, label).get_booster()
+    assert any(t.is_categorical[t.left >= 0].any() for t in model.trees)
+    booster = _booster(model, tmp_path)
+    assert booster.feature_types == ["float", "float", "float", "c"]
+    cities = model.bin_mapper["features"][3]["categories"]
+    typed = frame.assign(city=pd.Categorical(frame["city"], categories=cities))
+    dmatrix = xgb.DMatrix(typed, enable_categorical=True)
+    np.testing.assert_allclose(booster.predict(dmatrix), model.predict(frame), rtol=1e-5,
+                               atol=1e-5)
+    np.testing.assert_allclose(booster.predict(dmatrix, output_margin=True),
+                               model.predict(frame, output_margin=True), rtol=1e-5,
+                               atol=1e-5)
 
 
 def test_every_float32_takes_the_side_oocboost_sends_it():
