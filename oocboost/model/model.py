@@ -45,9 +45,8 @@ from typing import Any
 import numpy as np
 
 from ..common import MAX_CATEGORIES, X_DTYPE, category_value_bins
-from ..errors import MemoryLimitError, ModelError
+from ..errors import ModelError
 from ..utils.files import write_text_atomic
-from ..utils.jsonio import read_json
 
 # the built-in parts register themselves (model/parts.py) when their modules load
 from . import mars, naive_bayes, stream_state  # noqa: F401
@@ -55,7 +54,6 @@ from .checks import check_model_fields, check_no_unknown_fields
 from .contributions import ModelContributions
 from .fields import (
     INT32_MAX,
-    compact_lists,
     jsonable,
     read_array,
     read_int,
@@ -637,7 +635,9 @@ class Model(ModelPrediction, ModelContributions, ModelExport):
 
 def load_model(path: str | os.PathLike, *, max_bytes: int = MAX_MODEL_BYTES,
                memory_limit: int | str | None = None) -> Model:
-    """Read and validate a model saved by :meth:`Model.save_model`.
+    """Read and validate a model file: one saved by :meth:`Model.save_model` (or an
+    estimator's ``save_model``), an XGBoost JSON or UBJSON model, or a LightGBM text model,
+    told apart by their content (``model/loading.py``).
 
     Parameters
     ----------
@@ -646,7 +646,7 @@ def load_model(path: str | os.PathLike, *, max_bytes: int = MAX_MODEL_BYTES,
         Files larger than this are refused (a guard against hostile files).
     memory_limit : int, str or None
         Peak memory of the process (bytes or a size such as ``"1GB"``); the load is
-        refused when its estimate (:data:`LOAD_BYTES_PER_FILE_BYTE` times the file's
+        refused when its estimate (``model.loading.LOAD_BYTES_PER_FILE_BYTE`` times the file's
         size) does not fit what is left of it. None: the machine's available memory.
 
     Returns
@@ -657,44 +657,11 @@ def load_model(path: str | os.PathLike, *, max_bytes: int = MAX_MODEL_BYTES,
     ------
     ModelError
         Unreadable, too large, not UTF-8, not JSON, truncated, of another format or a
-        newer version, or failing any check of :meth:`Model.from_json_dict`.
+        newer version, or failing any check of :meth:`Model.from_json_dict` (or of the
+        foreign format's reader).
     MemoryLimitError
         The file would not fit the memory limit (or the available memory) once parsed.
     """
-    name = os.fspath(path)
-    _check_load_fits(name, memory_limit)
-    try:
-        doc = read_json(name, max_bytes=max_bytes, error=ModelError, what="model file",
-                        object_hook=compact_lists)
-    except MemoryError:
-        raise MemoryLimitError(f"model file {name}: out of memory while parsing it; "
-                               f"free memory or load it on a larger machine") from None
-    return Model.from_json_dict(doc, source=repr(name))
+    from .loading import read_model_file
 
-
-#: Peak bytes :func:`load_model` holds per byte of model file: the text, then the trees'
-#: arrays as each tree is parsed. Measured 3.0 (69 MiB above the imports for a 23 MiB
-#: file of 120 depth-10 trees; 5.0 before trees were compacted while parsed).
-LOAD_BYTES_PER_FILE_BYTE = 3.5
-
-
-def _check_load_fits(name, memory_limit):
-    import psutil
-
-    from ..utils.rss import current_rss
-    from ..utils.sizes import format_size, parse_size
-
-    try:
-        size = os.stat(name).st_size
-    except OSError:
-        return  # read_json names what is wrong
-    need = int(LOAD_BYTES_PER_FILE_BYTE * size)
-    limit = parse_size(memory_limit)
-    if limit is not None:
-        room, what = limit - current_rss(), f"left under the memory limit {format_size(limit)}"
-    else:
-        room, what = psutil.virtual_memory().available, "of memory available"
-    if need > room:
-        raise MemoryLimitError(f"model file {name} ({format_size(size)}) needs about "
-                               f"{format_size(need)} to load, more than the "
-                               f"{format_size(max(room, 0))} {what}")
+    return read_model_file(path, max_bytes=max_bytes, memory_limit=memory_limit)

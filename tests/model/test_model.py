@@ -512,7 +512,7 @@ def test_a_model_that_does_not_fit_the_memory_limit_is_refused(tmp_path):
     """A 640 MB model gave MemoryError tracebacks; now the load is estimated first
     (exit 5 on the command line) and a MemoryError while parsing is the same error."""
     from oocboost.errors import MemoryLimitError
-    from oocboost.model.model import LOAD_BYTES_PER_FILE_BYTE
+    from oocboost.model.loading import LOAD_BYTES_PER_FILE_BYTE
     from oocboost.utils.rss import current_rss
 
     path = tmp_path / "m.json"
@@ -532,9 +532,10 @@ _PARSE_UNDER_RLIMIT = """
 import resource, sys
 import numpy as np
 import oocboost.model.model as mm
+import oocboost.model.loading as ml
 from oocboost.errors import MemoryLimitError
 from oocboost.utils.rss import current_rss
-mm.LOAD_BYTES_PER_FILE_BYTE = 0.0   # let it start: the parse itself must fail cleanly
+ml.LOAD_BYTES_PER_FILE_BYTE = 0.0   # let it start: the parse itself must fail cleanly
 import psutil
 vms = psutil.Process().memory_info().vms
 resource.setrlimit(resource.RLIMIT_AS, (vms + (16 << 20), resource.RLIM_INFINITY))

@@ -169,6 +169,17 @@ def train_with(params, dtrain, num_boost_round=10, *, evals=(), early_stopping_r
         metrics = metrics + [CustomMetric(custom_metric)]
     if init_model is not None and not isinstance(init_model, Model):
         init_model = load_model(init_model)
+    if init_model is not None and init_model.n_trees and \
+            cache.manifest.get("bin_mapper") != init_model.bin_mapper:
+        # its margins on the cache come from bin thresholds, valid on its own edges only
+        origin = (init_model.attributes or {}).get("imported_from")
+        raise ParameterError(
+            f"init_model's splits are not on cache {cache.path}'s bin edges ("
+            + (f"imported from {origin}, it has none" if origin else
+               "it was trained on a cache binned otherwise")
+            + "): build the cache with --reference to the model's training cache, or "
+              "start from its margins (base_margin = init_model.predict(X, "
+              "output_margin=True) on the raw rows)")
     base = _base_margin(objective, p, cache, init_model,
                         None if distributed is None else distributed.label_stats)
     # Blocks an earlier run left resident are in this process's RSS, which the plan takes
