@@ -8,6 +8,7 @@ format    file                                        read by
 lightgbm  LightGBM's text model (``.txt``)            ``lightgbm.Booster(model_file=)``
 xgboost   XGBoost's JSON model (``format="xgboost"``)  ``xgboost.Booster(model_file=)``
 onnx      ONNX (``.onnx``)                            ``onnxruntime.InferenceSession``
+treelite  Treelite's checkpoint (``.tl``)             ``treelite.Model.deserialize``
 ========  ==========================================  ============================
 
 A categorical feature goes to every format as its category's position in the model's
@@ -30,6 +31,7 @@ FORMATS = {
     # .json is oocboost's own model file: XGBoost's is written only when named
     "xgboost": ((), "XGBoost's JSON model"),
     "onnx": ((".onnx",), "ONNX model"),
+    "treelite": ((".tl",), "Treelite checkpoint"),
 }
 
 
@@ -64,9 +66,10 @@ class ModelExport:
         Parameters
         ----------
         path : str or os.PathLike
-        format : {"lightgbm", "xgboost", "onnx"} or None
-            None: from the extension (``.txt``: LightGBM, ``.onnx``: ONNX); XGBoost's
-            JSON must be named (``.json`` is oocboost's own model file).
+        format : {"lightgbm", "xgboost", "onnx", "treelite"} or None
+            None: from the extension (``.txt``: LightGBM, ``.onnx``: ONNX, ``.tl``:
+            Treelite); XGBoost's JSON must be named (``.json`` is oocboost's own model
+            file).
 
         Returns
         -------
@@ -95,10 +98,14 @@ class ModelExport:
             from .xgboost_json import to_xgboost_json
 
             write_text_atomic(path, to_xgboost_json(self))
-        else:
+        elif fmt == "onnx":
             from .onnx_model import to_onnx_bytes
 
             write_bytes_atomic(path, to_onnx_bytes(self))
+        else:
+            from .treelite_model import to_treelite_bytes
+
+            write_bytes_atomic(path, to_treelite_bytes(self))
         return fmt
 
     def export_input(self, X, read_options: dict | None = None) -> np.ndarray:

@@ -1,6 +1,8 @@
-"""The data and labels the export tests train on: five features with a tenth missing, and
-per kind of model a label of that kind (the kind's name says which)."""
+"""The data, labels and models the export tests train on: five features with a tenth
+missing, and per kind of model a label of that kind (the kind's name says which)."""
 import numpy as np
+
+import oocboost
 
 
 def data(n=1500, seed=0, float32=False):
@@ -48,3 +50,36 @@ def categorical_frame(n=1500, seed=3):
 
 
 CITIES = ["oslo", "lima", "pune", "kobe", "nice"]
+
+
+def _gbm(objective, **kw):
+    return lambda: oocboost.GradientBoostingRegressor(n_estimators=8, max_depth=4,
+                                                      objective=objective, **kw)
+
+
+#: (kind, estimator factory) of the models every export adapter is checked on.
+CASES = [
+    ("binary", lambda: oocboost.GradientBoostingClassifier(n_estimators=8, max_depth=4)),
+    ("multiclass", lambda: oocboost.GradientBoostingClassifier(n_estimators=5, max_depth=3)),
+    ("squarederror", _gbm("reg:squarederror")),
+    ("poisson", _gbm("count:poisson")),
+    ("gamma", _gbm("reg:gamma")),
+    ("binary-logitraw", _gbm("binary:logitraw")),
+    ("binary-hinge", _gbm("binary:hinge")),
+    ("forest-regression", lambda: oocboost.RandomForestRegressor(n_estimators=4,
+                                                                  max_depth=5)),
+    ("forest-multiclass", lambda: oocboost.RandomForestClassifier(n_estimators=4,
+                                                                   max_depth=5)),
+    ("extra-trees", lambda: oocboost.ExtraTreesClassifier(n_estimators=4, max_depth=4)),
+    ("tree-classifier", lambda: oocboost.DecisionTreeClassifier(max_depth=5)),
+    ("adaboost", lambda: oocboost.AdaBoostClassifier(n_estimators=5)),
+]
+
+
+def label(kind, signal):
+    """The label of a model of ``kind``, the ``binary-*`` objectives' included."""
+    if kind.startswith("binary-"):
+        return (signal > 0.5).astype(int)
+    return target(kind, signal)
+
+

@@ -129,7 +129,8 @@ def test_format_from_the_extension_or_named():
                                              r"names none"):
         format_of("m.bin", None)
     with pytest.raises(ParameterError,
-                       match=r"must be one of lightgbm, xgboost, onnx, got 'pmml'"):
+                       match=r"must be one of lightgbm, xgboost, onnx, treelite, got "
+                             r"'pmml'"):
         format_of("m.txt", "pmml")
 
 

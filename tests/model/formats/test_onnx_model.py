@@ -8,7 +8,7 @@ import pytest
 import oocboost
 from oocboost.errors import ModelError
 
-from .cases import categorical_frame, data, target
+from .cases import CASES, categorical_frame, data, label
 
 
 def _session(model, tmp_path):
@@ -22,39 +22,10 @@ def _run(session, X):
     return dict(zip(names, session.run(None, {"X": X})))
 
 
-def _gbm(objective, **kw):
-    return lambda: oocboost.GradientBoostingRegressor(n_estimators=8, max_depth=4,
-                                                      objective=objective, **kw)
-
-
-CASES = [
-    ("binary", lambda: oocboost.GradientBoostingClassifier(n_estimators=8, max_depth=4)),
-    ("multiclass", lambda: oocboost.GradientBoostingClassifier(n_estimators=5, max_depth=3)),
-    ("squarederror", _gbm("reg:squarederror")),
-    ("poisson", _gbm("count:poisson")),
-    ("gamma", _gbm("reg:gamma")),
-    ("binary-logitraw", _gbm("binary:logitraw")),
-    ("binary-hinge", _gbm("binary:hinge")),
-    ("forest-regression", lambda: oocboost.RandomForestRegressor(n_estimators=4,
-                                                                  max_depth=5)),
-    ("forest-multiclass", lambda: oocboost.RandomForestClassifier(n_estimators=4,
-                                                                   max_depth=5)),
-    ("extra-trees", lambda: oocboost.ExtraTreesClassifier(n_estimators=4, max_depth=4)),
-    ("tree-classifier", lambda: oocboost.DecisionTreeClassifier(max_depth=5)),
-    ("adaboost", lambda: oocboost.AdaBoostClassifier(n_estimators=5)),
-]
-
-
-def _label(kind, signal):
-    if kind.startswith("binary-"):
-        return (signal > 0.5).astype(int)
-    return target(kind, signal)
-
-
 @pytest.mark.parametrize("kind,make", CASES, ids=[c[0] for c in CASES])
 def test_onnxruntime_predicts_what_oocboost_predicts(kind, make, tmp_path):
     X, signal = data(n=1200)
-    est = make().fit(X, _label(kind, signal))
+    est = make().fit(X, label(kind, signal))
     model = est.get_booster()
     out = _run(_session(model, tmp_path), X)
     np.testing.assert_allclose(out["prediction"], model.predict(X), rtol=1e-12,
