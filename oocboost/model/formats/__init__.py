@@ -6,7 +6,8 @@ foreign library's own predictor in the tests.
 format    file                                        read by
 ========  ==========================================  ============================
 lightgbm  LightGBM's text model (``.txt``)            ``lightgbm.Booster(model_file=)``
-xgboost   XGBoost's JSON model (``format="xgboost"``)  ``xgboost.Booster(model_file=)``
+xgboost   XGBoost's JSON (``format="xgboost"``), UBJSON  ``xgboost.Booster(model_file=)``
+          (``.ubj``)
 onnx      ONNX (``.onnx``)                            ``onnxruntime.InferenceSession``
 treelite  Treelite's checkpoint (``.tl``)             ``treelite.Model.deserialize``
 ========  ==========================================  ============================
@@ -28,8 +29,8 @@ from ...utils.files import write_bytes_atomic, write_text_atomic
 #: Export format -> (file extensions it is chosen by, what it is).
 FORMATS = {
     "lightgbm": ((".txt",), "LightGBM's text model"),
-    # .json is oocboost's own model file: XGBoost's is written only when named
-    "xgboost": ((), "XGBoost's JSON model"),
+    # .json is oocboost's own model file: XGBoost's JSON is written only when named
+    "xgboost": ((".ubj",), "XGBoost's JSON model (UBJSON for .ubj)"),
     "onnx": ((".onnx",), "ONNX model"),
     "treelite": ((".tl",), "Treelite checkpoint"),
 }
@@ -68,8 +69,8 @@ class ModelExport:
         path : str or os.PathLike
         format : {"lightgbm", "xgboost", "onnx", "treelite"} or None
             None: from the extension (``.txt``: LightGBM, ``.onnx``: ONNX, ``.tl``:
-            Treelite); XGBoost's JSON must be named (``.json`` is oocboost's own model
-            file).
+            Treelite, ``.ubj``: XGBoost's UBJSON); XGBoost's JSON must be named
+            (``.json`` is oocboost's own model file).
 
         Returns
         -------
@@ -94,6 +95,10 @@ class ModelExport:
             from .lightgbm_text import to_lightgbm_text
 
             write_text_atomic(path, to_lightgbm_text(self))
+        elif fmt == "xgboost" and str(path).lower().endswith(".ubj"):
+            from .xgboost_json import to_xgboost_ubjson
+
+            write_bytes_atomic(path, to_xgboost_ubjson(self))
         elif fmt == "xgboost":
             from .xgboost_json import to_xgboost_json
 

@@ -132,3 +132,53 @@ def decode(data: bytes, where: str):
     if reader.pos != len(data):
         reader.fail(f"{len(data) - reader.pos} bytes after the document")
     return doc
+
+
+#: NumPy dtype kind+size -> UBJSON marker of a typed array.
+_MARKERS = {np.dtype(v).newbyteorder("=").str: k for k, v in _NUMBERS.items()}
+
+
+def encode(doc) -> bytes:
+    """``doc`` (dicts, lists, strings, ints, floats, bools, None, and NumPy arrays, which
+    become typed arrays of their dtype) as UBJSON, numbers big-endian, as XGBoost writes
+    it: ints as int64, floats as float64, lengths as int64."""
+    out: list[bytes] = []
+    _encode(doc, out)
+    return b"".join(out)
+
+
+def _length(n: int) -> bytes:
+    return b"L" + struct.pack(">q", n)
+
+
+def _encode(value, out):
+    if isinstance(value, dict):
+        out.append(b"{")
+        for key, item in value.items():
+            raw = str(key).encode("utf-8")
+            out += [_length(len(raw)), raw]
+            _encode(item, out)
+        out.append(b"}")
+    elif isinstance(value, np.ndarray):
+        native = value.dtype.newbyteorder("=").str
+        if value.ndim != 1 or native not in _MARKERS:
+            raise ValueError(f"no UBJSON typed array for {value.dtype} of shape "
+                             f"{value.shape}")
+        out += [b"[$", _MARKERS[native], b"#", _length(value.shape[0]),
+                value.astype(value.dtype.newbyteorder(">")).tobytes()]
+    elif isinstance(value, (list, tuple)):
+        out.append(b"[")
+        for item in value:
+            _encode(item, out)
+        out.append(b"]")
+    elif isinstance(value, str):
+        raw = value.encode("utf-8")
+        out += [b"S", _length(len(raw)), raw]
+    elif value is None or isinstance(value, bool):
+        out.append({None: b"Z", True: b"T", False: b"F"}[value])
+    elif isinstance(value, (int, np.integer)):
+        out += [b"L", struct.pack(">q", int(value))]
+    elif isinstance(value, (float, np.floating)):
+        out += [b"D", struct.pack(">d", float(value))]
+    else:
+        raise ValueError(f"no UBJSON form for {type(value).__name__}")

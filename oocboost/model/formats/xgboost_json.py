@@ -1,5 +1,5 @@
-"""Export to XGBoost's JSON model (``xgboost.Booster(model_file="model.json")``, and
-UBJSON, ``.ubj``, the same document in XGBoost's binary JSON).
+"""Export to XGBoost's JSON model (``xgboost.Booster(model_file="model.json")``), and
+UBJSON (``.ubj``), the same document in XGBoost's binary JSON.
 
 What is kept: every tree, the side a missing value takes, split gains and covers (XGBoost's
 ``get_score`` importances), the objective with its parameters, the classes and outputs.
@@ -203,3 +203,26 @@ def to_xgboost_dict(model) -> dict:
 def to_xgboost_json(model) -> str:
     """:func:`to_xgboost_dict` as JSON text."""
     return json.dumps(to_xgboost_dict(model), allow_nan=False, separators=(",", ":"))
+
+
+#: The typed arrays of a tree in XGBoost's UBJSON (its reader wants these dtypes).
+_UBJSON_ARRAYS = {
+    np.float32: ("base_weights", "loss_changes", "split_conditions", "sum_hessian"),
+    np.int32: ("left_children", "right_children", "parents", "split_indices",
+               "categories_nodes", "categories"),
+    np.int64: ("categories_segments", "categories_sizes"),
+    np.uint8: ("default_left", "split_type"),
+}
+
+
+def to_xgboost_ubjson(model) -> bytes:
+    """:func:`to_xgboost_dict` as XGBoost's UBJSON (``.ubj``): the trees' arrays typed
+    as XGBoost writes them."""
+    from .ubjson import encode
+
+    doc = to_xgboost_dict(model)
+    for tree in doc["learner"]["gradient_booster"]["model"]["trees"]:
+        for dtype, keys in _UBJSON_ARRAYS.items():
+            for key in keys:
+                tree[key] = np.asarray(tree[key], dtype=dtype)
+    return encode(doc)

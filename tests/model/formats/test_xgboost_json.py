@@ -61,6 +61,10 @@ def test_xgboost_predicts_what_oocboost_predicts(kind, make, tmp_path):
         if model.n_outputs == 1:                # the same leaves, by oocboost's ids
             np.testing.assert_array_equal(booster.predict(dmatrix, pred_leaf=True),
                                           model.predict(X, pred_leaf=True))
+        # the same Tree SHAP values (XGBoost's float32 arithmetic: 1e-5 of their size)
+        theirs = booster.predict(dmatrix, pred_contribs=True)
+        np.testing.assert_allclose(model.predict(X, pred_contribs=True), theirs,
+                                   atol=1e-5 * max(1.0, float(np.abs(theirs).max())))
     assert booster.feature_names is None          # default names: XGBoost's none
 
 
@@ -100,6 +104,20 @@ def test_categorical_splits_are_xgboost_category_sets(make, tmp_path):
     np.testing.assert_allclose(booster.predict(dmatrix, output_margin=True),
                                model.predict(frame, output_margin=True), rtol=1e-5,
                                atol=1e-5)
+
+
+def test_ubjson_is_the_same_model(tmp_path):
+    frame, y = categorical_frame()
+    frame[["a", "b", "c"]] = frame[["a", "b", "c"]].astype(np.float32)
+    model = oocboost.GradientBoostingClassifier(n_estimators=5, max_depth=3).fit(
+        frame, np.digitize(y, [0.0, 1.5])).get_booster()
+    assert model.export(tmp_path / "model.ubj") == "xgboost"       # by the extension
+    assert (tmp_path / "model.ubj").read_bytes()[:2] == b"{L"        # binary JSON
+    booster = xgb.Booster(model_file=str(tmp_path / "model.ubj"))
+    dmatrix = xgb.DMatrix(model.export_input(frame), feature_names=booster.feature_names,
+                          feature_types=booster.feature_types)
+    np.testing.assert_allclose(booster.predict(dmatrix), model.predict(frame), rtol=1e-5,
+                               atol=1e-6)
 
 
 def test_every_float32_takes_the_side_oocboost_sends_it():
