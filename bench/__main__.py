@@ -23,6 +23,10 @@ if __name__ == "__main__":
         from bench.ingest import main as ingest
 
         sys.exit(ingest(sys.argv[2:]))
+    if sys.argv[1:2] == ["serving"]:
+        from bench.serving import main as serving
+
+        sys.exit(serving(sys.argv[2:]))
     if sys.argv[1:2] == ["dask"]:
         from bench.distributed_suite import main as dask_suite
 
