@@ -79,6 +79,7 @@ def _with_margin_columns(args):
 def cmd_build_cache(args):
     from .cache.build import build_cache
     from .cache.describe import describe_cache
+    from .model.model import load_model
 
     if args.append:
         return _append(args)
@@ -106,7 +107,9 @@ def cmd_build_cache(args):
                 cat_encoding=args.cat_encoding, ts_prior=args.ts_prior,
                 ts_prior_weight=args.ts_prior_weight, ts_permutations=args.ts_permutations,
                 ts_seed=args.ts_seed, enable_bundle=args.enable_bundle,
-                max_conflict_rate=args.max_conflict_rate)
+                max_conflict_rate=args.max_conflict_rate,
+                split_points=None if args.split_points is None
+                else load_model(args.split_points))
     if not args.quiet:
         print(describe_cache(args.output))
     return 0

@@ -169,6 +169,10 @@ def _add_build_cache_and_info(sub):
                    help="ragged rows and text in numeric columns: fail, or skip and count")
     b.add_argument("--reference", default=None,
                    help="training cache whose bin edges and categories to use")
+    b.add_argument("--split-points", default=None, metavar="MODEL",
+                   help="a model (an XGBoost or LightGBM one too) whose split thresholds "
+                        "the bin edges must include, so it predicts from and continues "
+                        "training on the cache exactly")
     b.add_argument("--overwrite", action="store_true",
                    help="replace the cache at -o (only a cache is ever replaced)")
     b.add_argument("--append", action="store_true",

@@ -51,6 +51,8 @@ from .ingest.source import column_names
 from .ingest.svmlight import BLOCK_BYTES as SVMLIGHT_BLOCK_BYTES
 from .plan import MIN_CSV_BLOCK_BYTES, plan_build
 from .reuse import existing_fingerprint, fingerprint_of, reusable
+from .split_points import as_split_points, with_split_points
+from .split_points import fingerprint as split_fingerprint
 from .spool import Spool
 from .summary import feature_summary, label_stats_dict, warn_folded
 from .target_stats import ORDERED_TS_OPTIONS, OrderedTargetStats, fit_with_target_stats
@@ -155,7 +157,8 @@ def build_cache(data: Any, output: str | os.PathLike, *, label: Any = None,
                 enable_bundle: bool = True, max_conflict_rate: float = 0.0,
                 header: bool = True, names: list[str] | None = None,
                 input_format: str = "auto", zero_based: Any = "auto",
-                absent_as_missing: bool = False, base_margin: Any = None) -> Cache:
+                absent_as_missing: bool = False, base_margin: Any = None,
+                split_points: Any = None) -> Cache:
     """Build a binned, compressed, on-disk cache from a file or in-memory data.
 
     Parameters
@@ -210,6 +213,12 @@ def build_cache(data: Any, output: str | os.PathLike, *, label: Any = None,
         it cannot be met.
     reference : Cache or path or None
         Bin with this (training) cache's edges and categories; the schema must match.
+    split_points : Model or dict or None
+        Edges that include each threshold a model splits a numeric feature at (or a
+        dict feature name -> thresholds), the other edges thinned to fit ``max_bin``:
+        a model without edges of its own (imported from XGBoost or LightGBM) then
+        predicts from the cache exactly and continues training on it (``init_model``).
+        Not with ``reference`` (which brings its edges).
     delimiter, na_values, encoding, on_bad_rows, header, names
         How a CSV file is read (:func:`oocboost.cache.ingest.open_source`): ``header=False``
         for a file without a header line (columns ``f0, f1, ...``, or ``names``; roles may
@@ -242,6 +251,7 @@ def build_cache(data: Any, output: str | os.PathLike, *, label: Any = None,
     from .store.replace import check_target
 
     check_max_bin(max_bin)
+    split_points = as_split_points(split_points, reference)
     if backend not in ("arrow", "hdf5"):
         raise ParameterError(f"backend must be 'arrow' or 'hdf5', got {backend!r}")
     output = os.fspath(output)
@@ -281,6 +291,7 @@ def build_cache(data: Any, output: str | os.PathLike, *, label: Any = None,
     if not header or names is not None:  # likewise absent by default
         build_params["header"] = bool(header)
         build_params["names"] = None if names is None else list(names)
+    build_params.update(split_fingerprint(split_points))  # absent without split points
     if weight is not None:  # weighted sketches since 2026-11-28: such caches are rebuilt
         build_params["weighted_sketch"] = True
     if group is not None:  # absent otherwise: caches built before groups stay current
@@ -307,7 +318,7 @@ def build_cache(data: Any, output: str | os.PathLike, *, label: Any = None,
     job = _BuildJob(source=source, plan=plan, output=output, ref=ref, max_bin=max_bin,
                     max_categories=max_categories, backend=backend, compression=compression,
                     overwrite=overwrite, quiet=quiet, build_params=build_params,
-                    source_fp=source_fp, deferred=deferred,
+                    source_fp=source_fp, deferred=deferred, split_points=split_points,
                     reopen=None if deferred else _reopener(opening, max_categories))
     with interrupt.guard():
         built = _build(job)
@@ -409,6 +420,8 @@ class _BuildJob:
     #: The source opened again with the given text columns read as numbers (None: it
     #: cannot be read twice, a one-shot stream).
     reopen: object = None
+    #: Feature name -> thresholds the edges must include (split_points.py), or None.
+    split_points: object = None
 
     @property
     def target_stats(self):
@@ -460,6 +473,8 @@ def _build(job):
             mapper = fit_with_target_stats(
                 BinMapper, source.feature_names, source.feature_kinds, pass1,
                 max_bin=job.max_bin, max_categories=job.max_categories)
+            if job.split_points:
+                mapper = with_split_points(mapper, job.split_points)
             bundles = None if pass1.nonzero is None else find_bundles(
                 mapper, pass1.nonzero, pass1.n_missing, job.bundle[1])
             # The sketches are done once the edges exist: keep their summary figures

@@ -32,11 +32,11 @@ def model_file_kind(head: bytes) -> str:
     return "json"
 
 
-def read_model_file(path, *, max_bytes: int, memory_limit=None):
-    """The validated :class:`~oocboost.model.model.Model` in ``path`` (bytes: at most
-    ``max_bytes``); see :func:`oocboost.load_model`."""
+def read_model_file(path, *, max_bytes: int, model_class, memory_limit=None):
+    """The validated ``model_class`` (:class:`~oocboost.model.model.Model`, whose module
+    calls this) in ``path`` (bytes: at most ``max_bytes``); see
+    :func:`oocboost.load_model`."""
     from .formats import lightgbm_import, ubjson, xgboost_import
-    from .model import Model
 
     name = os.fspath(path)
     where = f"model file {name}"
@@ -45,7 +45,7 @@ def read_model_file(path, *, max_bytes: int, memory_limit=None):
         box = [read_bytes(name, max_bytes=max_bytes, error=ModelError, what="model file")]
         kind = model_file_kind(box[0][:64])
         if kind == "lightgbm":
-            return lightgbm_import.from_lightgbm_text(box.pop(), where)
+            return lightgbm_import.from_lightgbm_text(box.pop(), where, model_class)
         if kind == "xgboost-ubjson":
             doc = ubjson.decode(box.pop(), where)
         else:
@@ -55,10 +55,10 @@ def read_model_file(path, *, max_bytes: int, memory_limit=None):
         raise MemoryLimitError(f"{where}: out of memory while parsing it; free memory or "
                                f"load it on a larger machine") from None
     if xgboost_import.is_xgboost_document(doc):
-        return xgboost_import.from_xgboost_document(doc, where)
+        return xgboost_import.from_xgboost_document(doc, where, model_class)
     if kind == "xgboost-ubjson":
         raise ModelError(f"{where}: a UBJSON document that is not an XGBoost model")
-    return Model.from_json_dict(doc, source=repr(name))
+    return model_class.from_json_dict(doc, source=repr(name))
 
 
 def _check_load_fits(name, memory_limit):

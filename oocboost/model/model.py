@@ -664,4 +664,5 @@ def load_model(path: str | os.PathLike, *, max_bytes: int = MAX_MODEL_BYTES,
     """
     from .loading import read_model_file
 
-    return read_model_file(path, max_bytes=max_bytes, memory_limit=memory_limit)
+    return read_model_file(path, max_bytes=max_bytes, model_class=Model,
+                           memory_limit=memory_limit)

@@ -17,7 +17,7 @@ from ..cache.binning import BinMapper
 from ..cache.groups import GroupRuns
 from ..cache.ingest.memory import is_scipy_sparse, sparse_chunk_rows
 from ..common import X_DTYPE
-from ..errors import ParameterError, SchemaError
+from ..errors import ModelError, ParameterError, SchemaError
 from ..utils.files import atomic_output
 from ..utils.log import get_logger
 from .aggregate import is_weighted_median, round_weights, sum_view, weighted_median
@@ -303,11 +303,15 @@ def _iter_raw(model, data, iteration_range, label, pred_leaf, pred_contribs,
     if _is_cache_path(data):
         cache = data if isinstance(data, Cache) else Cache(data)
         if model.bin_mapper is None:
-            # Without the training edges, bin codes cannot be checked against the
-            # model's thresholds: they would be read as if they were its bins.
-            raise SchemaError(f"the model has no bin edges (bin_mapper null), so it cannot "
-                              f"predict the binned cache {cache.path}; predict from the "
-                              f"raw file instead")
+            # Without the training edges, bin codes are read through the cache's: exact
+            # when every threshold is one of its edges (built with split_points=model)
+            try:
+                model = model.on_bin_edges(cache.manifest.get("bin_mapper") or {})
+            except ModelError as exc:
+                raise SchemaError(f"the model has no bin edges (bin_mapper null) and "
+                                  f"cache {cache.path}'s do not hold its splits ({exc}); "
+                                  f"predict from the raw file, or build the cache with "
+                                  f"split_points=model") from None
         if cache.manifest.get("bin_mapper") != model.bin_mapper:
             raise SchemaError(f"cache {cache.path} was binned with other edges than the "
                               f"model's training data; predict from the raw file instead, "

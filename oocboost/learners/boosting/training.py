@@ -21,7 +21,7 @@ import numpy as np
 
 from ...cache.label_stats import LabelStats
 from ...engine.plan import plan_train
-from ...errors import ParameterError, SchemaError
+from ...errors import ModelError, ParameterError, SchemaError
 from ...model.metrics import get_metric
 from ...model.objectives import POISSON_MAX_DELTA_STEP, get_objective
 from ...utils.log import get_logger, say
@@ -169,17 +169,8 @@ def train_with(params, dtrain, num_boost_round=10, *, evals=(), early_stopping_r
         metrics = metrics + [CustomMetric(custom_metric)]
     if init_model is not None and not isinstance(init_model, Model):
         init_model = load_model(init_model)
-    if init_model is not None and init_model.n_trees and \
-            cache.manifest.get("bin_mapper") != init_model.bin_mapper:
-        # its margins on the cache come from bin thresholds, valid on its own edges only
-        origin = (init_model.attributes or {}).get("imported_from")
-        raise ParameterError(
-            f"init_model's splits are not on cache {cache.path}'s bin edges ("
-            + (f"imported from {origin}, it has none" if origin else
-               "it was trained on a cache binned otherwise")
-            + "): build the cache with --reference to the model's training cache, or "
-              "start from its margins (base_margin = init_model.predict(X, "
-              "output_margin=True) on the raw rows)")
+    if init_model is not None and init_model.n_trees:
+        init_model = _on_cache_edges(init_model, cache)
     base = _base_margin(objective, p, cache, init_model,
                         None if distributed is None else distributed.label_stats)
     # Blocks an earlier run left resident are in this process's RSS, which the plan takes
@@ -339,6 +330,26 @@ def _objective_for_labels(p, obj_params, cache):
     raise ParameterError(f"{objective.name} reads {wanted} label columns, but training "
                          f"cache {cache.path} has {k}: build it with label=[...] naming "
                          f"{wanted} columns")
+
+
+def _on_cache_edges(init_model, cache):
+    """``init_model`` with bin thresholds on ``cache``'s edges: its margins on the cache
+    come from them. A model without edges (imported) gets them when its thresholds are
+    edges of the cache (built with ``split_points=``); ParameterError otherwise."""
+    edges = cache.manifest.get("bin_mapper")
+    if init_model.bin_mapper is None:
+        try:
+            return init_model.on_bin_edges(edges or {})
+        except ModelError as exc:
+            raise ParameterError(f"init_model has no bin edges of its own and cache "
+                                 f"{cache.path}'s do not hold its splits ({exc}); build "
+                                 f"the cache with split_points=init_model "
+                                 f"(--split-points MODEL)") from None
+    if edges != init_model.bin_mapper:
+        raise ParameterError(f"init_model's splits are not on cache {cache.path}'s bin "
+                             f"edges (it was trained on a cache binned otherwise): build "
+                             f"the cache with reference= the model's training cache")
+    return init_model
 
 
 def _base_margin(objective, p, cache, init_model, label_stats=None):

@@ -23,7 +23,7 @@ import os
 import numpy as np
 
 from ...common import category_index
-from ...errors import ParameterError
+from ...errors import ModelError, ParameterError
 from ...utils.files import write_bytes_atomic, write_text_atomic
 
 #: Export format -> (file extensions it is chosen by, what it is).
@@ -58,7 +58,9 @@ def format_of(path: str | os.PathLike, fmt: str | None) -> str:
 
 
 class ModelExport:
-    """:meth:`export` of :class:`~oocboost.model.model.Model`."""
+    """What :class:`~oocboost.model.model.Model` has for other formats: :meth:`export`,
+    :meth:`export_input`, and for models that came from one without bin edges
+    (imported), :meth:`split_points` and :meth:`on_bin_edges`."""
 
     def export(self, path: str | os.PathLike, format: str | None = None) -> str:
         """Write the model in a foreign format, atomically (a failed export leaves no
@@ -142,3 +144,43 @@ class ModelExport:
                 known = ~np.isnan(codes)
                 codes[known] = category_index(codes[known].astype(np.int64), max_bin)
         return out
+
+    def split_points(self) -> dict[str, np.ndarray]:
+        """Each numeric feature's split thresholds (sorted, unique), by feature name: what
+        ``build_cache(..., split_points=model)`` puts among a cache's bin edges."""
+        by_feature: dict[int, list] = {}
+        for tree in self.trees:
+            numeric = (tree.left >= 0) & ~tree.is_categorical
+            for f in np.unique(tree.feature[numeric]):
+                by_feature.setdefault(int(f), []).append(
+                    tree.threshold[numeric & (tree.feature == f)])
+        return {self.feature_names[f]: np.unique(np.concatenate(parts))
+                for f, parts in sorted(by_feature.items())}
+
+    def on_bin_edges(self, bin_mapper: dict):
+        """This model on a cache's bin edges (``bin_mapper``: the cache's manifest dict):
+        a copy whose trees' bin thresholds are the edges its thresholds sit on, so it
+        predicts from codes as from raw values. ModelError naming a threshold that is no
+        edge (build the cache with ``split_points=model``) or features that differ."""
+        import copy
+
+        from ..fields import read_typed
+        from .common import on_edges
+
+        where = "the cache's bin edges"
+        features = read_typed(bin_mapper, "features", (list,), where)
+        names = [f.get("name") if isinstance(f, dict) else None for f in features]
+        if names != list(self.feature_names):
+            raise ModelError(f"the model's features {self.feature_names[:5]} are not the "
+                             f"cache's {names[:5]} (in order)")
+        if any(kind != "numeric" for kind in self.feature_types):
+            raise ModelError("a model without bin edges has numeric features only")
+        edges = [np.asarray(f.get("edges") or [], dtype=np.float64) for f in features]
+        model = copy.copy(self)
+        model.trees = [on_edges(tree, edges, self.feature_names, t)
+                       for t, tree in enumerate(self.trees)]
+        model.bin_mapper = bin_mapper
+        model.attributes = dict(self.attributes)
+        model.invalidate_cache()
+        model.validate()
+        return model

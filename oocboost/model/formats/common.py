@@ -229,3 +229,24 @@ def left_categories(bitset: np.ndarray, max_bin: int | None) -> np.ndarray:
         return codes
     codes = codes[codes != int(max_bin) - 1]
     return np.asarray(category_index(codes, max_bin), dtype=np.int64)
+
+
+def on_edges(tree, edges: list[np.ndarray], names: list[str], index: int):
+    """A copy of ``tree`` whose numeric splits' bin thresholds are the positions of their
+    thresholds among ``edges`` (per feature): ``x <= edges[f][k]`` is ``code <= k``.
+    ModelError naming the first threshold that is no edge."""
+    import copy
+
+    out = copy.copy(tree)
+    numeric = np.flatnonzero((tree.left >= 0) & ~tree.is_categorical)
+    bins = tree.bin_threshold.copy()
+    for node in numeric:
+        f, t = int(tree.feature[node]), float(tree.threshold[node])
+        k = int(np.searchsorted(edges[f], t))
+        if k >= edges[f].shape[0] or edges[f][k] != t:
+            raise ModelError(f"tree {index}, node {int(node)}: the split {names[f]!r} <= "
+                             f"{t!r} is not on the cache's bin edges: build the cache with "
+                             f"split_points=model (--split-points MODEL)")
+        bins[node] = k
+    out.bin_threshold = bins
+    return out

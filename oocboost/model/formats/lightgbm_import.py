@@ -161,10 +161,8 @@ def _tree(block: dict, where: str, n_features: int, names: list[str]):
         both("internal_count", "leaf_count"), n_features, where)
 
 
-def from_lightgbm_text(data: bytes, where: str):
+def from_lightgbm_text(data: bytes, where: str, model_class):
     """The :class:`Model` of a LightGBM text model's bytes (module docstring)."""
-    from ..model import Model
-
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -190,7 +188,7 @@ def from_lightgbm_text(data: bytes, where: str):
         raise ModelError(f"{where}: {len(trees)} trees, not whole iterations of "
                          f"{per_round}")
     groups = np.tile(np.arange(per_round, dtype=np.int32), len(trees) // per_round)
-    model = Model(
+    model = model_class(
         trees, tree_group=groups, tree_weight=np.ones(len(trees)),
         base_margin=np.zeros(per_round), n_outputs=per_round, objective=objective.name,
         objective_params=dict(objective.params), learner="gbtree",

@@ -107,10 +107,8 @@ def _base_margin(learner_param: dict, objective, where: str) -> np.ndarray:
     return np.array([objective.base_score_to_margin(float(s))[0] for s in scores])
 
 
-def from_xgboost_document(doc: dict, where: str):
+def from_xgboost_document(doc: dict, where: str, model_class):
     """The :class:`Model` of a parsed XGBoost JSON model (module docstring)."""
-    from ..model import Model
-
     learner = field(doc, "learner", dict, where)
     booster = field(learner, "gradient_booster", dict, where)
     kind = field(booster, "name", str, where + ": gradient_booster")
@@ -140,7 +138,7 @@ def from_xgboost_document(doc: dict, where: str):
     parallel = int(string_number(field(model_doc, "gbtree_model_param", dict, where).get(
         "num_parallel_tree", "1"), where + ": num_parallel_tree"))
     best = (learner.get("attributes") or {}).get("best_iteration")
-    model = Model(
+    model = model_class(
         trees, tree_group=groups.astype(np.int32), tree_weight=weights,
         base_margin=_base_margin(learner_param, objective, where), n_outputs=n_outputs,
         objective=objective.name, objective_params=dict(objective.params),

@@ -191,21 +191,62 @@ def test_every_command_takes_a_foreign_model(tmp_path):
     assert "auc" in done.stdout
 
 
-def test_continuing_an_imported_model_on_a_cache_is_refused_with_the_way_out(tmp_path):
-    from oocboost.errors import ParameterError
+def test_an_imported_model_predicts_and_continues_on_a_cache_of_its_split_points(tmp_path):
+    from oocboost.errors import ParameterError, SchemaError
 
     X, y = _xy("binary")
-    booster = lgb.train({"objective": "binary", "verbose": -1}, lgb.Dataset(X, label=y), 3)
+    booster = xgb.train({"objective": "binary:logistic", "max_depth": 4},
+                        xgb.DMatrix(X, label=y), 6)
+    booster.save_model(tmp_path / "xgb.json")
+    imported = oocboost.load_model(tmp_path / "xgb.json")
+    plain = oocboost.build_cache(X, str(tmp_path / "plain.oocb"), label=y, quiet=True)
+    with pytest.raises(SchemaError, match=r"not on the cache's bin edges.*split_points"):
+        imported.predict(plain)
+    with pytest.raises(ParameterError, match=r"split_points=init_model"):
+        oocboost.train({"objective": "binary:logistic"}, plain, 2, init_model=imported)
+    cache = oocboost.build_cache(X, str(tmp_path / "c.oocb"), label=y, quiet=True,
+                                 split_points=imported)
+    # from the codes as from the raw values, and so as XGBoost
+    np.testing.assert_array_equal(imported.predict(cache), imported.predict(X))
+    more = oocboost.train({"objective": "binary:logistic", "max_depth": 3}, cache, 3,
+                          init_model=str(tmp_path / "xgb.json"))
+    assert more.n_trees == imported.n_trees + 3
+    np.testing.assert_allclose(more.predict(X, iteration_range=(0, 6), output_margin=True),
+                               booster.predict(xgb.DMatrix(X), output_margin=True),
+                               rtol=1e-5, atol=1e-5)
+    from oocboost.model.predict import evaluate
+
+    before = evaluate(imported, cache, metrics=["logloss"])["logloss"]
+    assert evaluate(more, cache, metrics=["logloss"])["logloss"] < before
+
+
+def test_split_points_beyond_max_bin_are_refused_by_feature(tmp_path):
+    from oocboost.errors import ParameterError
+
+    X, y = _xy("number")
+    points = {"f0": np.linspace(-2, 2, 40)}
+    with pytest.raises(ParameterError, match=r"feature 'f0' is split at 40 points, more "
+                                             r"than the 30 edges max_bin=32 allows"):
+        oocboost.build_cache(X, str(tmp_path / "c.oocb"), label=y, max_bin=32,
+                             split_points=points, quiet=True)
+
+
+def test_the_report_of_an_imported_model_from_the_command_line(tmp_path):
+    X, y = _xy("binary")
+    booster = lgb.train({"objective": "binary", "verbose": -1, "num_leaves": 7},
+                        lgb.Dataset(X, label=y), 4)
     booster.save_model(tmp_path / "model.txt")
-    cache = oocboost.build_cache(X, str(tmp_path / "c.oocb"), label=y, quiet=True)
-    with pytest.raises(ParameterError, match=r"imported from lightgbm, it has none\): .*"
-                                             r"base_margin"):
-        oocboost.train({"objective": "binary:logistic"}, cache, 2,
-                       init_model=str(tmp_path / "model.txt"))
-    # the way out the message gives: the imported model's margins as the base margin
-    margins = oocboost.load_model(tmp_path / "model.txt").predict(X, output_margin=True)
-    with_margins = oocboost.build_cache(X, str(tmp_path / "m.oocb"), label=y,
-                                        base_margin=margins, quiet=True)
-    more = oocboost.train({"objective": "binary:logistic", "max_depth": 3},
-                          with_margins, 2)
-    assert np.all(np.isfinite(more.predict(X, base_margin=margins)))
+    frame = pd.DataFrame(X, columns=booster.feature_name()).assign(label=y)
+    frame.to_csv(tmp_path / "valid.csv", index=False)
+    run = [sys.executable, "-m", "oocboost"]
+    done = subprocess.run(run + ["build-cache", str(tmp_path / "valid.csv"), "-o",
+                                 str(tmp_path / "valid.oocb"), "--label", "label",
+                                 "--split-points", str(tmp_path / "model.txt"), "--quiet"],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    done = subprocess.run(run + ["report", str(tmp_path / "model.txt"), "--cache",
+                                 str(tmp_path / "valid.oocb"), "-o",
+                                 str(tmp_path / "report.html"), "--quiet"],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert "<img" in (tmp_path / "report.html").read_text()
