@@ -44,7 +44,8 @@ _FORMAT = "XGBoost's JSON model"
 #: XGBoost's version the document declares (the layout of 2.1 and later).
 _VERSION = [2, 1, 0]
 #: base_score that the objective's inverse link maps to a margin of 0.
-_NEUTRAL = {"binary:logistic": 0.5, "reg:logistic": 0.5, "binary:logitraw": 0.5,
+#: (binary:logitraw's base_score is a margin already: 0.)
+_NEUTRAL = {"binary:logistic": 0.5, "reg:logistic": 0.5,
             "count:poisson": 1.0, "reg:gamma": 1.0, "reg:tweedie": 1.0,
             "survival:cox": 1.0, "survival:aft": 1.0}
 _ROOT_PARENT = 2147483647

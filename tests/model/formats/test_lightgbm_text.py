@@ -13,7 +13,7 @@ import oocboost
 from oocboost.errors import ModelError, ParameterError
 from oocboost.model.formats import format_of
 
-from .cases import categorical_frame, data, target
+from .cases import cases_but, categorical_frame, data, label
 
 
 def _booster(model, tmp_path, name="model.txt"):
@@ -22,26 +22,10 @@ def _booster(model, tmp_path, name="model.txt"):
     return lgb.Booster(model_file=str(path))
 
 
-CASES = [
-    ("binary", lambda: oocboost.GradientBoostingClassifier(n_estimators=15, max_depth=4)),
-    ("regression", lambda: oocboost.GradientBoostingRegressor(n_estimators=15, max_depth=4)),
-    ("poisson", lambda: oocboost.GradientBoostingRegressor(
-        n_estimators=15, max_depth=3, objective="count:poisson")),
-    ("multiclass", lambda: oocboost.GradientBoostingClassifier(n_estimators=8, max_depth=3)),
-    ("forest-regression", lambda: oocboost.RandomForestRegressor(n_estimators=6,
-                                                                  max_depth=5)),
-    ("forest-multiclass", lambda: oocboost.RandomForestClassifier(n_estimators=6,
-                                                                   max_depth=5)),
-    ("extra-trees", lambda: oocboost.ExtraTreesClassifier(n_estimators=5, max_depth=4)),
-    ("tree", lambda: oocboost.DecisionTreeRegressor(max_depth=6)),
-    ("adaboost", lambda: oocboost.AdaBoostClassifier(n_estimators=8)),
-]
-
-
-@pytest.mark.parametrize("kind,make", CASES, ids=[c[0] for c in CASES])
+@pytest.mark.parametrize("kind,make", cases_but("binary-hinge"))
 def test_lightgbm_predicts_what_oocboost_predicts(kind, make, tmp_path):
     X, signal = data()
-    est = make().fit(X, target(kind, signal))
+    est = make().fit(X, label(kind, signal))
     model = est.get_booster()
     booster = _booster(model, tmp_path)
     ours = model.predict(X)

@@ -11,7 +11,7 @@ from oocboost.errors import ModelError, ParameterError
 from oocboost.model.formats import format_of
 from oocboost.model.formats.xgboost_json import split_conditions
 
-from .cases import categorical_frame, data, target
+from .cases import cases_but, categorical_frame, data, label
 
 
 def _booster(model, tmp_path):
@@ -20,33 +20,10 @@ def _booster(model, tmp_path):
     return xgb.Booster(model_file=str(path))
 
 
-def _gbm(objective, **kw):
-    return lambda: oocboost.GradientBoostingRegressor(n_estimators=12, max_depth=4,
-                                                      objective=objective, **kw)
-
-
-CASES = [
-    ("binary", lambda: oocboost.GradientBoostingClassifier(n_estimators=12, max_depth=4)),
-    ("multiclass", lambda: oocboost.GradientBoostingClassifier(n_estimators=6, max_depth=3)),
-    ("squarederror", _gbm("reg:squarederror")),
-    ("absoluteerror", _gbm("reg:absoluteerror")),
-    ("pseudohuber", _gbm("reg:pseudohubererror")),
-    ("poisson", _gbm("count:poisson")),
-    ("gamma", _gbm("reg:gamma")),
-    ("tweedie", _gbm("reg:tweedie")),
-    ("forest-regression", lambda: oocboost.RandomForestRegressor(n_estimators=5,
-                                                                  max_depth=5)),
-    ("forest-multiclass", lambda: oocboost.RandomForestClassifier(n_estimators=5,
-                                                                   max_depth=5)),
-    ("tree-classifier", lambda: oocboost.DecisionTreeClassifier(max_depth=5)),
-    ("adaboost", lambda: oocboost.AdaBoostClassifier(n_estimators=6)),
-]
-
-
-@pytest.mark.parametrize("kind,make", CASES, ids=[c[0] for c in CASES])
+@pytest.mark.parametrize("kind,make", cases_but())
 def test_xgboost_predicts_what_oocboost_predicts(kind, make, tmp_path):
     X, signal = data(float32=True)
-    model = make().fit(X, target(kind, signal)).get_booster()
+    model = make().fit(X, label(kind, signal)).get_booster()
     booster = _booster(model, tmp_path)
     dmatrix = xgb.DMatrix(X)
     ours = model.predict(X)
