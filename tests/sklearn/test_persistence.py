@@ -3,6 +3,7 @@ estimator that predicts, and is described, as the fitted one (classes, features,
 parameters), from a file every CLI command reads; a file of another estimator or with a
 tampered record is refused by name."""
 import json
+import pickle
 import subprocess
 import sys
 
@@ -65,6 +66,10 @@ def test_a_saved_estimator_loads_back_fitted(name, make, kind, named, tmp_path):
         assert loaded.oob_score_ == est.oob_score_
     # the same file is a model file for the library and the command line
     assert oocboost.load_model(path).n_trees == est.get_booster().n_trees
+    # and pickling keeps working, of the fitted and of the loaded estimator
+    for fitted in (est, loaded):
+        np.testing.assert_array_equal(pickle.loads(pickle.dumps(fitted)).predict(X),
+                                      est.predict(X))
 
 
 def test_the_instance_spelling_loads_in_place(tmp_path):

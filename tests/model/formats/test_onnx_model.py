@@ -97,3 +97,16 @@ def test_the_export_command_writes_onnx(tmp_path):
     assert "ONNX model" in done.stdout
     out = _run(ort.InferenceSession(str(tmp_path / "m.onnx")), X)
     np.testing.assert_allclose(out["prediction"], model.predict(X), rtol=1e-12)
+
+
+@pytest.mark.parametrize("module,path", [("onnx", "m.onnx"), ("treelite", "m.tl")])
+def test_a_missing_export_package_names_the_extra(module, path, tmp_path, monkeypatch):
+    import sys
+
+    X, signal = data(n=300)
+    model = oocboost.GradientBoostingRegressor(n_estimators=2).fit(X, signal).get_booster()
+    monkeypatch.setitem(sys.modules, module, None)          # as if not installed
+    with pytest.raises(ModelError, match=rf"needs the {module} package: pip install "
+                                         r"'oocboost\[export\]'"):
+        model.export(tmp_path / path)
+    assert not (tmp_path / path).exists()
