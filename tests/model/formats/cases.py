@@ -95,3 +95,26 @@ def cases_but(*kinds):
     import pytest
 
     return [pytest.param(k, make, id=k) for k, make in CASES if k not in kinds]
+
+
+#: Makers of models with categorical splits (regressors on :func:`categorical_frame`).
+CATEGORICAL_MAKERS = {
+    "boosting": lambda: oocboost.GradientBoostingRegressor(n_estimators=10, max_depth=4),
+    "forest": lambda: oocboost.RandomForestRegressor(n_estimators=4, max_depth=5),
+}
+
+
+def categorical_params():
+    """:data:`CATEGORICAL_MAKERS` as pytest parameters."""
+    import pytest
+
+    return [pytest.param(make, id=kind) for kind, make in CATEGORICAL_MAKERS.items()]
+
+
+def categorical_model(make):
+    """``(frame, model)``: ``make()`` fitted on :func:`categorical_frame`, a model that
+    splits on its categorical feature."""
+    frame, y = categorical_frame()
+    model = make().fit(frame, y).get_booster()
+    assert any(t.is_categorical[t.left >= 0].any() for t in model.trees)
+    return frame, model

@@ -8,7 +8,7 @@ import pytest
 import oocboost
 from oocboost.errors import ModelError
 
-from .cases import cases_but, categorical_frame, data, label
+from .cases import cases_but, categorical_model, categorical_params, data, label
 
 
 def _session(model, tmp_path):
@@ -54,14 +54,9 @@ def test_softmax_and_multi_target_outputs(tmp_path):
     np.testing.assert_allclose(out["prediction"], multi.predict(X), rtol=1e-12)
 
 
-@pytest.mark.parametrize("make", [
-    lambda: oocboost.GradientBoostingRegressor(n_estimators=10, max_depth=4),
-    lambda: oocboost.RandomForestRegressor(n_estimators=4, max_depth=5),
-], ids=["boosting", "forest"])
+@pytest.mark.parametrize("make", categorical_params())
 def test_categorical_splits_are_set_membership(make, tmp_path):
-    frame, y = categorical_frame()
-    model = make().fit(frame, y).get_booster()
-    assert any(t.is_categorical[t.left >= 0].any() for t in model.trees)
+    frame, model = categorical_model(make)
     session = _session(model, tmp_path)
     encoded = model.export_input(frame)
     assert set(np.unique(encoded[:, 3][~np.isnan(encoded[:, 3])])) <= {0, 1, 2, 3, 4}
@@ -72,14 +67,6 @@ def test_categorical_splits_are_set_membership(make, tmp_path):
     unseen = frame.head(3).assign(city=["rome", "rome", None])
     np.testing.assert_allclose(_run(session, model.export_input(unseen))["prediction"],
                                model.predict(unseen), rtol=1e-12)
-
-
-def test_what_onnx_cannot_express_is_refused_by_name(tmp_path):
-    X, signal = data(n=400)
-    r2 = oocboost.AdaBoostRegressor(n_estimators=3).fit(X, signal).get_booster()
-    with pytest.raises(ModelError, match=r"ONNX cannot express AdaBoost.R2's weighted"):
-        r2.export(tmp_path / "m.onnx")
-    assert not (tmp_path / "m.onnx").exists()
 
 
 def test_the_export_command_writes_onnx(tmp_path):

@@ -8,9 +8,8 @@ import tl2cgen
 import treelite
 
 import oocboost
-from oocboost.errors import ModelError
 
-from .cases import cases_but, categorical_frame, data, label
+from .cases import CATEGORICAL_MAKERS, cases_but, categorical_model, data, label
 
 
 def _treelite(model, tmp_path):
@@ -35,10 +34,7 @@ def test_treelite_predicts_what_oocboost_predicts(kind, make, tmp_path):
 
 
 def test_categorical_splits_go_by_category_position(tmp_path):
-    frame, y = categorical_frame()
-    model = oocboost.GradientBoostingRegressor(n_estimators=8, max_depth=4).fit(
-        frame, y).get_booster()
-    assert any(t.is_categorical[t.left >= 0].any() for t in model.trees)
+    frame, model = categorical_model(CATEGORICAL_MAKERS["boosting"])
     predicted = treelite.gtil.predict(_treelite(model, tmp_path), model.export_input(frame))
     np.testing.assert_allclose(predicted.ravel(), model.predict(frame), rtol=1e-12)
 
@@ -51,11 +47,3 @@ def test_tl2cgen_compiles_the_export_into_the_same_predictions(tmp_path):
     tl2cgen.export_lib(_treelite(model, tmp_path), toolchain="gcc", libpath=str(library))
     predicted = tl2cgen.Predictor(str(library)).predict(tl2cgen.DMatrix(X))
     np.testing.assert_allclose(predicted.ravel(), model.predict(X), rtol=1e-12)
-
-
-def test_what_treelite_cannot_express_is_refused_by_name(tmp_path):
-    X, signal = data(n=400)
-    r2 = oocboost.AdaBoostRegressor(n_estimators=3).fit(X, signal).get_booster()
-    with pytest.raises(ModelError, match=r"Treelite cannot express AdaBoost.R2's weighted"):
-        r2.export(tmp_path / "m.tl")
-    assert not (tmp_path / "m.tl").exists()

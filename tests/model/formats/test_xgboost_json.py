@@ -7,7 +7,7 @@ import pytest
 import xgboost as xgb
 
 import oocboost
-from oocboost.errors import ModelError, ParameterError
+from oocboost.errors import ParameterError
 from oocboost.model.formats import format_of
 from oocboost.model.formats.xgboost_json import split_conditions
 
@@ -123,14 +123,6 @@ def test_a_softmax_model_predicts_the_same_classes(tmp_path):
                            cache, 6)
     np.testing.assert_array_equal(_booster(model, tmp_path).predict(xgb.DMatrix(X)),
                                   model.predict(X))
-
-
-def test_what_xgboost_json_cannot_express_is_refused(tmp_path):
-    X, signal = data(float32=True)
-    r2 = oocboost.AdaBoostRegressor(n_estimators=3).fit(X[:300], signal[:300]).get_booster()
-    with pytest.raises(ModelError, match=r"AdaBoost.R2's weighted median"):
-        r2.export(tmp_path / "m.json", format="xgboost")
-    assert not (tmp_path / "m.json").exists()
 
 
 def test_json_needs_the_format_named():
