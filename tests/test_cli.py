@@ -15,16 +15,8 @@ import pytest
 from oocboost.cache.store import Cache
 from oocboost.errors import CacheError
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
-def cli(*args, timeout=120, **kw):
-    env = dict(os.environ)
-    env.pop("OOCBOOST_DEBUG", None)
-    env.pop("OOCBOOST_QUIET", None)
-    return subprocess.run([sys.executable, "-m", "oocboost.cli", *map(str, args)],
-                          capture_output=True, text=True, timeout=timeout, env=env, cwd=REPO,
-                          **kw)
+from .cli_runner import REPO
+from .cli_runner import run_cli as cli
 
 
 def build(src, out, *args):

@@ -3,8 +3,6 @@ reads them (zero- and one-based, qid, comments, block boundaries), LightGBM's si
 clear errors naming the line, and a cache, a model and predictions from one command each.
 """
 import os
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -14,6 +12,8 @@ from sklearn.datasets import dump_svmlight_file, load_svmlight_file
 import oocboost
 from oocboost.cache.ingest.dispatch import open_source
 from oocboost.errors import InputError, ParameterError
+
+from ..cli_runner import run_cli
 
 
 def _dense(source):
@@ -183,9 +183,7 @@ def test_build_train_and_predict_from_svmlight_files(tmp_path):
     expected = model.predict(Xt.toarray())
     out = tmp_path / "p.csv"
     model.save_model(tmp_path / "m.json")
-    r = subprocess.run([sys.executable, "-m", "oocboost", "predict", str(tmp_path / "m.json"),
-                        str(tmp_path / "test.svm"), "-o", str(out)], capture_output=True,
-                       text=True)
+    r = run_cli("predict", tmp_path / "m.json", tmp_path / "test.svm", "-o", out)
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == f"wrote 500 predictions to {out}"
     got = np.loadtxt(out, delimiter=",", skiprows=1, usecols=1)

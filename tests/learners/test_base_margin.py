@@ -3,8 +3,6 @@ training starts each row from its offset, predictions and SHAP values add it in 
 the constant base, evaluation sets and cross-validation carry theirs. Features take few
 distinct values, so both libraries bin them alike and the models must be equal."""
 import logging
-import subprocess
-import sys
 import warnings
 
 import numpy as np
@@ -16,6 +14,8 @@ import oocboost
 from oocboost.cache.store.weighted import RowWeightedCache
 from oocboost.errors import ParameterError
 from oocboost.model.predict import evaluate
+
+from ..cli_runner import run_cli
 
 PARAMS = {"max_depth": 3, "eta": 0.3, "reg_lambda": 1.0, "min_child_weight": 1.0}
 
@@ -174,8 +174,7 @@ def test_width_and_length_mismatches_are_named(tmp_path):
 
 
 def _cli(*args):
-    r = subprocess.run([sys.executable, "-m", "oocboost", *map(str, args)],
-                       capture_output=True, text=True)
+    r = run_cli(*args)
     assert r.returncode == 0, r.stderr
     return r
 

@@ -12,6 +12,8 @@ import pytest
 import oocboost
 from oocboost.errors import ModelError
 
+from ..cli_runner import run_cli
+
 
 def _subset_value(tree, x, subset, node=0):
     """E[tree(x) | x_S]: features in S follow x, the others both branches by cover."""
@@ -274,8 +276,6 @@ def test_agrees_with_shap_tree_explainer_on_the_same_trees():
 
 
 def test_contributions_stream_to_a_csv_from_the_command_line(data, tmp_path):
-    import subprocess
-    import sys
 
     pacsv = pytest.importorskip("pyarrow.csv")
     X, y = data
@@ -285,9 +285,7 @@ def test_contributions_stream_to_a_csv_from_the_command_line(data, tmp_path):
     model.save_model(path)
     cache = tmp_path / "cls.oocb"
     out = tmp_path / "phi.csv"
-    r = subprocess.run([sys.executable, "-m", "oocboost.cli", "predict", str(path),
-                        str(cache), "-o", str(out), "--pred-contribs"],
-                       capture_output=True, text=True, timeout=300)
+    r = run_cli("predict", path, cache, "-o", out, "--pred-contribs")
     assert r.returncode == 0, r.stderr
     table = pacsv.read_csv(out)
     names = [f"contrib_{n}" for n in model.feature_names] + ["bias"]

@@ -1,15 +1,14 @@
 """`oocboost plot` and `oocboost report` from the command line: every chart kind writes
 a decodable image, bad requests name the option and leave nothing behind."""
-import subprocess
-import sys
 
 import matplotlib.image
 import pytest
 
+from ..cli_runner import run_cli
+
 
 def _cli(*args):
-    return subprocess.run([sys.executable, "-m", "oocboost.cli", *map(str, args)],
-                          capture_output=True, text=True, timeout=600)
+    return run_cli(*args, timeout=600)
 
 
 @pytest.mark.parametrize("kind, extra", [

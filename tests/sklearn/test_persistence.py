@@ -4,8 +4,6 @@ parameters), from a file every CLI command reads; a file of another estimator or
 tampered record is refused by name."""
 import json
 import pickle
-import subprocess
-import sys
 
 import numpy as np
 import pandas as pd
@@ -13,6 +11,8 @@ import pytest
 
 import oocboost
 from oocboost.errors import ModelError
+
+from ..cli_runner import run_cli
 
 
 def _frame(n=600, seed=0):
@@ -127,10 +127,8 @@ def test_the_cli_predicts_from_an_estimators_file(tmp_path):
     est = oocboost.GradientBoostingRegressor(n_estimators=3).fit(frame, signal)
     est.save_model(tmp_path / "m.json")
     frame.to_csv(tmp_path / "rows.csv", index=False)
-    done = subprocess.run([sys.executable, "-m", "oocboost", "predict",
-                           str(tmp_path / "m.json"), str(tmp_path / "rows.csv"), "-o",
-                           str(tmp_path / "p.csv")],
-                          capture_output=True, text=True)
+    done = run_cli("predict", tmp_path / "m.json", tmp_path / "rows.csv", "-o",
+                   tmp_path / "p.csv")
     assert done.returncode == 0, done.stderr
     predicted = pd.read_csv(tmp_path / "p.csv").iloc[:, -1].to_numpy()
     np.testing.assert_allclose(predicted, est.predict(frame), rtol=1e-6)

@@ -2,8 +2,6 @@
 those libraries trained load with ``oocboost.load_model`` (by content) and predict what
 the libraries predict (the same leaves, the same Tree SHAP values), on data with missing
 values; what oocboost cannot express is refused by name, a damaged file by place."""
-import subprocess
-import sys
 
 import lightgbm as lgb
 import numpy as np
@@ -14,6 +12,7 @@ import xgboost as xgb
 import oocboost
 from oocboost.errors import ModelError
 
+from ...cli_runner import run_cli
 from .cases import data
 
 
@@ -177,16 +176,13 @@ def test_every_command_takes_a_foreign_model(tmp_path):
     frame = pd.DataFrame(X, columns=booster.feature_name()).assign(label=y)
     frame.to_csv(tmp_path / "rows.csv", index=False)
     booster.save_model(tmp_path / "model.txt")
-    run = [sys.executable, "-m", "oocboost"]
-    done = subprocess.run(run + ["predict", str(tmp_path / "model.txt"),
-                                 str(tmp_path / "rows.csv"), "-o", str(tmp_path / "p.csv")],
-                          capture_output=True, text=True)
+    done = run_cli("predict", tmp_path / "model.txt", tmp_path / "rows.csv", "-o",
+                   tmp_path / "p.csv")
     assert done.returncode == 0, done.stderr
     predicted = pd.read_csv(tmp_path / "p.csv")["prob_1"].to_numpy()
     np.testing.assert_allclose(predicted, booster.predict(X), rtol=1e-12)
-    done = subprocess.run(run + ["evaluate", str(tmp_path / "model.txt"),
-                                 str(tmp_path / "rows.csv"), "--label", "label",
-                                 "--metric", "auc"], capture_output=True, text=True)
+    done = run_cli("evaluate", tmp_path / "model.txt", tmp_path / "rows.csv", "--label",
+                   "label", "--metric", "auc")
     assert done.returncode == 0, done.stderr
     assert "auc" in done.stdout
 
@@ -238,15 +234,10 @@ def test_the_report_of_an_imported_model_from_the_command_line(tmp_path):
     booster.save_model(tmp_path / "model.txt")
     frame = pd.DataFrame(X, columns=booster.feature_name()).assign(label=y)
     frame.to_csv(tmp_path / "valid.csv", index=False)
-    run = [sys.executable, "-m", "oocboost"]
-    done = subprocess.run(run + ["build-cache", str(tmp_path / "valid.csv"), "-o",
-                                 str(tmp_path / "valid.oocb"), "--label", "label",
-                                 "--split-points", str(tmp_path / "model.txt"), "--quiet"],
-                          capture_output=True, text=True)
+    done = run_cli("build-cache", tmp_path / "valid.csv", "-o", tmp_path / "valid.oocb",
+                   "--label", "label", "--split-points", tmp_path / "model.txt", "--quiet")
     assert done.returncode == 0, done.stderr
-    done = subprocess.run(run + ["report", str(tmp_path / "model.txt"), "--cache",
-                                 str(tmp_path / "valid.oocb"), "-o",
-                                 str(tmp_path / "report.html"), "--quiet"],
-                          capture_output=True, text=True)
+    done = run_cli("report", tmp_path / "model.txt", "--cache", tmp_path / "valid.oocb",
+                   "-o", tmp_path / "report.html", "--quiet")
     assert done.returncode == 0, done.stderr
     assert "<img" in (tmp_path / "report.html").read_text()

@@ -2,8 +2,6 @@
 ``lightgbm.Booster(model_file=...)``, what they predict in oocboost (with missing values;
 every learner whose trees LightGBM can sum or average), and what it cannot express is
 refused by name."""
-import subprocess
-import sys
 
 import lightgbm as lgb
 import numpy as np
@@ -13,6 +11,7 @@ import oocboost
 from oocboost.errors import ModelError, ParameterError
 from oocboost.model.formats import format_of
 
+from ...cli_runner import run_cli
 from .cases import cases_but, categorical_model, categorical_params, data, label
 
 
@@ -115,14 +114,12 @@ def test_export_command(tmp_path):
     model = oocboost.GradientBoostingRegressor(n_estimators=3, max_depth=3).fit(
         X, signal).get_booster()
     model.save_model(tmp_path / "model.json")
-    run = [sys.executable, "-m", "oocboost", "export", str(tmp_path / "model.json")]
-    done = subprocess.run(run + ["-o", str(tmp_path / "model.txt")], capture_output=True,
-                          text=True)
+    done = run_cli("export", tmp_path / "model.json", "-o", tmp_path / "model.txt")
     assert done.returncode == 0, done.stderr
     assert "wrote" in done.stdout and "LightGBM's text model" in done.stdout
     booster = lgb.Booster(model_file=str(tmp_path / "model.txt"))
     np.testing.assert_allclose(booster.predict(X), model.predict(X), rtol=1e-12)
-    refused = subprocess.run(run + ["-o", str(tmp_path / "model.json"), "--format",
-                                    "lightgbm"], capture_output=True, text=True)
+    refused = run_cli("export", tmp_path / "model.json", "-o", tmp_path / "model.json",
+                      "--format", "lightgbm")
     assert refused.returncode != 0 and "is the input" in refused.stderr
     assert (tmp_path / "model.json").read_text().startswith("{")

@@ -8,6 +8,7 @@ import pytest
 import oocboost
 from oocboost.errors import ModelError
 
+from ...cli_runner import run_cli
 from .cases import cases_but, categorical_model, categorical_params, data, label
 
 
@@ -70,16 +71,12 @@ def test_categorical_splits_are_set_membership(make, tmp_path):
 
 
 def test_the_export_command_writes_onnx(tmp_path):
-    import subprocess
-    import sys
 
     X, signal = data(n=400)
     model = oocboost.GradientBoostingRegressor(n_estimators=3, max_depth=3).fit(
         X, signal).get_booster()
     model.save_model(tmp_path / "model.json")
-    done = subprocess.run([sys.executable, "-m", "oocboost", "export",
-                           str(tmp_path / "model.json"), "-o", str(tmp_path / "m.onnx")],
-                          capture_output=True, text=True)
+    done = run_cli("export", tmp_path / "model.json", "-o", tmp_path / "m.onnx")
     assert done.returncode == 0, done.stderr
     assert "ONNX model" in done.stdout
     out = _run(ort.InferenceSession(str(tmp_path / "m.onnx")), X)
