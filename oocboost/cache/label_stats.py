@@ -51,6 +51,10 @@ class LabelStats:
         ``{k: sum of w_i over rows with y_i == k}`` while every label is an integer value
         and there are at most ``MAX_TRACKED_CLASSES`` (1024) distinct ones; ``None`` once
         that stops holding (and it stays ``None``).
+    class_counts : dict[int, int] or None
+        ``{k: rows with y_i == k}``, unweighted (``class_weight="balanced"`` counts rows,
+        as scikit-learn), under the same rule; ``None`` as well in the label statistics
+        of caches built before it was kept.
     sketch : oocboost.cache.sketch.QuantileSketch
         Weighted quantile sketch of the labels (``quantile`` reads it).
 
@@ -69,6 +73,7 @@ class LabelStats:
         self.min = math.nan
         self.max = math.nan
         self.class_weights = {}
+        self.class_counts = {}
         self.sketch = QuantileSketch(eps=eps, max_exact=max_exact)
 
     # ----------------------------------------------------------------------------------
@@ -120,18 +125,33 @@ class LabelStats:
         if self.class_weights is None:
             return
         if not np.all(np.isfinite(y)) or not np.all(y == np.floor(y)):
-            self.class_weights = None
+            self.class_weights = self.class_counts = None
             return
         values, inverse = np.unique(y, return_inverse=True)
         if len(values) > MAX_TRACKED_CLASSES:
-            self.class_weights = None
+            self.class_weights = self.class_counts = None
             return
         sums = np.bincount(inverse, weights=w, minlength=len(values))
+        counts = np.bincount(inverse, minlength=len(values))
+        keys = [int(value) for value in values.tolist()]  # over distinct values
+        self._add_classes(dict(zip(keys, sums.tolist())), dict(zip(keys, counts.tolist())))
+
+    def _add_classes(self, sums, counts):
+        """Add per-class weight sums and row counts (``counts`` None: unknown)."""
         merged = dict(self.class_weights)
-        for value, s in zip(values.tolist(), sums.tolist()):  # over distinct values
-            key = int(value)
+        for key, s in sums.items():
             merged[key] = merged.get(key, 0.0) + float(s)
-        self.class_weights = merged if len(merged) <= MAX_TRACKED_CLASSES else None
+        if len(merged) > MAX_TRACKED_CLASSES:
+            self.class_weights = self.class_counts = None
+            return
+        self.class_weights = merged
+        if self.class_counts is None or counts is None:
+            self.class_counts = None
+            return
+        merged_counts = dict(self.class_counts)
+        for key, c in counts.items():
+            merged_counts[key] = merged_counts.get(key, 0) + int(c)
+        self.class_counts = merged_counts
 
     def merge(self, other):
         """Add the rows summarised by ``other`` (another :class:`LabelStats`) to ``self``."""
@@ -143,12 +163,9 @@ class LabelStats:
             a, b = getattr(self, attr), getattr(other, attr)
             setattr(self, attr, b if math.isnan(a) else a if math.isnan(b) else pick(a, b))
         if self.class_weights is None or other.class_weights is None:
-            self.class_weights = None
+            self.class_weights = self.class_counts = None
         else:
-            merged = dict(self.class_weights)
-            for key, s in other.class_weights.items():
-                merged[key] = merged.get(key, 0.0) + s
-            self.class_weights = merged if len(merged) <= MAX_TRACKED_CLASSES else None
+            self._add_classes(other.class_weights, other.class_counts)
         self.sketch.merge(other.sketch)
         return self
 
@@ -181,6 +198,8 @@ class LabelStats:
             "max": _json_float(self.max),
             "class_weights": None if self.class_weights is None else
             [[int(k), float(v)] for k, v in sorted(self.class_weights.items())],
+            "class_counts": None if self.class_counts is None else
+            [[int(k), int(v)] for k, v in sorted(self.class_counts.items())],
             "sketch": self.sketch.to_dict(),
         }
 
@@ -198,6 +217,8 @@ class LabelStats:
         self.max = float(d["max"])
         cw = d["class_weights"]
         self.class_weights = None if cw is None else {int(k): float(v) for k, v in cw}
+        cc = d.get("class_counts")  # absent from caches built before it was kept
+        self.class_counts = None if cc is None else {int(k): int(v) for k, v in cc}
         self.sketch = QuantileSketch.from_dict(d["sketch"])
         return self
 

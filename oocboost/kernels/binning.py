@@ -8,7 +8,9 @@ Each parallel kernel has a sequential naive twin (suffix ``_naive``) that the te
 against it.
 """
 import numpy as np
-from numba import njit, prange
+from numba import njit
+
+from .parallel import MIN_ROWS, RANGE_KERNEL, run_ranges
 
 
 @njit(cache=True)
@@ -28,7 +30,17 @@ def _searchsorted_left(edges, x):
     return base + (1 if edges[base] < x else 0)
 
 
-@njit(parallel=True, cache=True)
+@njit(**RANGE_KERNEL)
+def _map_to_bins_range(i_lo, i_hi, values, edges, missing_code, out):
+    """:func:`map_to_bins` for the rows ``i_lo .. i_hi - 1``."""
+    for i in range(i_lo, i_hi):
+        x = values[i]
+        if np.isnan(x):
+            out[i] = missing_code
+        else:
+            out[i] = _searchsorted_left(edges, x)
+
+
 def map_to_bins(values, edges, missing_code, out):
     """Bin one numeric column: ``code = searchsorted(edges, x, side="left")``.
 
@@ -43,15 +55,27 @@ def map_to_bins(values, edges, missing_code, out):
     out : ndarray of uint8 or uint16, shape (n_rows,)
         OUT. Bin codes; bin ``b`` holds ``edges[b-1] < x <= edges[b]``.
     """
-    for i in prange(values.shape[0]):
-        x = values[i]
-        if np.isnan(x):
-            out[i] = missing_code
-        else:
-            out[i] = _searchsorted_left(edges, x)
+    run_ranges(_map_to_bins_range, values.shape[0], values, edges, missing_code, out,
+               min_tasks=MIN_ROWS)
 
 
-@njit(parallel=True, cache=True, nogil=True)
+@njit(**RANGE_KERNEL)
+def _map_features_to_bins_range(j_lo, j_hi, values, edges, n_edges, feature_index,
+                                missing_code, out):
+    """:func:`map_features_to_bins` for the columns ``j_lo .. j_hi - 1``."""
+    n_rows = values.shape[1]
+    for j in range(j_lo, j_hi):
+        e = edges[j, : n_edges[j]]
+        dst = out[feature_index[j]]
+        src = values[j]
+        for i in range(n_rows):
+            x = src[i]
+            if np.isnan(x):
+                dst[i] = missing_code
+            else:
+                dst[i] = _searchsorted_left(e, x)
+
+
 def map_features_to_bins(values, edges, n_edges, feature_index, missing_code, out):
     """Bin several numeric columns in one parallel launch (parallel over features).
 
@@ -74,17 +98,8 @@ def map_features_to_bins(values, edges, n_edges, feature_index, missing_code, ou
     out : ndarray of uint8 or uint16, shape (n_features, n_rows)
         OUT. Only the rows named by ``feature_index`` are written.
     """
-    n_rows = values.shape[1]
-    for j in prange(values.shape[0]):
-        e = edges[j, : n_edges[j]]
-        dst = out[feature_index[j]]
-        src = values[j]
-        for i in range(n_rows):
-            x = src[i]
-            if np.isnan(x):
-                dst[i] = missing_code
-            else:
-                dst[i] = _searchsorted_left(e, x)
+    run_ranges(_map_features_to_bins_range, values.shape[0], values, edges, n_edges,
+               feature_index, missing_code, out)
 
 
 #: Edges per group of the two-level search (:func:`map_features_to_bins_grouped`).
@@ -113,25 +128,12 @@ def grouped_edges(edges, n_edges):
     return padded, pivots
 
 
-@njit(parallel=True, cache=True, nogil=True)
-def map_features_to_bins_grouped(values, padded, pivots, feature_index, missing_code, out):
-    """:func:`map_features_to_bins` for columns of at most 255 edges, by counting.
-
-    ``code = #(edges < x)`` is found in two steps of 16 comparisons each: the groups of
-    16 edges whose last edge is below x, then the edges below x in the next group. Both
-    are fixed-length loops of independent comparisons that compile to SIMD, where a
-    binary search is a chain of 8 dependent loads (about 19 ns a value, latency-bound).
-
-    Parameters
-    ----------
-    values : ndarray (n_numeric, n_rows) float64       # IN, NaN is missing
-    padded, pivots : from :func:`grouped_edges`         # IN
-    feature_index : ndarray (n_numeric,) int64          # IN, row of ``out`` per column
-    missing_code : int
-    out : ndarray (n_features, n_rows) uint8/uint16     # OUT
-    """
+@njit(**RANGE_KERNEL)
+def _map_features_to_bins_grouped_range(j_lo, j_hi, values, padded, pivots, feature_index,
+                                        missing_code, out):
+    """:func:`map_features_to_bins_grouped` for the columns ``j_lo .. j_hi - 1``."""
     n_rows = values.shape[1]
-    for j in prange(values.shape[0]):
+    for j in range(j_lo, j_hi):
         e = padded[j]
         piv = pivots[j]
         dst = out[feature_index[j]]
@@ -151,6 +153,26 @@ def map_features_to_bins_grouped(values, padded, pivots, feature_index, missing_
                 dst[i] = base + c
 
 
+def map_features_to_bins_grouped(values, padded, pivots, feature_index, missing_code, out):
+    """:func:`map_features_to_bins` for columns of at most 255 edges, by counting.
+
+    ``code = #(edges < x)`` is found in two steps of 16 comparisons each: the groups of
+    16 edges whose last edge is below x, then the edges below x in the next group. Both
+    are fixed-length loops of independent comparisons that compile to SIMD, where a
+    binary search is a chain of 8 dependent loads (about 19 ns a value, latency-bound).
+
+    Parameters
+    ----------
+    values : ndarray (n_numeric, n_rows) float64       # IN, NaN is missing
+    padded, pivots : from :func:`grouped_edges`         # IN
+    feature_index : ndarray (n_numeric,) int64          # IN, row of ``out`` per column
+    missing_code : int
+    out : ndarray (n_features, n_rows) uint8/uint16     # OUT
+    """
+    run_ranges(_map_features_to_bins_grouped_range, values.shape[0], values, padded, pivots,
+               feature_index, missing_code, out)
+
+
 @njit(cache=True)
 def map_to_bins_naive(values, edges, missing_code, out):
     """Sequential twin of :func:`map_to_bins` that counts edges below x one by one."""
@@ -166,7 +188,17 @@ def map_to_bins_naive(values, edges, missing_code, out):
         out[i] = code
 
 
-@njit(parallel=True, cache=True)
+@njit(**RANGE_KERNEL)
+def _map_categories_range(i_lo, i_hi, indices, lookup, missing_code, out):
+    """:func:`map_categories` for the rows ``i_lo .. i_hi - 1``."""
+    for i in range(i_lo, i_hi):
+        k = indices[i]
+        if k < 0:
+            out[i] = missing_code
+        else:
+            out[i] = lookup[k]
+
+
 def map_categories(indices, lookup, missing_code, out):
     """Map dictionary indices of a categorical column to codes through a lookup table.
 
@@ -181,12 +213,8 @@ def map_categories(indices, lookup, missing_code, out):
     out : ndarray of uint8 or uint16, shape (n_rows,)
         OUT. Category codes.
     """
-    for i in prange(indices.shape[0]):
-        k = indices[i]
-        if k < 0:
-            out[i] = missing_code
-        else:
-            out[i] = lookup[k]
+    run_ranges(_map_categories_range, indices.shape[0], indices, lookup, missing_code, out,
+               min_tasks=MIN_ROWS)
 
 
 @njit(cache=True)
@@ -196,7 +224,20 @@ def map_categories_naive(indices, lookup, missing_code, out):
         out[i] = missing_code if indices[i] < 0 else lookup[indices[i]]
 
 
-@njit(parallel=True, cache=True)
+@njit(**RANGE_KERNEL)
+def _map_float_codes_range(i_lo, i_hi, values, n_codes, unknown_code, missing_code, out):
+    """:func:`map_float_codes` for the rows ``i_lo .. i_hi - 1``."""
+    for i in range(i_lo, i_hi):
+        x = values[i]
+        if np.isnan(x):
+            out[i] = missing_code
+        elif x >= 0.0 and x < n_codes and x == np.floor(x):
+            out[i] = np.int64(x)
+        else:
+            out[i] = unknown_code
+
+
+
 def map_float_codes(values, n_codes, unknown_code, missing_code, out):
     """Map category codes given as floats (in-memory matrices) to codes.
 
@@ -214,11 +255,5 @@ def map_float_codes(values, n_codes, unknown_code, missing_code, out):
     out : ndarray of uint8 or uint16, shape (n_rows,)
         OUT. Category codes.
     """
-    for i in prange(values.shape[0]):
-        x = values[i]
-        if np.isnan(x):
-            out[i] = missing_code
-        elif x >= 0.0 and x < n_codes and x == np.floor(x):
-            out[i] = np.int64(x)
-        else:
-            out[i] = unknown_code
+    run_ranges(_map_float_codes_range, values.shape[0], values, n_codes, unknown_code,
+               missing_code, out, min_tasks=MIN_ROWS)

@@ -57,10 +57,11 @@ chunking or the thread count.
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from . import predict_perfect as _perfect
 from .codes import read_only
+from .parallel import RANGE_KERNEL, run_ranges
 from .predict_walks import (
     _U32,
     CHUNK_ROWS,
@@ -249,23 +250,14 @@ def flatten_trees(trees, tree_group, tree_weight, n_outputs):
 # --------------------------------------------------------------------------- kernels
 
 
-@njit(parallel=True, cache=True)
-def predict_binned(codes, missing_bin, tree_start, tree_end, node_offset, tree_depth,
-                   tree_group, tree_n_cols, value_offset, tree_has_cat, left, feature,
-                   bin_threshold, default_left, is_categorical, cat_offset, cat_n_bits,
-                   cat_bitset, value, out):
-    """Binned twin of :func:`.predict_perfect.predict_raw`.
-
-    Parameters
-    ----------
-    codes : ndarray (n_features, n_rows) uint8 or uint16, C-contiguous   # IN
-    missing_bin : int
-        The missing code (``max_bin - 1``).
-    out : ndarray (n_rows, n_outputs) float64                             # IN/OUT, accumulated
-    """
+@njit(**RANGE_KERNEL)
+def _predict_binned_range(c_lo, c_hi, codes, missing_bin, tree_start, tree_end, node_offset,
+                          tree_depth, tree_group, tree_n_cols, value_offset, tree_has_cat,
+                          left, feature, bin_threshold, default_left, is_categorical,
+                          cat_offset, cat_n_bits, cat_bitset, value, out):
+    """:func:`predict_binned` for the chunks ``c_lo .. c_hi - 1``."""
     n_rows = codes.shape[1]
-    n_chunks = (n_rows + CHUNK_ROWS - 1) // CHUNK_ROWS
-    for c in prange(n_chunks):
+    for c in range(c_lo, c_hi):
         s = c * CHUNK_ROWS
         m = min(n_rows, s + CHUNK_ROWS) - s
         nodes = np.empty(CHUNK_ROWS, dtype=np.uint32)
@@ -285,21 +277,32 @@ def predict_binned(codes, missing_bin, tree_start, tree_end, node_offset, tree_d
                              value)
 
 
-@njit(parallel=True, cache=True)
-def predict_leaf_raw(X, tree_start, tree_end, node_offset, tree_depth, tree_has_cat, left,
-                     feature, threshold, default_left, is_categorical, cat_offset,
-                     cat_n_bits, cat_bitset, node_id, out):
-    """Leaf reached by each row in each tree of the range.
+def predict_binned(codes, missing_bin, tree_start, tree_end, node_offset, tree_depth,
+                   tree_group, tree_n_cols, value_offset, tree_has_cat, left, feature,
+                   bin_threshold, default_left, is_categorical, cat_offset, cat_n_bits,
+                   cat_bitset, value, out):
+    """Binned twin of :func:`.predict_perfect.predict_raw`.
 
     Parameters
     ----------
-    X : ndarray (n_rows, n_features) float64, C-contiguous        # IN
-    out : ndarray (n_rows, tree_end - tree_start) int32            # OUT
-        The leaf's node id within its own tree.
+    codes : ndarray (n_features, n_rows) uint8 or uint16, C-contiguous   # IN
+    missing_bin : int
+        The missing code (``max_bin - 1``).
+    out : ndarray (n_rows, n_outputs) float64                             # IN/OUT, accumulated
     """
+    run_ranges(_predict_binned_range, (codes.shape[1] + CHUNK_ROWS - 1) // CHUNK_ROWS, codes,
+               missing_bin, tree_start, tree_end, node_offset, tree_depth, tree_group,
+               tree_n_cols, value_offset, tree_has_cat, left, feature, bin_threshold,
+               default_left, is_categorical, cat_offset, cat_n_bits, cat_bitset, value, out)
+
+
+@njit(**RANGE_KERNEL)
+def _predict_leaf_raw_range(c_lo, c_hi, X, tree_start, tree_end, node_offset, tree_depth,
+                            tree_has_cat, left, feature, threshold, default_left,
+                            is_categorical, cat_offset, cat_n_bits, cat_bitset, node_id, out):
+    """:func:`predict_leaf_raw` for the chunks ``c_lo .. c_hi - 1``."""
     n_rows = X.shape[0]
-    n_chunks = (n_rows + CHUNK_ROWS - 1) // CHUNK_ROWS
-    for c in prange(n_chunks):
+    for c in range(c_lo, c_hi):
         s = c * CHUNK_ROWS
         m = min(n_rows, s + CHUNK_ROWS) - s
         nodes = np.empty(CHUNK_ROWS, dtype=np.uint32)
@@ -317,6 +320,23 @@ def predict_leaf_raw(X, tree_start, tree_end, node_offset, tree_depth, tree_has_
                                   cat_bitset)
             for r in range(m):
                 out[s + r, t - tree_start] = node_id[nodes[r]]
+
+
+def predict_leaf_raw(X, tree_start, tree_end, node_offset, tree_depth, tree_has_cat, left,
+                     feature, threshold, default_left, is_categorical, cat_offset, cat_n_bits,
+                     cat_bitset, node_id, out):
+    """Leaf reached by each row in each tree of the range.
+
+    Parameters
+    ----------
+    X : ndarray (n_rows, n_features) float64, C-contiguous        # IN
+    out : ndarray (n_rows, tree_end - tree_start) int32            # OUT
+        The leaf's node id within its own tree.
+    """
+    run_ranges(_predict_leaf_raw_range, (X.shape[0] + CHUNK_ROWS - 1) // CHUNK_ROWS, X,
+               tree_start, tree_end, node_offset, tree_depth, tree_has_cat, left, feature,
+               threshold, default_left, is_categorical, cat_offset, cat_n_bits, cat_bitset,
+               node_id, out)
 
 
 # ------------------------------------------------------------------ Python front ends

@@ -5,7 +5,9 @@ side when a node has several parents, so these walks read an explicit ``right`` 
 ``left + 1``; the decision rules are :mod:`.predict`'s. Leaves loop on themselves
 (``left == right == node``)."""
 import numpy as np
-from numba import njit, prange
+from numba import njit
+
+from .parallel import RANGE_KERNEL, run_ranges
 
 #: Rows a task walks through every tree.
 CHUNK_ROWS = 64
@@ -66,16 +68,14 @@ def add_leaf(out, row, t, leaf, node_offset, tree_group, tree_n_cols, value_offs
             out[row, j] += value[base + j]
 
 
-@njit(parallel=True, cache=True)
-def predict_dag(X, codes, binned, missing_bin, tree_start, tree_end, node_offset,
-                tree_group, tree_n_cols, value_offset, left, right, feature, threshold,
-                bin_threshold, default_left, is_categorical, cat_offset, cat_n_bits,
-                cat_bitset, value, leaves, out):
-    """Margins of raw rows (``binned`` False) or bin codes, trees summed in order for
-    each row; or, when ``leaves`` has columns, each tree's flat leaf (one kernel, one
-    compilation)."""
+@njit(**RANGE_KERNEL)
+def _predict_dag_range(c_lo, c_hi, X, codes, binned, missing_bin, tree_start, tree_end,
+                       node_offset, tree_group, tree_n_cols, value_offset, left, right,
+                       feature, threshold, bin_threshold, default_left, is_categorical,
+                       cat_offset, cat_n_bits, cat_bitset, value, leaves, out):
+    """:func:`predict_dag` for the chunks ``c_lo .. c_hi - 1``."""
     n_rows = codes.shape[1] if binned else X.shape[0]
-    for c in prange((n_rows + CHUNK_ROWS - 1) // CHUNK_ROWS):
+    for c in range(c_lo, c_hi):
         for row in range(c * CHUNK_ROWS, min(n_rows, (c + 1) * CHUNK_ROWS)):
             for t in range(tree_start, tree_end):
                 if binned:
@@ -91,6 +91,21 @@ def predict_dag(X, codes, binned, missing_bin, tree_start, tree_end, node_offset
                 else:
                     add_leaf(out, row, t, leaf, node_offset, tree_group, tree_n_cols,
                              value_offset, value)
+
+
+def predict_dag(X, codes, binned, missing_bin, tree_start, tree_end, node_offset, tree_group,
+                tree_n_cols, value_offset, left, right, feature, threshold, bin_threshold,
+                default_left, is_categorical, cat_offset, cat_n_bits, cat_bitset, value,
+                leaves, out):
+    """Margins of raw rows (``binned`` False) or bin codes, trees summed in order for
+    each row; or, when ``leaves`` has columns, each tree's flat leaf (one kernel, one
+    compilation)."""
+    run_ranges(_predict_dag_range,
+               ((codes.shape[1] if binned else X.shape[0]) + CHUNK_ROWS - 1) // CHUNK_ROWS, X,
+               codes, binned, missing_bin, tree_start, tree_end, node_offset, tree_group,
+               tree_n_cols, value_offset, left, right, feature, threshold, bin_threshold,
+               default_left, is_categorical, cat_offset, cat_n_bits, cat_bitset, value, leaves,
+               out)
 
 
 def _run(flat, X, codes, binned, missing_bin, tree_start, tree_end, leaves, out):

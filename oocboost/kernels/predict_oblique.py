@@ -10,8 +10,9 @@ Flat oblique arrays (:class:`FlatOblique`): ``start``, ``end`` (N,) int64 per fl
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
+from .parallel import RANGE_KERNEL, run_ranges
 from .predict_dag import add_leaf, front_ends
 
 CHUNK_ROWS = 64
@@ -84,15 +85,15 @@ def _leaf(X, codes, rep, binned, missing_bin, row, lo, left, feature, threshold,
     return node
 
 
-@njit(parallel=True, cache=True)
-def predict_oblique(X, codes, rep, binned, missing_bin, tree_start, tree_end, node_offset,
-                    tree_group, tree_n_cols, value_offset, left, feature, threshold,
-                    bin_threshold, default_left, is_categorical, cat_offset, cat_n_bits,
-                    cat_bitset, value, o_start, o_end, o_feature, o_weight, leaves, out):
-    """Margins (``out`` accumulated, trees in order per row), or, when ``leaves`` has
-    columns, each tree's flat leaf."""
+@njit(**RANGE_KERNEL)
+def _predict_oblique_range(c_lo, c_hi, X, codes, rep, binned, missing_bin, tree_start,
+                           tree_end, node_offset, tree_group, tree_n_cols, value_offset, left,
+                           feature, threshold, bin_threshold, default_left, is_categorical,
+                           cat_offset, cat_n_bits, cat_bitset, value, o_start, o_end,
+                           o_feature, o_weight, leaves, out):
+    """:func:`predict_oblique` for the chunks ``c_lo .. c_hi - 1``."""
     n_rows = codes.shape[1] if binned else X.shape[0]
-    for c in prange((n_rows + CHUNK_ROWS - 1) // CHUNK_ROWS):
+    for c in range(c_lo, c_hi):
         for row in range(c * CHUNK_ROWS, min(n_rows, (c + 1) * CHUNK_ROWS)):
             for t in range(tree_start, tree_end):
                 leaf = _leaf(X, codes, rep, binned, missing_bin, row, node_offset[t], left,
@@ -104,6 +105,20 @@ def predict_oblique(X, codes, rep, binned, missing_bin, tree_start, tree_end, no
                 else:
                     add_leaf(out, row, t, leaf, node_offset, tree_group, tree_n_cols,
                              value_offset, value)
+
+
+def predict_oblique(X, codes, rep, binned, missing_bin, tree_start, tree_end, node_offset,
+                    tree_group, tree_n_cols, value_offset, left, feature, threshold,
+                    bin_threshold, default_left, is_categorical, cat_offset, cat_n_bits,
+                    cat_bitset, value, o_start, o_end, o_feature, o_weight, leaves, out):
+    """Margins (``out`` accumulated, trees in order per row), or, when ``leaves`` has
+    columns, each tree's flat leaf."""
+    run_ranges(_predict_oblique_range,
+               ((codes.shape[1] if binned else X.shape[0]) + CHUNK_ROWS - 1) // CHUNK_ROWS, X,
+               codes, rep, binned, missing_bin, tree_start, tree_end, node_offset, tree_group,
+               tree_n_cols, value_offset, left, feature, threshold, bin_threshold,
+               default_left, is_categorical, cat_offset, cat_n_bits, cat_bitset, value,
+               o_start, o_end, o_feature, o_weight, leaves, out)
 
 
 def _run(flat, X, codes, rep, binned, missing_bin, tree_start, tree_end, leaves, out):

@@ -49,8 +49,9 @@ Layout of :class:`PerfectTrees` (``T`` trees, ``P`` internal nodes, ``L`` leaf s
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
+from .parallel import RANGE_KERNEL, run_ranges
 from .predict_walks import (
     _U32,
     _U64,
@@ -274,13 +275,44 @@ def _predict_chunk(X, s, m, tree_start, tree_end, use_perfect, node_offset, tree
                          value)
 
 
-@njit(parallel=True, cache=True)
+@njit(**RANGE_KERNEL)
+def _predict_raw_chunks(chunk_lo, chunk_hi, X, tree_start, tree_end, use_perfect,
+                        node_offset, tree_depth, tree_group, tree_n_cols, value_offset,
+                        tree_has_cat, left, feature, threshold, default_left, is_categorical,
+                        cat_offset, cat_n_bits, cat_bitset, value, is_perfect, p_node_offset,
+                        p_feature, p_threshold, p_leaf_offset, p_leaf_value, p_slot_column,
+                        p_slot_missing, out):
+    """:func:`predict_raw` for the chunks ``chunk_lo .. chunk_hi - 1`` of CHUNK_ROWS
+    rows."""
+    n_rows = X.shape[0]
+    n_outputs = out.shape[1]
+    acc = np.empty((CHUNK_ROWS, n_outputs))
+    copies = np.empty(p_slot_column.shape[0] * CHUNK_ROWS if use_perfect else 0)
+    for c in range(chunk_lo, chunk_hi):
+        s = c * CHUNK_ROWS
+        m = min(n_rows, s + CHUNK_ROWS) - s
+        for r in range(CHUNK_ROWS):
+            for k in range(n_outputs):
+                acc[r, k] = out[s + r, k] if r < m else 0.0
+        if use_perfect:
+            _copy_chunk(X, s, m, p_slot_column, p_slot_missing, copies)
+        _predict_chunk(X, s, m, tree_start, tree_end, use_perfect, node_offset, tree_depth,
+                       tree_group, tree_n_cols, value_offset, tree_has_cat, left, feature,
+                       threshold, default_left, is_categorical, cat_offset, cat_n_bits,
+                       cat_bitset, value, is_perfect, p_node_offset, p_feature, p_threshold,
+                       p_leaf_offset, p_leaf_value, copies, acc)
+        for r in range(m):
+            for k in range(n_outputs):
+                out[s + r, k] = acc[r, k]
+
+
 def predict_raw(X, tree_start, tree_end, use_perfect, node_offset, tree_depth, tree_group,
                 tree_n_cols, value_offset, tree_has_cat, left, feature, threshold,
                 default_left, is_categorical, cat_offset, cat_n_bits, cat_bitset, value,
                 is_perfect, p_node_offset, p_feature, p_threshold, p_leaf_offset,
                 p_leaf_value, p_slot_column, p_slot_missing, out):
-    """Add the leaf values of trees ``tree_start .. tree_end - 1`` to ``out``.
+    """Add the leaf values of trees ``tree_start .. tree_end - 1`` to ``out``, chunks of
+    CHUNK_ROWS rows on numba's threads (:func:`.parallel.run_ranges`).
 
     Parameters
     ----------
@@ -295,26 +327,10 @@ def predict_raw(X, tree_start, tree_end, use_perfect, node_offset, tree_depth, t
     is_perfect .. p_slot_missing : PerfectTrees arrays               # IN
     out : ndarray (n_rows, n_outputs) float64                        # IN/OUT, accumulated
     """
-    n_rows = X.shape[0]
-    n_outputs = out.shape[1]
-    n_chunks = (n_rows + CHUNK_ROWS - 1) // CHUNK_ROWS
-    for c in prange(n_chunks):
-        s = c * CHUNK_ROWS
-        m = min(n_rows, s + CHUNK_ROWS) - s
-        # explicit loops: array expressions here (acc[:m] = out[s:s + m]) become nested
-        # parallel loops that took 5 s more to compile (9.8 s against 4.8 s)
-        acc = np.empty((CHUNK_ROWS, n_outputs))
-        for r in range(CHUNK_ROWS):
-            for k in range(n_outputs):
-                acc[r, k] = out[s + r, k] if r < m else 0.0
-        copies = np.empty(p_slot_column.shape[0] * CHUNK_ROWS if use_perfect else 0)
-        if use_perfect:
-            _copy_chunk(X, s, m, p_slot_column, p_slot_missing, copies)
-        _predict_chunk(X, s, m, tree_start, tree_end, use_perfect, node_offset, tree_depth,
-                       tree_group, tree_n_cols, value_offset, tree_has_cat, left, feature,
-                       threshold, default_left, is_categorical, cat_offset, cat_n_bits,
-                       cat_bitset, value, is_perfect, p_node_offset, p_feature, p_threshold,
-                       p_leaf_offset, p_leaf_value, copies, acc)
-        for r in range(m):
-            for k in range(n_outputs):
-                out[s + r, k] = acc[r, k]
+    n_chunks = (X.shape[0] + CHUNK_ROWS - 1) // CHUNK_ROWS
+    run_ranges(_predict_raw_chunks, n_chunks, X, int(tree_start), int(tree_end),
+               bool(use_perfect), node_offset, tree_depth, tree_group, tree_n_cols,
+               value_offset, tree_has_cat, left, feature, threshold, default_left,
+               is_categorical, cat_offset, cat_n_bits, cat_bitset, value, is_perfect,
+               p_node_offset, p_feature, p_threshold, p_leaf_offset, p_leaf_value,
+               p_slot_column, p_slot_missing, out)

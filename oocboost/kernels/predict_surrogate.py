@@ -19,8 +19,9 @@ any other value (or a missing one) passes to the next surrogate.
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
+from .parallel import RANGE_KERNEL, run_ranges
 from .predict_dag import add_leaf as _add_leaf
 from .predict_dag import front_ends
 
@@ -173,17 +174,16 @@ def _leaf_binned(codes, missing_bin, row, lo, left, feature, bin_threshold, defa
     return node
 
 
-@njit(parallel=True, cache=True)
-def predict_surrogate(X, codes, binned, missing_bin, tree_start, tree_end, node_offset,
-                      tree_group, tree_n_cols, value_offset, left, feature, threshold,
-                      bin_threshold, default_left, is_categorical, cat_offset, cat_n_bits,
-                      cat_bitset, value, s_start, s_end, s_feature, s_threshold, s_bin,
-                      s_left_le, s_is_cat, s_bits, leaves, out):
-    """:mod:`.predict`'s margins of raw rows (``binned`` False) or bin codes, trees
-    summed in order for each row, through surrogates; or, when ``leaves`` has columns,
-    each tree's flat leaf. One kernel for the three (one compilation)."""
+@njit(**RANGE_KERNEL)
+def _predict_surrogate_range(c_lo, c_hi, X, codes, binned, missing_bin, tree_start, tree_end,
+                             node_offset, tree_group, tree_n_cols, value_offset, left, feature,
+                             threshold, bin_threshold, default_left, is_categorical,
+                             cat_offset, cat_n_bits, cat_bitset, value, s_start, s_end,
+                             s_feature, s_threshold, s_bin, s_left_le, s_is_cat, s_bits,
+                             leaves, out):
+    """:func:`predict_surrogate` for the chunks ``c_lo .. c_hi - 1``."""
     n_rows = codes.shape[1] if binned else X.shape[0]
-    for c in prange((n_rows + CHUNK_ROWS - 1) // CHUNK_ROWS):
+    for c in range(c_lo, c_hi):
         for row in range(c * CHUNK_ROWS, min(n_rows, (c + 1) * CHUNK_ROWS)):
             for t in range(tree_start, tree_end):
                 if binned:
@@ -202,6 +202,23 @@ def predict_surrogate(X, codes, binned, missing_bin, tree_start, tree_end, node_
                 else:
                     _add_leaf(out, row, t, leaf, node_offset, tree_group, tree_n_cols,
                               value_offset, value)
+
+
+def predict_surrogate(X, codes, binned, missing_bin, tree_start, tree_end, node_offset,
+                      tree_group, tree_n_cols, value_offset, left, feature, threshold,
+                      bin_threshold, default_left, is_categorical, cat_offset, cat_n_bits,
+                      cat_bitset, value, s_start, s_end, s_feature, s_threshold, s_bin,
+                      s_left_le, s_is_cat, s_bits, leaves, out):
+    """:mod:`.predict`'s margins of raw rows (``binned`` False) or bin codes, trees
+    summed in order for each row, through surrogates; or, when ``leaves`` has columns,
+    each tree's flat leaf. One kernel for the three (one compilation)."""
+    run_ranges(_predict_surrogate_range,
+               ((codes.shape[1] if binned else X.shape[0]) + CHUNK_ROWS - 1) // CHUNK_ROWS, X,
+               codes, binned, missing_bin, tree_start, tree_end, node_offset, tree_group,
+               tree_n_cols, value_offset, left, feature, threshold, bin_threshold,
+               default_left, is_categorical, cat_offset, cat_n_bits, cat_bitset, value,
+               s_start, s_end, s_feature, s_threshold, s_bin, s_left_le, s_is_cat, s_bits,
+               leaves, out)
 
 
 # ------------------------------------------------------------------ Python front ends

@@ -26,8 +26,9 @@ import math
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
+from .parallel import RANGE_KERNEL, run_ranges
 from .predict_walks import (
     CHUNK_ROWS,
     EARLY_EXIT_DEPTH,
@@ -153,16 +154,16 @@ def build_leaf_tables(flat, n_codes, missing_bin, tree_start=0, tree_end=None):
         np.concatenate(tables).astype(np.int32) if tables else np.zeros(0, np.int32))
 
 
-@njit(parallel=True, cache=True)
-def predict_binned_tables(codes, missing_bin, tree_start, tree_end, node_offset, tree_depth,
-                          tree_group, tree_n_cols, value_offset, tree_has_cat, left, feature,
-                          bin_threshold, default_left, is_categorical, cat_offset,
-                          cat_n_bits, cat_bitset, value, has_table, pair_offset,
-                          pair_feature, lut, table_offset, table, out):
-    """:func:`.predict.predict_binned` where tabulated trees are looked up."""
+@njit(**RANGE_KERNEL)
+def _predict_binned_tables_range(c_lo, c_hi, codes, missing_bin, tree_start, tree_end,
+                                 node_offset, tree_depth, tree_group, tree_n_cols,
+                                 value_offset, tree_has_cat, left, feature, bin_threshold,
+                                 default_left, is_categorical, cat_offset, cat_n_bits,
+                                 cat_bitset, value, has_table, pair_offset, pair_feature, lut,
+                                 table_offset, table, out):
+    """:func:`predict_binned_tables` for the chunks ``c_lo .. c_hi - 1``."""
     n_rows = codes.shape[1]
-    n_chunks = (n_rows + CHUNK_ROWS - 1) // CHUNK_ROWS
-    for c in prange(n_chunks):
+    for c in range(c_lo, c_hi):
         s = c * CHUNK_ROWS
         m = min(n_rows, s + CHUNK_ROWS) - s
         nodes = np.empty(CHUNK_ROWS, dtype=np.uint32)
@@ -192,6 +193,19 @@ def predict_binned_tables(codes, missing_bin, tree_start, tree_end, node_offset,
                                          is_categorical, cat_offset, cat_n_bits, cat_bitset)
             _add_leaf_values(out, s, m, nodes, t, lo, tree_group, tree_n_cols, value_offset,
                              value)
+
+
+def predict_binned_tables(codes, missing_bin, tree_start, tree_end, node_offset, tree_depth,
+                          tree_group, tree_n_cols, value_offset, tree_has_cat, left, feature,
+                          bin_threshold, default_left, is_categorical, cat_offset, cat_n_bits,
+                          cat_bitset, value, has_table, pair_offset, pair_feature, lut,
+                          table_offset, table, out):
+    """:func:`.predict.predict_binned` where tabulated trees are looked up."""
+    run_ranges(_predict_binned_tables_range, (codes.shape[1] + CHUNK_ROWS - 1) // CHUNK_ROWS,
+               codes, missing_bin, tree_start, tree_end, node_offset, tree_depth, tree_group,
+               tree_n_cols, value_offset, tree_has_cat, left, feature, bin_threshold,
+               default_left, is_categorical, cat_offset, cat_n_bits, cat_bitset, value,
+               has_table, pair_offset, pair_feature, lut, table_offset, table, out)
 
 
 def binned_margins_tables(flat, tables, codes, missing_bin, tree_start, tree_end, out):

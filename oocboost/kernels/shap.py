@@ -17,7 +17,9 @@ child after the hot one returns. The naive twin (brute force over all subsets) i
 ``tests/model/test_contributions.py``.
 """
 import numpy as np
-from numba import njit, prange
+from numba import njit
+
+from .parallel import RANGE_KERNEL, run_ranges
 
 
 @njit(cache=True, inline="always")
@@ -218,7 +220,18 @@ def _scratch(max_depth):
             np.zeros((levels, 7), np.int64), np.zeros((levels, 6)))
 
 
-@njit(parallel=True, cache=True)
+@njit(**RANGE_KERNEL)
+def _tree_shap_range(r_lo, r_hi, X, left, right, feature, threshold, default_left,
+                     is_categorical, cat_bitset, value, cover, max_depth, out_cols, col_scale,
+                     out):
+    """:func:`tree_shap` for the rows ``r_lo .. r_hi - 1``."""
+    for r in range(r_lo, r_hi):
+        fi, zf, of, pw, stack_i, stack_f = _scratch(max_depth)
+        _row_shap(X[r], left, right, feature, threshold, default_left, is_categorical,
+                  cat_bitset, value, cover, out_cols, col_scale, out[r], fi, zf, of, pw,
+                  stack_i, stack_f, 0, -1)
+
+
 def tree_shap(X, left, right, feature, threshold, default_left, is_categorical, cat_bitset,
               value, cover, max_depth, out_cols, col_scale, out):
     """Add one tree's path-dependent SHAP values of every row into ``out``.
@@ -238,34 +251,18 @@ def tree_shap(X, left, right, feature, threshold, default_left, is_categorical, 
     out : float64 (n_rows, n_outputs, n_features + 1)   # OUT accumulated; the last
                                                         # column (bias) is not touched
     """
-    for r in prange(X.shape[0]):
-        fi, zf, of, pw, stack_i, stack_f = _scratch(max_depth)
-        _row_shap(X[r], left, right, feature, threshold, default_left, is_categorical,
-                  cat_bitset, value, cover, out_cols, col_scale, out[r], fi, zf, of, pw,
-                  stack_i, stack_f, 0, -1)
+    run_ranges(_tree_shap_range, X.shape[0], X, left, right, feature, threshold, default_left,
+               is_categorical, cat_bitset, value, cover, max_depth, out_cols, col_scale, out)
 
 
-@njit(parallel=True, cache=True)
-def tree_shap_interactions(X, left, right, feature, threshold, default_left, is_categorical,
-                           cat_bitset, value, cover, max_depth, out_cols, col_scale,
-                           used_features, out):
-    """Add one tree's SHAP interaction values (Lundberg et al. 2018, section 4.2) of every
-    row into ``out``: for each feature ``j`` the tree uses, half the difference of the
-    values with ``j`` fixed present and fixed absent is ``j``'s interaction with each
-    other feature; the diagonal keeps what is left of the plain value, so that each row
-    of the matrix sums to the plain SHAP value.
-
-    Parameters
-    ----------
-    used_features : int64 (k,)                          # IN  features split on in the tree
-    out : float64 (n_rows, n_outputs, n_features + 1, n_features + 1)
-                                                        # OUT accumulated; the bias
-                                                        # entry [-1, -1] is not touched
-    other parameters : as :func:`tree_shap`
-    """
+@njit(**RANGE_KERNEL)
+def _tree_shap_interactions_range(r_lo, r_hi, X, left, right, feature, threshold, default_left,
+                                  is_categorical, cat_bitset, value, cover, max_depth,
+                                  out_cols, col_scale, used_features, out):
+    """:func:`tree_shap_interactions` for the rows ``r_lo .. r_hi - 1``."""
     n_outputs = out.shape[1]
     n_features = out.shape[2] - 1
-    for r in prange(X.shape[0]):
+    for r in range(r_lo, r_hi):
         fi, zf, of, pw, stack_i, stack_f = _scratch(max_depth)
         plain = np.zeros((n_outputs, n_features + 1))
         on = np.zeros((n_outputs, n_features + 1))
@@ -291,6 +288,28 @@ def tree_shap_interactions(X, left, right, feature, threshold, default_left, is_
                     half = (on[c, k] - off[c, k]) / 2.0
                     out[r, c, j, k] += half
                     out[r, c, j, j] -= half
+
+
+def tree_shap_interactions(X, left, right, feature, threshold, default_left, is_categorical,
+                           cat_bitset, value, cover, max_depth, out_cols, col_scale,
+                           used_features, out):
+    """Add one tree's SHAP interaction values (Lundberg et al. 2018, section 4.2) of every
+    row into ``out``: for each feature ``j`` the tree uses, half the difference of the
+    values with ``j`` fixed present and fixed absent is ``j``'s interaction with each
+    other feature; the diagonal keeps what is left of the plain value, so that each row
+    of the matrix sums to the plain SHAP value.
+
+    Parameters
+    ----------
+    used_features : int64 (k,)                          # IN  features split on in the tree
+    out : float64 (n_rows, n_outputs, n_features + 1, n_features + 1)
+                                                        # OUT accumulated; the bias
+                                                        # entry [-1, -1] is not touched
+    other parameters : as :func:`tree_shap`
+    """
+    run_ranges(_tree_shap_interactions_range, X.shape[0], X, left, right, feature, threshold,
+               default_left, is_categorical, cat_bitset, value, cover, max_depth, out_cols,
+               col_scale, used_features, out)
 
 
 @njit(cache=True)

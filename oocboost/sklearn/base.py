@@ -217,7 +217,7 @@ class TrainingData:
         return self._tmp
 
     def cache(self, X, y, sample_weight=None, name="train", reference=None, group=None,
-              base_margin=None):
+              base_margin=None, split_points=None):
         from ..cache.build import build_cache
         from ..cache.store import Cache
 
@@ -247,6 +247,7 @@ class TrainingData:
                            block_rows=self.block_rows,
                            memory_limit=self.memory_limit, reference=reference,
                            overwrite=True, group=group, base_margin=base_margin,
+                           split_points=split_points,
                            cat_encoding="native" if reference is not None
                            else self.cat_encoding)
 

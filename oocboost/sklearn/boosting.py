@@ -16,6 +16,7 @@ Example
 """
 
 import inspect
+import os
 
 import numpy as np
 
@@ -62,6 +63,8 @@ class _GradientBoosting(ParamsMixin):
         colsample_bylevel=1.0,
         colsample_bynode=1.0,
         scale_pos_weight=1.0,
+        class_weight=None,
+        is_unbalance=False,
         base_score=None,
         grow_policy="depthwise",
         max_cat_to_onehot=4,
@@ -116,6 +119,8 @@ class _GradientBoosting(ParamsMixin):
         self.colsample_bylevel = colsample_bylevel
         self.colsample_bynode = colsample_bynode
         self.scale_pos_weight = scale_pos_weight
+        self.class_weight = class_weight
+        self.is_unbalance = is_unbalance
         self.base_score = base_score
         self.grow_policy = grow_policy
         self.max_cat_to_onehot = max_cat_to_onehot
@@ -186,6 +191,10 @@ class _GradientBoosting(ParamsMixin):
                       n_threads=self.n_jobs if self.n_jobs and self.n_jobs > 0 else None,
                       verbosity=self.verbosity)
         params.update(extra or {})
+        if self.class_weight is not None and "class_weight" not in params:
+            raise ParameterError(f"class_weight weights the classes of one label column; "
+                                 f"{type(self).__name__} is not fitting one here: weight "
+                                 f"the rows with sample_weight")
         return params
 
     def _encode_labels(self, y):
@@ -202,12 +211,14 @@ class _GradientBoosting(ParamsMixin):
         _, oof = cv(self._booster_params(objective, extra), cache, self.n_estimators,
                     folds=fold_of_row, return_oof=True, as_pandas=False,
                     memory_limit=self.memory_limit)
-        if extra is None and getattr(self, "_estimator_type", "") == "classifier":
+        if "num_class" not in (extra or {}) and \
+                getattr(self, "_estimator_type", "") == "classifier":
             return np.column_stack([1.0 - oof, oof])
         return oof
 
     def _fit(self, X, y, sample_weight, eval_set, sample_weight_eval_set, objective,
-             extra=None, group=None, eval_group=None, offsets=(None, None)):
+             extra=None, group=None, eval_group=None, offsets=(None, None),
+             init_model=None):
         from ..learners.boosting.training import train
 
         base_margin, base_margin_eval_set = offsets
@@ -219,7 +230,8 @@ class _GradientBoosting(ParamsMixin):
                             cat_encoding=self.cat_encoding)
         try:
             train_cache = data.cache(X, y, sample_weight, "train", group=group,
-                                     base_margin=base_margin)
+                                     base_margin=base_margin,
+                                     **_edges_of(init_model, data._folder()))
             evals = []
             for i, item in enumerate(eval_set or ()):
                 Xe, ye = item
@@ -236,7 +248,7 @@ class _GradientBoosting(ParamsMixin):
                                 verbose_eval=self.verbosity > 0,
                                 evals_result=self.evals_result_,
                                 memory_limit=self.memory_limit, obj=obj,
-                                custom_metric=custom_metric)
+                                custom_metric=custom_metric, init_model=init_model)
         finally:
             data.close()
         set_feature_attributes(self, X)
@@ -295,7 +307,49 @@ def fit_offsets(base_margin, init_score, base_margin_eval_set, eval_init_score):
 _BOOSTER_ARGS = tuple(
     name for name in inspect.signature(_GradientBoosting.__init__).parameters
     if name in BOOSTER_SPEC and name not in ("objective", "max_bin", "memory_limit",
-                                             "verbosity"))
+                                             "verbosity", "class_weight"))
+
+
+def continued_model(init_model, xgb_model, classes=None):
+    """The model ``fit`` continues from: ``init_model`` (LightGBM's name) or
+    ``xgb_model`` (XGBoost's), each a ``Model``, a fitted estimator or a model file's
+    path; None for neither. ``classes``: the classifier's, which the model's must be."""
+    from ..model.model import Model, load_model
+
+    if init_model is not None and xgb_model is not None:
+        raise ParameterError("init_model and xgb_model name the same model: give one")
+    given = init_model if init_model is not None else xgb_model
+    if given is None:
+        return None
+    if hasattr(given, "get_booster"):
+        given = given.get_booster()
+    if isinstance(given, (str, os.PathLike)):
+        given = load_model(given)
+    if not isinstance(given, Model):
+        raise ParameterError(f"init_model must be a Model, a fitted estimator or a model "
+                             f"file's path, got {type(given).__name__}")
+    if classes is not None and given.classes is not None and \
+            list(given.classes) != np.asarray(classes).tolist():
+        raise ParameterError(f"init_model was trained on the classes {given.classes}, "
+                             f"not {np.asarray(classes).tolist()}")
+    return given
+
+
+def _edges_of(model, folder):
+    """The bin edges a cache of new rows must have for ``model`` to continue on it
+    (``TrainingData.cache`` keywords): the model's own edges, or, for an imported model
+    with none, edges holding its split points."""
+    if model is None:
+        return {}
+    if model.bin_mapper is None:
+        return {"split_points": model}
+    from ..cache.binning import BinMapper
+    from ..cache.shards import EdgesReference
+
+    features = [{"name": n, "type": t} for n, t in zip(model.feature_names,
+                                                       model.feature_types)]
+    return {"reference": EdgesReference(BinMapper.from_dict(model.bin_mapper), features,
+                                        os.path.join(folder, "init_model"))}
 
 
 class GradientBoostingRegressor(RegressorMixin, _GradientBoosting):
@@ -308,16 +362,19 @@ class GradientBoostingRegressor(RegressorMixin, _GradientBoosting):
 
     def fit(self, X, y=None, sample_weight=None, eval_set=None, sample_weight_eval_set=None,
             base_margin=None, base_margin_eval_set=None, *, init_score=None,
-            eval_init_score=None):
+            eval_init_score=None, init_model=None, xgb_model=None):
         """Train on arrays/DataFrames (a temporary cache is built) or on a ``Cache``.
         ``base_margin`` (alias ``init_score``): each row's offset, (n_rows,) or
         (n_rows, n_outputs), as XGBoost's; ``base_margin_eval_set`` (alias
-        ``eval_init_score``) those of each ``eval_set`` entry."""
+        ``eval_init_score``) those of each ``eval_set`` entry. ``init_model`` (alias
+        ``xgb_model``): a model to continue, ``n_estimators`` more rounds (arrays are
+        binned on its edges)."""
         offsets = fit_offsets(base_margin, init_score, base_margin_eval_set,
                               eval_init_score)
         X, y, sample_weight = fit_input(self, X, y, sample_weight, classifier=False)
         return self._fit(X, y, sample_weight, eval_set, sample_weight_eval_set,
-                         *self._cache_objective(None), offsets=offsets)
+                         *self._cache_objective(None), offsets=offsets,
+                         init_model=continued_model(init_model, xgb_model))
 
     def _cache_objective(self, cache):
         return self._named_objective("reg:squarederror"), None
@@ -350,6 +407,22 @@ class GradientBoostingRegressor(RegressorMixin, _GradientBoosting):
         return get_metric("r2")(y, prediction, sample_weight)
 
 
+def _class_weight_of_codes(class_weight, classes):
+    """An estimator's ``class_weight`` keyed by class code (the index in ``classes_``,
+    what the booster sees): a dict's labels mapped, ``"balanced"`` as it is."""
+    if not isinstance(class_weight, dict):
+        return class_weight
+    code = {(c.item() if hasattr(c, "item") else c): k for k, c in enumerate(classes)}
+    out = {}
+    for label, weight in class_weight.items():
+        key = label.item() if hasattr(label, "item") else label
+        if key not in code:
+            raise ParameterError(f"class_weight names class {label!r}, which is not among "
+                                 f"the classes {list(code)}")
+        out[code[key]] = weight
+    return out
+
+
 class GradientBoostingClassifier(ClassifierMixin, _GradientBoosting):
     """Gradient-boosted trees for classification: ``binary:logistic`` for two classes,
     ``multi:softprob`` (one tree per class per round) for more.
@@ -359,11 +432,13 @@ class GradientBoostingClassifier(ClassifierMixin, _GradientBoosting):
 
     def fit(self, X, y=None, sample_weight=None, eval_set=None, sample_weight_eval_set=None,
             base_margin=None, base_margin_eval_set=None, *, init_score=None,
-            eval_init_score=None):
+            eval_init_score=None, init_model=None, xgb_model=None):
         """Train on arrays/DataFrames (a temporary cache is built) or on a ``Cache``.
         ``base_margin`` (alias ``init_score``): each row's offset in margin units (log
         odds; (n_rows, n_classes) for several classes), as XGBoost's;
-        ``base_margin_eval_set`` (alias ``eval_init_score``) those of ``eval_set``."""
+        ``base_margin_eval_set`` (alias ``eval_init_score``) those of ``eval_set``.
+        ``init_model`` (alias ``xgb_model``): a model of the same classes to continue,
+        ``n_estimators`` more rounds (arrays are binned on its edges)."""
         from ..cache.store import Cache
 
         offsets = fit_offsets(base_margin, init_score, base_margin_eval_set,
@@ -380,7 +455,8 @@ class GradientBoostingClassifier(ClassifierMixin, _GradientBoosting):
                 raise ParameterError("y is required when X is not a Cache")
             if np.ndim(y) == 2:
                 return self._fit_multilabel(X, y, sample_weight, eval_set,
-                                            sample_weight_eval_set, offsets)
+                                            sample_weight_eval_set, offsets,
+                                            (init_model, xgb_model))
             self.classes_, y_enc = np.unique(np.asarray(y), return_inverse=True)
             evals = []
             for Xe, ye in eval_set or ():
@@ -393,13 +469,14 @@ class GradientBoostingClassifier(ClassifierMixin, _GradientBoosting):
         self.n_classes_ = len(self.classes_)
         objective, extra = self._objective_for(self.classes_)
         self._fit(X, y_enc, sample_weight, evals, sample_weight_eval_set, objective, extra,
-                  offsets=offsets)
+                  offsets=offsets,
+                  init_model=continued_model(init_model, xgb_model, self.classes_))
         self.model_.classes = self.classes_.tolist()
         self.model_.n_classes = self.n_classes_
         return self
 
     def _fit_multilabel(self, X, y, sample_weight, eval_set, sample_weight_eval_set,
-                        offsets):
+                        offsets, continued=(None, None)):
         """A 0/1 indicator matrix (n, k): one ``binary:logistic`` target per column, as
         XGBoost's multi-label classifier (``classes_`` is ``0 .. k-1``)."""
         y = np.asarray(y, dtype=np.float64)
@@ -409,7 +486,8 @@ class GradientBoostingClassifier(ClassifierMixin, _GradientBoosting):
         self.classes_ = np.arange(y.shape[1])
         self.n_classes_ = y.shape[1]
         self._fit(X, y, sample_weight, eval_set, sample_weight_eval_set,
-                  self._named_objective("binary:logistic"), offsets=offsets)
+                  self._named_objective("binary:logistic"), offsets=offsets,
+                  init_model=continued_model(*continued, self.classes_))
         self.model_.classes = self.classes_.tolist()
         self.model_.n_classes = self.n_classes_
         return self
@@ -424,9 +502,11 @@ class GradientBoostingClassifier(ClassifierMixin, _GradientBoosting):
         if len(classes) < 2:
             raise ParameterError(f"y has a single class (1 class: {list(classes)}); "
                                  f"classification needs at least two")
+        extra = {} if self.class_weight is None else \
+            {"class_weight": _class_weight_of_codes(self.class_weight, classes)}
         if len(classes) == 2:
-            return self._named_objective("binary:logistic"), None
-        return self._named_objective("multi:softprob"), {"num_class": len(classes)}
+            return self._named_objective("binary:logistic"), extra
+        return self._named_objective("multi:softprob"), {"num_class": len(classes), **extra}
 
     def _cache_objective(self, cache):
         return self._objective_for(require_classes(cache))

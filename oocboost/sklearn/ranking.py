@@ -16,7 +16,7 @@ import numpy as np
 
 from ..cache.groups import runs_of
 from ..errors import ParameterError
-from .boosting import _GradientBoosting, fit_offsets
+from .boosting import _GradientBoosting, continued_model, fit_offsets
 from .validation import fit_input
 
 
@@ -75,7 +75,8 @@ class GradientBoostingRanker(_GradientBoosting):
 
     def fit(self, X, y=None, *, group=None, qid=None, sample_weight=None, eval_set=None,
             eval_group=None, eval_qid=None, sample_weight_eval_set=None, base_margin=None,
-            base_margin_eval_set=None, init_score=None, eval_init_score=None):
+            base_margin_eval_set=None, init_score=None, eval_init_score=None,
+            init_model=None, xgb_model=None):
         """Train on arrays/DataFrames with ``qid`` or ``group`` (or a DataFrame's
         ``qid`` column), or on a ``Cache`` built with ``group=``.
 
@@ -83,7 +84,8 @@ class GradientBoostingRanker(_GradientBoosting):
         list of their query ids (sizes); evaluated with the default metric ``ndcg@32``
         (``map@32`` for ``rank:map``) unless ``eval_metric`` says otherwise.
         ``base_margin`` (alias ``init_score``) and ``base_margin_eval_set`` (alias
-        ``eval_init_score``): each row's offset, as XGBoost's.
+        ``eval_init_score``): each row's offset, as XGBoost's. ``init_model`` (alias
+        ``xgb_model``): a ranker's model to continue, ``n_estimators`` more rounds.
         """
         from ..cache.store import Cache
 
@@ -110,7 +112,8 @@ class GradientBoostingRanker(_GradientBoosting):
         offsets = fit_offsets(base_margin, init_score, base_margin_eval_set,
                               eval_init_score)
         return self._fit(X, y, sample_weight, eval_set, sample_weight_eval_set, objective,
-                         group=train_group, eval_group=evals_group, offsets=offsets)
+                         group=train_group, eval_group=evals_group, offsets=offsets,
+                         init_model=continued_model(init_model, xgb_model))
 
     def _cache_objective(self, cache):
         return self.objective or "rank:ndcg", None

@@ -33,6 +33,7 @@ from ...kernels.sampling import uniform_per_row
 from ...utils.log import get_logger, say
 from ...utils.threads import thread_limit
 from . import booster as boosting
+from .class_weight import with_class_weights
 from .ranking import check_group_folds, group_folds
 from .training import start_run
 
@@ -261,6 +262,7 @@ def cv(params: dict[str, Any] | None, dtrain: Any, num_boost_round: int = 10,
         params["eval_metric"] = [metrics] if isinstance(metrics, str) else list(metrics)
     p, cache, objective, metric_objs = start_run(params, dtrain, num_boost_round,
                                                  memory_limit, min_rounds=1)
+    objective = with_class_weights(p, objective, cache)
     if p["booster"] == "dart":
         raise ParameterError("oocboost.cv grows every fold in the same passes, which DART's "
                              "per-model drops do not allow yet: cross-validate booster="

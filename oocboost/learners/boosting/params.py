@@ -56,6 +56,10 @@ BOOSTER_SPEC = ParamSpec("gbtree", [
     _fraction("colsample_bynode", "features drawn per node, from the level's"),
     Param("scale_pos_weight", "float", 1.0, "binary: weight of the positive rows",
           low=0.0, low_open=True),
+    Param("class_weight", "any", None, "classification: 'balanced', {class: weight} or "
+          "'0:1,1:5'; multiplies the sample weights"),
+    Param("is_unbalance", "bool", False, "binary: LightGBM's balancing weights",
+          aliases=("unbalance", "unbalanced_sets")),
     Param("base_score", "float", None, "intercept in prediction space (None: estimated)"),
     Param("seed", "int", 0, "feature and row sampling", low=0,
           aliases=("random_state",)),

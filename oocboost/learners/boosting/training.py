@@ -31,6 +31,7 @@ from ...utils.threads import thread_limit
 from ..common.data import open_cache
 from . import booster as boosting
 from . import callback as cb
+from .class_weight import with_class_weights
 from .custom import CustomGradients, CustomMetric
 from .dart import DartRound
 from .params import objective_params, resolve_params
@@ -167,6 +168,8 @@ def train_with(params, dtrain, num_boost_round=10, *, evals=(), early_stopping_r
             p["base_score"] = 0.5  # XGBoost's with a custom objective: no estimate
     if custom_metric is not None:
         metrics = metrics + [CustomMetric(custom_metric)]
+    objective = with_class_weights(p, objective, cache,
+                                   None if distributed is None else distributed.label_stats)
     if init_model is not None and not isinstance(init_model, Model):
         init_model = load_model(init_model)
     if init_model is not None and init_model.n_trees:

@@ -10,6 +10,7 @@ import numpy as np
 from ...errors import ParameterError
 from ...kernels import cart_stats as kc
 from . import cart_params as cart
+from .class_weight import class_weight_vector
 from .validate import count_or_fraction, float_param, int_param, resolve_seed
 
 #: Model ``learner`` names.
@@ -120,32 +121,12 @@ def _sampling(bootstrap, max_samples, n_rows, learner):
 
 
 def _class_weight(class_weight, classes, counts):
-    """Per-class weights (K,) from scikit-learn's ``class_weight`` forms."""
-    K = len(classes)
-    if class_weight is None:
-        return None
-    if isinstance(class_weight, str):
-        if class_weight == "balanced":
-            counts = np.asarray(counts, dtype=np.float64)
-            with np.errstate(divide="ignore"):
-                w = counts.sum() / (K * counts)
-            return np.where(counts > 0, w, 0.0)
-        if class_weight == "balanced_subsample":
-            return "balanced_subsample"
-        raise ParameterError(f"class_weight must be None, 'balanced', 'balanced_subsample' "
-                             f"or a dict {{class: weight}}; got {class_weight!r}")
-    if isinstance(class_weight, dict):
-        w = np.ones(K)
-        lookup = {(c.item() if hasattr(c, "item") else c): k for k, c in enumerate(classes)}
-        for c, v in class_weight.items():
-            key = c.item() if hasattr(c, "item") else c
-            if key not in lookup:
-                raise ParameterError(f"class_weight names class {c!r}, which is not among "
-                                     f"the classes {list(lookup)}")
-            w[lookup[key]] = float_param(f"class_weight[{c!r}]", v, 0.0)
-        return w
-    raise ParameterError(f"class_weight must be None, 'balanced', 'balanced_subsample' or a "
-                         f"dict {{class: weight}}; got {class_weight!r}")
+    """Per-class weights (K,), or ``"balanced_subsample"`` (drawn per tree)."""
+    if isinstance(class_weight, str) and class_weight == "balanced_subsample":
+        return class_weight
+    return class_weight_vector(class_weight, classes, counts,
+                               forms="None, 'balanced', 'balanced_subsample' or a dict "
+                                     "{class: weight}")
 
 
 def resolve_config(learner, params, *, task, n_rows, n_features, classes=None,
