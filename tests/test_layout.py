@@ -20,7 +20,7 @@ LAYERS = {
     "model": 5,
     "learners": 6,
     "sklearn": 7, "dask": 7,
-    "inspection": 8,
+    "inspection": 8, "conformal": 8,
     "plotting": 9,
     "datasets": 10, "demo": 10, "cli": 10, "cli_parser": 10, "__init__": 11, "__main__": 11,
 }
