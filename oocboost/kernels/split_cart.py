@@ -5,8 +5,9 @@ outputs: :mod:`.split`."""
 import math
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
+from .parallel import MIN_PAIRS, RANGE_KERNEL, run_ranges
 from .sorting import stable_argsort
 from .split import (
     CRITERION_ABSOLUTE_ERROR,
@@ -474,23 +475,19 @@ def _node_weights(node_sums, slots, criterion_code, n_classes):
     return w_nodes
 
 
-@njit(parallel=True, cache=True)
-def _cart_numeric_pairs(hist, bin_start, node_sums, slots, column_feature, feature_mask,
-                        n_value_bins, is_categorical, missing_bin, criterion_code,
-                        n_classes, min_samples_leaf, min_weight_leaf, random_bin,
-                        zero_after, values, w_nodes, p_gain, p_bin, p_dl, p_left):
-    """The best split of each (node, numeric column) pair into the ``p_*`` arrays (pair
-    ``e * n_columns + q``; -inf gain for masked and categorical pairs). ``hist`` is
-    (n_slots, n_columns * max_bin, width): column ``q``'s bins are ``bin_start[q] ..
-    bin_start[q + 1] - 1``. Masked columns are zeroed here with ``zero_after``,
-    categorical ones by :func:`_cart_categorical_pairs`."""
-    n_eval = slots.shape[0]
+@njit(**RANGE_KERNEL)
+def _cart_numeric_pairs_range(p_lo, p_hi, hist, bin_start, node_sums, slots, column_feature,
+                              feature_mask, n_value_bins, is_categorical, missing_bin,
+                              criterion_code, n_classes, min_samples_leaf, min_weight_leaf,
+                              random_bin, zero_after, values, w_nodes, p_gain, p_bin, p_dl,
+                              p_left):
+    """:func:`_cart_numeric_pairs` for the pairs ``p_lo .. p_hi - 1``."""
     n_columns = bin_start.shape[0] - 1
     n_stats = p_left.shape[1]
     count_stat = n_stats - 1
     has_random = random_bin.shape[0] > 0
-    scratch = np.empty((n_eval * n_columns, 2, n_stats))
-    for p in prange(n_eval * n_columns):
+    scratch = np.empty((2, n_stats))
+    for p in range(p_lo, p_hi):
         e = p // n_columns
         q = p - e * n_columns
         f = column_feature[e, q]
@@ -509,7 +506,7 @@ def _cart_numeric_pairs(hist, bin_start, node_sums, slots, column_feature, featu
         g, b, dl = _cart_numeric(h, node_sums[slots[e]], w_nodes[e], n_value_bins[f],
                                  missing_bin, criterion_code, n_classes, count_stat,
                                  min_samples_leaf, min_weight_leaf, rb, p_left[p],
-                                 scratch[p, 0], scratch[p, 1], values)
+                                 scratch[0], scratch[1], values)
         p_gain[p] = g
         p_bin[p] = b
         p_dl[p] = dl
@@ -517,17 +514,32 @@ def _cart_numeric_pairs(hist, bin_start, node_sums, slots, column_feature, featu
             h[:] = 0
 
 
-@njit(parallel=True, cache=True)
-def _cart_categorical_pairs(hist, bin_start, node_sums, slots, column_feature, feature_mask,
-                            n_value_bins, is_categorical, cat_index, missing_bin,
-                            criterion_code, n_classes, min_samples_leaf, min_weight_leaf,
-                            zero_after, values, w_nodes, p_gain, p_dl, p_left, p_bits):
-    """The best split of each (node, categorical column) pair, after
-    :func:`_cart_numeric_pairs`; its left set into ``p_bits[e, cat_index[f]]``."""
-    n_eval = slots.shape[0]
+def _cart_numeric_pairs(hist, bin_start, node_sums, slots, column_feature, feature_mask,
+                        n_value_bins, is_categorical, missing_bin, criterion_code, n_classes,
+                        min_samples_leaf, min_weight_leaf, random_bin, zero_after, values,
+                        w_nodes, p_gain, p_bin, p_dl, p_left):
+    """The best split of each (node, numeric column) pair into the ``p_*`` arrays (pair
+    ``e * n_columns + q``; -inf gain for masked and categorical pairs). ``hist`` is
+    (n_slots, n_columns * max_bin, width): column ``q``'s bins are ``bin_start[q] ..
+    bin_start[q + 1] - 1``. Masked columns are zeroed here with ``zero_after``,
+    categorical ones by :func:`_cart_categorical_pairs`."""
+    run_ranges(_cart_numeric_pairs_range, slots.shape[0] * (bin_start.shape[0] - 1), hist,
+               bin_start, node_sums, slots, column_feature, feature_mask, n_value_bins,
+               is_categorical, missing_bin, criterion_code, n_classes, min_samples_leaf,
+               min_weight_leaf, random_bin, zero_after, values, w_nodes, p_gain, p_bin, p_dl,
+               p_left, min_tasks=MIN_PAIRS)
+
+
+@njit(**RANGE_KERNEL)
+def _cart_categorical_pairs_range(p_lo, p_hi, hist, bin_start, node_sums, slots,
+                                  column_feature, feature_mask, n_value_bins, is_categorical,
+                                  cat_index, missing_bin, criterion_code, n_classes,
+                                  min_samples_leaf, min_weight_leaf, zero_after, values,
+                                  w_nodes, p_gain, p_dl, p_left, p_bits):
+    """:func:`_cart_categorical_pairs` for the pairs ``p_lo .. p_hi - 1``."""
     n_columns = bin_start.shape[0] - 1
     count_stat = p_left.shape[1] - 1
-    for p in prange(n_eval * n_columns):
+    for p in range(p_lo, p_hi):
         e = p // n_columns
         q = p - e * n_columns
         f = column_feature[e, q]
@@ -542,6 +554,19 @@ def _cart_categorical_pairs(hist, bin_start, node_sums, slots, column_feature, f
         p_dl[p] = dl
         if zero_after:
             h[:] = 0
+
+
+def _cart_categorical_pairs(hist, bin_start, node_sums, slots, column_feature, feature_mask,
+                            n_value_bins, is_categorical, cat_index, missing_bin,
+                            criterion_code, n_classes, min_samples_leaf, min_weight_leaf,
+                            zero_after, values, w_nodes, p_gain, p_dl, p_left, p_bits):
+    """The best split of each (node, categorical column) pair, after
+    :func:`_cart_numeric_pairs`; its left set into ``p_bits[e, cat_index[f]]``."""
+    run_ranges(_cart_categorical_pairs_range, slots.shape[0] * (bin_start.shape[0] - 1), hist,
+               bin_start, node_sums, slots, column_feature, feature_mask, n_value_bins,
+               is_categorical, cat_index, missing_bin, criterion_code, n_classes,
+               min_samples_leaf, min_weight_leaf, zero_after, values, w_nodes, p_gain, p_dl,
+               p_left, p_bits, min_tasks=MIN_PAIRS)
 
 
 @njit(cache=True)
@@ -625,72 +650,3 @@ def _draw_random_bins(hist, bin_start, slots, column_feature, n_value_bins, is_c
             if r > hi - 1:
                 r = hi - 1
             random_bin[e, q] = r
-
-
-def find_feature_splits_cart(hist, node_sums, slots, n_value_bins, is_categorical,
-                             missing_bin, criterion_code, n_classes, min_weight_leaf,
-                             proxy, bin_idx, default_left, cat_bitset, left_sums,
-                             column_of=None):
-    """Best CART split of every (node, feature) pair, not only each node's best: what a
-    Hoeffding tree compares (its best two features, and the merit of the feature a
-    node already splits on).
-
-    Parameters
-    ----------
-    hist : ndarray (n_slots, n_columns, max_bin, width >= n_stats) float64     # IN
-        Full histograms (every feature), statistics as :func:`find_splits_cart`.
-    node_sums : ndarray (n_slots, n_stats) float64                             # IN
-    slots : ndarray (n_eval,) int32                                            # IN
-    n_value_bins : ndarray (n_features,) int32                                 # IN
-    is_categorical : ndarray (n_features,) bool                                # IN
-    missing_bin : int, ``max_bin - 1``
-    criterion_code : int, 0 gini, 1 entropy, 2 squared_error
-    n_classes : int
-    min_weight_leaf : ndarray (n_eval,) float64, least weight of either side    # IN
-    proxy : ndarray (n_eval, n_features) float64        # OUT, -inf: no valid split
-    bin_idx : ndarray (n_eval, n_features) int32        # OUT, numeric threshold bin
-    default_left : ndarray (n_eval, n_features) bool    # OUT
-    cat_bitset : ndarray (n_eval, n_features, n_words) uint32   # OUT, left set
-    left_sums : ndarray (n_eval, n_features, n_stats) float64    # OUT
-    column_of : ndarray (n_features + 1,) int64 or None, as :func:`find_splits_cart`
-    """
-    n_features = n_value_bins.shape[0]
-    bin_start, flat = _bin_starts(hist, column_of, n_features)
-    _find_feature_splits_cart(flat, bin_start, node_sums, slots, n_value_bins,
-                              is_categorical, missing_bin, criterion_code, n_classes,
-                              min_weight_leaf, proxy, bin_idx, default_left, cat_bitset,
-                              left_sums)
-
-
-@njit(parallel=True, cache=True)
-def _find_feature_splits_cart(hist, bin_start, node_sums, slots, n_value_bins,
-                              is_categorical, missing_bin, criterion_code, n_classes,
-                              min_weight_leaf, proxy, bin_idx, default_left, cat_bitset,
-                              left_sums):
-    n_eval = slots.shape[0]
-    n_features = n_value_bins.shape[0]
-    n_stats = left_sums.shape[2]
-    count_stat = n_stats - 1
-    no_values = np.empty(0)
-    for p in prange(n_eval * n_features):
-        e = p // n_features
-        f = p - e * n_features
-        s = slots[e]
-        h = hist[s, bin_start[f]:bin_start[f + 1]]
-        w_node = _stats_weight(node_sums[s], criterion_code, n_classes)
-        bin_idx[e, f] = -1
-        if is_categorical[f]:
-            g, dl = _cart_categorical(h, node_sums[s], w_node, n_value_bins[f], missing_bin,
-                                      criterion_code, n_classes, count_stat, 0.0,
-                                      min_weight_leaf[e], left_sums[e, f], cat_bitset[e, f],
-                                      no_values)
-        else:
-            cat_bitset[e, f, :] = 0
-            scratch = np.empty((2, n_stats))
-            g, b, dl = _cart_numeric(h, node_sums[s], w_node, n_value_bins[f], missing_bin,
-                                     criterion_code, n_classes, count_stat, 0.0,
-                                     min_weight_leaf[e], -1, left_sums[e, f], scratch[0],
-                                     scratch[1], no_values)
-            bin_idx[e, f] = b
-        proxy[e, f] = g
-        default_left[e, f] = dl

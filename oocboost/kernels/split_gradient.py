@@ -3,8 +3,9 @@ Eq. 7) with ``lambda``, ``alpha``, ``max_delta_step`` and ``min_child_weight``, 
 direction for missing values, one-vs-rest and partition splits of categorical features,
 and the leaf values of the same formulas. Layout and outputs: :mod:`.split`."""
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
+from .parallel import MIN_PAIRS, RANGE_KERNEL, run_ranges
 from .sorting import stable_argsort
 from .split import categorical_positions, pick_best_pairs, set_bit
 
@@ -530,14 +531,15 @@ def find_splits_gradient(hist, node_sums, slots, feature_mask, n_value_bins,
     p_left = np.zeros((n_pairs, left_sums.shape[1]))
     p_bits = np.zeros((n_eval, max(len(cat_features), 1), cat_bitset.shape[1]), np.uint32)
     parent_score = np.empty(n_eval)
-    _gradient_numeric_pairs(flat, bin_start, node_sums, slots, feature_mask, n_value_bins,
-                            is_categorical, missing_bin, reg_lambda, reg_alpha,
-                            max_delta_step, min_child_weight, monotone, lower, upper,
-                            parent_score, p_gain, p_bin, p_dl, p_left)
+    run_ranges(_gradient_numeric_pairs, n_pairs, flat, bin_start, node_sums, slots,
+               feature_mask, n_value_bins, is_categorical, missing_bin, reg_lambda,
+               reg_alpha, max_delta_step, min_child_weight, monotone, lower, upper,
+               parent_score, p_gain, p_bin, p_dl, p_left, min_tasks=MIN_PAIRS)
     # the categorical search compiles (about 5 s cold) only when a node can use it
     if len(cat_features) and feature_mask[:, cat_features].any():
-        _gradient_categorical_pairs(
-            flat, bin_start, node_sums, slots, feature_mask, n_value_bins, cat_features,
+        run_ranges(
+            _gradient_categorical_pairs, n_eval * len(cat_features), flat, bin_start,
+            node_sums, slots, feature_mask, n_value_bins, cat_features,
             missing_bin, reg_lambda, reg_alpha, max_delta_step, min_child_weight,
             np.ascontiguousarray(cat_params, dtype=np.float64),
             np.ascontiguousarray(rows_per_hessian, dtype=np.float64), monotone, lower,
@@ -559,39 +561,47 @@ def _constraint(monotone, lower, upper, e, f):
     return cons
 
 
-@njit(parallel=True, cache=True)
-def _gradient_numeric_pairs(hist, bin_start, node_sums, slots, feature_mask, n_value_bins,
-                            is_categorical, missing_bin, reg_lambda, reg_alpha,
+@njit(cache=True)
+def _parent_score(node_sum, constrained, lower, upper, reg_lambda, reg_alpha,
+                  max_delta_step, min_child_weight):
+    """A node's score: its weight's gain, the weight within ``lower .. upper`` when
+    ``constrained``."""
+    if constrained:
+        w = bounded_weight(node_sum[0], node_sum[1], lower, upper, reg_lambda, reg_alpha,
+                           max_delta_step, min_child_weight)
+        return gain_given_weight(node_sum[0], node_sum[1], w, reg_lambda)
+    return node_score(node_sum[0], node_sum[1], reg_lambda, reg_alpha, max_delta_step,
+                      min_child_weight)
+
+
+@njit(**RANGE_KERNEL)
+def _gradient_numeric_pairs(lo, hi, hist, bin_start, node_sums, slots, feature_mask,
+                            n_value_bins, is_categorical, missing_bin, reg_lambda, reg_alpha,
                             max_delta_step, min_child_weight, monotone, lower, upper,
                             parent_score, p_gain, p_bin, p_dl, p_left):
-    """Each node's score into ``parent_score`` and the best split of each (node, numeric
-    feature) pair into the ``p_*`` arrays (pair ``e * n_features + f``; -inf gain for
-    masked and categorical pairs). ``hist`` is (n_slots, n_columns * max_bin, width):
-    feature ``f``'s bins are ``bin_start[f] .. bin_start[f + 1] - 1``."""
-    n_eval = slots.shape[0]
+    """Pairs ``lo .. hi - 1`` (pair ``e * n_features + f``): the best split of each
+    (node, numeric feature) pair into the ``p_*`` arrays (-inf gain for masked and
+    categorical pairs), and each node's score into ``parent_score`` (by its pair with
+    feature 0). ``hist`` is (n_slots, n_columns * max_bin, width): feature ``f``'s bins
+    are ``bin_start[f] .. bin_start[f + 1] - 1``."""
     n_features = n_value_bins.shape[0]
     constrained = monotone.shape[0] > 0
-    for e in range(n_eval):
-        s = slots[e]
-        if constrained:
-            w = bounded_weight(node_sums[s, 0], node_sums[s, 1], lower[e], upper[e],
-                               reg_lambda, reg_alpha, max_delta_step, min_child_weight)
-            parent_score[e] = gain_given_weight(node_sums[s, 0], node_sums[s, 1], w,
-                                                reg_lambda)
-        else:
-            parent_score[e] = node_score(node_sums[s, 0], node_sums[s, 1], reg_lambda,
-                                         reg_alpha, max_delta_step, min_child_weight)
-    for p in prange(n_eval * n_features):
+    for p in range(lo, hi):
         e = p // n_features
         f = p - e * n_features
+        s = slots[e]
+        score = _parent_score(node_sums[s], constrained, lower[e] if constrained else 0.0,
+                              upper[e] if constrained else 0.0, reg_lambda, reg_alpha,
+                              max_delta_step, min_child_weight)
+        if f == 0:
+            parent_score[e] = score
         p_gain[p] = -np.inf
         p_bin[p] = -1
         if not feature_mask[e, f] or is_categorical[f]:
             continue
-        s = slots[e]
         h = hist[s, bin_start[f]:bin_start[f + 1]]
-        g, b, dl = _grad_numeric(h, node_sums[s], n_value_bins[f], missing_bin,
-                                 parent_score[e], _constraint(monotone, lower, upper, e, f),
+        g, b, dl = _grad_numeric(h, node_sums[s], n_value_bins[f], missing_bin, score,
+                                 _constraint(monotone, lower, upper, e, f),
                                  reg_lambda, reg_alpha, max_delta_step, min_child_weight,
                                  p_left[p])
         p_gain[p] = g
@@ -599,19 +609,19 @@ def _gradient_numeric_pairs(hist, bin_start, node_sums, slots, feature_mask, n_v
         p_dl[p] = dl
 
 
-@njit(parallel=True, cache=True)
-def _gradient_categorical_pairs(hist, bin_start, node_sums, slots, feature_mask,
+@njit(**RANGE_KERNEL)
+def _gradient_categorical_pairs(lo, hi, hist, bin_start, node_sums, slots, feature_mask,
                                 n_value_bins, cat_features, missing_bin, reg_lambda,
                                 reg_alpha, max_delta_step, min_child_weight, cat_params,
                                 rows_per_hessian, monotone, lower, upper, parent_score,
                                 p_gain, p_dl, p_left, p_bits):
-    """The best split of each (node, categorical feature) pair into the ``p_*`` arrays
+    """Tasks ``lo .. hi - 1`` (``e * n_cat + k``): the best split of each (node,
+    categorical feature) pair into the ``p_*`` arrays
     and its left set into ``p_bits[e, k]`` (``k``: the feature's place in
     ``cat_features``); after :func:`_gradient_numeric_pairs`."""
-    n_eval = slots.shape[0]
     n_features = n_value_bins.shape[0]
     n_cat = cat_features.shape[0]
-    for task in prange(n_eval * n_cat):
+    for task in range(lo, hi):
         e = task // n_cat
         k = task - e * n_cat
         f = cat_features[k]

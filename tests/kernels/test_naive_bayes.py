@@ -5,7 +5,7 @@ import pytest
 
 from oocboost.kernels.codes import PlaneCodes
 from oocboost.kernels.naive_bayes import class_moments, naive_bayes_scores
-from oocboost.kernels.split_cart import find_feature_splits_cart
+from oocboost.kernels.split_cart_features import find_feature_splits_cart
 
 
 def _naive_moments(counts, count_row, bin_start, n_value_bins, missing_bin, is_cat,

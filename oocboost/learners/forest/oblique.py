@@ -23,9 +23,9 @@ from ...engine.rowstate import RowStateSpec, make_row_state, spill_dir_for
 from ...errors import ParameterError
 from ...kernels import cart_stats as kc
 from ...kernels import oblique as ko
-from ...kernels import split_cart as kcart
 from ...kernels.histogram import build_histograms_selected
 from ...kernels.partition import partition_select_rows
+from ...kernels.split_cart_features import find_feature_splits_cart
 from ...model.mars import representatives
 from ..common.cart_policy import ForestCartPolicy
 from .passes import _block_stats, _blocks, _group_class_weights
@@ -256,7 +256,7 @@ class ObliqueGrower:
         n_eval, n_features = mask.shape
         mapper, pol = self.mapper, self.policy
         proxy = np.empty((n_eval, n_features))
-        kcart.find_feature_splits_cart(
+        find_feature_splits_cart(
             hist, sums, np.arange(n_eval, dtype=np.int32), mapper.n_value_bins,
             mapper.is_categorical, self.missing_bin, pol.criterion_code, pol.n_classes,
             np.full(n_eval, pol.min_weight_leaf), proxy, np.empty(proxy.shape, np.int32),

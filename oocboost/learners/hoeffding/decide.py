@@ -2,7 +2,7 @@
 histogram, the Hoeffding bound, and the decisions of VFDT (Domingos and Hulten 2000),
 of the regressor (river's ratio test) and of EFDT's re-evaluation (Manapragada et al.
 2018). Plain NumPy over a few nodes at a time; the per-(node, feature) searches are
-``kernels.split_cart.find_feature_splits_cart``.
+``kernels.split_cart_features.find_feature_splits_cart``.
 
 Candidates are each feature's best split plus, with ``merit_preprune``, the null split
 (merit 0: not splitting), river's set. Merits:
@@ -17,7 +17,7 @@ import math
 
 import numpy as np
 
-from ...kernels.split_cart import find_feature_splits_cart
+from ...kernels.split_cart_features import find_feature_splits_cart
 
 #: Feature index standing for the null split among candidates.
 NULL_SPLIT = -1

@@ -1,0 +1,89 @@
+"""Every feature's best CART split at each node, not only the node's best: the candidates
+the Hoeffding tree's bound compares (``learners.hoeffding.decide``) and the oblique
+forest's per-feature proxies. The criteria and the per-histogram searches are
+:mod:`.split_cart`'s."""
+import numpy as np
+from numba import njit
+
+from .parallel import MIN_PAIRS, RANGE_KERNEL, run_ranges
+from .split_cart import _bin_starts, _cart_categorical, _cart_numeric, _stats_weight
+
+
+def find_feature_splits_cart(hist, node_sums, slots, n_value_bins, is_categorical,
+                             missing_bin, criterion_code, n_classes, min_weight_leaf,
+                             proxy, bin_idx, default_left, cat_bitset, left_sums,
+                             column_of=None):
+    """Best CART split of every (node, feature) pair, not only each node's best: what a
+    Hoeffding tree compares (its best two features, and the merit of the feature a
+    node already splits on).
+
+    Parameters
+    ----------
+    hist : ndarray (n_slots, n_columns, max_bin, width >= n_stats) float64     # IN
+        Full histograms (every feature), statistics as :func:`find_splits_cart`.
+    node_sums : ndarray (n_slots, n_stats) float64                             # IN
+    slots : ndarray (n_eval,) int32                                            # IN
+    n_value_bins : ndarray (n_features,) int32                                 # IN
+    is_categorical : ndarray (n_features,) bool                                # IN
+    missing_bin : int, ``max_bin - 1``
+    criterion_code : int, 0 gini, 1 entropy, 2 squared_error
+    n_classes : int
+    min_weight_leaf : ndarray (n_eval,) float64, least weight of either side    # IN
+    proxy : ndarray (n_eval, n_features) float64        # OUT, -inf: no valid split
+    bin_idx : ndarray (n_eval, n_features) int32        # OUT, numeric threshold bin
+    default_left : ndarray (n_eval, n_features) bool    # OUT
+    cat_bitset : ndarray (n_eval, n_features, n_words) uint32   # OUT, left set
+    left_sums : ndarray (n_eval, n_features, n_stats) float64    # OUT
+    column_of : ndarray (n_features + 1,) int64 or None, as :func:`find_splits_cart`
+    """
+    n_features = n_value_bins.shape[0]
+    bin_start, flat = _bin_starts(hist, column_of, n_features)
+    _find_feature_splits_cart(flat, bin_start, node_sums, slots, n_value_bins,
+                              is_categorical, missing_bin, criterion_code, n_classes,
+                              min_weight_leaf, proxy, bin_idx, default_left, cat_bitset,
+                              left_sums)
+
+
+@njit(**RANGE_KERNEL)
+def _find_feature_splits_cart_range(p_lo, p_hi, hist, bin_start, node_sums, slots,
+                                    n_value_bins, is_categorical, missing_bin, criterion_code,
+                                    n_classes, min_weight_leaf, proxy, bin_idx, default_left,
+                                    cat_bitset, left_sums):
+    """:func:`_find_feature_splits_cart` for the pairs ``p_lo .. p_hi - 1``."""
+    n_features = n_value_bins.shape[0]
+    n_stats = left_sums.shape[2]
+    count_stat = n_stats - 1
+    no_values = np.empty(0)
+    for p in range(p_lo, p_hi):
+        e = p // n_features
+        f = p - e * n_features
+        s = slots[e]
+        h = hist[s, bin_start[f]:bin_start[f + 1]]
+        w_node = _stats_weight(node_sums[s], criterion_code, n_classes)
+        bin_idx[e, f] = -1
+        if is_categorical[f]:
+            g, dl = _cart_categorical(h, node_sums[s], w_node, n_value_bins[f], missing_bin,
+                                      criterion_code, n_classes, count_stat, 0.0,
+                                      min_weight_leaf[e], left_sums[e, f], cat_bitset[e, f],
+                                      no_values)
+        else:
+            cat_bitset[e, f, :] = 0
+            scratch = np.empty((2, n_stats))
+            g, b, dl = _cart_numeric(h, node_sums[s], w_node, n_value_bins[f], missing_bin,
+                                     criterion_code, n_classes, count_stat, 0.0,
+                                     min_weight_leaf[e], -1, left_sums[e, f], scratch[0],
+                                     scratch[1], no_values)
+            bin_idx[e, f] = b
+        proxy[e, f] = g
+        default_left[e, f] = dl
+
+
+
+def _find_feature_splits_cart(hist, bin_start, node_sums, slots, n_value_bins, is_categorical,
+                              missing_bin, criterion_code, n_classes, min_weight_leaf, proxy,
+                              bin_idx, default_left, cat_bitset, left_sums):
+    """Each (node, feature) pair's best split into the per-pair outputs."""
+    run_ranges(_find_feature_splits_cart_range, slots.shape[0] * n_value_bins.shape[0], hist,
+               bin_start, node_sums, slots, n_value_bins, is_categorical, missing_bin,
+               criterion_code, n_classes, min_weight_leaf, proxy, bin_idx, default_left,
+               cat_bitset, left_sums, min_tasks=MIN_PAIRS)
