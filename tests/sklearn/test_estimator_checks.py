@@ -22,9 +22,10 @@ ESTIMATORS = [
     oocboost.AdaBoostRegressor(n_estimators=5),
     oocboost.AdaBoostClassifier(n_estimators=5),
     oocboost.BaggingRegressor(n_estimators=5, random_state=0),
+    # cv=2, the least scikit-learn takes: each check fits every fold's base learners
     oocboost.StackingClassifier([("gb", oocboost.GradientBoostingClassifier(n_estimators=3)),
                                  ("dt", oocboost.DecisionTreeClassifier(max_depth=3))],
-                                cv=3),
+                                cv=2),
     oocboost.HoeffdingTreeClassifier(grace_period=20),
     oocboost.DecisionStreamClassifier(),
     oocboost.MARSRegressor(),
