@@ -138,6 +138,20 @@ class _Conformal:
         held[rng.permutation(n)[:n_cal]] = True
         return held
 
+    def _fit_split(self, X, labels, n, sample_weight, calibration, output):
+        """Split's fit: ``self.estimator_`` trained on all but a held-out share of the
+        rows (or on all of them, scored on ``calibration``); returns the scored rows'
+        labels and the model's ``output`` (``"predict"``, ``"predict_proba"``) on them."""
+        if calibration is not None:
+            self.estimator_ = self._fit_on(X, labels, np.ones(n, bool), sample_weight)
+            Xc, truth = _calibration_data(calibration)
+            return truth, np.asarray(getattr(self.estimator_, output)(Xc), dtype=np.float64)
+        held = self._calibration_rows(n)
+        self.estimator_ = self._fit_on(X, labels, ~held, sample_weight)
+        scored = np.asarray(getattr(self.estimator_, output)(
+            self._rows(X, np.flatnonzero(held))), dtype=np.float64)
+        return labels[held], scored[held] if isinstance(X, Cache) else scored
+
     def _check_method(self, allowed):
         if self.method not in allowed:
             raise ParameterError(f"method must be one of {allowed}, got {self.method!r}")
@@ -181,18 +195,8 @@ class ConformalRegressor(_Conformal):
                 raise ParameterError("calibration= is split's; cv+ scores every row with "
                                      "the model of the fold that left it out")
             return self._fit_cv_plus(X, labels, n, sample_weight)
-        if calibration is None:
-            held = self._calibration_rows(n)
-            self.estimator_ = self._fit_on(X, labels, ~held, sample_weight)
-            predicted = np.asarray(self.estimator_.predict(
-                self._rows(X, np.flatnonzero(held))), dtype=np.float64)
-            if isinstance(X, Cache):
-                predicted = predicted[held]
-            truth = labels[held]
-        else:
-            self.estimator_ = self._fit_on(X, labels, np.ones(n, bool), sample_weight)
-            Xc, truth = _calibration_data(calibration)
-            predicted = np.asarray(self.estimator_.predict(Xc), dtype=np.float64)
+        truth, predicted = self._fit_split(X, labels, n, sample_weight, calibration,
+                                           "predict")
         self.conformity_scores_ = np.sort(np.abs(truth.astype(np.float64) - predicted))
         return self
 
@@ -265,18 +269,8 @@ class ConformalClassifier(_Conformal):
         cache or ``(X, y)`` instead)."""
         self._check_method(("split",))
         n, labels = self._labels(X, y)
-        if calibration is None:
-            held = self._calibration_rows(n)
-            self.estimator_ = self._fit_on(X, labels, ~held, sample_weight)
-            proba = np.asarray(self.estimator_.predict_proba(
-                self._rows(X, np.flatnonzero(held))), dtype=np.float64)
-            if isinstance(X, Cache):
-                proba = proba[held]
-            truth = labels[held]
-        else:
-            self.estimator_ = self._fit_on(X, labels, np.ones(n, bool), sample_weight)
-            Xc, truth = _calibration_data(calibration)
-            proba = np.asarray(self.estimator_.predict_proba(Xc), dtype=np.float64)
+        truth, proba = self._fit_split(X, labels, n, sample_weight, calibration,
+                                       "predict_proba")
         self.classes_ = np.asarray(self.estimator_.classes_)
         position = np.searchsorted(self.classes_, truth)
         position = np.clip(position, 0, len(self.classes_) - 1)
