@@ -2,7 +2,8 @@
 
 Usage::
 
-    python -m tools.record_kernels            # rewrite the manifest (about 2 minutes)
+    python -m tools.record_kernels            # rewrite the manifest (about 3 minutes)
+    python -m tools.record_kernels isolation  # record these profiles, keep the others
 
 Each profile's workload (:data:`WORKLOADS`) runs in a fresh process with an empty numba
 cache; every kernel of ``oocboost.kernels`` that the workload calls from Python (not
@@ -58,8 +59,12 @@ def workload_adaboost(workdir):
     _cli_learner(workdir, "adaboost")
 
 
+def workload_isolation(workdir):
+    _cli_learner(workdir, "isolation-forest")
+
+
 WORKLOADS = {"boosting": workload_boosting, "forest": workload_forest,
-             "adaboost": workload_adaboost}
+             "adaboost": workload_adaboost, "isolation": workload_isolation}
 
 
 def top_level_calls(profile, workdir):
@@ -90,9 +95,16 @@ def top_level_calls(profile, workdir):
     return out
 
 
-def main():
+def main(argv=None):
+    wanted = list(sys.argv[1:] if argv is None else argv) or list(WORKLOADS)
+    unknown = sorted(set(wanted) - set(WORKLOADS))
+    if unknown:
+        raise SystemExit(f"unknown profiles {unknown}; known: {list(WORKLOADS)}")
     profiles = {}
-    for profile in WORKLOADS:
+    if set(wanted) != set(WORKLOADS):
+        with open(MANIFEST) as f:
+            profiles = json.load(f)["profiles"]
+    for profile in wanted:
         with tempfile.TemporaryDirectory() as tmp:
             env = dict(os.environ, NUMBA_CACHE_DIR=os.path.join(tmp, "numba"),
                        OOCBOOST_WARMUP="0")
@@ -107,7 +119,9 @@ def main():
               flush=True)
     import numba
     with open(MANIFEST + ".tmp", "w") as f:
-        json.dump({"numba": numba.__version__, "profiles": profiles}, f, indent=1)
+        json.dump({"numba": numba.__version__,
+                   "profiles": {p: profiles[p] for p in WORKLOADS if p in profiles}}, f,
+                  indent=1)
         f.write("\n")
     os.replace(MANIFEST + ".tmp", MANIFEST)
 

@@ -4,7 +4,7 @@ import time
 from ..utils import interrupt
 
 
-def timed_blocks(cache, plan, account, prefetch=None):
+def timed_blocks(cache, plan, account, prefetch=None, block_indices=None):
     """Blocks of ``cache`` in order (prefetched as ``plan`` says), reporting each one.
 
     Parameters
@@ -17,13 +17,16 @@ def timed_blocks(cache, plan, account, prefetch=None):
         decompression that prefetch did not hide) and how many bytes of codes it holds.
     prefetch : int or None
         Overrides ``plan.prefetch``.
+    block_indices : iterable of int or None
+        The blocks to read, in that order (None: all).
 
     Yields
     ------
     Block
     """
     it = cache.iter_blocks(prefetch=plan.prefetch if prefetch is None else prefetch,
-                           resident_bytes=getattr(plan, "resident_bytes", 0))
+                           resident_bytes=getattr(plan, "resident_bytes", 0),
+                           block_indices=block_indices)
     while True:
         t0 = time.perf_counter()
         try:

@@ -377,7 +377,7 @@ def _cart_categorical(h, node_sum, w_node, n_value_bins, missing_bin, criterion_
     return best, best_dl
 
 
-def _bin_starts(hist, column_of, n_columns):
+def hist_bin_starts(hist, column_of, n_columns):
     """First bin of each histogram column of :func:`find_splits_cart` in ``hist`` seen as
     (n_slots, n_columns * max_bin, width), and that view."""
     max_bin = hist.shape[2]
@@ -440,7 +440,7 @@ def find_splits_cart(hist, node_sums, slots, column_feature, feature_mask, n_val
         histograms with a wide feature, ``column_feature`` then every feature in order;
         None: column ``q`` is one histogram column.
     """
-    bin_start, flat = _bin_starts(hist, column_of, column_feature.shape[1])
+    bin_start, flat = hist_bin_starts(hist, column_of, column_feature.shape[1])
     n_eval, n_columns = column_feature.shape
     n_stats = left_sums.shape[1]
     cat_index, cat_features = categorical_positions(is_categorical)
@@ -618,7 +618,7 @@ def draw_random_bins(hist, slots, column_feature, n_value_bins, is_categorical, 
     random_bin : ndarray (n_eval, n_columns) int32                   # OUT
     column_of : as :func:`find_splits_cart`
     """
-    bin_start, flat = _bin_starts(hist, column_of, column_feature.shape[1])
+    bin_start, flat = hist_bin_starts(hist, column_of, column_feature.shape[1])
     _draw_random_bins(flat, bin_start, slots, column_feature, n_value_bins, is_categorical,
                       count_stat, uniforms, random_bin)
 

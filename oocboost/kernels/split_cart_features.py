@@ -6,7 +6,7 @@ import numpy as np
 from numba import njit
 
 from .parallel import MIN_PAIRS, RANGE_KERNEL, run_ranges
-from .split_cart import _bin_starts, _cart_categorical, _cart_numeric, _stats_weight
+from .split_cart import _cart_categorical, _cart_numeric, _stats_weight, hist_bin_starts
 
 
 def find_feature_splits_cart(hist, node_sums, slots, n_value_bins, is_categorical,
@@ -37,7 +37,7 @@ def find_feature_splits_cart(hist, node_sums, slots, n_value_bins, is_categorica
     column_of : ndarray (n_features + 1,) int64 or None, as :func:`find_splits_cart`
     """
     n_features = n_value_bins.shape[0]
-    bin_start, flat = _bin_starts(hist, column_of, n_features)
+    bin_start, flat = hist_bin_starts(hist, column_of, n_features)
     _find_feature_splits_cart(flat, bin_start, node_sums, slots, n_value_bins,
                               is_categorical, missing_bin, criterion_code, n_classes,
                               min_weight_leaf, proxy, bin_idx, default_left, cat_bitset,

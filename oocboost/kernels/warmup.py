@@ -3,12 +3,12 @@
 A first run after install compiles every kernel it calls, one after another in one
 process (numba compiles under a global lock): about 30 s of a 40 s first demo. The
 kernels of a run are known in advance: ``warm_signatures.json`` lists, per profile
-(``boosting``, ``forest``, ``adaboost``), the kernels that run calls from Python with
-their numba signatures and compile times, recorded by ``python -m tools.record_kernels``
-from small runs of each learner (a test checks the list still matches what a run
-calls). :func:`warm_up` splits a profile's kernels over helper processes, balanced by
-those times, and each helper compiles its share into the same cache the run then loads
-from, so the compilation uses every core instead of one.
+(``boosting``, ``forest``, ``adaboost``, ``isolation``), the kernels that run calls from
+Python with their numba signatures and compile times, recorded by ``python -m
+tools.record_kernels`` from small runs of each learner (a test checks the list still
+matches what a run calls). :func:`warm_up` splits a profile's kernels over helper
+processes, balanced by those times, and each helper compiles its share into the same
+cache the run then loads from, so the compilation uses every core instead of one.
 
 The kernels of one module go to the same helper: a module's kernels share their inner
 functions, which each helper would otherwise compile again.
@@ -27,7 +27,7 @@ import sys
 import time
 
 MANIFEST = os.path.join(os.path.dirname(__file__), "warm_signatures.json")
-PROFILES = ("boosting", "forest", "adaboost")
+PROFILES = ("boosting", "forest", "adaboost", "isolation")
 #: Environment switch: "0" turns the automatic warm-up of a cold first run off.
 ENV_SWITCH = "OOCBOOST_WARMUP"
 

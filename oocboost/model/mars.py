@@ -19,10 +19,12 @@ from .parts import ModelPart, register_part
 MAX_TERMS, MAX_DEGREE = 1 << 16, 64
 
 
-def representatives(mapper, n_codes):
-    """(n_features, n_codes) float64: each numeric bin's middle (the outer bins one half
-    of their neighbour's width beyond their edge), NaN for the missing code and for
-    categorical features (MARS leaves them out)."""
+def representatives(mapper, n_codes, outer_width=0.5, ranges=None):
+    """(n_features, n_codes) float64: each numeric bin's middle (the outer bins
+    ``outer_width`` of their neighbour's width beyond their edge, within ``ranges[f] =
+    (min, max)`` when given), NaN for the missing code and for categorical features
+    (MARS leaves them out)."""
+    ranges = ranges or {}
     rep = np.full((len(mapper.n_value_bins), n_codes), np.nan)
     for f, edges in enumerate(mapper.bin_edges):
         if mapper.is_categorical[f] or len(edges) == 0:
@@ -30,9 +32,10 @@ def representatives(mapper, n_codes):
         e = np.asarray(edges, np.float64)
         step_lo = e[1] - e[0] if len(e) > 1 else 1.0
         step_hi = e[-1] - e[-2] if len(e) > 1 else 1.0
-        rep[f, 0] = e[0] - 0.5 * step_lo
+        lo, hi = ranges.get(f, (-np.inf, np.inf))
+        rep[f, 0] = min(e[0], max(lo, e[0] - outer_width * step_lo))
         rep[f, 1:len(e)] = 0.5 * (e[:-1] + e[1:])
-        rep[f, len(e)] = e[-1] + 0.5 * step_hi
+        rep[f, len(e)] = max(e[-1], min(hi, e[-1] + outer_width * step_hi))
     return rep
 
 

@@ -205,7 +205,7 @@ class _Bagging(TreeEnsembleBase):
         if d is not None:
             return d.estimators_features_
         self._check_fitted()
-        from ..learners.forest.passes import tree_feature_sets
+        from ..learners.common.tree_features import tree_feature_sets
 
         a = self.model_.attributes
         n_features = self.model_.n_features

@@ -56,6 +56,7 @@ def test_every_entry_names_a_kernel_and_a_signature_this_numba_reads():
     "boosting",
     pytest.param("forest", marks=pytest.mark.slow),
     pytest.param("adaboost", marks=pytest.mark.slow),
+    pytest.param("isolation", marks=pytest.mark.slow),
 ])
 def test_the_manifest_lists_exactly_what_the_run_calls(profile):
     called = {tuple(c) for c in json.loads(_run(_CALLS, profile))}

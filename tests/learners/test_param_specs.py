@@ -123,7 +123,8 @@ def test_cli_param_names_and_values_are_checked_before_training(tmp_path):
 @pytest.mark.parametrize("learner,start,end", [
     ("random-forest", "## 2. Decision trees", "### 2.2 "),
     ("decision-stream", "### 2.3 Decision streams", "### 2.4 MARS"),
-    ("mars", "### 2.4 MARS", "## 3. AdaBoost"),
+    ("mars", "### 2.4 MARS", "### 2.5 Isolation"),
+    ("isolation-forest", "### 2.5 Isolation forest", "## 3. AdaBoost"),
     ("adaboost", "## 3. AdaBoost", "## 3b."),
 ])
 def test_docs_name_every_parameter_of_each_learner(learner, start, end):

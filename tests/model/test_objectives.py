@@ -342,6 +342,8 @@ def test_unknown_objective_lists_known_names():
     ("count:poisson", {"max_delta_step": True}, "max_delta_step"),
     ("reg:tweedie", {"tweedie_variance_power": 2.0}, "tweedie_variance_power"),
     ("reg:tweedie", {"tweedie_variance_power": 1.0}, "tweedie_variance_power"),
+    ("anomaly:isolation", {}, "max_samples"),
+    ("anomaly:isolation", {"max_samples": 0}, "max_samples"),
 ])
 def test_bad_parameters(name, params, fragment):
     with pytest.raises(ParameterError, match=fragment):
@@ -369,10 +371,12 @@ def test_attributes_and_roundtrip():
         "rank:ndcg": (1, False, "ndcg@32"),
         "rank:map": (1, False, "map@32"),
         "survival:aft": (1, False, "aft-nloglik"),
+        "anomaly:isolation": (1, False, "auc"),
     }
     assert set(table) == set(OBJECTIVE_NAMES)
     for name, (n_out, is_clf, metric) in table.items():
-        obj = get_objective(name, {"num_class": 5, "learning_rate": 0.1})
+        obj = get_objective(name, {"num_class": 5, "learning_rate": 0.1,
+                                   "max_samples": 256})
         assert (obj.n_outputs, obj.is_classification, obj.default_metric) == \
             (n_out, is_clf, metric)
         d = json.loads(json.dumps(obj.to_dict()))

@@ -29,6 +29,7 @@ ESTIMATORS = [
     oocboost.HoeffdingTreeClassifier(grace_period=20),
     oocboost.DecisionStreamClassifier(),
     oocboost.MARSRegressor(),
+    oocboost.IsolationForest(n_estimators=5, random_state=0),
 ]
 SLOW_ESTIMATORS = [
     oocboost.GradientBoostingRegressor(n_estimators=5),
@@ -68,6 +69,9 @@ _WEIGHT_FAILURES = {
         "the out-of-fold predictions the final estimator learns from differ "
         "(scikit-learn's StackingClassifier of a HistGradientBoostingClassifier and a "
         "decision tree fails this check too)"),
+    oocboost.IsolationForest: (
+        "a weight only keeps a row out of the trees (weight 0) or in them: a row of "
+        "weight 2 is not two rows (scikit-learn's IsolationForest fails this check too)"),
     (oocboost.MARSRegressor, oocboost.MARSClassifier): (
         "MARS's knot spacing (endspan, min_span) counts rows, as py-earth's does, not "
         "their weights"),

@@ -17,11 +17,12 @@ from ...errors import MemoryLimitError
 from ...kernels import cart_stats as kc
 from ...kernels.histogram import ClassCounts
 from ..common.cart_policy import ForestCartPolicy
+from ..common.tree_features import tree_feature_sets
 
 #: Most trees grown in the same passes when ``trees_per_pass`` is not given.
 MAX_TREES_PER_PASS = 16
 # Purposes of the per-tree random generators.
-_RNG_FEATURES, _RNG_THRESHOLDS, _RNG_TREE_FEATURES = 1, 2, 3
+_RNG_FEATURES, _RNG_THRESHOLDS = 1, 2
 #: Use integer statistics and int32 histograms where they are exact (:func:`integer_stats`);
 #: False forces float64 (the tests compare the two).
 INTEGER_STATS = True
@@ -137,23 +138,6 @@ def _tree_feature_sets(config, tree_ids, n_features):
         return None
     return tree_feature_sets(config.seed, tree_ids, n_features, config.tree_features,
                              config.bootstrap_features)
-
-
-def tree_feature_sets(seed, tree_ids, n_features, tree_features, bootstrap_features):
-    """The sorted columns each bagged tree grows on (Ho's random subspaces when
-    ``bootstrap_features`` is False): ``tree_features`` columns (None: all) drawn from
-    ``default_rng([seed, tree, purpose])``, with replacement (duplicates merged) when
-    ``bootstrap_features``. A tree's set depends only on the seed and its index."""
-    k = tree_features or n_features
-    sets = []
-    for g in tree_ids:
-        rng = np.random.default_rng([seed, int(g), _RNG_TREE_FEATURES])
-        if bootstrap_features:
-            chosen = np.unique(rng.integers(0, n_features, size=k))
-        else:
-            chosen = np.sort(rng.choice(n_features, size=k, replace=False))
-        sets.append(chosen)
-    return sets
 
 
 def _total_rows(cache, distributed):

@@ -32,6 +32,7 @@ name                              n_outputs     link             default_metric
 ``rank:pairwise``                 1             identity         ``ndcg@32``
 ``rank:ndcg``                     1             identity         ``ndcg@32``
 ``rank:map``                      1             identity         ``map@32``
+``anomaly:isolation``             1             2^(-m/c(psi))    ``auc`` (1: anomaly)
 ================================  ============  ===============  ======================
 
 ``get_objective(obj.name, obj.params)`` rebuilds an objective (``obj.to_dict()`` holds both).
@@ -54,6 +55,7 @@ Known differences from XGBoost
 import numpy as np
 
 from ...errors import ParameterError
+from .anomaly import make_isolation_score
 from .base import Objective, _num_class_param, _real_param
 from .classification import (
     BinaryLogistic,
@@ -151,6 +153,7 @@ _FACTORIES = {
     "rank:map": lambda p: LambdaRank(ranking_params("rank:map", p), "rank:map"),
     "multi:proba": lambda p: ClassProbability({"num_class": _num_class_param(p,
                                                                            "multi:proba")}),
+    "anomaly:isolation": make_isolation_score,
 }
 #: Every built-in objective name (:func:`register_objective` adds others).
 OBJECTIVE_NAMES = tuple(_FACTORIES)
