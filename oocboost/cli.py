@@ -254,10 +254,22 @@ def cmd_predict(args):
     n = predict_to_file(model, args.data, args.output, output_margin=args.output_margin,
                         pred_leaf=args.pred_leaf, pred_contribs=args.pred_contribs,
                         iteration_range=_iteration_range(args.iteration_range),
-                        read_options=_with_margin_columns(args))
+                        read_options=_with_margin_columns(args),
+                        quantiles=_quantiles(args.quantiles))
     if not args.quiet:
         print(f"wrote {n} predictions to {args.output}")
     return 0
+
+
+def _quantiles(text):
+    """``--quantiles 0.05,0.5,0.95`` as floats (None when not given)."""
+    if text is None:
+        return None
+    try:
+        return [float(v) for v in _csv_list(text)]
+    except ValueError:
+        raise ParameterError(f"--quantiles must be numbers in [0, 1] separated by commas, "
+                             f"got {text!r}") from None
 
 
 def cmd_evaluate(args):

@@ -263,6 +263,10 @@ def _add_predict_and_evaluate(sub):
                    help="raw scores (margin_<k> columns), before the link function")
     p.add_argument("--pred-leaf", action="store_true",
                    help="the leaf each row reaches in each tree")
+    p.add_argument("--quantiles", default=None, metavar="Q[,Q...]",
+                   help="a quantile regression forest's conditional quantiles of the label "
+                        "(quantile_<q> columns): a forest trained with "
+                        "quantile_samples_leaf")
     p.add_argument("--pred-contribs", action="store_true",
                    help="SHAP values of the margin: contrib_<feature> columns and bias")
     p.add_argument("--iteration-range", default=None, metavar="START:END",

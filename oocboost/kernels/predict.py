@@ -110,7 +110,7 @@ class FlatTrees(NamedTuple):
         return self.tree_depth.shape[0]
 
 
-def _sibling_order(left, right):
+def sibling_order(left, right):
     """New ids putting siblings side by side: root 0, children of the k-th internal node
     (in id order) at ``2k + 1`` (left) and ``2k + 2`` (right). A bijection for a valid tree
     (each non-root node has exactly one parent). Returns ``new_of_old`` int64 (n_nodes,)."""
@@ -205,7 +205,7 @@ def flatten_trees(trees, tree_group, tree_weight, n_outputs):
         lo, hi = int(node_offset[t]), int(node_offset[t + 1])
         left = tree.left.astype(np.int64)
         right = tree.right.astype(np.int64)
-        new_of_old = np.arange(hi - lo, dtype=np.int64) if dag else _sibling_order(left,
+        new_of_old = np.arange(hi - lo, dtype=np.int64) if dag else sibling_order(left,
                                                                                     right)
         old_of_new = np.empty_like(new_of_old)
         old_of_new[new_of_old] = np.arange(new_of_old.shape[0])

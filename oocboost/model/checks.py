@@ -21,8 +21,10 @@ a part's key        optional: a learner's part (``model/parts.py``), read and va
                     each table against its tree, the classes and the bin mapper),
                     ``stream_state`` (Hoeffding trees' learning state, each array against
                     its tree and the bin mapper), ``mars`` (terms: hinges on numeric
-                    features at their bin edges, finite, one column per output), and the
-                    keys of parts registered at run time (``register_part``)
+                    features at their bin edges, finite, one column per output),
+                    ``leaf_samples`` (a quantile forest's labels: leaves of their tree,
+                    ascending values, positive weights), and the keys of parts registered
+                    at run time (``register_part``)
 anything else       refused: an unknown field
 ==================  =================================================================
 """

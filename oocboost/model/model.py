@@ -49,7 +49,7 @@ from ..errors import ModelError
 from ..utils.files import write_text_atomic
 
 # the built-in parts register themselves (model/parts.py) when their modules load
-from . import mars, naive_bayes, stream_state  # noqa: F401
+from . import leaf_samples, mars, naive_bayes, stream_state  # noqa: F401
 from .checks import check_model_fields, check_no_unknown_fields
 from .contributions import ModelContributions
 from .fields import (

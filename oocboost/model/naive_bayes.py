@@ -30,7 +30,7 @@ from ..errors import ModelError
 from ..kernels.naive_bayes import naive_bayes_scores
 from .fields import read_array, read_int, read_typed
 from .parts import TreeEntries, register_part
-from .tree import coerce
+from .tree import binned_leaves, coerce
 
 #: Cells * classes * tables of one tree read from a file, at most (2 GiB of float64).
 MAX_TABLE_VALUES = 1 << 28
@@ -238,17 +238,7 @@ def posterior(codes, node_of_row, table_of_node, counts, count_row, prior, layou
 def leaves_of(tree, codes, missing_bin):
     """(n_rows,) int32 leaf of each row of bin ``codes`` in ``tree`` (right child
     ``left + 1``, as every tree with naive Bayes leaves numbers them)."""
-    from ..kernels.partition import pack_routes, route_to_leaves
-
-    route = pack_routes(tree.left[None], tree.right[None], tree.feature[None],
-                        tree.bin_threshold[None], tree.default_left[None],
-                        tree.is_categorical[None])
-    bits = np.zeros((1, tree.n_nodes, max(tree.n_words, 1)), np.uint32)
-    if tree.n_words:
-        bits[0] = tree.cat_bitset
-    node_of_row = np.zeros((1, codes.shape[1]), np.int32)
-    route_to_leaves(codes, node_of_row, np.ascontiguousarray(route), bits, int(missing_bin))
-    return node_of_row[0]
+    return binned_leaves([tree], codes, missing_bin)[0]
 
 
 def add_naive_bayes(model, part, codes, out, t0, t1):

@@ -23,6 +23,7 @@ from ..utils.log import get_logger
 from .aggregate import is_weighted_median, round_weights, sum_view, weighted_median
 from .metrics import get_metric
 from .objectives import get_objective
+from .tree import binned_leaves
 
 logger = get_logger(__name__)
 
@@ -316,10 +317,13 @@ def _iter_raw(model, data, iteration_range, label, pred_leaf, pred_contribs,
             raise SchemaError(f"cache {cache.path} was binned with other edges than the "
                               f"model's training data; predict from the raw file instead, "
                               f"or rebuild the cache with --reference")
-        if pred_leaf:
-            raise ParameterError("leaf indices are computed from raw data: pass the source "
-                                 "file instead of the cache")
+        trees = _routable_trees(model, iteration_range) if pred_leaf else None
         for block in cache.iter_blocks(prefetch=1):
+            if pred_leaf:
+                leaves = binned_leaves(trees, block.codes, cache.max_bin - 1)
+                yield (np.ascontiguousarray(leaves.T), block.label, block.weight,
+                       block.base_margin)
+                continue
             if pred_contribs or pred_interactions:
                 out = model.predict_contributions_binned(
                     block.codes, cache.max_bin - 1, iteration_range=iteration_range,
@@ -353,6 +357,21 @@ def _iter_raw(model, data, iteration_range, label, pred_leaf, pred_contribs,
         out = (_raw_output(model, X, iteration_range, pred_leaf, pred_contribs,
                            pred_interactions), batch.label, batch.weight)
         yield (out if group is None else out + (batch.group,)) + (batch.base_margin,)
+
+
+def _routable_trees(model, iteration_range):
+    """The trees of ``iteration_range``, when bin codes reach their leaves
+    (``tree.binned_leaves``: axis-aligned splits, no surrogates, a tree each node of
+    which has one parent); else ParameterError pointing to the raw data."""
+    from ..kernels.predict import is_plain
+
+    t0, t1 = model._tree_range(iteration_range)
+    trees = model.trees[t0:t1]
+    if not (trees and is_plain(model._flat_trees())):
+        raise ParameterError("this model's leaf indices are computed from raw data (its "
+                             "trees have oblique or surrogate splits, or shared nodes): "
+                             "pass the source file instead of the cache")
+    return trees
 
 
 def _sparse_margins(model, X, iteration_range, pred_leaf, pred_contribs,
@@ -389,7 +408,7 @@ def _contribution_layout(model, out):
 
 
 def predict(model, data, *, output_margin=False, iteration_range=None, pred_leaf=False,
-            pred_contribs=False, pred_interactions=False, base_margin=None):
+            pred_contribs=False, pred_interactions=False, base_margin=None, quantiles=None):
     """Predictions for in-memory data, a cache or a file, concatenated in memory.
 
     Returns
@@ -399,8 +418,18 @@ def predict(model, data, *, output_margin=False, iteration_range=None, pred_leaf
         ``multi:softprob``, margins when ``output_margin``, int32 leaves when ``pred_leaf``,
         SHAP values of the margin when ``pred_contribs`` ((n_rows, n_features + 1), or
         (n_rows, n_outputs, n_features + 1) for several outputs); ``pred_interactions``
-        the interaction values, one more trailing axis of n_features + 1.
+        the interaction values, one more trailing axis of n_features + 1; with
+        ``quantiles`` (levels in [0, 1]) a quantile regression forest's conditional
+        quantiles of the label, (n_rows, n_levels) (``model/leaf_samples.py``).
     """
+    if quantiles is not None:
+        from .leaf_samples import check_quantiles, quantile_transform
+
+        transform = quantile_transform(model, quantiles, iteration_range)
+        parts = [transform(m) for m, _, _ in iter_margins(
+            model, data, iteration_range=iteration_range, pred_leaf=True)]
+        return np.concatenate(parts) if parts else \
+            np.empty((0, check_quantiles(quantiles).size))
     contributions = pred_contribs or pred_interactions
     if pred_leaf or output_margin or contributions:
         margin_model, transform = model, None
@@ -475,7 +504,7 @@ def _contribution_columns(model, values):
 
 def predict_to_file(model, data, output, *, output_margin=False, pred_leaf=False,
                     iteration_range=None, pred_contribs=False, read_options=None,
-                    base_margin=None):
+                    base_margin=None, quantiles=None):
     """Stream predictions of ``data`` into the CSV file ``output`` (written atomically).
 
     Memory: one batch of ``data`` (64K rows of a file, or one cache block) and its
@@ -486,15 +515,21 @@ def predict_to_file(model, data, output, *, output_margin=False, pred_leaf=False
     class (two for a binary one) and ``label`` (the most probable class); a regressor
     ``prediction``; ``output_margin`` ``margin_<k>`` (``margin_0`` for one output);
     ``pred_leaf`` ``leaf_<tree>``; ``pred_contribs`` the SHAP values,
-    ``contrib_<feature>`` columns and ``bias``. A model of several targets keeps one
-    column per target, named after its label column.
+    ``contrib_<feature>`` columns and ``bias``; ``quantiles`` (a quantile regression
+    forest's levels) ``quantile_<level>``. A model of several targets keeps one column per
+    target, named after its label column.
 
     Returns
     -------
     int
         Rows written.
     """
-    if pred_leaf or output_margin or pred_contribs:
+    if quantiles is not None:
+        from .leaf_samples import quantile_columns, quantile_transform
+
+        margin_model, pred_leaf = model, True
+        transform = quantile_transform(model, quantiles, iteration_range)
+    elif pred_leaf or output_margin or pred_contribs:
         margin_model, transform = model, None
     else:
         margin_model, transform = output_plan(model)
@@ -515,6 +550,8 @@ def predict_to_file(model, data, output, *, output_margin=False, pred_leaf=False
                 values = margins if transform is None else transform(margins)
                 if pred_contribs:
                     names, values = _contribution_columns(model, values)
+                elif quantiles is not None:
+                    names = quantile_columns(quantiles)
                 elif classes is not None:
                     names, values = _class_columns(classes, values)
                 else:

@@ -125,7 +125,7 @@ class ModelPrediction:
     def predict(self, data: Any, output_margin: bool = False,
                 iteration_range: tuple[int, int] | None = None, pred_leaf: bool = False,
                 pred_contribs: bool = False, pred_interactions: bool = False,
-                base_margin: Any = None) -> np.ndarray:
+                base_margin: Any = None, quantiles: Any = None) -> np.ndarray:
         """What the objective predicts, as ``xgboost.Booster.predict`` gives it.
 
         Parameters
@@ -172,7 +172,7 @@ class ModelPrediction:
         out = predict(self, data, output_margin=output_margin,
                       iteration_range=iteration_range, pred_leaf=pred_leaf,
                       pred_contribs=pred_contribs, pred_interactions=pred_interactions,
-                      base_margin=base_margin)
+                      base_margin=base_margin, quantiles=quantiles)
         if output_margin and out.ndim == 2 and out.shape[1] == 1:
             return out[:, 0]
         return out

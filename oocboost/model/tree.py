@@ -346,3 +346,54 @@ class Tree:
                    arrays.pop("threshold"), value.reshape(n_nodes, n_outputs),
                    cat_bitset=cat_bitset, surrogates=surrogates, oblique=oblique,
                    **arrays)
+
+
+def _sibling_numbered(tree):
+    """``(arrays, old_of_new)``: the tree's per-node arrays renumbered so that each
+    split's right child is ``left + 1`` (``old_of_new`` None when they already are)."""
+    names = ("left", "right", "feature", "bin_threshold", "default_left", "is_categorical")
+    arrays = {name: getattr(tree, name) for name in names}
+    arrays["cat_bitset"] = tree.cat_bitset
+    split = tree.left >= 0
+    if np.array_equal(tree.right[split], tree.left[split] + 1):
+        return arrays, None
+    new_of_old = _kp.sibling_order(tree.left.astype(np.int64), tree.right.astype(np.int64))
+    old_of_new = np.argsort(new_of_old)
+    out = {name: np.asarray(a)[old_of_new] for name, a in arrays.items()}
+    inner = out["left"] >= 0
+    out["left"] = np.where(inner, new_of_old[np.maximum(out["left"], 0)], -1).astype(np.int32)
+    out["right"] = np.where(inner, out["left"] + 1, -1).astype(np.int32)
+    return out, old_of_new
+
+
+def binned_leaves(trees, codes, missing_bin):
+    """(n_trees, n_rows) int32: the leaf each row of bin ``codes`` (n_features, n_rows,
+    the trees' own bins) reaches in each tree, as the tree numbers its nodes. Oblique and
+    surrogate splits are not followed."""
+    from ..kernels.partition import pack_routes, route_to_leaves
+
+    numbered = [_sibling_numbered(t) for t in trees]
+    capacity = max(t.n_nodes for t in trees)
+    n_words = max(max(t.n_words for t in trees), 1)
+
+    def padded(name, fill, dtype):
+        out = np.full((len(trees), capacity), fill, dtype)
+        for i, (arrays, _) in enumerate(numbered):
+            out[i, :len(arrays[name])] = arrays[name]
+        return out
+
+    route = pack_routes(padded("left", -1, np.int32), padded("right", -1, np.int32),
+                        padded("feature", 0, np.int32), padded("bin_threshold", 0, np.int32),
+                        padded("default_left", False, bool),
+                        padded("is_categorical", False, bool))
+    bits = np.zeros((len(trees), capacity, n_words), np.uint32)
+    for i, (arrays, _) in enumerate(numbered):
+        words = arrays["cat_bitset"]
+        if words.size:
+            bits[i, :words.shape[0], :words.shape[1]] = words
+    node_of_row = np.zeros((len(trees), codes.shape[1]), np.int32)
+    route_to_leaves(codes, node_of_row, np.ascontiguousarray(route), bits, int(missing_bin))
+    for i, (_, old_of_new) in enumerate(numbered):
+        if old_of_new is not None:
+            node_of_row[i] = old_of_new[node_of_row[i]]
+    return node_of_row

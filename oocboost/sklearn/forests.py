@@ -33,7 +33,8 @@ class _Forest(TreeEnsembleBase):
                  verbose=0, warm_start=False, class_weight=None, ccp_alpha=0.0,
                  max_samples=None, trees_per_pass=None, leaves_per_pass=None,
                  memory_limit=None, cache_dir=None, max_bin=256, prefetch=None,
-                 missing_values="learn", max_surrogates=5, splitter=None):
+                 missing_values="learn", max_surrogates=5, splitter=None,
+                 quantile_samples_leaf=None):
         self.n_estimators = n_estimators
         self.criterion = criterion
         self.max_depth = max_depth
@@ -61,6 +62,7 @@ class _Forest(TreeEnsembleBase):
         self.missing_values = missing_values
         self.max_surrogates = max_surrogates
         self.splitter = splitter
+        self.quantile_samples_leaf = quantile_samples_leaf
 
     def _learner_params(self):
         p = self.get_params()

@@ -291,9 +291,19 @@ class TreeClassifierMixin(ClassifierMixin):
 class TreeRegressorMixin(RegressorMixin):
     _task = "regression"
 
-    def predict(self, X):
-        """Mean of the trees' leaf means (n_rows,)."""
-        return np.asarray(self._raw(X), dtype=np.float64).reshape(-1)
+    def predict(self, X, quantiles=None):
+        """Mean of the trees' leaf means (n_rows,); with ``quantiles`` (a level or a list
+        in [0, 1]) the quantile regression forest's conditional quantiles of the label
+        instead (Meinshausen 2006), (n_rows,) for one level, (n_rows, n_levels) for a
+        list. Quantiles need a fit with ``quantile_samples_leaf``: each leaf then kept
+        that many of its training labels (docs/parameters.md, "Quantile regression
+        forests")."""
+        if quantiles is None:
+            return np.asarray(self._raw(X), dtype=np.float64).reshape(-1)
+        from ..model.predict import predict
+
+        out = predict(self.model_, predict_input(self, X), quantiles=quantiles)
+        return out[:, 0] if np.ndim(quantiles) == 0 else out
 
     def score(self, X, y, sample_weight=None):
         """R^2."""
@@ -313,9 +323,11 @@ class DecisionTreeBase(TreeEnsembleBase):
                  max_features=None, random_state=None, max_leaf_nodes=None,
                  min_impurity_decrease=0.0, class_weight=None, ccp_alpha=0.0,
                  leaves_per_pass=None, n_jobs=None, memory_limit=None, cache_dir=None,
-                 max_bin=256, prefetch=None, missing_values="learn", max_surrogates=5):
+                 max_bin=256, prefetch=None, missing_values="learn", max_surrogates=5,
+                 quantile_samples_leaf=None):
         self.criterion = criterion
         self.splitter = splitter
+        self.quantile_samples_leaf = quantile_samples_leaf
         self.max_depth = max_depth
         self.min_samples_split = min_samples_split
         self.min_samples_leaf = min_samples_leaf

@@ -16,7 +16,8 @@ from oocboost.model.model import load_model
 @pytest.fixture(scope="module")
 def docs(tmp_path_factory):
     """The JSON of a boosting model with a categorical feature, of an AdaBoost.R2 model
-    of a Hoeffding tree with naive Bayes leaves and of a MARS model."""
+    of a Hoeffding tree with naive Bayes leaves, of a MARS model and of a quantile
+    regression forest."""
     folder = tmp_path_factory.mktemp("checks")
     rng = np.random.default_rng(0)
     n = 400
@@ -32,8 +33,10 @@ def docs(tmp_path_factory):
     hoeffding = oocboost.HoeffdingTreeClassifier(leaf_prediction="nb", grace_period=50)
     hoeffding.fit(np.c_[x, x ** 2], y)
     mars = oocboost.MARSRegressor(max_terms=5).fit(np.c_[x, x ** 2], y)
+    qrf = oocboost.RandomForestRegressor(n_estimators=2, max_depth=3, quantile_samples_leaf=4,
+                                         random_state=0).fit(np.c_[x, x ** 2], x)
     return (boost.to_json_dict(), ada.model_.to_json_dict(), hoeffding.model_.to_json_dict(),
-            mars.model_.to_json_dict())
+            mars.model_.to_json_dict(), qrf.model_.to_json_dict())
 
 
 def _mutate(doc, fn):
@@ -102,8 +105,35 @@ BOOSTING = [
     ("attributes", _attr("bootstrap_features", "yes"), "attributes.bootstrap_features"),
     ("trees", _set("trees", {}), "'trees' must be list"),
     ("mars", _set("mars", {"terms": [], "coef": []}), "mars: 'terms' must be a list"),
+    ("leaf_samples", _set("leaf_samples", {"tree": 0}), "'leaf_samples' must be list"),
+    ("leaf_samples", _set("leaf_samples", [{"tree": 0, "n_leaves": 1, "n_samples": 1,
+                                            "node": [1], "offset": [0, 1], "value": [0.5],
+                                            "weight": [1.0]}]),
+     "leaf_samples: a forest of one output averaging"),
     ("unknown", _set("colour", "blue"), "unknown field 'colour'"),
 ]
+
+
+def _samples(key, fn):
+    return lambda d: d["leaf_samples"][0].__setitem__(key, fn(d["leaf_samples"][0][key]))
+
+
+#: Hostile variants of a quantile forest's leaf samples.
+QUANTILE = [
+    ("leaf_samples", _samples("value", lambda v: v[::-1]), "ascending"),
+    ("leaf_samples", _samples("weight", lambda v: [-1.0] + v[1:]), "weights finite and > 0"),
+    ("leaf_samples", _samples("node", lambda v: [0] + v[1:]), "ascending leaves"),
+    ("leaf_samples", _samples("offset", lambda v: [0, 0] + v[2:]), "offset must rise"),
+    ("leaf_samples", _samples("tree", lambda v: 7), "tree 7 is not in"),
+    ("leaf_samples", _samples("n_samples", lambda v: v + 1), "'value' has"),
+    ("leaf_samples", lambda d: d["leaf_samples"][0].__setitem__("extra", 1), "unknown"),
+]
+
+
+@pytest.mark.parametrize("field, mutation, pattern", QUANTILE,
+                         ids=[p[:24] for _, _, p in QUANTILE])
+def test_quantile_forest_samples_are_checked(docs, tmp_path, field, mutation, pattern):
+    _refused(tmp_path, _mutate(docs[4], mutation), pattern)
 
 #: The same for what AdaBoost's prediction reads.
 ADABOOST = [
@@ -160,7 +190,7 @@ def test_adaboost_attributes_are_checked(docs, tmp_path, field, mutation, patter
 
 
 def test_every_written_field_has_a_check(docs):
-    written = set(docs[0]) | set(docs[1]) | set(docs[2]) | set(docs[3])
+    written = set(docs[0]) | set(docs[1]) | set(docs[2]) | set(docs[3]) | set(docs[4])
     assert written == set(known_fields())
     assert written <= {field for field, _, _ in BOOSTING}
 

@@ -55,6 +55,7 @@ class ForestConfig:
     label_values: object = None        # absolute_error: ascending label values (K,)
     missing_values: str = "learn"      # or "surrogate" (engine/surrogates.py)
     max_surrogates: int = 5
+    quantile_samples_leaf: object = None   # int: labels a leaf keeps (quantile forests)
     extra: dict = field(default_factory=dict)
 
     @property
@@ -198,7 +199,24 @@ def resolve_config(learner, params, *, task, n_rows, n_features, classes=None,
         memory_limit=p.get("memory_limit"), verbose=int(p.get("verbose", 0) or 0),
         keep_node_stats=learner == "decision_tree",
         missing_values=cart.MISSING_VALUES.check(p.get("missing_values", "learn")),
-        max_surrogates=cart.MAX_SURROGATES.check(p.get("max_surrogates", 5)))
+        max_surrogates=cart.MAX_SURROGATES.check(p.get("max_surrogates", 5)),
+        quantile_samples_leaf=_quantile_samples(p, classification, splitter))
+
+
+def _quantile_samples(p, classification, splitter):
+    """``quantile_samples_leaf`` checked: regression trees of axis-aligned splits whose
+    rows reach their leaves by their bins (no surrogates)."""
+    m = cart.QUANTILE_SAMPLES_LEAF.check(p.get("quantile_samples_leaf"))
+    if m is None:
+        return None
+    if classification:
+        raise ParameterError("quantile_samples_leaf is for regression forests: a "
+                             "classifier predicts class probabilities")
+    if splitter == "oblique" or p.get("missing_values") == "surrogate":
+        raise ParameterError("quantile_samples_leaf needs axis-aligned splits without "
+                             "surrogates (splitter='best' or 'random', missing_values="
+                             "'learn')")
+    return m
 
 
 def _feature_sampling(learner, p, n_features, classification):

@@ -51,3 +51,6 @@ TREES_PER_PASS = Param("trees_per_pass", "int", None,
 LEAVES_PER_PASS = Param("leaves_per_pass", "int", None,
                         "leaves expanded per read with max_leaf_nodes", low=1,
                         default_doc="8 (1 for a decision tree)")
+QUANTILE_SAMPLES_LEAF = Param(
+    "quantile_samples_leaf", "int", None, "labels each leaf keeps for predict(X, "
+    "quantiles=) (a quantile regression forest; None: none)", low=1)

@@ -39,6 +39,7 @@ from ..common.validate import int_param
 from .params import FOREST_SPEC
 from .passes import (
     choose_trees_per_pass,
+    counted_blocks,
     grow_trees,
     integer_stats,
     label_values,
@@ -80,7 +81,6 @@ def train_forest(cache, config, n_estimators, *, model=None, classes=None,
     _check_cache(cache, config)
     from ...engine.plan import plan_train
     from ...model.tree import Tree
-    from ...utils.rss import current_rss, peak_rss
     from ...utils.threads import thread_limit
 
     n_estimators = int_param("n_estimators", n_estimators, 1)
@@ -116,6 +116,9 @@ def train_forest(cache, config, n_estimators, *, model=None, classes=None,
                 model.add_tree(Tree(**arrays), group=-1 if config.n_outputs > 1 else 0)
             node_stats = result.node_stats
             telemetry = result.telemetry
+            if config.quantile_samples_leaf is not None:
+                _add_leaf_samples(cache, model, config, new_ids, plan, counters,
+                                  distributed)
         if config.oob_score:
             score, oob_decision, n_without = oob_pass(
                 cache, model, config, list(range(model.n_trees)), plan, counters,
@@ -127,26 +130,9 @@ def train_forest(cache, config, n_estimators, *, model=None, classes=None,
                               f"predicted 0 (as scikit-learn). Use more trees.",
                               UserWarning, stacklevel=3)
             model.attributes["oob_score"] = float(score)
-    n_new = max(len(new_ids), 1)
-    passes = telemetry["passes"] + counters["oob_passes"] + counters["label_passes"] \
-        + counters["surrogate_passes"]
     _set_attributes(model, config, trees_per_pass, classes)
-    model.training_log = {
-        "seconds": time.perf_counter() - t_start,
-        "histogram_s": telemetry["histogram_s"], "partition_s": telemetry["partition_s"],
-        "split_s": telemetry["split_s"], "stats_s": counters["stats_s"],
-        "io_wait_s": counters["io_wait_s"], "bytes_read": int(counters["bytes_read"]),
-        "data_passes": int(passes), "tree_passes": int(telemetry["passes"]),
-        "record_nodes": int(telemetry["record_nodes"]),
-        "integer_stats": integer_stats(cache, config,
-                                       None if distributed is None else distributed.n_rows),
-        "passes_per_tree": telemetry["passes"] / n_new,
-        "oob_passes": counters["oob_passes"], "trees_per_pass": int(trees_per_pass),
-        "surrogate_passes": counters["surrogate_passes"],
-        "peak_rss_bytes": int(max(current_rss(), peak_rss())),
-        "state_in_ram": bool(plan.state_in_ram),
-        "plan": plan.as_dict(),
-    }
+    model.training_log = _training_log(cache, config, telemetry, counters, plan,
+                                       trees_per_pass, len(new_ids), t_start, distributed)
     if config.verbose >= 1:
         log = model.training_log
         say(logger, f"{config.learner}: {len(new_ids)} trees in {log['seconds']:.2f}s, "
@@ -155,6 +141,49 @@ def train_forest(cache, config, n_estimators, *, model=None, classes=None,
                     f"{log['histogram_s']:.2f}s, split {log['split_s']:.2f}s, I/O wait "
                     f"{log['io_wait_s']:.2f}s")
     return model, node_stats, oob_decision
+
+
+def _training_log(cache, config, telemetry, counters, plan, trees_per_pass, n_new,
+                  t_start, distributed):
+    """What :func:`train_forest` measured, for ``model.training_log``."""
+    from ...utils.rss import current_rss, peak_rss
+
+    passes = telemetry["passes"] + counters["oob_passes"] + counters["label_passes"] \
+        + counters["surrogate_passes"]
+    return {
+        "seconds": time.perf_counter() - t_start,
+        "histogram_s": telemetry["histogram_s"], "partition_s": telemetry["partition_s"],
+        "split_s": telemetry["split_s"], "stats_s": counters["stats_s"],
+        "io_wait_s": counters["io_wait_s"], "bytes_read": int(counters["bytes_read"]),
+        "data_passes": int(passes), "tree_passes": int(telemetry["passes"]),
+        "record_nodes": int(telemetry["record_nodes"]),
+        "integer_stats": integer_stats(cache, config,
+                                       None if distributed is None else distributed.n_rows),
+        "passes_per_tree": telemetry["passes"] / max(n_new, 1),
+        "oob_passes": counters["oob_passes"], "trees_per_pass": int(trees_per_pass),
+        "surrogate_passes": counters["surrogate_passes"],
+        "peak_rss_bytes": int(max(current_rss(), peak_rss())),
+        "state_in_ram": bool(plan.state_in_ram),
+        "plan": plan.as_dict(),
+    }
+
+
+def _add_leaf_samples(cache, model, config, new_ids, plan, counters, distributed):
+    """One more pass: the label samples of the new trees' leaves (quantile forests)."""
+    from ...model.leaf_samples import QuantileLeaves
+    from .leaf_samples import check_sample_memory, collect_leaf_samples
+
+    if distributed is not None:
+        raise ParameterError("quantile_samples_leaf is not available in distributed "
+                             "training yet: train the quantile forest on one machine")
+    check_sample_memory(model, new_ids, config.quantile_samples_leaf, cache.n_rows,
+                        config.memory_limit)
+    part = collect_leaf_samples(cache, model, config, new_ids,
+                                lambda: counted_blocks(cache, plan, counters))
+    counters["label_passes"] += 1
+    old = model.part("leaf_samples")
+    model.parts["leaf_samples"] = part if old is None else QuantileLeaves(
+        old.entries + part.entries)
 
 
 def _check_cache(cache, config):

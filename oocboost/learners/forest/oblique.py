@@ -28,7 +28,7 @@ from ...kernels.partition import partition_select_rows
 from ...kernels.split_cart_features import find_feature_splits_cart
 from ...model.mars import representatives
 from ..common.cart_policy import ForestCartPolicy
-from .passes import _block_stats, _blocks, _group_class_weights
+from .passes import _block_stats, _group_class_weights, counted_blocks
 
 #: Features an oblique split combines at most, and z-histogram bins per direction.
 MAX_COMBINED, Z_BINS = 3, 64
@@ -190,7 +190,7 @@ class ObliqueGrower:
         nd = self.nodes
         scratch = {}
         self.passes += 1
-        for block in _blocks(self.cache, self.plan, self.counters):
+        for block in counted_blocks(self.cache, self.plan, self.counters):
             views = self.rows.load(block.index)
             node = views["node"]
             codes = block.codes

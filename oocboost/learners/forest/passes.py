@@ -37,7 +37,9 @@ class ForestResult:
     telemetry: dict
 
 
-def _blocks(cache, plan, counters):
+def counted_blocks(cache, plan, counters):
+    """One pass's blocks (``engine.blocks.timed_blocks``), their wait and bytes added to
+    ``counters``."""
     def account(wait_s, nbytes):
         counters["io_wait_s"] += wait_s
         counters["bytes_read"] += nbytes
@@ -326,7 +328,7 @@ def grow_trees(cache, config, tree_ids, *, plan, trees_per_pass, counters,
                     group,
                     [a for a, _ in finished],
                     plan,
-                    lambda: _blocks(cache, plan, counters),
+                    lambda: counted_blocks(cache, plan, counters),
                 )
             for arrays, stats in finished:
                 trees.append(arrays)
@@ -396,7 +398,7 @@ def _grow_group(cache, config, group, grower, rows, plan, counters, integer,
         # unweighted rows all count, weighted ones by their count statistic
         return stats, node, (draws if draws.size else every_row if integer else None)
 
-    grow_passes(grower, lambda: _blocks(cache, plan, counters), rows, block_statistics,
+    grow_passes(grower, lambda: counted_blocks(cache, plan, counters), rows, block_statistics,
                 later_written=("node",))
 
 
@@ -454,7 +456,7 @@ def oob_pass(cache, model, config, tree_ids, plan, counters, keep_arrays=True,
     hits = 0.0
     sse = sy = syy = 0.0
     n_without = 0
-    for block in _blocks(cache, plan, counters):
+    for block in counted_blocks(cache, plan, counters):
         n = block.n_rows
         oob_sum = np.zeros((n, K))
         oob_count = np.zeros(n, np.int32)
