@@ -81,10 +81,12 @@ class InteractionConstraints:
         return mask
 
 
-def parse_monotone_constraints(value, feature_names, is_categorical):
+def parse_monotone_constraints(value, feature_names, is_categorical,
+                               name="monotone_constraints"):
     """``value`` (a sequence of -1/0/+1 per feature, shorter ones padded with 0, XGBoost's
     string ``"(1,0,-1)"``, or a dict by feature name or index) as an int8 array
-    (n_features,); None when every entry is 0 or ``value`` is None.
+    (n_features,); None when every entry is 0 or ``value`` is None. ``name``: the
+    parameter the messages name.
 
     Examples
     --------
@@ -101,21 +103,21 @@ def parse_monotone_constraints(value, feature_names, is_categorical):
         try:
             value = [int(v) for v in text.split(",") if v.strip()]
         except ValueError:
-            raise ParameterError(f"monotone_constraints: expected e.g. '(1,0,-1)', got "
+            raise ParameterError(f"{name}: expected e.g. '(1,0,-1)', got "
                                  f"{value!r}") from None
     items = value.items() if isinstance(value, dict) else enumerate(value)
-    index = {name: i for i, name in enumerate(names)}
+    index = {feature: i for i, feature in enumerate(names)}
     for key, direction in items:
         i = index.get(key) if isinstance(key, str) else key
         if i is None or isinstance(i, bool) or not isinstance(i, (int, np.integer)) \
                 or not 0 <= i < n:
-            raise ParameterError(f"monotone_constraints: {key!r} is not a feature of the "
+            raise ParameterError(f"{name}: {key!r} is not a feature of the "
                                  f"cache ({n} features: {names[:8]}...)")
         if direction not in (-1, 0, 1) or isinstance(direction, bool):
-            raise ParameterError(f"monotone_constraints: the direction of {names[i]!r} must "
+            raise ParameterError(f"{name}: the direction of {names[i]!r} must "
                                  f"be -1, 0 or 1, got {direction!r}")
         if direction and is_categorical[i]:
-            raise ParameterError(f"monotone_constraints: {names[i]!r} is categorical; a "
+            raise ParameterError(f"{name}: {names[i]!r} is categorical; a "
                                  f"monotone direction needs an ordered (numeric) feature")
         out[i] = direction
     return out if out.any() else None

@@ -127,6 +127,56 @@ class FeatureBins:
         return None if hist.shape[1] == column_feature.shape[1] else self.column_of
 
 
+class NodeBounds:
+    """The value bounds monotonic constraints put on each node of the trees a policy
+    grows (XGBoost's ``TreeEvaluator``, scikit-learn's ``lower_bound``/``upper_bound``):
+    the root is unbounded; the children of a split take their parent's bounds, and on a
+    feature constrained increasing (``monotone[f] > 0``) the left child's upper and the
+    right child's lower bound become the mean of the two children's values (decreasing:
+    the other way round).
+
+    Parameters
+    ----------
+    monotone : ndarray (n_features,) of -1/0/+1, or None (no constraint)
+    """
+
+    def __init__(self, monotone: np.ndarray | None) -> None:
+        self.monotone = (np.zeros(0, np.int8) if monotone is None
+                         else np.ascontiguousarray(monotone, dtype=np.int8))
+        self.bounds = {}  # (tree, node) -> (lower, upper)
+
+    def __len__(self) -> int:
+        return len(self.monotone)
+
+    def of(self, trees: np.ndarray | None, node_ids: np.ndarray | None, n: int
+           ) -> tuple[np.ndarray, np.ndarray]:
+        """``(lower, upper)`` (n,) of the nodes ``(trees, node_ids)``."""
+        lower, upper = np.full(n, -np.inf), np.full(n, np.inf)
+        if len(self.monotone) and trees is not None:
+            for i, key in enumerate(zip(np.asarray(trees).tolist(),
+                                        np.asarray(node_ids).tolist())):
+                lower[i], upper[i] = self.bounds.get(key, (-np.inf, np.inf))
+        return lower, upper
+
+    def split(self, trees: np.ndarray, features: np.ndarray, left_ids: np.ndarray,
+              right_ids: np.ndarray, lower: np.ndarray, upper: np.ndarray,
+              left_values: np.ndarray, right_values: np.ndarray) -> None:
+        """Bound the children of splits whose parents had ``lower``/``upper``, from the
+        children's values (one node a loop step: nodes, never rows)."""
+        for i, (t, f, lo, hi) in enumerate(zip(np.asarray(trees).tolist(),
+                                               np.asarray(features).tolist(),
+                                               np.asarray(left_ids).tolist(),
+                                               np.asarray(right_ids).tolist())):
+            left_b, right_b = [lower[i], upper[i]], [lower[i], upper[i]]
+            mid = (left_values[i] + right_values[i]) / 2.0
+            if self.monotone[f] > 0:
+                left_b[1], right_b[0] = mid, mid
+            elif self.monotone[f] < 0:
+                left_b[0], right_b[1] = mid, mid
+            self.bounds[(t, lo)] = tuple(left_b)
+            self.bounds[(t, hi)] = tuple(right_b)
+
+
 class GradientPolicy(FeatureBins):
     """XGBoost's regularised second-order split gain and leaf weights.
 
@@ -156,9 +206,8 @@ class GradientPolicy(FeatureBins):
         # monotone: int8 (n_features,) of -1/0/+1, or None. With it, each node has weight
         # bounds, children of a constrained split are bounded by their mean weight, and
         # every leaf is clipped to its bounds (XGBoost's TreeEvaluator).
-        self.monotone = (np.zeros(0, np.int8) if monotone is None
-                         else np.ascontiguousarray(monotone, dtype=np.int8))
-        self.bounds = {}  # (tree, node) -> (lower, upper), the root unbounded
+        self.node_bounds = NodeBounds(monotone)
+        self.monotone = self.node_bounds.monotone
         self.gamma = float(gamma)
         self.reg_lambda = float(reg_lambda)
         self.reg_alpha = float(reg_alpha)
@@ -179,12 +228,7 @@ class GradientPolicy(FeatureBins):
         self._set_bins(n_value_bins, is_categorical, missing_bin)
 
     def _node_bounds(self, trees, node_ids, n):
-        lower, upper = np.full(n, -np.inf), np.full(n, np.inf)
-        if len(self.monotone) and trees is not None:
-            for i, key in enumerate(zip(np.asarray(trees).tolist(),
-                                        np.asarray(node_ids).tolist())):
-                lower[i], upper[i] = self.bounds.get(key, (-np.inf, np.inf))
-        return lower, upper
+        return self.node_bounds.of(trees, node_ids, n)
 
     def find_splits(self, hist: np.ndarray, sums: np.ndarray, slots: np.ndarray,
                     feature_mask: np.ndarray, trees: np.ndarray | None = None,
@@ -232,20 +276,9 @@ class GradientPolicy(FeatureBins):
         if not len(self.monotone):
             return
         lower, upper = self._node_bounds(trees, nodes, len(trees))
-        wl = self._weights(left_sums, lower, upper)
-        wr = self._weights(right_sums, lower, upper)
-        for i, (t, f, lo, hi) in enumerate(zip(np.asarray(trees).tolist(),
-                                               np.asarray(features).tolist(),
-                                               np.asarray(left_ids).tolist(),
-                                               np.asarray(right_ids).tolist())):
-            left_b, right_b = [lower[i], upper[i]], [lower[i], upper[i]]
-            mid = (wl[i] + wr[i]) / 2.0
-            if self.monotone[f] > 0:
-                left_b[1], right_b[0] = mid, mid
-            elif self.monotone[f] < 0:
-                left_b[0], right_b[1] = mid, mid
-            self.bounds[(t, lo)] = tuple(left_b)
-            self.bounds[(t, hi)] = tuple(right_b)
+        self.node_bounds.split(trees, features, left_ids, right_ids, lower, upper,
+                               self._weights(left_sums, lower, upper),
+                               self._weights(right_sums, lower, upper))
 
     def cover(self, sums: np.ndarray) -> np.ndarray:
         """XGBoost's cover: the sum of hessians, (n,)."""
@@ -310,6 +343,11 @@ class CartPolicy(FeatureBins):
     hist_dtype : numpy dtype
         Dtype of the histogram sums: float64, or int32 when the caller feeds integer
         statistics whose sums fit (``common.INT_HIST_DTYPE``; a forest decides).
+    monotonic_cst : ndarray (n_features,) of -1/0/+1, or None
+        scikit-learn's monotonic constraints on the mean (regression) or the share of
+        class 1 (two classes): a split on a constrained feature keeps its children's
+        values ordered and within the node's bounds (:class:`NodeBounds`), and every
+        node's value is clipped to its bounds (scikit-learn's ``clip_node_value``).
     """
 
     def __init__(self, *, criterion: str, n_classes: int, n_value_bins: np.ndarray,
@@ -317,7 +355,8 @@ class CartPolicy(FeatureBins):
                  min_samples_leaf: float = 1, min_weight_leaf: float = 0.0,
                  min_impurity_decrease: float = 0.0, splitter: str = "best",
                  rng: np.random.Generator | None = None, hist_dtype: Any = HIST_DTYPE,
-                 label_values: np.ndarray | None = None) -> None:
+                 label_values: np.ndarray | None = None,
+                 monotonic_cst: np.ndarray | None = None) -> None:
         # scikit-learn >= 1.9 maps friedman_mse to squared_error (Friedman's improvement
         # picks the same splits: it is the squared-error proxy minus a node constant,
         # times the node weight); so do we
@@ -355,6 +394,7 @@ class CartPolicy(FeatureBins):
         self.splitter = splitter
         self.rng = rng
         self.hist_dtype = np.dtype(hist_dtype)
+        self.node_bounds = NodeBounds(monotonic_cst)
 
     def weights(self, sums: np.ndarray) -> np.ndarray:
         """Weighted number of rows of each node, (n,)."""
@@ -398,6 +438,10 @@ class CartPolicy(FeatureBins):
             random_bin = np.empty((0, 0), np.int32)
         out = _outputs(n_eval, self.n_words, self.n_stats)
         improvement = np.empty(n_eval)
+        monotone = None
+        if len(self.node_bounds):
+            monotone = (self.node_bounds.monotone,
+                        *self.node_bounds.of(trees, node_ids, n_eval))
         kcart.find_splits_cart(
             hist, node_sums, slots, column_feature, np.ascontiguousarray(feature_mask),
             self.n_value_bins, self.is_categorical,
@@ -405,7 +449,7 @@ class CartPolicy(FeatureBins):
             self.min_weight_leaf, self.total_weight, random_bin, improvement, out["gain"],
             out["feature"], out["bin"], out["default_left"], out["is_categorical"],
             out["cat_bitset"], out["left_sums"], out["right_sums"], bool(zero_after),
-            self.label_values, column_of=column_of)
+            self.label_values, column_of=column_of, monotone=monotone)
         out["improvement"] = improvement
         out["importance_gain"] = out["gain"]
         return out
@@ -418,8 +462,35 @@ class CartPolicy(FeatureBins):
                 & (self.impurity(sums) > CART_EPSILON)
                 & (decrease + CART_EPSILON >= self.min_impurity_decrease))
 
+    def _values(self, sums: np.ndarray) -> np.ndarray:
+        """What monotonic constraints order: the mean, or the share of class 1."""
+        sums = np.asarray(sums, dtype=np.float64)
+        w = self.weights(sums)
+        return np.divide(sums[:, 1], w, out=np.zeros_like(w), where=w > 0)
+
+    def on_split(self, trees: np.ndarray, nodes: np.ndarray, features: np.ndarray,
+                 left_ids: np.ndarray, right_ids: np.ndarray, left_sums: np.ndarray,
+                 right_sums: np.ndarray) -> None:
+        """Children's bounds from the two children's values (scikit-learn's
+        ``middle_value``)."""
+        if len(self.node_bounds):
+            lower, upper = self.node_bounds.of(trees, nodes, len(trees))
+            self.node_bounds.split(trees, features, left_ids, right_ids, lower, upper,
+                                   self._values(left_sums), self._values(right_sums))
+
     def leaf_values(self, sums: np.ndarray, trees: np.ndarray | None = None,
                     node_ids: np.ndarray | None = None) -> np.ndarray:
+        values = self._unbounded_values(sums)
+        if len(self.node_bounds):
+            lower, upper = self.node_bounds.of(trees, node_ids, len(values))
+            if self.n_classes:   # two classes: the share of class 1, and the rest
+                values[:, 1] = np.clip(values[:, 1], lower, upper)
+                values[:, 0] = 1.0 - values[:, 1]
+            else:
+                values[:, 0] = np.clip(values[:, 0], lower, upper)
+        return values
+
+    def _unbounded_values(self, sums: np.ndarray) -> np.ndarray:
         sums = np.asarray(sums, dtype=np.float64)
         if self.label_values.size:  # absolute_error: the weighted median
             return weighted_medians(sums[:, : self.n_classes], self.label_values)[:, None]

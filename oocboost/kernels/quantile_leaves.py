@@ -14,6 +14,7 @@ import numpy as np
 from numba import njit
 
 from .parallel import MIN_ROWS, RANGE_KERNEL, run_ranges
+from .sorting import stable_argsort
 
 
 @njit(**RANGE_KERNEL)
@@ -43,7 +44,7 @@ def _leaf_quantiles_range(lo, hi, leaves, node_offset, sample_start, sample_end,
             for q in range(levels.shape[0]):
                 out[i, level_column[q]] = np.nan
             continue
-        order = np.argsort(buf_value[:k], kind="mergesort")
+        order = stable_argsort(buf_value[:k])
         cum = 0.0
         q = 0
         tolerance = 1e-12 * n_used

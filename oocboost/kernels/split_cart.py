@@ -215,12 +215,32 @@ def _cart_proxy(left, node_sum, w_node, criterion_code, n_classes, count_stat,
 
 
 @njit(cache=True)
+def monotone_ok(left, node_sum, w_node, criterion_code, cst, lower, upper):
+    """scikit-learn's ``_check_monotonicity``: both children's values within the node's
+    ``[lower, upper]`` and ordered as the constraint ``cst`` (+1: left <= right)."""
+    if _moments(criterion_code):
+        wl = left[0]
+        wr = w_node - wl
+    else:
+        wl = left[0] + left[1]
+        wr = w_node - wl
+    if wl <= 0.0 or wr <= 0.0:
+        return False
+    vl = left[1] / wl
+    vr = (node_sum[1] - left[1]) / wr
+    return (vl >= lower and vr >= lower and vl <= upper and vr <= upper
+            and (vl - vr) * cst <= 0.0)
+
+
+@njit(cache=True)
 def _cart_numeric(h, node_sum, w_node, n_value_bins, missing_bin, criterion_code,
                   n_classes, count_stat, min_samples_leaf, min_weight_leaf, rand_bin,
-                  left_out, acc, left, values):
+                  left_out, acc, left, values, cst, lower, upper):
     """Best CART split of one numeric feature. Returns (proxy, bin, default_left).
     ``acc`` and ``left`` are scratch vectors of ``n_stats`` (allocating them per call
-    cost 12% of the search: 0.74 -> 0.65 s for 16 depth-12 forest trees)."""
+    cost 12% of the search: 0.74 -> 0.65 s for 16 depth-12 forest trees). ``cst``: the
+    feature's monotonic constraint (0: none; else splits must pass :func:`monotone_ok`
+    within the node's bounds ``lower``, ``upper``)."""
     n_stats = left_out.shape[0]   # h may have padding lanes past n_stats
     n_miss = h[missing_bin, count_stat]
     has_missing = n_miss > 0.0
@@ -252,7 +272,8 @@ def _cart_numeric(h, node_sum, w_node, n_value_bins, missing_bin, criterion_code
                     left[k] = acc[k]
             proxy = _cart_proxy(left, node_sum, w_node, criterion_code, n_classes,
                                 count_stat, min_samples_leaf, min_weight_leaf, values)
-            if proxy > best:
+            if proxy > best and (cst == 0 or monotone_ok(left, node_sum, w_node,
+                                                         criterion_code, cst, lower, upper)):
                 best = proxy
                 best_bin = b
                 if has_missing:
@@ -268,7 +289,8 @@ def _cart_numeric(h, node_sum, w_node, n_value_bins, missing_bin, criterion_code
                 acc[k] += h[b, k]
         proxy = _cart_proxy(acc, node_sum, w_node, criterion_code, n_classes, count_stat,
                             min_samples_leaf, min_weight_leaf, values)
-        if proxy > best:
+        if proxy > best and (cst == 0 or monotone_ok(acc, node_sum, w_node, criterion_code,
+                                                     cst, lower, upper)):
             best = proxy
             best_bin = n_value_bins - 1
             best_dl = False
@@ -398,7 +420,8 @@ def find_splits_cart(hist, node_sums, slots, column_feature, feature_mask, n_val
                      is_categorical, missing_bin, criterion_code, n_classes, min_samples_leaf,
                      min_weight_leaf, total_weight, random_bin, improvement,
                      impurity_decrease, feature, bin_idx, default_left, is_cat,
-                     cat_bitset, left_sums, right_sums, zero_after, values, column_of=None):
+                     cat_bitset, left_sums, right_sums, zero_after, values, column_of=None,
+                     monotone=None):
     """Best CART split of each evaluated node, scikit-learn semantics (module docstring).
 
     Parameters
@@ -439,9 +462,16 @@ def find_splits_cart(hist, node_sums, slots, column_feature, feature_mask, n_val
         First histogram column of each feature (``common.hist_column_starts``) for full
         histograms with a wide feature, ``column_feature`` then every feature in order;
         None: column ``q`` is one histogram column.
+    monotone : (cst, lower, upper) or None
+        scikit-learn's ``monotonic_cst``: ``cst`` (n_features,) int8 of -1/0/+1 on the
+        mean (regression) or the share of class 1 (two classes), and each evaluated
+        node's bounds ``lower``, ``upper`` (n_eval,) float64; a split on a constrained
+        feature must keep both children's values within them, in the constraint's order.
     """
     bin_start, flat = hist_bin_starts(hist, column_of, column_feature.shape[1])
     n_eval, n_columns = column_feature.shape
+    if monotone is None:
+        monotone = (np.zeros(0, np.int8), np.zeros(0), np.zeros(0))
     n_stats = left_sums.shape[1]
     cat_index, cat_features = categorical_positions(is_categorical)
     p_gain = np.empty(n_eval * n_columns)
@@ -453,7 +483,7 @@ def find_splits_cart(hist, node_sums, slots, column_feature, feature_mask, n_val
     _cart_numeric_pairs(flat, bin_start, node_sums, slots, column_feature, feature_mask,
                         n_value_bins, is_categorical, missing_bin, criterion_code, n_classes,
                         min_samples_leaf, min_weight_leaf, random_bin, zero_after, values,
-                        w_nodes, p_gain, p_bin, p_dl, p_left)
+                        w_nodes, p_gain, p_bin, p_dl, p_left, *monotone)
     # the categorical search compiles only when a node can use it (a cold start's time)
     if len(cat_features) and (is_categorical[column_feature] & feature_mask).any():
         _cart_categorical_pairs(flat, bin_start, node_sums, slots, column_feature,
@@ -480,7 +510,7 @@ def _cart_numeric_pairs_range(p_lo, p_hi, hist, bin_start, node_sums, slots, col
                               feature_mask, n_value_bins, is_categorical, missing_bin,
                               criterion_code, n_classes, min_samples_leaf, min_weight_leaf,
                               random_bin, zero_after, values, w_nodes, p_gain, p_bin, p_dl,
-                              p_left):
+                              p_left, cst, lower, upper):
     """:func:`_cart_numeric_pairs` for the pairs ``p_lo .. p_hi - 1``."""
     n_columns = bin_start.shape[0] - 1
     n_stats = p_left.shape[1]
@@ -503,10 +533,13 @@ def _cart_numeric_pairs_range(p_lo, p_hi, hist, bin_start, node_sums, slots, col
         rb = -1
         if has_random:
             rb = random_bin[e, q]
+        c, lo, hi = 0, -np.inf, np.inf
+        if cst.shape[0] > 0:
+            c, lo, hi = cst[f], lower[e], upper[e]
         g, b, dl = _cart_numeric(h, node_sums[slots[e]], w_nodes[e], n_value_bins[f],
                                  missing_bin, criterion_code, n_classes, count_stat,
                                  min_samples_leaf, min_weight_leaf, rb, p_left[p],
-                                 scratch[0], scratch[1], values)
+                                 scratch[0], scratch[1], values, c, lo, hi)
         p_gain[p] = g
         p_bin[p] = b
         p_dl[p] = dl
@@ -517,7 +550,7 @@ def _cart_numeric_pairs_range(p_lo, p_hi, hist, bin_start, node_sums, slots, col
 def _cart_numeric_pairs(hist, bin_start, node_sums, slots, column_feature, feature_mask,
                         n_value_bins, is_categorical, missing_bin, criterion_code, n_classes,
                         min_samples_leaf, min_weight_leaf, random_bin, zero_after, values,
-                        w_nodes, p_gain, p_bin, p_dl, p_left):
+                        w_nodes, p_gain, p_bin, p_dl, p_left, cst, lower, upper):
     """The best split of each (node, numeric column) pair into the ``p_*`` arrays (pair
     ``e * n_columns + q``; -inf gain for masked and categorical pairs). ``hist`` is
     (n_slots, n_columns * max_bin, width): column ``q``'s bins are ``bin_start[q] ..
@@ -527,7 +560,7 @@ def _cart_numeric_pairs(hist, bin_start, node_sums, slots, column_feature, featu
                bin_start, node_sums, slots, column_feature, feature_mask, n_value_bins,
                is_categorical, missing_bin, criterion_code, n_classes, min_samples_leaf,
                min_weight_leaf, random_bin, zero_after, values, w_nodes, p_gain, p_bin, p_dl,
-               p_left, min_tasks=MIN_PAIRS)
+               p_left, cst, lower, upper, min_tasks=MIN_PAIRS)
 
 
 @njit(**RANGE_KERNEL)

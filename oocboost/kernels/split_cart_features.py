@@ -72,7 +72,7 @@ def _find_feature_splits_cart_range(p_lo, p_hi, hist, bin_start, node_sums, slot
             g, b, dl = _cart_numeric(h, node_sums[s], w_node, n_value_bins[f], missing_bin,
                                      criterion_code, n_classes, count_stat, 0.0,
                                      min_weight_leaf[e], -1, left_sums[e, f], scratch[0],
-                                     scratch[1], no_values)
+                                     scratch[1], no_values, 0, -np.inf, np.inf)
             bin_idx[e, f] = b
         proxy[e, f] = g
         default_left[e, f] = dl

@@ -34,7 +34,7 @@ class _Forest(TreeEnsembleBase):
                  max_samples=None, trees_per_pass=None, leaves_per_pass=None,
                  memory_limit=None, cache_dir=None, max_bin=256, prefetch=None,
                  missing_values="learn", max_surrogates=5, splitter=None,
-                 quantile_samples_leaf=None):
+                 quantile_samples_leaf=None, monotonic_cst=None):
         self.n_estimators = n_estimators
         self.criterion = criterion
         self.max_depth = max_depth
@@ -63,6 +63,7 @@ class _Forest(TreeEnsembleBase):
         self.max_surrogates = max_surrogates
         self.splitter = splitter
         self.quantile_samples_leaf = quantile_samples_leaf
+        self.monotonic_cst = monotonic_cst
 
     def _learner_params(self):
         p = self.get_params()

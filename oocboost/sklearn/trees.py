@@ -157,7 +157,8 @@ class TreeEnsembleBase(ParamsMixin):
         config = _config.resolve_config(
             self._learner, params, task=self._task, n_rows=cache.n_rows,
             n_features=cache.n_features,
-            classes=_to_py(classes_) if classification else None, class_counts=counts)
+            classes=_to_py(classes_) if classification else None, class_counts=counts,
+            schema=_config.cache_schema(cache))
         if getattr(self, "warm_start", False) and hasattr(self, "model_") \
                 and self.model_.n_trees:
             config.seed = int(self.model_.attributes.get("seed", config.seed))
@@ -324,10 +325,11 @@ class DecisionTreeBase(TreeEnsembleBase):
                  min_impurity_decrease=0.0, class_weight=None, ccp_alpha=0.0,
                  leaves_per_pass=None, n_jobs=None, memory_limit=None, cache_dir=None,
                  max_bin=256, prefetch=None, missing_values="learn", max_surrogates=5,
-                 quantile_samples_leaf=None):
+                 quantile_samples_leaf=None, monotonic_cst=None):
         self.criterion = criterion
         self.splitter = splitter
         self.quantile_samples_leaf = quantile_samples_leaf
+        self.monotonic_cst = monotonic_cst
         self.max_depth = max_depth
         self.min_samples_split = min_samples_split
         self.min_samples_leaf = min_samples_leaf

@@ -56,6 +56,7 @@ class ForestConfig:
     missing_values: str = "learn"      # or "surrogate" (engine/surrogates.py)
     max_surrogates: int = 5
     quantile_samples_leaf: object = None   # int: labels a leaf keeps (quantile forests)
+    monotonic_cst: object = None       # int8 (n_features,) of -1/0/+1, or None
     extra: dict = field(default_factory=dict)
 
     @property
@@ -131,7 +132,7 @@ def _class_weight(class_weight, classes, counts):
 
 
 def resolve_config(learner, params, *, task, n_rows, n_features, classes=None,
-                   class_counts=None):
+                   class_counts=None, schema=None):
     """Validate scikit-learn-style parameters into a :class:`ForestConfig`.
 
     Parameters
@@ -147,6 +148,9 @@ def resolve_config(learner, params, *, task, n_rows, n_features, classes=None,
         Class labels (classification), index k = code k in the cache.
     class_counts : ndarray (K,) or None
         Unweighted rows per class (for ``class_weight="balanced"``).
+    schema : (feature_names, is_categorical) or None
+        Of the training cache, for ``monotonic_cst`` given by feature name and to refuse
+        a constrained categorical feature (None: ``f0, f1, ...``, all numeric).
     """
     if learner not in LEARNERS:
         raise ParameterError(f"learner must be one of {LEARNERS}, got {learner!r}")
@@ -200,7 +204,9 @@ def resolve_config(learner, params, *, task, n_rows, n_features, classes=None,
         keep_node_stats=learner == "decision_tree",
         missing_values=cart.MISSING_VALUES.check(p.get("missing_values", "learn")),
         max_surrogates=cart.MAX_SURROGATES.check(p.get("max_surrogates", 5)),
-        quantile_samples_leaf=_quantile_samples(p, classification, splitter))
+        quantile_samples_leaf=_quantile_samples(p, classification, splitter),
+        monotonic_cst=_monotonic_cst(p, classes if classification else None, criterion,
+                                     splitter, n_features, schema))
 
 
 def _quantile_samples(p, classification, splitter):
@@ -217,6 +223,36 @@ def _quantile_samples(p, classification, splitter):
                              "surrogates (splitter='best' or 'random', missing_values="
                              "'learn')")
     return m
+
+
+def cache_schema(cache):
+    """``(feature_names, is_categorical)`` of a cache, for :func:`resolve_config`."""
+    return list(cache.feature_names), list(cache.bin_mapper.is_categorical)
+
+
+def _monotonic_cst(p, classes, criterion, splitter, n_features, schema):
+    """scikit-learn's ``monotonic_cst`` (one -1/0/+1 per feature, or a dict by feature
+    name) as int8 (n_features,), None when absent or all 0; refused where scikit-learn
+    refuses it (several classes) and where our splits cannot honour it."""
+    from ...engine.constraints import parse_monotone_constraints
+
+    value = p.get("monotonic_cst")
+    if value is None:
+        return None
+    if classes is not None and len(classes) > 2:
+        raise ParameterError("monotonic_cst is not supported for multiclass classification "
+                             "(scikit-learn's trees refuse it too); it constrains the "
+                             "probability of class 1 of a binary classifier")
+    if criterion == "absolute_error" or splitter == "oblique":
+        raise ParameterError("monotonic_cst needs axis-aligned splits and a mean leaf "
+                             "value: not with splitter='oblique' or "
+                             "criterion='absolute_error'")
+    names, is_categorical = schema or ([f"f{j}" for j in range(n_features)],
+                                       [False] * n_features)
+    if not isinstance(value, (dict, str)) and np.shape(value) != (n_features,):
+        raise ParameterError(f"monotonic_cst has shape {np.shape(value)} but the input "
+                             f"data has {n_features} features")
+    return parse_monotone_constraints(value, names, is_categorical, name="monotonic_cst")
 
 
 def _feature_sampling(learner, p, n_features, classification):

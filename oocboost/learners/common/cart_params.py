@@ -54,3 +54,6 @@ LEAVES_PER_PASS = Param("leaves_per_pass", "int", None,
 QUANTILE_SAMPLES_LEAF = Param(
     "quantile_samples_leaf", "int", None, "labels each leaf keeps for predict(X, "
     "quantiles=) (a quantile regression forest; None: none)", low=1)
+MONOTONIC_CST = Param(
+    "monotonic_cst", "any", None, "-1/0/+1 per feature (or a dict by name): the mean, or "
+    "the probability of class 1, decreasing/free/increasing in it")

@@ -59,6 +59,8 @@ class ForestCartPolicy(CartPolicy):
             self.total_weight = float(self.root_weight[t])
             self.min_weight_leaf = self.min_weight_fraction_leaf * self.total_weight
             part = super().find_splits(hist, sums[sel], slots[sel], feature_mask[sel],
+                                       trees=trees[sel],
+                                       node_ids=np.asarray(node_ids)[sel],
                                        random_bin=None if random_bin is None
                                        else random_bin[sel],
                                        column_feature=column_feature[sel],

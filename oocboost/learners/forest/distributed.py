@@ -16,7 +16,7 @@ import dataclasses
 import numpy as np
 
 from ...errors import InputError, ParameterError
-from ..common.cart_config import resolve_config
+from ..common.cart_config import cache_schema, resolve_config
 from ..common.data import label_summary
 from .forest import record_params, train_forest
 
@@ -52,7 +52,7 @@ def _global_config(learner, params, cache, task, classes, distributed):
                              "needs a positive sum")
     return resolve_config(learner, params, task=task, n_rows=int(distributed.n_rows),
                           n_features=cache.n_features, classes=classes,
-                          class_counts=counts)
+                          class_counts=counts, schema=cache_schema(cache))
 
 
 def train_forest_on_shard(learner, params, cache, n_estimators, *, task, classes,
@@ -112,6 +112,6 @@ def check_forest_plan(learner, params, cache, n_estimators, *, task, classes, n_
     counts = None if task != "classification" else np.ones(len(classes), np.int64)
     config = resolve_config(learner, params, task=task, n_rows=int(n_rows),
                             n_features=cache.n_features, classes=classes,
-                            class_counts=counts)
+                            class_counts=counts, schema=cache_schema(cache))
     choose_trees_per_pass(cache, config, max(1, min(int(n_estimators), CHECKPOINT_TREES)),
                           plan_train)

@@ -33,7 +33,7 @@ import warnings
 from ...engine.nodes import GrowerTelemetry
 from ...errors import ParameterError
 from ...utils.log import get_logger, say
-from ..common.cart_config import resolve_config
+from ..common.cart_config import cache_schema, resolve_config
 from ..common.data import empty_model, label_summary, open_cache, task_and_classes
 from ..common.validate import int_param
 from .params import FOREST_SPEC
@@ -305,7 +305,7 @@ def train_forest_from_params(name, params, cache, *, n_estimators, memory_limit=
         label_summary(cache, task, poisson=p.get("criterion") == "poisson")
     config = resolve_config(learner, p, task=task, n_rows=cache.n_rows,
                             n_features=cache.n_features, classes=classes,
-                            class_counts=counts)
+                            class_counts=counts, schema=cache_schema(cache))
     if model is not None and int(model.n_outputs) != int(config.n_outputs):
         raise ParameterError(f"--init-model has {model.n_outputs} outputs; this cache's "
                              f"labels make {config.n_outputs}")
