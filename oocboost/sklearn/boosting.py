@@ -16,7 +16,6 @@ Example
 """
 
 import inspect
-import os
 
 import numpy as np
 
@@ -28,6 +27,8 @@ from .base import (
     ParamsMixin,
     RegressorMixin,
     TrainingData,
+    continued_model,
+    edges_of,
     set_feature_attributes,
 )
 from .validation import fit_input, predict_input
@@ -231,7 +232,7 @@ class _GradientBoosting(ParamsMixin):
         try:
             train_cache = data.cache(X, y, sample_weight, "train", group=group,
                                      base_margin=base_margin,
-                                     **_edges_of(init_model, data._folder()))
+                                     **edges_of(init_model, data._folder()))
             evals = []
             for i, item in enumerate(eval_set or ()):
                 Xe, ye = item
@@ -308,48 +309,6 @@ _BOOSTER_ARGS = tuple(
     name for name in inspect.signature(_GradientBoosting.__init__).parameters
     if name in BOOSTER_SPEC and name not in ("objective", "max_bin", "memory_limit",
                                              "verbosity", "class_weight"))
-
-
-def continued_model(init_model, xgb_model, classes=None):
-    """The model ``fit`` continues from: ``init_model`` (LightGBM's name) or
-    ``xgb_model`` (XGBoost's), each a ``Model``, a fitted estimator or a model file's
-    path; None for neither. ``classes``: the classifier's, which the model's must be."""
-    from ..model.model import Model, load_model
-
-    if init_model is not None and xgb_model is not None:
-        raise ParameterError("init_model and xgb_model name the same model: give one")
-    given = init_model if init_model is not None else xgb_model
-    if given is None:
-        return None
-    if hasattr(given, "get_booster"):
-        given = given.get_booster()
-    if isinstance(given, (str, os.PathLike)):
-        given = load_model(given)
-    if not isinstance(given, Model):
-        raise ParameterError(f"init_model must be a Model, a fitted estimator or a model "
-                             f"file's path, got {type(given).__name__}")
-    if classes is not None and given.classes is not None and \
-            list(given.classes) != np.asarray(classes).tolist():
-        raise ParameterError(f"init_model was trained on the classes {given.classes}, "
-                             f"not {np.asarray(classes).tolist()}")
-    return given
-
-
-def _edges_of(model, folder):
-    """The bin edges a cache of new rows must have for ``model`` to continue on it
-    (``TrainingData.cache`` keywords): the model's own edges, or, for an imported model
-    with none, edges holding its split points."""
-    if model is None:
-        return {}
-    if model.bin_mapper is None:
-        return {"split_points": model}
-    from ..cache.binning import BinMapper
-    from ..cache.shards import EdgesReference
-
-    features = [{"name": n, "type": t} for n, t in zip(model.feature_names,
-                                                       model.feature_types)]
-    return {"reference": EdgesReference(BinMapper.from_dict(model.bin_mapper), features,
-                                        os.path.join(folder, "init_model"))}
 
 
 class GradientBoostingRegressor(RegressorMixin, _GradientBoosting):

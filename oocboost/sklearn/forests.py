@@ -157,15 +157,21 @@ class _Bagging(TreeEnsembleBase):
         self.max_bin = max_bin
         self.prefetch = prefetch
 
-    def fit(self, X, y=None, sample_weight=None):
+    def fit(self, X, y=None, sample_weight=None, init_model=None, xgb_model=None):
         """Grow the bagged trees (see the class docstring). With a scikit-learn
         estimator that is not an oocboost tree, in-memory ``X`` is bagged by
-        scikit-learn's own ``Bagging*`` (kept as ``delegate_``); a cache is refused."""
+        scikit-learn's own ``Bagging*`` (kept as ``delegate_``); a cache is refused.
+        ``init_model`` (alias ``xgb_model``): a bagging model of oocboost trees to add
+        ``n_estimators`` trees to."""
         from ..cache.store import Cache
 
         if self.estimator is None or isinstance(self.estimator, DecisionTreeBase):
             self.delegate_ = None
-            return super().fit(X, y, sample_weight)
+            return super().fit(X, y, sample_weight, init_model=init_model,
+                               xgb_model=xgb_model)
+        if init_model is not None or xgb_model is not None:
+            raise ParameterError("init_model continues bagged oocboost trees; bagging "
+                                 f"{type(self.estimator).__name__} starts afresh")
         if isinstance(X, Cache):
             raise ParameterError(
                 f"estimator {type(self.estimator).__name__} trains from "

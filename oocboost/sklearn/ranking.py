@@ -16,7 +16,8 @@ import numpy as np
 
 from ..cache.groups import runs_of
 from ..errors import ParameterError
-from .boosting import _GradientBoosting, continued_model, fit_offsets
+from .base import continued_model
+from .boosting import _GradientBoosting, fit_offsets
 from .validation import fit_input
 
 

@@ -51,6 +51,8 @@ from .base import (
     ParamsMixin,
     RegressorMixin,
     TrainingData,
+    continued_model,
+    edges_of,
     set_feature_attributes,
 )
 from .validation import fit_input, predict_input
@@ -74,7 +76,7 @@ class TreeEnsembleBase(ParamsMixin):
         return int(getattr(self, "n_estimators", 1))
 
     # ------------------------------------------------------------------ fitting
-    def fit(self, X, y=None, sample_weight=None):
+    def fit(self, X, y=None, sample_weight=None, init_model=None, xgb_model=None):
         """Grow the trees.
 
         Parameters
@@ -84,6 +86,10 @@ class TreeEnsembleBase(ParamsMixin):
         y : array-like (n_rows,)
             Class labels (any sortable values) or targets.
         sample_weight : array-like (n_rows,) or None
+        init_model : Model, fitted estimator or model file, optional (alias ``xgb_model``)
+            A forest of this estimator's learner (random forest, extra trees, bagging):
+            its trees are kept and ``n_estimators`` more are grown, with its seed, on
+            these rows (arrays are binned with its edges; a cache must have them).
 
         Returns
         -------
@@ -92,11 +98,12 @@ class TreeEnsembleBase(ParamsMixin):
         params = self._learner_params()
         classification = self._task == "classification"
         X, y, sample_weight = fit_input(self, X, y, sample_weight, classifier=classification)
+        init = self._init_model(init_model, xgb_model)
         data = TrainingData(self.cache_dir, self.memory_limit, self.max_bin)
         try:
             cache, classes_, counts = self._training_cache(data, X, y, sample_weight,
-                                                           params)
-            self._train(cache, classes_, counts, params)
+                                                           params, init)
+            self._train(cache, classes_, counts, params, init)
         finally:
             data.close()
         if classification:
@@ -106,17 +113,39 @@ class TreeEnsembleBase(ParamsMixin):
         self.n_outputs_ = 1
         return self
 
-    def _training_cache(self, data, X, y, sample_weight, params):
+    def _init_model(self, init_model, xgb_model):
+        """The forest ``fit`` continues (``init_model`` / ``xgb_model``), checked, or
+        None."""
+        init = continued_model(init_model, xgb_model)
+        if init is None:
+            return None
+        if self._learner == "decision_tree" or init.learner != self._learner:
+            raise ParameterError(f"init_model is a {init.learner!r} model; "
+                                 f"{type(self).__name__} continues only a "
+                                 f"{self._learner!r} forest (a decision tree has one tree)")
+        if (init.n_classes is not None) != (self._task == "classification"):
+            kind = "classifier" if init.n_classes else "regressor"
+            raise ParameterError(f"init_model is a {kind}; {type(self).__name__} cannot "
+                                 f"continue it")
+        return init
+
+    def _training_cache(self, data, X, y, sample_weight, params, init=None):
         """``(cache, classes_, class counts)`` of the fit data (a temporary cache of
-        in-memory data, labels coded 0..K-1; or the given Cache, checked)."""
+        in-memory data, labels coded 0..K-1, binned with ``init``'s edges when given; or
+        the given Cache, checked)."""
         from ..cache.store import Cache
 
         classification = self._task == "classification"
         classes_ = y_code = None
+        edges = {} if init is None else edges_of(init, data._folder())
         if isinstance(X, Cache):
             if sample_weight is not None:
                 raise ParameterError("when X is a Cache its sample weights come from the "
                                      "cache: pass sample_weight=None")
+            if init is not None and init.bin_mapper != X.bin_mapper.to_dict():
+                raise ParameterError(f"init_model was trained on other bins than cache "
+                                     f"{X.path}'s: build it with reference= the first "
+                                     f"cache, or pass arrays")
             cache = data.cache(X, y)
             if classification:
                 classes = _data.cache_classes(cache)
@@ -140,9 +169,13 @@ class TreeEnsembleBase(ParamsMixin):
                         and not np.array_equal(classes_, self.classes_):
                     raise ParameterError("warm_start: y has other classes than the "
                                          "first fit")
-                cache = data.cache(X, y_code.astype(np.float64), sample_weight)
+                if init is not None and init.classes is not None and \
+                        list(init.classes) != _to_py(classes_):
+                    raise ParameterError(f"init_model was trained on the classes "
+                                         f"{init.classes}, not {_to_py(classes_)}")
+                cache = data.cache(X, y_code.astype(np.float64), sample_weight, **edges)
             else:
-                cache = data.cache(X, y_arr.astype(np.float64), sample_weight)
+                cache = data.cache(X, y_arr.astype(np.float64), sample_weight, **edges)
         counts = None
         if classification:
             counts = _data.label_summary(cache, "classification", len(classes_))
@@ -151,8 +184,9 @@ class TreeEnsembleBase(ParamsMixin):
                                   poisson=params.get("criterion") == "poisson")
         return cache, classes_, counts
 
-    def _train(self, cache, classes_, counts, params):
-        """Grow the forest's trees on ``cache`` (sets ``model_`` and the OOB results)."""
+    def _train(self, cache, classes_, counts, params, init=None):
+        """Grow the forest's trees on ``cache`` (sets ``model_`` and the OOB results);
+        ``n_estimators`` more after ``init``'s when given."""
         classification = self._task == "classification"
         config = _config.resolve_config(
             self._learner, params, task=self._task, n_rows=cache.n_rows,
@@ -167,8 +201,18 @@ class TreeEnsembleBase(ParamsMixin):
                 raise ParameterError("warm_start: X has other features than the first fit")
         else:
             model = None
+        n_trees = self._n_trees()
+        if init is not None:
+            from ..model.model import Model
+
+            model = Model.from_json_dict(init.to_json_dict())   # the caller's stays as it was
+            config.seed = int(model.attributes.get("seed", config.seed))
+            n_trees += model.n_trees
+            if int(model.n_outputs) != int(config.n_outputs):
+                raise ParameterError(f"init_model has {model.n_outputs} outputs; these "
+                                     f"labels make {config.n_outputs}")
         self.model_, node_stats, oob = _forest.train_forest(
-            cache, config, self._n_trees(), model=model,
+            cache, config, n_trees, model=model,
             classes=_to_py(classes_) if classification else None)
         self._node_stats = node_stats
         self.config_ = config
