@@ -62,6 +62,10 @@ def _to_py(values):
     return [v.item() if hasattr(v, "item") else v for v in values]
 
 
+#: The learners whose models ``fit(init_model=)`` continues.
+_FOREST_LEARNERS = ("random_forest", "extra_trees", "bagging")
+
+
 class TreeEnsembleBase(ParamsMixin):
     """Shared fit/predict; subclasses set ``_learner`` and ``_task``."""
 
@@ -103,7 +107,8 @@ class TreeEnsembleBase(ParamsMixin):
         try:
             cache, classes_, counts = self._training_cache(data, X, y, sample_weight,
                                                            params, init)
-            self._train(cache, classes_, counts, params, init)
+            self._train(cache, classes_, counts, params,
+                        **({} if init is None else {"init": init}))
         finally:
             data.close()
         if classification:
@@ -119,10 +124,14 @@ class TreeEnsembleBase(ParamsMixin):
         init = continued_model(init_model, xgb_model)
         if init is None:
             return None
-        if self._learner == "decision_tree" or init.learner != self._learner:
+        if self._learner not in _FOREST_LEARNERS:
+            raise ParameterError(f"{type(self).__name__} grows one model from scratch: "
+                                 f"init_model continues forests (a decision tree has one "
+                                 f"tree)")
+        if init.learner != self._learner:
             raise ParameterError(f"init_model is a {init.learner!r} model; "
                                  f"{type(self).__name__} continues only a "
-                                 f"{self._learner!r} forest (a decision tree has one tree)")
+                                 f"{self._learner!r} forest")
         if (init.n_classes is not None) != (self._task == "classification"):
             kind = "classifier" if init.n_classes else "regressor"
             raise ParameterError(f"init_model is a {kind}; {type(self).__name__} cannot "
