@@ -28,6 +28,7 @@ from ...engine.nodes import GrowerTelemetry, GrowthParams, node_index_dtype
 from ...engine.passes import grow_passes
 from ...engine.policies import GradientPolicy
 from ...engine.rowstate import RowStateSpec, make_row_state, spill_dir_for
+from ...engine.symmetric import SymmetricGradientPolicy
 from ...errors import ParameterError
 from ...kernels.partition import add_node_values
 from ...kernels.sampling import sampled_rows, uniform_per_row
@@ -285,26 +286,29 @@ def grow_round(state, round_index, learning_rate):
     cache = state.cache
     p = state.params
     mapper = cache.bin_mapper
+    symmetric = p["grow_policy"] == "symmetric"
     growth = GrowthParams(
         max_depth=p["max_depth"] or None, max_leaves=p["max_leaves"] or None,
-        grow_policy=p["grow_policy"], leaves_per_pass=p["leaves_per_pass"],
+        grow_policy="depthwise" if symmetric else p["grow_policy"],
+        leaves_per_pass=p["leaves_per_pass"],
         colsample_bytree=p["colsample_bytree"],
         max_hist_slots=2 * int(state.plan.hist_nodes),
         colsample_bylevel=p["colsample_bylevel"], colsample_bynode=p["colsample_bynode"],
         interaction_constraints=state.interaction_sets,
         feature_weights=state.feature_weights)
-    policy = GradientPolicy(reg_lambda=p["reg_lambda"], reg_alpha=p["reg_alpha"],
-                            max_delta_step=p["max_delta_step"],
-                            min_child_weight=p["min_child_weight"],
-                            max_cat_to_onehot=p["max_cat_to_onehot"], gamma=p["gamma"],
-                            n_value_bins=mapper.n_value_bins,
-                            is_categorical=mapper.is_categorical,
-                            missing_bin=cache.max_bin - 1, monotone=state.monotone,
-                            max_cat_threshold=p["max_cat_threshold"],
-                            categorical_split=p["categorical_split"],
-                            cat_smooth=p["cat_smooth"], cat_l2=p["cat_l2"],
-                            min_data_per_group=p["min_data_per_group"],
-                            n_rows=state.rows_per_tree)
+    policy_class = SymmetricGradientPolicy if symmetric else GradientPolicy
+    policy = policy_class(reg_lambda=p["reg_lambda"], reg_alpha=p["reg_alpha"],
+                          max_delta_step=p["max_delta_step"],
+                          min_child_weight=p["min_child_weight"],
+                          max_cat_to_onehot=p["max_cat_to_onehot"], gamma=p["gamma"],
+                          n_value_bins=mapper.n_value_bins,
+                          is_categorical=mapper.is_categorical,
+                          missing_bin=cache.max_bin - 1, monotone=state.monotone,
+                          max_cat_threshold=p["max_cat_threshold"],
+                          categorical_split=p["categorical_split"],
+                          cat_smooth=p["cat_smooth"], cat_l2=p["cat_l2"],
+                          min_data_per_group=p["min_data_per_group"],
+                          n_rows=state.rows_per_tree)
     rng = np.random.default_rng([p["seed"], round_index])
     grower = TreeGrower(state.n_outputs, cache.n_features, cache.max_bin, mapper.n_value_bins,
                         mapper.is_categorical, mapper.bin_edges, policy, growth, rng,

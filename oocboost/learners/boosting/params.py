@@ -6,7 +6,8 @@ Where we differ from XGBoost (documented in docs/parameters.md):
   to training is refused rather than silently ignored.
 - ``grow_policy="lossguide"`` expands ``leaves_per_pass`` leaves per data pass (XGBoost
   expands one at a time in memory); out of core each pass is a read of the data.
-- ``memory_limit`` and ``prefetch`` are ours.
+- ``memory_limit`` and ``prefetch`` are ours; so is ``grow_policy="symmetric"``
+  (CatBoost's oblivious trees, ``engine/symmetric.py``).
 - Categorical partitions follow LightGBM (``categorical_split="lightgbm"``: ``cat_smooth``,
   ``cat_l2``, ``min_data_per_group``, ``max_cat_threshold`` 32, LightGBM's defaults);
   ``categorical_split="xgboost"`` gives XGBoost's search (``max_cat_threshold`` 64).
@@ -65,8 +66,9 @@ BOOSTER_SPEC = ParamSpec("gbtree", [
           aliases=("random_state",)),
     Param("n_threads", "int", None, "kernel threads (None: every core)", low=1,
           aliases=("nthread", "n_jobs")),
-    Param("grow_policy", "choice", "depthwise", "depthwise, or lossguide (best first)",
-          choices=("depthwise", "lossguide")),
+    Param("grow_policy", "choice", "depthwise", "depthwise, lossguide (best first), or "
+                                                "symmetric (CatBoost's oblivious trees)",
+          choices=("depthwise", "lossguide", "symmetric")),
     Param("leaves_per_pass", "int", 8, "lossguide: leaves expanded per read of the data",
           low=1),
     Param("max_cat_to_onehot", "int", 4, "fewer categories: one-vs-rest splits", low=1),
@@ -152,11 +154,36 @@ def resolve_params(params):
     if out["max_depth"] == 0 and (out["grow_policy"] != "lossguide" or not out["max_leaves"]):
         raise ParameterError("max_depth=0 (no limit) needs grow_policy='lossguide' and "
                              "max_leaves > 0, as in XGBoost")
+    check_symmetric_params(out)
     check_dart_params(out)
     check_sampling_params(out)
     if isinstance(out["eval_metric"], str):
         out["eval_metric"] = [out["eval_metric"]]
     return out
+
+
+#: Deepest symmetric tree (2^16 leaves, as CatBoost's limit of depth 16).
+MAX_SYMMETRIC_DEPTH = 16
+
+
+def check_symmetric_params(p):
+    """``grow_policy="symmetric"`` (CatBoost's ``SymmetricTree``): one split a level, so
+    no leaf limit, no feature draw per node, no interaction or monotone constraints."""
+    if p["grow_policy"] != "symmetric":
+        return
+    if not 1 <= p["max_depth"] <= MAX_SYMMETRIC_DEPTH:
+        raise ParameterError(f"grow_policy='symmetric' needs max_depth in [1, "
+                             f"{MAX_SYMMETRIC_DEPTH}] (CatBoost's depth), got "
+                             f"{p['max_depth']}")
+    refused = [name for name, on in (
+        ("max_leaves", bool(p["max_leaves"])), ("colsample_bynode",
+                                                p["colsample_bynode"] < 1.0),
+        ("interaction_constraints", bool(p["interaction_constraints"])),
+        ("monotone_constraints", bool(p["monotone_constraints"]))) if on]
+    if refused:
+        raise ParameterError(f"grow_policy='symmetric' gives every node of a level one "
+                             f"split: {', '.join(refused)} cannot apply (use "
+                             f"colsample_bylevel to draw features per level)")
 
 
 def objective_params(params):

@@ -21,7 +21,8 @@ import numpy as np
 
 from ...cache.label_stats import LabelStats
 from ...engine.plan import plan_train
-from ...errors import ModelError, ParameterError, SchemaError
+from ...engine.symmetric import symmetric_nodes_in_flight
+from ...errors import MemoryLimitError, ModelError, ParameterError, SchemaError
 from ...model.metrics import get_metric
 from ...model.objectives import POISSON_MAX_DELTA_STEP, get_objective
 from ...utils.log import get_logger, say
@@ -224,16 +225,43 @@ def train_with(params, dtrain, num_boost_round=10, *, evals=(), early_stopping_r
 
 
 def _plan(p, cache, objective):
-    """The memory plan of a run (raises MemoryLimitError when the limit cannot hold it)."""
-    return plan_train(p["memory_limit"], n_rows=cache.n_rows, n_features=cache.n_features,
+    """The memory plan of a run (raises MemoryLimitError when the limit cannot hold it).
+    Symmetric trees need every node of a level in the same pass: their plan must hold
+    those histograms (``engine.symmetric.symmetric_nodes_in_flight``)."""
+    symmetric = p["grow_policy"] == "symmetric"
+    needed = symmetric_nodes_in_flight(p["max_depth"], objective.n_outputs) if symmetric \
+        else 64
+    plan = plan_train(p["memory_limit"], n_rows=cache.n_rows, n_features=cache.n_features,
                       n_hist_columns=cache.planned_hist_columns,
                       max_bin=cache.max_bin, n_stats=2, n_outputs=objective.n_outputs,
                       block_rows=cache.block_rows, n_blocks=cache.n_blocks,
                       codes_itemsize=np.dtype(cache.codes_dtype).itemsize,
                       code_bytes_per_row=cache.code_bytes_per_row,
                       n_trees_in_pass=objective.n_outputs, prefetch=p["prefetch"],
+                      max_nodes_in_flight=max(64, (needed + 1) // 2),
                       state_bytes_per_row=boosting.state_spec(objective.n_outputs,
                                                               p).bytes_per_row())
+    if symmetric:
+        check_symmetric_cache(cache)
+        if 2 * plan.hist_nodes < needed:
+            raise MemoryLimitError(
+                f"grow_policy='symmetric' at max_depth={p['max_depth']} builds {needed} "
+                f"node histograms in one pass ({plan.hist_bytes_per_node // 2:,} bytes "
+                f"each); memory_limit={p['memory_limit']} holds {2 * plan.hist_nodes}: "
+                f"raise the limit or lower max_depth")
+    return plan
+
+
+def check_symmetric_cache(cache):
+    """Symmetric trees split numeric features only: a categorical one is refused, with
+    the way to use it (its ordered target statistic, a numeric feature)."""
+    names = [n for n, cat in zip(cache.feature_names, cache.bin_mapper.is_categorical)
+             if cat]
+    if names:
+        raise ParameterError(f"grow_policy='symmetric' splits numeric features; cache "
+                             f"{cache.path} has categorical ones ({', '.join(names[:5])}): "
+                             f"build it with cat_encoding='ordered_ts' (CatBoost's own "
+                             f"encoding for its symmetric trees)")
 
 
 def check_plan(params, dtrain, num_boost_round=1, memory_limit=None):
