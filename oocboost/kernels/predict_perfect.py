@@ -45,6 +45,12 @@ Layout of :class:`PerfectTrees` (``T`` trees, ``P`` internal nodes, ``L`` leaf s
     leaf_value   float64 (L,)      leaf values times the tree weight
     slot_column  int64   (S,)      the feature each slot copies
     slot_missing float64 (S,)      the value a missing one takes in the slot (-inf, +inf)
+    is_oblivious uint8   (T,)      1: every level of the laid-out tree has one split
+
+An *oblivious* tree (CatBoost's symmetric trees, ``grow_policy="symmetric"``) has one
+slot and threshold a level: its walk loads them once a level for the chunk's 128 rows and
+steps every row with ``j = 2 j + (copy[row] > threshold)``, a loop the compiler turns into
+vector compares (:func:`_walk_oblivious`).
 """
 from typing import NamedTuple
 
@@ -86,6 +92,7 @@ class PerfectTrees(NamedTuple):
     leaf_value: np.ndarray
     slot_column: np.ndarray
     slot_missing: np.ndarray
+    is_oblivious: np.ndarray
 
 
 def _eligible(flat):
@@ -139,9 +146,26 @@ def build_perfect_trees(flat):
         keys = np.zeros(1, np.int64)
     slot = np.where(padding, 0, np.searchsorted(keys, key))
     slot_missing = np.where(keys % 2 == 1, -np.inf, np.inf)
-    return PerfectTrees(ok.astype(np.uint8), node_offset,
-                        (slot * CHUNK_ROWS).astype(np.uint32), threshold, leaf_offset,
-                        leaf_value, keys // 2, slot_missing)
+    feature = (slot * CHUNK_ROWS).astype(np.uint32)
+    return PerfectTrees(ok.astype(np.uint8), node_offset, feature, threshold, leaf_offset,
+                        leaf_value, keys // 2, slot_missing,
+                        _oblivious(ok, depth, node_offset, feature, threshold))
+
+
+def _oblivious(ok, depth, node_offset, feature, threshold):
+    """(T,) uint8: laid-out trees whose every level's nodes share one slot and a finite
+    threshold (one vectorised check a level)."""
+    out = np.zeros(ok.shape[0], np.uint8)
+    for t in np.flatnonzero(ok & (depth > 0)):
+        same = True
+        for level in range(int(depth[t])):
+            a = node_offset[t] + (1 << level) - 1
+            b = a + (1 << level)
+            same &= bool(np.all(feature[a:b] == feature[a])
+                         and np.all(threshold[a:b] == threshold[a])
+                         and threshold[a] < np.inf)
+        out[t] = same
+    return out
 
 
 def use_perfect(perfect, tree_depth, tree_start, tree_end):
@@ -246,11 +270,27 @@ def _walk_perfect(copies, depth, feature, threshold, leaf_value, g, acc):
 
 
 @njit(cache=True)
+def _walk_oblivious(copies, depth, feature, threshold, leaf_value, g, acc, index):
+    """:func:`_walk_perfect` for an oblivious tree: level ``l``'s split is its first node
+    ``2^l - 1``'s; ``index``: scratch (CHUNK_ROWS,) uint32."""
+    for r in range(CHUNK_ROWS):
+        index[r] = 0
+    for level in range(depth):
+        j = (1 << level) - 1
+        column = copies[_U64(feature[j]):_U64(feature[j]) + _U64(CHUNK_ROWS)]
+        cut = threshold[j]
+        for r in range(CHUNK_ROWS):
+            index[r] = _U32(2) * index[r] + _U32(column[r] > cut)
+    for r in range(CHUNK_ROWS):
+        acc[r, g] += leaf_value[index[r]]
+
+
+@njit(cache=True)
 def _predict_chunk(X, s, m, tree_start, tree_end, use_perfect, node_offset, tree_depth,
                    tree_group, tree_n_cols, value_offset, tree_has_cat, left, feature,
                    threshold, default_left, is_categorical, cat_offset, cat_n_bits,
                    cat_bitset, value, is_perfect, p_node_offset, p_feature, p_threshold,
-                   p_leaf_offset, p_leaf_value, copies, acc):
+                   p_leaf_offset, p_leaf_value, p_is_oblivious, copies, acc):
     """Add the leaf values of trees ``tree_start .. tree_end - 1`` for rows ``s .. s+m``
     to ``acc[:m]``; ``copies``: the chunk's slots (:func:`_copy_chunk`) when
     ``use_perfect``."""
@@ -259,9 +299,13 @@ def _predict_chunk(X, s, m, tree_start, tree_end, use_perfect, node_offset, tree
         depth = tree_depth[t]
         if use_perfect and is_perfect[t] != 0:
             a, b = p_node_offset[t], p_node_offset[t + 1]
-            _walk_perfect(copies, depth, p_feature[a:b], p_threshold[a:b],
-                          p_leaf_value[p_leaf_offset[t]:p_leaf_offset[t + 1]],
-                          tree_group[t], acc)
+            leaves = p_leaf_value[p_leaf_offset[t]:p_leaf_offset[t + 1]]
+            if p_is_oblivious[t] != 0:
+                _walk_oblivious(copies, depth, p_feature[a:b], p_threshold[a:b], leaves,
+                                tree_group[t], acc, nodes)
+            else:
+                _walk_perfect(copies, depth, p_feature[a:b], p_threshold[a:b], leaves,
+                              tree_group[t], acc)
             continue
         lo = node_offset[t]
         for r in range(m):
@@ -281,7 +325,7 @@ def _predict_raw_chunks(chunk_lo, chunk_hi, X, tree_start, tree_end, use_perfect
                         tree_has_cat, left, feature, threshold, default_left, is_categorical,
                         cat_offset, cat_n_bits, cat_bitset, value, is_perfect, p_node_offset,
                         p_feature, p_threshold, p_leaf_offset, p_leaf_value, p_slot_column,
-                        p_slot_missing, out):
+                        p_slot_missing, p_is_oblivious, out):
     """:func:`predict_raw` for the chunks ``chunk_lo .. chunk_hi - 1`` of CHUNK_ROWS
     rows."""
     n_rows = X.shape[0]
@@ -300,7 +344,7 @@ def _predict_raw_chunks(chunk_lo, chunk_hi, X, tree_start, tree_end, use_perfect
                        tree_group, tree_n_cols, value_offset, tree_has_cat, left, feature,
                        threshold, default_left, is_categorical, cat_offset, cat_n_bits,
                        cat_bitset, value, is_perfect, p_node_offset, p_feature, p_threshold,
-                       p_leaf_offset, p_leaf_value, copies, acc)
+                       p_leaf_offset, p_leaf_value, p_is_oblivious, copies, acc)
         for r in range(m):
             for k in range(n_outputs):
                 out[s + r, k] = acc[r, k]
@@ -310,7 +354,7 @@ def predict_raw(X, tree_start, tree_end, use_perfect, node_offset, tree_depth, t
                 tree_n_cols, value_offset, tree_has_cat, left, feature, threshold,
                 default_left, is_categorical, cat_offset, cat_n_bits, cat_bitset, value,
                 is_perfect, p_node_offset, p_feature, p_threshold, p_leaf_offset,
-                p_leaf_value, p_slot_column, p_slot_missing, out):
+                p_leaf_value, p_slot_column, p_slot_missing, p_is_oblivious, out):
     """Add the leaf values of trees ``tree_start .. tree_end - 1`` to ``out``, chunks of
     CHUNK_ROWS rows on numba's threads (:func:`.parallel.run_ranges`).
 
@@ -324,7 +368,7 @@ def predict_raw(X, tree_start, tree_end, use_perfect, node_offset, tree_depth, t
         Walk the trees laid out in the ``p_*`` arrays (:class:`PerfectTrees`) there;
         False: every tree takes the lockstep walk.
     node_offset .. value : FlatTrees arrays                          # IN
-    is_perfect .. p_slot_missing : PerfectTrees arrays               # IN
+    is_perfect .. p_is_oblivious : PerfectTrees arrays               # IN
     out : ndarray (n_rows, n_outputs) float64                        # IN/OUT, accumulated
     """
     n_chunks = (X.shape[0] + CHUNK_ROWS - 1) // CHUNK_ROWS
@@ -333,4 +377,4 @@ def predict_raw(X, tree_start, tree_end, use_perfect, node_offset, tree_depth, t
                value_offset, tree_has_cat, left, feature, threshold, default_left,
                is_categorical, cat_offset, cat_n_bits, cat_bitset, value, is_perfect,
                p_node_offset, p_feature, p_threshold, p_leaf_offset, p_leaf_value,
-               p_slot_column, p_slot_missing, out)
+               p_slot_column, p_slot_missing, p_is_oblivious, out)

@@ -176,3 +176,38 @@ def test_the_ensemble_keeps_the_lockstep_walk_when_copies_cost_more():
     X = random_X(rng, 50, 4 * pp.MAX_SLOTS)
     np.testing.assert_allclose(model.predict_margin(X), naive_margin(model, X),
                                rtol=1e-12, atol=1e-12)
+
+
+def _oblivious_tree(rng, depth, n_features):
+    """A complete tree whose every level splits on one (feature, threshold, side)."""
+    n_internal = (1 << depth) - 1
+    n = 2 * n_internal + 1
+    left = np.full(n, -1, np.int32)
+    right = np.full(n, -1, np.int32)
+    feature = np.full(n, -1, np.int32)
+    threshold = np.zeros(n)
+    default_left = np.zeros(n, bool)
+    for level in range(depth):
+        f, t, d = int(rng.integers(n_features)), float(rng.normal()), bool(rng.random() < 0.5)
+        for j in range((1 << level) - 1, (1 << (level + 1)) - 1):
+            left[j], right[j] = 2 * j + 1, 2 * j + 2
+            feature[j], threshold[j], default_left[j] = f, t, d
+    value = np.where(left < 0, rng.normal(size=n), 0.0)[:, None]
+    return Tree(left, right, feature, threshold, value, default_left=default_left)
+
+
+@pytest.mark.parametrize("n_rows", [1, 17, CHUNK_ROWS + 1, 700])
+def test_oblivious_trees_walk_one_split_a_level_with_the_same_margins(n_rows):
+    rng = np.random.default_rng(7)
+    trees = [_oblivious_tree(rng, int(rng.integers(1, 8)), 6) for _ in range(10)]
+    trees.append(random_tree(rng, 6, 4))   # a plain tree beside them keeps its walk
+    model = Model(trees, n_features=6, base_margin=[0.5])
+    X = special_X(rng, n_rows, 6)
+    thr = np.concatenate([t.threshold[t.left != -1] for t in trees])
+    X[:min(n_rows, thr.size), 3] = thr[:min(n_rows, thr.size)]
+    flat = model._flat_trees()
+    assert flat.perfect.is_oblivious[:10].all() and not flat.perfect.is_oblivious[10]
+    got = model.predict_margin(X)
+    np.testing.assert_array_equal(
+        got, naive_perfect_margin(flat, X, 0, len(trees), model._start_margin(n_rows)))
+    np.testing.assert_allclose(got, naive_margin(model, X), rtol=1e-12, atol=1e-12)
