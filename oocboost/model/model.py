@@ -368,6 +368,17 @@ class Model(ModelPrediction, ModelContributions, ModelExport):
             self._rep_key = id(mapper)
         return self._rep
 
+    def refit(self, data: Any, decay_rate: float = 0.9, **options: Any) -> Model:
+        """LightGBM's ``Booster.refit``: a copy whose leaves are refitted to ``data`` (a
+        labelled cache binned with this model's edges), ``decay_rate * old + (1 -
+        decay_rate) * learning_rate * w(G, H)`` round by round, the trees kept.
+        ``options``: ``learning_rate``, ``reg_lambda``, ``reg_alpha``,
+        ``max_delta_step`` (default: the model's), ``memory_limit``
+        (``model/refit.py``)."""
+        from .refit import refit_model
+
+        return refit_model(self, data, decay_rate=decay_rate, **options)
+
     def summary(self) -> str:
         """What ``oocboost train`` says it saved: ``"100 trees"``, or a part's words."""
         for part in self.parts.values():
