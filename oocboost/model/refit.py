@@ -186,9 +186,7 @@ def _refit_by_rounds(model, cache, objective, decay, hp, new_values):
 def _with_values(model, new_values, decay, n_rows):
     """A copy of ``model`` whose trees take ``new_values``; ``attributes["refit"]``
     records the decay and the rows."""
-    from .model import Model
-
-    copy = Model.from_json_dict(model.to_json_dict())
+    copy = type(model).from_json_dict(model.to_json_dict())
     for tree, values in zip(copy.trees, new_values):
         tree.value = np.ascontiguousarray(values, dtype=np.float64)[:, None]
     copy._flat = None

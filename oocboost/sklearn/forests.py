@@ -160,7 +160,8 @@ class _Bagging(TreeEnsembleBase):
     def fit(self, X, y=None, sample_weight=None, init_model=None, xgb_model=None):
         """Grow the bagged trees (see the class docstring). With a scikit-learn
         estimator that is not an oocboost tree, in-memory ``X`` is bagged by
-        scikit-learn's own ``Bagging*`` (kept as ``delegate_``); a cache is refused.
+        scikit-learn's own ``Bagging*`` (kept as ``delegate_``), a cache by
+        ``bagging_cache.CacheBagging`` on rows decoded to their bins' middles.
         ``init_model`` (alias ``xgb_model``): a bagging model of oocboost trees to add
         ``n_estimators`` trees to."""
         from ..cache.store import Cache
@@ -173,13 +174,7 @@ class _Bagging(TreeEnsembleBase):
             raise ParameterError("init_model continues bagged oocboost trees; bagging "
                                  f"{type(self.estimator).__name__} starts afresh")
         if isinstance(X, Cache):
-            raise ParameterError(
-                f"estimator {type(self.estimator).__name__} trains from "
-                f"in-memory data; over a cache, bagging grows oocboost's "
-                f"own trees: pass estimator=DecisionTree"
-                f"{'Classifier' if self._task == 'classification' else 'Regressor'}"
-                f"(...) or None"
-            )
+            return self._fit_cache_bags(X, y, sample_weight)
         try:
             from sklearn import ensemble
         except ImportError:
@@ -200,6 +195,31 @@ class _Bagging(TreeEnsembleBase):
                      "feature_names_in_"):
             if hasattr(self.delegate_, name) and not isinstance(
                     getattr(type(self), name, None), property):
+                setattr(self, name, getattr(self.delegate_, name))
+        if hasattr(self, "model_"):
+            del self.model_
+        return self
+
+    def _fit_cache_bags(self, cache, y, sample_weight):
+        """Bag a scikit-learn estimator from a cache (``bagging_cache.py``)."""
+        from ..learners.common.validate import resolve_seed
+        from .bagging_cache import CacheBagging
+
+        if y is not None or sample_weight is not None:
+            raise ParameterError("when X is a Cache its labels and weights come from the "
+                                 "cache: pass y=None and sample_weight=None")
+        if self.oob_score or self.warm_start:
+            raise ParameterError("bagging a scikit-learn estimator from a cache has no "
+                                 "oob_score or warm_start (bag oocboost trees for them)")
+        self.delegate_ = CacheBagging(
+            self.estimator, n_estimators=self.n_estimators, max_samples=self.max_samples,
+            max_features=self.max_features, bootstrap=self.bootstrap,
+            bootstrap_features=self.bootstrap_features,
+            seed=resolve_seed(self.random_state),
+            classifier=self._task == "classification",
+            memory_limit=self.memory_limit).fit(cache)
+        for name in ("classes_", "n_classes_", "n_features_in_", "feature_names_in_"):
+            if hasattr(self.delegate_, name):
                 setattr(self, name, getattr(self.delegate_, name))
         if hasattr(self, "model_"):
             del self.model_
@@ -283,9 +303,10 @@ class BaggingClassifier(_DelegatedProba, TreeClassifierMixin, _Bagging):
     (soft vote, as scikit-learn does for estimators with ``predict_proba``).
 
     ``estimator`` may also be any scikit-learn estimator (``KNeighborsClassifier()``,
-    ...) when the data is in memory: ``fit`` then hands it to scikit-learn's own
-    ``BaggingClassifier`` (``delegate_``), as scikit-learn would bag it; such a model has
-    no oocboost model file and cannot train from a cache."""
+    ...): on in-memory data ``fit`` hands it to scikit-learn's own ``BaggingClassifier``
+    (``delegate_``), as scikit-learn would bag it; from a cache each bag's rows are
+    decoded to their bins' middles and its clone fitted on them
+    (``sklearn/bagging_cache.py``). Such a model has no oocboost model file."""
 
     _tree_class = DecisionTreeClassifier
 

@@ -1,6 +1,6 @@
 """Bagging of any scikit-learn estimator on in-memory data equals scikit-learn's own
-bagging of it (the same draws for the same random_state); a cache is refused with the
-way out; oocboost's own trees keep the out-of-core path."""
+bagging of it (the same draws for the same random_state); from a cache it is bagged on
+decoded rows (test_bagging_cache.py); oocboost's own trees keep the engine's path."""
 import numpy as np
 import pytest
 from sklearn.ensemble import BaggingClassifier, BaggingRegressor
@@ -38,11 +38,11 @@ def test_regressor_equals_scikit_learn_bagging(data):
     np.testing.assert_allclose(ours.predict(X), theirs.predict(X), rtol=1e-12)
 
 
-def test_a_cache_needs_oocboost_trees(data, tmp_path):
+def test_a_cache_bags_either_and_the_estimator_decides_the_path(data, tmp_path):
     X, y, _ = data
     cache = oocboost.build_cache(X, tmp_path / "c.oocb", label=y.astype(float), quiet=True)
-    with pytest.raises(oocboost.ParameterError, match="DecisionTreeClassifier"):
-        oocboost.BaggingClassifier(KNeighborsClassifier()).fit(cache)
+    knn = oocboost.BaggingClassifier(KNeighborsClassifier(), n_estimators=2).fit(cache)
+    assert not hasattr(knn, "model_") and len(knn.estimators_) == 2
     own = oocboost.BaggingClassifier(oocboost.DecisionTreeClassifier(max_depth=3),
                                      n_estimators=3, random_state=0).fit(cache)
     assert own.delegate_ is None and own.model_.n_trees == 3
