@@ -57,3 +57,9 @@ QUANTILE_SAMPLES_LEAF = Param(
 MONOTONIC_CST = Param(
     "monotonic_cst", "any", None, "-1/0/+1 per feature (or a dict by name): the mean, or "
     "the probability of class 1, decreasing/free/increasing in it")
+RANDOM_STATE = Param("random_state", "any", None, "seed: None, an int, or a numpy generator",
+                     aliases=("seed",), default_doc="0 on the command line, None (a fresh "
+                                                    "seed) in the estimators, as "
+                                                    "scikit-learn")
+VERBOSE = Param("verbose", "int", 0, "0 silent, 1 progress, 2 memory plan", low=0,
+                aliases=("verbosity",))

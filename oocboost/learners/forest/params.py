@@ -16,10 +16,6 @@ FOREST_SPEC = ParamSpec("forests and trees", [
     cart.CLASS_WEIGHT, cart.CCP_ALPHA, cart.QUANTILE_SAMPLES_LEAF, cart.MONOTONIC_CST,
     cart.MISSING_VALUES, cart.MAX_SURROGATES, cart.TREES_PER_PASS, cart.LEAVES_PER_PASS,
     cart.N_JOBS,
-    Param("random_state", "any", None, "seed: None, an int, or a numpy generator",
-          aliases=("seed",), default_doc="0 on the command line, None (a fresh seed) in "
-                                         "the estimators, as scikit-learn"),
-    Param("verbose", "int", 0, "0 silent, 1 progress, 2 memory plan", low=0,
-          aliases=("verbosity",)),
+    cart.RANDOM_STATE, cart.VERBOSE,
     cart.PREFETCH, cart.TASK, cart.OBJECTIVE,
 ])

@@ -14,10 +14,6 @@ ISOLATION_SPEC = ParamSpec("isolation-forest", [
     Param("trees_per_pass", "int", None, "trees whose rows one read of the data gathers "
                                          "(None: from the memory plan)", low=1),
     cart.N_JOBS,
-    Param("random_state", "any", None, "seed: None, an int, or a numpy generator",
-          aliases=("seed",), default_doc="0 on the command line, None (a fresh seed) in "
-                                         "the estimator, as scikit-learn"),
-    Param("verbose", "int", 0, "0 silent, 1 progress, 2 memory plan", low=0,
-          aliases=("verbosity",)),
+    cart.RANDOM_STATE, cart.VERBOSE,
     cart.PREFETCH,
 ])
