@@ -16,6 +16,12 @@ from oocboost.learners.isolation.train import (
 from tests.cli_runner import run_cli
 
 
+def _ok(done):
+    """A CLI run that exited 0 (its stderr shown otherwise)."""
+    assert done.returncode == 0, done.stderr
+    return done
+
+
 def _data(n=4000, n_features=4, n_anomalies=40, seed=0, shift=(0.5, 3.0)):
     rng = np.random.default_rng(seed)
     X = rng.normal(size=(n, n_features))
@@ -194,17 +200,17 @@ def test_more_samples_than_rows_warns_as_scikit_learn():
 def test_command_line_trains_on_an_unlabelled_cache_and_continues(tmp_path):
     X, y = _data(n=2000)
     np.savetxt(tmp_path / "x.csv", X, delimiter=",", header="a,b,c,d", comments="")
-    run_cli("build-cache", str(tmp_path / "x.csv"), "-o", str(tmp_path / "c.oocb"),
-            check=True)
-    run_cli("train", str(tmp_path / "c.oocb"), "--learner", "isolation-forest", "--rounds",
-            "12", "-o", str(tmp_path / "all.json"), check=True)
-    run_cli("train", str(tmp_path / "c.oocb"), "--learner", "isolation-forest", "--rounds",
-            "5", "-o", str(tmp_path / "first.json"), check=True)
-    run_cli("train", str(tmp_path / "c.oocb"), "--learner", "isolation-forest", "--rounds",
+    _ok(run_cli("build-cache", str(tmp_path / "x.csv"), "-o", str(tmp_path / "c.oocb"),
+            check=True))
+    _ok(run_cli("train", str(tmp_path / "c.oocb"), "--learner", "isolation-forest", "--rounds",
+            "12", "-o", str(tmp_path / "all.json")))
+    _ok(run_cli("train", str(tmp_path / "c.oocb"), "--learner", "isolation-forest", "--rounds",
+            "5", "-o", str(tmp_path / "first.json")))
+    _ok(run_cli("train", str(tmp_path / "c.oocb"), "--learner", "isolation-forest", "--rounds",
             "7", "--init-model", str(tmp_path / "first.json"), "-o",
-            str(tmp_path / "more.json"), check=True)
-    run_cli("predict", str(tmp_path / "all.json"), str(tmp_path / "x.csv"), "-o",
-            str(tmp_path / "p.csv"), check=True)
+            str(tmp_path / "more.json")))
+    _ok(run_cli("predict", str(tmp_path / "all.json"), str(tmp_path / "x.csv"), "-o",
+            str(tmp_path / "p.csv")))
     scores = np.loadtxt(tmp_path / "p.csv", skiprows=1)
     whole = oocboost.load_model(tmp_path / "all.json")
     np.testing.assert_allclose(scores, whole.predict(X), rtol=1e-12)

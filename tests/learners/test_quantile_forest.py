@@ -7,6 +7,13 @@ import pytest
 
 import oocboost
 from oocboost.kernels import cart_stats as kc
+from tests.cli_runner import run_cli
+
+
+def _ok(done):
+    """A CLI run that exited 0 (its stderr shown otherwise)."""
+    assert done.returncode == 0, done.stderr
+    return done
 
 
 def _data(n, seed):
@@ -165,15 +172,13 @@ def test_quantiles_without_samples_or_out_of_range_are_refused():
 
 
 def test_command_line_trains_a_quantile_forest_and_writes_its_quantiles(tmp_path):
-    from tests.cli_runner import run_cli
-
     X, y = _data(1500, 12)
     cache = oocboost.build_cache(X, tmp_path / "c.oocb", label=y, quiet=True)
-    run_cli("train", str(tmp_path / "c.oocb"), "--learner", "random-forest", "--rounds",
+    _ok(run_cli("train", str(tmp_path / "c.oocb"), "--learner", "random-forest", "--rounds",
             "6", "--param", "task=regression", "--param", "quantile_samples_leaf=9",
-            "--param", "min_samples_leaf=5", "-o", str(tmp_path / "m.json"), check=True)
-    run_cli("predict", str(tmp_path / "m.json"), str(tmp_path / "c.oocb"), "--quantiles",
-            "0.1,0.9", "-o", str(tmp_path / "q.csv"), check=True)
+            "--param", "min_samples_leaf=5", "-o", str(tmp_path / "m.json")))
+    _ok(run_cli("predict", str(tmp_path / "m.json"), str(tmp_path / "c.oocb"), "--quantiles",
+            "0.1,0.9", "-o", str(tmp_path / "q.csv")))
     header = (tmp_path / "q.csv").read_text().splitlines()[0]
     assert header == '"quantile_0.1","quantile_0.9"'
     written = np.loadtxt(tmp_path / "q.csv", delimiter=",", skiprows=1)
