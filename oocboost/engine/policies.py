@@ -366,8 +366,8 @@ class CartPolicy(FeatureBins):
             from ..errors import ParameterError
 
             raise ParameterError(f"criterion must be one of gini, entropy, log_loss, "
-                                 f"squared_error, friedman_mse, poisson, absolute_error; got "
-                                 f"{criterion!r}")
+                                 f"gain_ratio, squared_error, friedman_mse, poisson, "
+                                 f"absolute_error; got {criterion!r}")
         self.criterion_code = ks.CRITERIA[name]
         self.label_values = np.empty(0)
         if name == "absolute_error":

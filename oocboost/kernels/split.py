@@ -164,10 +164,15 @@ CRITERION_ABSOLUTE_ERROR = 4
 #: AdaBoost.MH's ``Z = 2 sum_l sqrt(W+_l W-_l)`` (Schapire and Singer 1999): statistics
 #: ``(W+_0 .. W+_{K-1}, W-_0 .. W-_{K-1}, count)``, passed with ``n_classes = 2K``.
 CRITERION_MH_Z = 5
+#: C4.5's gain ratio (Quinlan 1993): the entropy decrease of a split divided by its split
+#: information ``-(p_L log2 p_L + p_R log2 p_R)``, the children's shares of the weight;
+#: nodes' impurity (importances, ``min_impurity_decrease``, pruning) is their entropy.
+CRITERION_GAIN_RATIO = 6
 #: Name -> ``criterion_code`` of :func:`find_splits_cart`.
 CRITERIA = {"gini": CRITERION_GINI, "entropy": CRITERION_ENTROPY,
             "squared_error": CRITERION_SQUARED_ERROR, "poisson": CRITERION_POISSON,
-            "absolute_error": CRITERION_ABSOLUTE_ERROR, "adaboost_mh": CRITERION_MH_Z}
+            "absolute_error": CRITERION_ABSOLUTE_ERROR, "adaboost_mh": CRITERION_MH_Z,
+            "gain_ratio": CRITERION_GAIN_RATIO}
 
 #: XGBoost's default ``max_cat_to_onehot`` and ``max_cat_threshold``.
 DEFAULT_MAX_CAT_TO_ONEHOT = 4

@@ -11,6 +11,7 @@ from .parallel import MIN_PAIRS, RANGE_KERNEL, run_ranges
 from .sorting import stable_argsort
 from .split import (
     CRITERION_ABSOLUTE_ERROR,
+    CRITERION_GAIN_RATIO,
     CRITERION_GINI,
     CRITERION_MH_Z,
     CRITERION_POISSON,
@@ -211,6 +212,11 @@ def _cart_proxy(left, node_sum, w_node, criterion_code, n_classes, count_stat,
             if cr > 0.0:
                 pr = cr / wr
                 imp_r -= pr * (math.log(pr) / _LN2)
+    if criterion_code == CRITERION_GAIN_RATIO:
+        w = wl + wr
+        parent = _impurity(node_sum, criterion_code, n_classes, values)
+        split_info = -(wl * math.log(wl / w) + wr * math.log(wr / w)) / (w * _LN2)
+        return (w * parent - wr * imp_r - wl * imp_l) / split_info
     return -wr * imp_r - wl * imp_l
 
 

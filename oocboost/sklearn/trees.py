@@ -32,7 +32,8 @@ Differences from scikit-learn, all consequences of training on binned data:
   5, per split): a row missing a split's feature at prediction follows the first
   surrogate it has a value for, else the majority direction (``engine/surrogates.py``).
 * ``criterion`` supports gini, entropy/log_loss, squared_error, friedman_mse (the
-  same as squared_error, as scikit-learn >= 1.9 maps it) and poisson.
+  same as squared_error, as scikit-learn >= 1.9 maps it), poisson and absolute_error,
+  and ours: ``gain_ratio`` (C4.5's gain ratio of a binary split).
 
 Example
 -------

@@ -17,7 +17,7 @@ from .validate import count_or_fraction, float_param, int_param, resolve_seed
 LEARNERS = ("random_forest", "extra_trees", "decision_tree", "bagging")
 #: Integer labels with at most this many classes make the CLI choose classification.
 MAX_AUTO_CLASSES = 32
-CLASSIFICATION_CRITERIA = ("gini", "entropy", "log_loss")
+CLASSIFICATION_CRITERIA = ("gini", "entropy", "log_loss", "gain_ratio")
 REGRESSION_CRITERIA = ("squared_error", "friedman_mse", "poisson", "absolute_error")
 
 

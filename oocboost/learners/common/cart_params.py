@@ -10,7 +10,8 @@ def _count(name: str, default: int, minimum: int, doc: str) -> Param:
 
 
 CRITERION = Param("criterion", "str", None, "impurity of a split",
-                  default_doc="gini (classification), squared_error (regression)")
+                  default_doc="gini (classification), squared_error (regression); "
+                              "classifiers also take gain_ratio (C4.5's)")
 SPLITTER = Param("splitter", "choice", None, "best threshold, a random one, or oblique",
                  choices=("best", "random", "oblique"),
                  default_doc="best (random for extra-trees)")
