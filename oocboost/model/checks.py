@@ -23,7 +23,9 @@ a part's key        optional: a learner's part (``model/parts.py``), read and va
                     its tree and the bin mapper), ``mars`` (terms: hinges on numeric
                     features at their bin edges, finite, one column per output),
                     ``leaf_samples`` (a quantile forest's labels: leaves of their tree,
-                    ascending values, positive weights), and the keys of parts registered
+                    ascending values, positive weights), ``linear_leaves`` (boosting's
+                    leaf models: leaves of their tree, distinct numeric features, finite
+                    coefficients), and the keys of parts registered
                     at run time (``register_part``)
 anything else       refused: an unknown field
 ==================  =================================================================

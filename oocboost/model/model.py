@@ -49,7 +49,7 @@ from ..errors import ModelError
 from ..utils.files import write_text_atomic
 
 # the built-in parts register themselves (model/parts.py) when their modules load
-from . import leaf_samples, mars, naive_bayes, stream_state  # noqa: F401
+from . import leaf_samples, linear_leaves, mars, naive_bayes, stream_state  # noqa: F401
 from .checks import check_model_fields, check_no_unknown_fields
 from .contributions import ModelContributions
 from .fields import (
@@ -384,7 +384,7 @@ class Model(ModelPrediction, ModelContributions, ModelExport):
         for part in self.parts.values():
             words = part.describe()
             if words:
-                return words
+                return f"{self.n_trees} trees, {words}" if part.beside_trees else words
         return f"{self.n_trees} trees"
 
     # Training metadata kept in ``attributes`` so that it is saved with the model.

@@ -42,6 +42,8 @@ class ModelPart:
     shap_refusal: ClassVar[str | None] = None
     #: Left out of ``save_model(path, state=False)`` (learning state, not prediction).
     is_learning_state: ClassVar[bool] = False
+    #: ``describe`` says what the part adds to the trees (the summary names both).
+    beside_trees: ClassVar[bool] = False
 
     def to_json(self) -> Any:
         """The field's JSON value."""

@@ -34,6 +34,9 @@ def _settings(model, decay_rate, learning_rate, reg_lambda, reg_alpha, max_delta
     if model.learner != "gbtree" or model.aggregation != "sum":
         raise ParameterError(f"refit re-weights a boosted model's leaves; this is a "
                              f"{model.learner!r} model")
+    if model.part("linear_leaves") is not None:
+        raise ParameterError("refit re-weights constant leaves; this model has linear "
+                             "leaves (linear_tree), whose refit is not offered yet")
     if not (isinstance(decay_rate, (int, float)) and 0.0 <= float(decay_rate) <= 1.0):
         raise ParameterError(f"decay_rate must be a number in [0, 1], got {decay_rate!r}")
     objective = get_objective(model.objective, dict(model.objective_params or {}))

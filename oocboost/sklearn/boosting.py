@@ -99,6 +99,8 @@ class _GradientBoosting(ParamsMixin):
         top_rate=0.2,
         other_rate=0.1,
         cat_encoding="native",
+        linear_tree=False,
+        linear_lambda=0.0,
         random_state=0,
         n_jobs=None,
         memory_limit=None,
@@ -155,6 +157,8 @@ class _GradientBoosting(ParamsMixin):
         self.top_rate = top_rate
         self.other_rate = other_rate
         self.cat_encoding = cat_encoding
+        self.linear_tree = linear_tree
+        self.linear_lambda = linear_lambda
         self.random_state = random_state
         self.n_jobs = n_jobs
         self.memory_limit = memory_limit

@@ -16,8 +16,8 @@ from oocboost.model.model import load_model
 @pytest.fixture(scope="module")
 def docs(tmp_path_factory):
     """The JSON of a boosting model with a categorical feature, of an AdaBoost.R2 model
-    of a Hoeffding tree with naive Bayes leaves, of a MARS model and of a quantile
-    regression forest."""
+    of a Hoeffding tree with naive Bayes leaves, of a MARS model, of a quantile
+    regression forest and of boosting with linear leaves."""
     folder = tmp_path_factory.mktemp("checks")
     rng = np.random.default_rng(0)
     n = 400
@@ -35,8 +35,10 @@ def docs(tmp_path_factory):
     mars = oocboost.MARSRegressor(max_terms=5).fit(np.c_[x, x ** 2], y)
     qrf = oocboost.RandomForestRegressor(n_estimators=2, max_depth=3, quantile_samples_leaf=4,
                                          random_state=0).fit(np.c_[x, x ** 2], x)
-    return (boost.to_json_dict(), ada.model_.to_json_dict(), hoeffding.model_.to_json_dict(),
-            mars.model_.to_json_dict(), qrf.model_.to_json_dict())
+    linear = oocboost.GradientBoostingRegressor(n_estimators=3, max_depth=2,
+                                                linear_tree=True).fit(np.c_[x, x ** 2], x)
+    return tuple(m.to_json_dict() for m in (boost, ada.model_, hoeffding.model_, mars.model_,
+                                            qrf.model_, linear.model_))
 
 
 def _mutate(doc, fn):
@@ -110,6 +112,7 @@ BOOSTING = [
                                             "node": [1], "offset": [0, 1], "value": [0.5],
                                             "weight": [1.0]}]),
      "leaf_samples: a forest of one output averaging"),
+    ("linear_leaves", _set("linear_leaves", {"tree": 0}), "'linear_leaves' must be list"),
     ("unknown", _set("colour", "blue"), "unknown field 'colour'"),
 ]
 
@@ -128,6 +131,38 @@ QUANTILE = [
     ("leaf_samples", _samples("n_samples", lambda v: v + 1), "'value' has"),
     ("leaf_samples", lambda d: d["leaf_samples"][0].__setitem__("extra", 1), "unknown"),
 ]
+
+
+def _linear(key, fn):
+    return lambda d: d["linear_leaves"][0].__setitem__(key, fn(d["linear_leaves"][0][key]))
+
+
+def _repeat_a_feature(entry):
+    """The first leaf with two features names its first twice."""
+    k = next(k for k in range(entry["n_leaves"])
+             if entry["offset"][k + 1] - entry["offset"][k] >= 2)
+    at = entry["offset"][k]
+    entry["feature"][at + 1] = entry["feature"][at]
+
+
+#: Hostile variants of boosting's linear leaves.
+LINEAR = [
+    ("linear_leaves", _linear("coef", lambda v: ["x"] + v[1:]), "coef"),
+    ("linear_leaves", _linear("feature", lambda v: [5] + v[1:]), "numeric features"),
+    ("linear_leaves", lambda d: _repeat_a_feature(d["linear_leaves"][0]),
+     "names a feature twice"),
+    ("linear_leaves", _linear("node", lambda v: [0] + v[1:]), "ascending leaves"),
+    ("linear_leaves", _linear("offset", lambda v: [0, 3] + v[2:]), "offset must rise"),
+    ("linear_leaves", _linear("tree", lambda v: 9), "tree 9 is not in"),
+    ("linear_leaves", _linear("n_coef", lambda v: v + 1), "'feature' has"),
+    ("linear_leaves", lambda d: d["linear_leaves"][0].__setitem__("extra", 1), "unknown"),
+]
+
+
+@pytest.mark.parametrize("field, mutation, pattern", LINEAR,
+                         ids=[p[:24] for _, _, p in LINEAR])
+def test_linear_leaves_are_checked(docs, tmp_path, field, mutation, pattern):
+    _refused(tmp_path, _mutate(docs[5], mutation), pattern)
 
 
 @pytest.mark.parametrize("field, mutation, pattern", QUANTILE,
@@ -190,7 +225,7 @@ def test_adaboost_attributes_are_checked(docs, tmp_path, field, mutation, patter
 
 
 def test_every_written_field_has_a_check(docs):
-    written = set(docs[0]) | set(docs[1]) | set(docs[2]) | set(docs[3]) | set(docs[4])
+    written = set().union(*docs)
     assert written == set(known_fields())
     assert written <= {field for field, _, _ in BOOSTING}
 

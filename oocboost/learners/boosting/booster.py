@@ -33,6 +33,7 @@ from ...errors import ParameterError
 from ...kernels.partition import add_node_values
 from ...kernels.sampling import sampled_rows, uniform_per_row
 from .leaf_refresh import refresh_leaves
+from .linear_fit import fit_linear_leaves
 from .ranking import QueryGroups, apply_patches, group_gradients
 from .row_sampling import (
     SAMPLE_SLACK,
@@ -80,6 +81,9 @@ class BoostingState:
         self.base_margin = np.asarray(base_margin, dtype=np.float64)
         self.prev_grower = None
         self.prev_values = None
+        # linear_tree: the last round's leaf models, applied with its values
+        self.prev_linear = None
+        self._representatives = None
         # DART (dart.py): the dropped trees, subtracted before this round's gradients,
         # and the last round's change to the dropped trees' part of the margins
         self.dart_drop = None
@@ -121,6 +125,16 @@ class BoostingState:
         self.sample_passes = 0
         self.sample_rows = 0
         self.sample_capacity = self._plan_sample()
+
+    def representatives(self):
+        """(n_features, max_bin) float64: the value each code stands for (its bin's
+        middle), made once (``linear_tree`` reads features so)."""
+        if self._representatives is None:
+            from ...model.mars import representatives
+
+            self._representatives = representatives(self.cache.bin_mapper,
+                                                    self.cache.max_bin)
+        return self._representatives
 
     def _plan_sample(self):
         """Rows to allocate for a round's gradient-based sample kept in memory, 0 when
@@ -342,6 +356,12 @@ def grow_round(state, round_index, learning_rate):
         refresh_leaves(state, grower, trees, values, round_index, learning_rate,
                        lambda: _blocks(state))
         grower.telemetry.passes += 1
+    state.prev_linear = None
+    if p["linear_tree"] and round_index > 0:  # LightGBM's first tree is constant
+        state.prev_linear = fit_linear_leaves(state, grower, trees, learning_rate,
+                                              lambda: _blocks(state),
+                                              state.representatives())
+        grower.telemetry.passes += 1
     state.prev_grower, state.prev_values = grower, values
     state.hist_pool = grower.hist
     state.telemetry.add(grower.telemetry)
@@ -417,6 +437,8 @@ def _apply_previous_round(state, block, views, prev, prev_values):
     prev.move_to_leaves(block.stored_codes, views["node"])
     for c in range(state.n_outputs):
         add_node_values(views["node"][c], prev_values[c], 1.0, views["margin"][:, c])
+    if state.prev_linear is not None:
+        state.prev_linear.add_to_margins(block, views["node"], prev_values, views["margin"])
     if state.dart_change is not None:
         views["margin"] += _dart_margin(state.dart_change, block, state.cache.max_bin - 1)
 
@@ -432,4 +454,5 @@ def finish_margins(state):
         views["node"][:] = 0
         state.rows.store(block.index, views)
     state.prev_grower = None
+    state.prev_linear = None
     state.dart_change = None

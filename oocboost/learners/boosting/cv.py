@@ -333,6 +333,9 @@ def _run_group(cache, objective, p, plan, fold_ids, fold_of_row, bases, models, 
             trees = boosting.grow_round(state, r, p["learning_rate"])
             for j, fold in enumerate(fold_ids):
                 models[fold].add_round(trees[j * k:(j + 1) * k])
+                if state.prev_linear is not None:
+                    state.prev_linear.add_to_model(models[fold], models[fold].n_trees - k,
+                                                   range(j * k, (j + 1) * k))
             if r >= 1:
                 # the first pass of round r brought the margins up to round r - 1
                 evaluator.evaluate(state, fold_ids, r - 1)

@@ -18,6 +18,7 @@ Where we differ from XGBoost (documented in docs/parameters.md):
 from ...errors import ParameterError
 from ...utils.params import Param, ParamSpec
 from .dart import check_dart_params
+from .linear_fit import check_linear_params
 from .row_sampling import check_sampling_params
 
 
@@ -103,6 +104,9 @@ BOOSTER_SPEC = ParamSpec("gbtree", [
     _at_least_zero("cat_l2", 10.0, "lightgbm search: extra L2 of a partition"),
     Param("min_data_per_group", "int", 100, "lightgbm search: rows between partitions",
           low=0),
+    Param("linear_tree", "bool", False, "LightGBM's linear models in the leaves",
+          aliases=("linear_trees",)),
+    _at_least_zero("linear_lambda", 0.0, "linear_tree: L2 on the leaves' coefficients"),
     Param("booster", "choice", "gbtree", "gbtree or dart (gblinear is not offered)",
           choices=("gbtree", "dart")),
     Param("multi_strategy", "str", "one_output_per_tree",
@@ -156,6 +160,7 @@ def resolve_params(params):
                              "max_leaves > 0, as in XGBoost")
     check_symmetric_params(out)
     check_dart_params(out)
+    check_linear_params(out)
     check_sampling_params(out)
     if isinstance(out["eval_metric"], str):
         out["eval_metric"] = [out["eval_metric"]]

@@ -35,6 +35,7 @@ from . import callback as cb
 from .class_weight import with_class_weights
 from .custom import CustomGradients, CustomMetric
 from .dart import DartRound
+from .linear_fit import linear_scratch_bytes
 from .params import objective_params, resolve_params
 
 if TYPE_CHECKING:
@@ -240,7 +241,11 @@ def _plan(p, cache, objective):
                       n_trees_in_pass=objective.n_outputs, prefetch=p["prefetch"],
                       max_nodes_in_flight=max(64, (needed + 1) // 2),
                       state_bytes_per_row=boosting.state_spec(objective.n_outputs,
-                                                              p).bytes_per_row())
+                                                              p).bytes_per_row(),
+                      block_scratch_bytes=linear_scratch_bytes(
+                          p, sum(t == "numeric" for t in cache.bin_mapper.feature_types),
+                          objective.n_outputs, cache.block_rows),
+                      block_scratch_detail="linear leaves' feature values")
     if symmetric:
         check_symmetric_cache(cache)
         if 2 * plan.hist_nodes < needed:
@@ -294,6 +299,9 @@ def _check_distributed(objective, p, obj):
         why = "gradient-based sampling draws rows from each worker's own gradients"
     elif obj is not None:
         why = "a custom objective (obj=) cannot be sent to the workers"
+    elif p["linear_tree"]:
+        why = ("linear_tree=True (each leaf's model is fitted from sums over every row; "
+               "LightGBM's linear trees need its serial tree learner too)")
     if why is not None:
         raise ParameterError(f"not offered in distributed training yet: {why}")
 
@@ -480,6 +488,8 @@ def _grow(model, state, epoch, lr, p):
     the model of the dropped trees' margin change (None otherwise)."""
     if p["booster"] != "dart":
         model.add_round(boosting.grow_round(state, epoch, lr))
+        if state.prev_linear is not None:
+            state.prev_linear.add_to_model(model, model.n_trees - state.n_outputs)
         return None
     drop = DartRound(model, p, epoch)
     state.dart_drop = drop.drop_model

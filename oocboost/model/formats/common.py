@@ -46,15 +46,26 @@ class ScalarTree:
     cover: np.ndarray
     n_samples: np.ndarray
 
+    #: Linear leaf models (``linear_leaves``) times the tree's scale: ``{leaf: (const,
+    #: features, coefficients)}``, or None.
+    linear: dict | None = None
+
     @property
     def n_nodes(self) -> int:
         return int(self.left.shape[0])
 
 
-def check_exportable(model, fmt: str) -> None:
+#: The model part a format that writes linear leaves (LightGBM's) accepts.
+LINEAR_PART = "linear_leaves"
+
+
+def check_exportable(model, fmt: str, linear_leaves: bool = False) -> None:
     """ModelError naming what ``fmt`` cannot express: a part that adds to predictions
-    (MARS terms, naive Bayes leaves), oblique or surrogate splits."""
+    (MARS terms, naive Bayes leaves, linear leaves unless ``linear_leaves``), oblique
+    or surrogate splits."""
     for part in model.parts.values():
+        if linear_leaves and part.key == LINEAR_PART:
+            continue
         if type(part).add_margin is not ModelPart.add_margin:
             raise ModelError(f"{fmt} cannot express the model's {part.key!r} part (it adds "
                              f"to the trees' predictions); export a model of plain trees")
@@ -125,14 +136,24 @@ def preorder(tree, column: int, scale: float) -> ScalarTree:
         cover=tree.cover[order].copy(), n_samples=tree.n_samples[order].copy())
 
 
-def trees_by_round(model, fmt: str) -> list[list[ScalarTree]]:
+def _linear_models(entry, scale: float) -> dict:
+    """``{leaf: (const, features, coefficients)}`` of a tree's ``LinearLeaves``."""
+    return {int(leaf): (float(entry.const[k]) * scale,
+                        entry.feature[entry.offset[k]:entry.offset[k + 1]].astype(np.int64),
+                        entry.coef[entry.offset[k]:entry.offset[k + 1]] * scale)
+            for k, leaf in enumerate(entry.node.tolist())}
+
+
+def trees_by_round(model, fmt: str, linear_leaves: bool = False) -> list[list[ScalarTree]]:
     """The model's trees as rounds of ``n_outputs`` scalar trees (round ``r``, output
     ``k``: ``rounds[r][k]``), tree weights folded into the values so that the plain sum
     (aggregation "sum") or the plain mean over rounds (aggregation "mean") of the
     leaves reached is the model's margin without its base. A multi-output tree gives
     one tree per output. ModelError when the outputs have different numbers of trees
     under "mean" (a plain mean could not weigh them)."""
-    check_exportable(model, fmt)
+    check_exportable(model, fmt, linear_leaves)
+    part = model.part(LINEAR_PART)
+    linear = {} if part is None else {e.tree: e for e in part.entries}
     n_outputs = int(model.n_outputs)
     per_output: list[list[tuple[int, int, float]]] = [[] for _ in range(n_outputs)]
     for t, (group, weight) in enumerate(zip(model.tree_group, model.tree_weight)):
@@ -157,7 +178,10 @@ def trees_by_round(model, fmt: str) -> list[list[ScalarTree]]:
         for trees in per_output:
             if r < len(trees):
                 t, column, scale = trees[r]
-                one_round.append(scalar_tree(model.trees[t], column, scale))
+                tree = scalar_tree(model.trees[t], column, scale)
+                if t in linear:  # boosting's trees: never renumbered
+                    tree.linear = _linear_models(linear[t], scale)
+                one_round.append(tree)
             else:             # an output with fewer trees: a tree adding 0 (sum only)
                 one_round.append(constant_tree(0.0))
         rounds.append(one_round)
@@ -174,7 +198,8 @@ def constant_tree(value: float) -> ScalarTree:
                       n_samples=np.zeros(1))
 
 
-def exported_rounds(model, fmt: str, keep_mean: bool = False) -> list[list[ScalarTree]]:
+def exported_rounds(model, fmt: str, keep_mean: bool = False,
+                    linear_leaves: bool = False) -> list[list[ScalarTree]]:
     """:func:`trees_by_round` with the model's base margin in the leaves, so that the
     leaves reached give the model's margin: their plain sum, or under ``keep_mean`` (a
     format that averages, for a model that does) their plain mean.
@@ -183,7 +208,7 @@ def exported_rounds(model, fmt: str, keep_mean: bool = False) -> list[list[Scala
     the base goes into each output's first tree (a round of one-leaf trees when there is
     none); averaged, into every tree (the mean of ``v + b`` is the mean of ``v`` plus
     ``b``)."""
-    rounds = trees_by_round(model, fmt)
+    rounds = trees_by_round(model, fmt, linear_leaves)
     mean = model.aggregation == "mean"
     if mean and not keep_mean and rounds:
         for one_round in rounds:
@@ -197,6 +222,9 @@ def exported_rounds(model, fmt: str, keep_mean: bool = False) -> list[list[Scala
     for one_round in rounds if mean and keep_mean else rounds[:1]:
         for k, tree in enumerate(one_round):
             tree.value = tree.value + base[k]
+            if tree.linear is not None:
+                tree.linear = {leaf: (const + base[k], f, c)
+                               for leaf, (const, f, c) in tree.linear.items()}
     return rounds
 
 

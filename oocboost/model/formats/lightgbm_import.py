@@ -10,7 +10,11 @@ type NaN the default side, for missing type None the side of 0 (LightGBM reads N
 ``average_output`` (random forests: the mean of the trees), split gains, hessian sums and
 row counts come along.
 
-Refused by name: categorical splits, linear trees, missing type Zero where 0 would not
+Linear trees (``linear_tree=True``) come in as the ``linear_leaves`` part: each leaf's
+``leaf_const``, features and coefficients (``model/linear_leaves.py``), evaluated on raw
+values as LightGBM does (a row missing one of a leaf's features gets its leaf value).
+
+Refused by name: categorical splits, missing type Zero where 0 would not
 go the default side (``zero_as_missing=True``), ``sigmoid`` other than 1, and objectives
 oocboost lacks (``multiclassova``, ``xentlambda``...).
 """
@@ -107,8 +111,6 @@ def _tree(block: dict, where: str, n_features: int, names: list[str]):
         raise ModelError(f"{where}: 'num_leaves' is not an integer") from None
     if not 1 <= n_leaves <= 1 << 23:
         raise ModelError(f"{where}: num_leaves {n_leaves} is out of range")
-    if block.get("is_linear", "0").strip() not in ("0", ""):
-        raise ModelError(f"{where}: linear trees (linear_tree=True) are not imported")
     if n_leaves == 1:
         value = _numbers(block, "leaf_value", 1, where)
         return tree_from_arrays(np.full(1, -1), np.full(1, -1), np.full(1, -1),
@@ -161,6 +163,28 @@ def _tree(block: dict, where: str, n_features: int, names: list[str]):
         both("internal_count", "leaf_count"), n_features, where)
 
 
+def _linear_leaves(block: dict, where: str, tree_index: int, n_leaves: int):
+    """The tree's :class:`LinearLeaves` when its block says ``is_linear=1`` (leaf ``l``
+    is node ``num_leaves - 1 + l``), else None."""
+    from ..linear_leaves import LinearLeaves
+
+    if block.get("is_linear", "0").strip() in ("0", ""):
+        return None
+    const = _numbers(block, "leaf_const", n_leaves, where)
+    counts = _numbers(block, "num_features", n_leaves, where)
+    if np.any(counts < 0) or np.any(counts != np.round(counts)):
+        raise ModelError(f"{where}: num_features must be counts")
+    total = int(counts.sum())
+    offset = np.zeros(n_leaves + 1, np.int64)
+    np.cumsum(counts.astype(np.int64), out=offset[1:])
+    features = _numbers(block, "leaf_features", total, where) if total else np.zeros(0)
+    coef = _numbers(block, "leaf_coeff", total, where) if total else np.zeros(0)
+    if np.any(features != np.round(features)):
+        raise ModelError(f"{where}: leaf_features must be feature indices")
+    nodes = np.arange(n_leaves) + (n_leaves - 1 if n_leaves > 1 else 0)
+    return LinearLeaves(tree_index, nodes, const, offset, features.astype(np.int64), coef)
+
+
 def from_lightgbm_text(data: bytes, where: str, model_class):
     """The :class:`Model` of a LightGBM text model's bytes (module docstring)."""
     try:
@@ -184,6 +208,8 @@ def from_lightgbm_text(data: bytes, where: str, model_class):
                          f"{objective.n_outputs} outputs")
     trees = [_tree(b, f"{where}: tree {i} (line {b['_line']})", n_features, names)
              for i, b in enumerate(blocks)]
+    linear = [_linear_leaves(b, f"{where}: tree {i} (line {b['_line']})", i, t.n_leaves)
+              for i, (b, t) in enumerate(zip(blocks, trees))]
     if len(trees) % per_round:
         raise ModelError(f"{where}: {len(trees)} trees, not whole iterations of "
                          f"{per_round}")
@@ -198,5 +224,10 @@ def from_lightgbm_text(data: bytes, where: str, model_class):
         n_classes=per_round if objective.n_outputs > 1 else None,
         attributes={"imported_from": "lightgbm",
                     "lightgbm_version": str(header.get("version", ""))})
+    if any(entry is not None for entry in linear):
+        from ..linear_leaves import LinearLeavesPart
+
+        model.parts[LinearLeavesPart.key] = LinearLeavesPart(
+            [entry for entry in linear if entry is not None])
     model.validate()
     return model

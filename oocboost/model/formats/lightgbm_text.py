@@ -9,7 +9,10 @@ row counts (LightGBM's importances), the output transform (``binary`` is the sig
 forest's average (``average_output``). LightGBM keeps no base score: the model's base
 margin is added to the leaves of each output's first tree (under a mean, to every tree).
 An averaged model's ``predict(raw_score=True)`` in LightGBM is the sum of its trees (its
-``predict`` averages): divide by ``current_iteration()`` for oocboost's margin.
+``predict`` averages): divide by ``current_iteration()`` for oocboost's margin. Linear
+leaves (``linear_tree=True``) are written as LightGBM's own (``is_linear=1``,
+``leaf_const``, ``leaf_features``, ``leaf_coeff``), which LightGBM evaluates on raw
+values as oocboost does.
 
 Categorical splits are LightGBM's bitsets over a category's position in the model's list
 (``Model.export_input``, or a DataFrame column of pandas' category type with those
@@ -110,9 +113,10 @@ def _tree_text(index: int, tree: ScalarTree, names: list[str], categories: dict,
     internal = np.flatnonzero(tree.left >= 0)
     leaves = np.flatnonzero(tree.left < 0)
     if internal.size == 0:
+        linear = "".join(f"{k}={v}\n" for k, v in _linear_fields(tree, leaves))
         return (f"Tree={index}\nnum_leaves=1\nnum_cat=0\n"
                 f"leaf_value={_float(tree.value[0])}\nleaf_weight={_float(tree.cover[0])}\n"
-                f"leaf_count={int(tree.n_samples[0])}\nis_linear=0\nshrinkage=1\n\n\n")
+                f"leaf_count={int(tree.n_samples[0])}\n{linear}shrinkage=1\n\n\n")
     new_id = np.empty(tree.n_nodes, dtype=np.int64)
     new_id[internal] = np.arange(internal.size)
     new_id[leaves] = ~np.arange(leaves.size)        # LightGBM's -(leaf + 1)
@@ -153,8 +157,23 @@ def _tree_text(index: int, tree: ScalarTree, names: list[str], categories: dict,
     ]
     if n_cat:
         fields += [("cat_boundaries", join(boundaries)), ("cat_threshold", join(words))]
-    fields += [("is_linear", 0), ("shrinkage", 1)]
+    fields += _linear_fields(tree, leaves) + [("shrinkage", 1)]
     return f"Tree={index}\n" + "".join(f"{k}={v}\n" for k, v in fields) + "\n\n"
+
+
+def _linear_fields(tree: ScalarTree, leaves: np.ndarray) -> list:
+    """``is_linear`` and, for a tree with linear leaves, LightGBM's ``leaf_const``,
+    ``num_features``, ``leaf_features`` and ``leaf_coeff`` (leaves in its order; a leaf
+    without a model: its value as the constant, no features)."""
+    if tree.linear is None:
+        return [("is_linear", 0)]
+    models = [tree.linear.get(int(leaf), (float(tree.value[leaf]), np.zeros(0, np.int64),
+                                          np.zeros(0))) for leaf in leaves]
+    return [("is_linear", 1),
+            ("leaf_const", " ".join(_float(c) for c, _, _ in models)),
+            ("num_features", " ".join(str(len(f)) for _, f, _ in models)),
+            ("leaf_features", " ".join(str(int(j)) for _, f, _ in models for j in f)),
+            ("leaf_coeff", " ".join(_float(x) for _, _, c in models for x in c))]
 
 
 def to_lightgbm_text(model) -> str:
@@ -166,7 +185,7 @@ def to_lightgbm_text(model) -> str:
     objective = _objective_line(model)
     names = _feature_names(model)
     categories = category_lists(model, _FORMAT)
-    rounds = exported_rounds(model, _FORMAT, keep_mean=True)
+    rounds = exported_rounds(model, _FORMAT, keep_mean=True, linear_leaves=True)
     n_outputs = int(model.n_outputs)
     header = ["tree", "version=v4", f"num_class={n_outputs}",
               f"num_tree_per_iteration={n_outputs}", "label_index=0",

@@ -41,6 +41,28 @@ def test_lightgbm_predicts_what_oocboost_predicts(kind, make, tmp_path):
     assert booster.feature_name() == model.feature_names
 
 
+@pytest.mark.parametrize("make, kind", [
+    (lambda: oocboost.GradientBoostingRegressor(n_estimators=6, max_depth=3,
+                                                linear_tree=True, linear_lambda=0.5),
+     "squarederror"),
+    (lambda: oocboost.GradientBoostingClassifier(n_estimators=5, max_depth=3,
+                                                 linear_tree=True), "multiclass"),
+], ids=["regression", "multiclass"])
+def test_linear_leaves_are_lightgbms_linear_trees(make, kind, tmp_path):
+    """``is_linear=1`` trees, evaluated by LightGBM on raw values (rows missing a
+    leaf's feature take its value in both), and read back as they were written."""
+    X, signal = data()
+    model = make().fit(X, label(kind, signal)).get_booster()
+    booster = _booster(model, tmp_path)
+    margin = model.predict(X, output_margin=True)
+    np.testing.assert_allclose(booster.predict(X, raw_score=True).reshape(margin.shape),
+                               margin, rtol=1e-12, atol=1e-12)
+    assert "is_linear=1" in (tmp_path / "model.txt").read_text()
+    again = oocboost.load_model(tmp_path / "model.txt")
+    np.testing.assert_allclose(again.predict(X, output_margin=True), margin, rtol=1e-12,
+                               atol=1e-12)
+
+
 def test_softmax_models_give_the_probabilities_whose_argmax_oocboost_predicts(tmp_path):
     X, signal = data()
     model = oocboost.train({"objective": "multi:softmax", "num_class": 3, "max_depth": 3},
