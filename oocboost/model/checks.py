@@ -41,8 +41,8 @@ FIELDS = ("format", "format_version", "learner", "objective", "objective_params"
           "tree_weight", "best_iteration", "n_classes", "classes", "feature_names",
           "feature_types", "bin_mapper", "params", "attributes", "trees")
 LEARNERS = ("gbtree", "random_forest", "extra_trees", "decision_tree", "bagging",
-            "adaboost", "hoeffding_tree", "online_bagging", "decision_stream", "mars",
-            "isolation_forest")
+            "adaboost", "hoeffding_tree", "online_bagging", "adaptive_random_forest",
+            "decision_stream", "mars", "isolation_forest")
 #: ``learner`` values of learners registered at run time (``learners/registry.py``).
 _REGISTERED_LEARNERS = set()
 #: "ordered_ts": a categorical column encoded as its ordered target statistic (a numeric

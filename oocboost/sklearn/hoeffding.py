@@ -58,6 +58,15 @@ class _HoeffdingBase(ParamsMixin):
         (``model``: the one being continued)."""
         return None
 
+    def _ensemble(self):
+        """What learns each batch in place of the trees one by one (an adaptive
+        forest's drift handling), or None."""
+        return None
+
+    def _tree_weights(self):
+        """The trees' votes in the model (None: equal)."""
+        return None
+
     # ------------------------------------------------------------------ state
     def _config(self, n_classes):
         names = _TREE_PARAMS + self._extra_params
@@ -93,14 +102,14 @@ class _HoeffdingBase(ParamsMixin):
             classes = getattr(self, "classes_", None)
             self._exported["model"] = hoeffding_model(
                 self._learners, list(self.feature_names_in_),
-                learner_name=self._learner_name,
+                learner_name=self._learner_name, tree_weight=self._tree_weights(),
                 classes=None if classes is None else [c.item() if hasattr(c, "item") else c
                                                       for c in classes],
                 params={k: v for k, v in self.get_params().items()
                         if isinstance(v, (int, float, str, bool, type(None)))},
                 attributes={"prequential": self._score.scores(),
                             "prequential_weight": self._score.weight,
-                            "rows_seen": int(self._learners[0].rows_seen),
+                            "rows_seen": self._rows_seen(),
                             **({"seed": int(self.seed_)} if hasattr(self, "seed_")
                                else {})})
         return self._exported["model"]
@@ -182,7 +191,8 @@ class _HoeffdingBase(ParamsMixin):
                         cache.block_rows, cache.code_bytes_per_row)
             self._score = learn_cache(self._learners, cache, prefetch=self.prefetch,
                                       evaluate=True, draws=self._row_draws,
-                                      batch_rows=self._batch_rows())
+                                      batch_rows=self._batch_rows(),
+                                      ensemble=self._ensemble())
         finally:
             data.close()
         return self
@@ -221,15 +231,16 @@ class _HoeffdingBase(ParamsMixin):
                                      f"estimator learns on (build it with reference=)")
             self._merge_score(learn_cache(self._learners, X, prefetch=self.prefetch,
                                           evaluate=True, draws=self._row_draws,
-                                          row_offset=self._learners[0].rows_seen,
-                                          batch_rows=self._batch_rows()))
+                                          row_offset=self._rows_seen(),
+                                          batch_rows=self._batch_rows(),
+                                          ensemble=self._ensemble()))
         else:
             codes, n_rows = self._chunk_codes(as_matrix(X, type(self).__name__))
             y_code = self._chunk_labels(y, n_rows)
             w = self._chunk_weights(sample_weight, n_rows)
             learn_rows(self._learners, codes, y_code, w, self._score, self._row_draws,
-                       row_start=self._learners[0].rows_seen,
-                       batch_rows=self._batch_rows())
+                       row_start=self._rows_seen(), batch_rows=self._batch_rows(),
+                       ensemble=self._ensemble())
         self._exported.clear()     # the next model_ exports the grown tree
         return self
 
@@ -263,6 +274,10 @@ class _HoeffdingBase(ParamsMixin):
                             (model.attributes.get("prequential") or {}).items()}
         self._row_draws = self._draws(model)
         self._exported = {}
+
+    def _rows_seen(self):
+        """Rows of the stream learned so far (the copies' row counter)."""
+        return int(self._learners[0].rows_seen)
 
     def _batch_rows(self):
         from ..learners.common.validate import int_param

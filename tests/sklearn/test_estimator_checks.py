@@ -42,6 +42,7 @@ SLOW_ESTIMATORS = [
                                 ("dt", oocboost.DecisionTreeRegressor(max_depth=3))], cv=3),
     oocboost.HoeffdingTreeRegressor(grace_period=20),
     oocboost.OnlineBaggingClassifier(n_estimators=3, random_state=0),
+    oocboost.AdaptiveRandomForestClassifier(n_models=3, seed=0),
     oocboost.DecisionStreamRegressor(),
     oocboost.MARSClassifier(),
 ]
@@ -56,9 +57,10 @@ def _weight_check(reason):
 #: twice), boosting, AdaBoost, trees, extra trees and decision streams pass the check;
 #: these estimators fail it for reasons of their algorithm, as scikit-learn's own do.
 _WEIGHT_FAILURES = {
-    oocboost.OnlineBaggingClassifier: (
-        "online bagging learns each row Poisson(1) times from a hash of its position in "
-        "the stream: repeated or removed rows move every later row's draws"),
+    (oocboost.OnlineBaggingClassifier, oocboost.AdaptiveRandomForestClassifier): (
+        "online bagging learns each row Poisson(1) (an adaptive forest Poisson(6)) times "
+        "from a hash of its position in the stream: repeated or removed rows move every "
+        "later row's draws"),
     (oocboost.RandomForestClassifier, oocboost.RandomForestRegressor,
      oocboost.BaggingClassifier, oocboost.BaggingRegressor): (
         "a bootstrap draws Poisson(weight) copies of each row: a row of weight 2 is not "

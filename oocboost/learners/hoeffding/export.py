@@ -60,8 +60,9 @@ def export_tree(learner):
 
 
 def hoeffding_model(learners, feature_names, *, classes=None, params=None,
-                    learner_name="hoeffding_tree", attributes=None):
-    """A Model of one or more Hoeffding learners' trees (their mean)."""
+                    learner_name="hoeffding_tree", attributes=None, tree_weight=None):
+    """A Model of one or more Hoeffding learners' trees (their mean, weighted by
+    ``tree_weight`` when given)."""
     from ...model.model import Model
 
     first = learners[0]
@@ -80,6 +81,8 @@ def hoeffding_model(learners, feature_names, *, classes=None, params=None,
     objective, obj_params = (("multi:proba", {"num_class": int(k)}) if classification
                              else ("reg:squarederror", {}))
     return Model(trees, tree_group=np.full(len(trees), -1 if classification else 0),
+                 tree_weight=None if tree_weight is None else np.asarray(tree_weight,
+                                                                         np.float64),
                  n_outputs=k if classification else 1, objective=objective,
                  objective_params=obj_params, learner=learner_name, aggregation="mean",
                  feature_names=list(feature_names),

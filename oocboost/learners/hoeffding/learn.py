@@ -75,6 +75,11 @@ class HoeffdingLearner:
         self._child_share = {}
         self.counters = {"splits": 0, "revisions": 0, "collapses": 0, "deactivated": 0,
                          "waiting": 0, "held_by_memory": 0}
+        # adaptive random forests: each leaf splits on its own random subset of
+        # ``subspace_size`` features (river's RandomLeaf), drawn from ``subspace_rng``
+        self.subspace_size = None
+        self.subspace_rng = None
+        self._leaf_features = {}
 
     # ------------------------------------------------------------------ statistics
     def block_stats(self, y, w):
@@ -372,6 +377,8 @@ class HoeffdingLearner:
         if len(leaves) == 0:
             return
         res = feature_splits(tree, cfg, tree.slot[leaves])
+        if self.subspace_size is not None:
+            res["merit"] = np.where(self._subspaces(leaves), res["merit"], -np.inf)
         for i, node in enumerate(leaves):
             choice = attempt_decision(ranked_candidates(res["merit"][i], cfg), cfg,
                                       float(weights[i]))
@@ -383,6 +390,18 @@ class HoeffdingLearner:
                 self._grow_children(node, res, i, choice)
             else:
                 self.counters["held_by_memory"] += 1
+
+    def _subspaces(self, leaves):
+        """(len(leaves), n_features) bool: each leaf's random features, drawn at its
+        first split attempt and kept."""
+        n_features = len(self.tree.n_value_bins)
+        out = np.zeros((len(leaves), n_features), bool)
+        for i, node in enumerate(leaves.tolist()):
+            if node not in self._leaf_features:
+                self._leaf_features[node] = self.subspace_rng.choice(
+                    n_features, size=min(self.subspace_size, n_features), replace=False)
+            out[i, self._leaf_features[node]] = True
+        return out
 
     def _children_fit(self):
         """Whether a split may go ahead within the histogram pool. With naive Bayes

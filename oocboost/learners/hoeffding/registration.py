@@ -40,4 +40,6 @@ register(LearnerSpec(
     name="online-bagging", summary="Oza's online bagging of Hoeffding trees",
     train=train_from_request, options=_OPTIONS, params=HOEFFDING_SPEC,
     estimators={"OnlineBaggingClassifier":
-                "oocboost.sklearn.online_bagging:OnlineBaggingClassifier"}))
+                "oocboost.sklearn.online_bagging:OnlineBaggingClassifier",
+                "AdaptiveRandomForestClassifier":
+                "oocboost.sklearn.adaptive_forest:AdaptiveRandomForestClassifier"}))

@@ -98,7 +98,7 @@ class Prequential:
 
 
 def learn_cache(learners, cache, *, prefetch=None, evaluate=False, draws=None,
-                counters=None, batch_rows=None, row_offset=0, start_row=0):
+                counters=None, batch_rows=None, row_offset=0, start_row=0, ensemble=None):
     """Stream ``cache`` once through ``learners`` (several for online bagging).
 
     Parameters
@@ -118,6 +118,8 @@ def learn_cache(learners, cache, *, prefetch=None, evaluate=False, draws=None,
     start_row : int
         Learn the cache's rows from this one on (rows appended since a saved model
         learned the first ones).
+    ensemble : AdaptiveForest or None
+        Learns each batch in place of the learners one by one (``adaptive.py``).
 
     Returns
     -------
@@ -148,16 +150,25 @@ def learn_cache(learners, cache, *, prefetch=None, evaluate=False, draws=None,
                    row_offset + block.row_start + skip)
 
     score = Prequential(learners[0].classification) if evaluate else None
-    learn_parts(learners, parts(), score, draws, batch_rows)
+    learn_parts(learners, parts(), score, draws, batch_rows, ensemble)
     return score
 
 
-def learn_parts(learners, parts, score=None, draws=None, batch_rows=None):
+def learn_parts(learners, parts, score=None, draws=None, batch_rows=None, ensemble=None):
     """Learn consecutive parts ``(codes, y, w, stream_row)`` batch by batch (each batch
     scored before it is learned)."""
-    for codes, y, w, row in batches(parts, lambda: next_batch_rows(learners, batch_rows)):
-        preds = []
+    def size():
+        growing = learners if ensemble is None else ensemble.growing()
+        return next_batch_rows(growing, batch_rows)
+
+    for codes, y, w, row in batches(parts, size):
         copies = None if draws is None else draws(row, len(y))
+        if ensemble is not None:
+            pred = ensemble.learn_batch(codes, y, w, copies)
+            if score is not None:
+                score.add(pred, y, w)
+            continue
+        preds = []
         for t, learner in enumerate(learners):
             pred = learner.learn(codes, y, w if copies is None else w * copies[t],
                                  predict=score is not None)
@@ -168,9 +179,9 @@ def learn_parts(learners, parts, score=None, draws=None, batch_rows=None):
 
 
 def learn_rows(learners, codes, y, w, score=None, draws=None, row_start=0,
-               batch_rows=None):
+               batch_rows=None, ensemble=None):
     """:func:`learn_parts` of one chunk of rows."""
-    learn_parts(learners, [(codes, y, w, row_start)], score, draws, batch_rows)
+    learn_parts(learners, [(codes, y, w, row_start)], score, draws, batch_rows, ensemble)
 
 
 def new_learners(config, mapper, n_trees, *, block_rows, code_bytes_per_row, prefetch=None):
@@ -181,24 +192,26 @@ def new_learners(config, mapper, n_trees, *, block_rows, code_bytes_per_row, pre
 
 
 class PoissonDraws:
-    """Online bagging's copies (Oza and Russell): Poisson(1) per (tree, row), from the
-    counter-based hash forests draw their bootstraps with, so a row's copies depend only
-    on (seed, tree, row index in the stream). Called ``(row_start, n_rows)``, returns
-    (n_trees, n_rows) float64 copies."""
+    """Online bagging's copies (Oza and Russell): Poisson(``lam``) per (tree, row), 1 for
+    online bagging and 6 for adaptive random forests, from the counter-based hash
+    forests draw their bootstraps with, so a row's copies depend only on (seed, tree,
+    row index in the stream). Called ``(row_start, n_rows)``, returns (n_trees, n_rows)
+    float64 copies."""
 
-    def __init__(self, seed, n_trees):
+    def __init__(self, seed, n_trees, lam=1.0):
         self.seed = int(seed)
         self.n_trees = int(n_trees)
+        self.lam = float(lam)
 
     def __call__(self, row_start, n_rows):
         from ...kernels import cart_stats as kc
 
         out = np.empty((self.n_trees, n_rows))
         kc.row_draws(self.seed, np.arange(self.n_trees, dtype=np.int64), int(row_start),
-                     kc.MODE_POISSON, 1.0, out)
+                     kc.MODE_POISSON, self.lam, out)
         return out
 
 
-def poisson_draws(seed, n_trees):
+def poisson_draws(seed, n_trees, lam=1.0):
     """:class:`PoissonDraws` (a picklable callable)."""
-    return PoissonDraws(seed, n_trees)
+    return PoissonDraws(seed, n_trees, lam)

@@ -1,0 +1,166 @@
+"""Adaptive random forests (Gomes et al. 2017; river's ``forest.ARFClassifier``): online
+bagging of Hoeffding trees that each split on random feature subsets, with a drift
+detector per tree that replaces a tree whose error rises.
+
+Per batch of rows, for every tree ``t``::
+
+    predict    the rows before learning them (prequential; the tree's accuracy since
+               it started, which weighs its vote, counts every row)
+    learn      with Poisson(lambda_value) copies of each row (and so does its
+               background tree, when it has one)
+    detect     the tree's 0/1 errors on the rows it learned (copies > 0), in order, into
+               an ADWIN of ``warning_delta`` and one of ``drift_delta``
+               (kernels/adwin.py):
+      warning  -> a background tree starts (a fresh one, learning from the next batch)
+      drift    -> the tree is replaced by its background tree (or a fresh one), its
+                  accuracy forgotten
+
+The ensemble predicts each tree's class probabilities weighted by its accuracy (a tree
+of accuracy 0, a fresh one, votes with weight 1, as river's), normalised to sum to 1.
+
+Where this differs from river: a batch is learned as a whole, so a background tree or a
+replacement starts learning at the batch after the warning or drift (river: at the next
+row), and the detectors read the errors of the trees as they were when the batch began.
+"""
+import numpy as np
+
+from ...kernels.adwin import DETECTIONS, adwin_update, new_state
+
+#: river's ADWIN settings: checks every 32 values, 5 buckets a level, sides of at least
+#: 5 values, no check before 10 values.
+ADWIN_CLOCK, ADWIN_MAX_BUCKETS, ADWIN_MIN_LENGTH, ADWIN_GRACE = 32, 5, 5.0, 10.0
+
+
+class RandomSubspaceTrees:
+    """Makes the forest's trees (a picklable callable ``(t) -> HoeffdingLearner``):
+    each leaf of a tree splits on ``subspace_size`` features drawn from its own
+    generator, seeded by (seed, position, trees made at that position)."""
+
+    def __init__(self, config, mapper, max_slots, subspace_size, seed, n_trees):
+        self.config, self.mapper, self.max_slots = config, mapper, max_slots
+        self.subspace_size, self.seed = int(subspace_size), int(seed)
+        self.made = np.zeros(n_trees, np.int64)
+
+    def __call__(self, t):
+        from .learn import HoeffdingLearner
+
+        learner = HoeffdingLearner(self.config, self.mapper, self.max_slots)
+        learner.subspace_size = self.subspace_size
+        learner.subspace_rng = np.random.default_rng([self.seed, t, int(self.made[t])])
+        self.made[t] += 1
+        return learner
+
+
+class DriftDetectors:
+    """One ADWIN of confidence ``delta`` per tree (state in ``kernels/adwin.py``
+    arrays)."""
+
+    def __init__(self, n_trees, delta):
+        self.delta = float(delta)
+        self.state = new_state(n_trees, ADWIN_MAX_BUCKETS)
+
+    def update(self, t, values):
+        """Feed tree ``t``'s values; the indices of those that made it report a change."""
+        changed = np.zeros(len(values), np.uint8)
+        adwin_update(t, np.ascontiguousarray(values, np.float64), self.delta, ADWIN_CLOCK,
+                     ADWIN_MAX_BUCKETS, ADWIN_MIN_LENGTH, ADWIN_GRACE, *self.state, changed)
+        return np.flatnonzero(changed)
+
+    def reset(self, t):
+        """Tree ``t``'s detector empty again (its count of detections kept)."""
+        totals, sq_devs, counts, scalars, levels = self.state
+        detections = abs(scalars[t, DETECTIONS])
+        totals[t] = 0.0
+        sq_devs[t] = 0.0
+        counts[t] = 0
+        scalars[t] = 0.0
+        scalars[t, DETECTIONS] = detections
+        levels[t] = 1
+
+
+class AdaptiveForest:
+    """The trees, their background trees, detectors and accuracies (module docstring).
+
+    Parameters
+    ----------
+    learners : list of HoeffdingLearner
+        The trees (replaced in place when they drift).
+    make_learner : callable ``(t) -> HoeffdingLearner``
+        A fresh tree for position ``t``.
+    drift_delta, warning_delta : float or None
+        The detectors' confidence; None: no drift detection (then no background trees
+        either), or no background trees.
+    weighted_vote : bool
+        Weigh each tree's vote by its accuracy (river's default).
+    """
+
+    def __init__(self, learners, make_learner, drift_delta=0.001, warning_delta=0.01,
+                 weighted_vote=True):
+        n = len(learners)
+        self.learners = learners
+        self.make_learner = make_learner
+        self.background = [None] * n
+        self.drift = None if drift_delta is None else DriftDetectors(n, drift_delta)
+        self.warning = (None if warning_delta is None or drift_delta is None
+                        else DriftDetectors(n, warning_delta))
+        self.weighted_vote = weighted_vote
+        self.correct = np.zeros(n)
+        self.seen = np.zeros(n)
+        self.n_warnings = np.zeros(n, np.int64)
+        self.n_drifts = np.zeros(n, np.int64)
+        self.rows_seen = 0
+
+    def growing(self):
+        """The trees and background trees (whose leaves set the batches' length)."""
+        return self.learners + [b for b in self.background if b is not None]
+
+    def vote_weights(self):
+        """(n_trees,) each tree's vote: its accuracy, or 1 while that is 0."""
+        if not self.weighted_vote:
+            return np.ones(len(self.learners))
+        accuracy = np.divide(self.correct, self.seen, out=np.zeros_like(self.seen),
+                             where=self.seen > 0)
+        return np.where(accuracy > 0, accuracy, 1.0)
+
+    def learn_batch(self, codes, y, w, copies):
+        """Learn one batch (``copies``: (n_trees, n_rows) Poisson draws); returns the
+        ensemble's (n_rows, n_classes) probabilities from before it learned."""
+        votes = self.vote_weights()
+        total = None
+        for t in range(len(self.learners)):
+            w_t = w * copies[t]
+            background = self.background[t]
+            fresh = self.learners[t].weight_seen == 0
+            pred = self.learners[t].learn(codes, y, w_t, predict=True)
+            if background is not None:
+                background.learn(codes, y, w_t)
+            if fresh:  # a tree that has learned nothing predicts nothing (river's {})
+                pred = np.zeros_like(pred)
+            wrong = (pred.argmax(axis=1) != y.astype(np.int64)) | fresh
+            self.correct[t] += float(np.sum(w * ~wrong))
+            self.seen[t] += float(np.sum(w))
+            weighted = pred * votes[t]
+            total = weighted if total is None else total + weighted
+            self._detect(t, wrong[w_t > 0].astype(np.float64))
+        self.rows_seen += len(y)
+        sums = total.sum(axis=1, keepdims=True)
+        return np.divide(total, sums, out=np.zeros_like(total), where=sums > 0)
+
+    def _detect(self, t, errors):
+        if self.drift is None or len(errors) == 0:
+            return
+        warnings = self.warning.update(t, errors) if self.warning is not None else []
+        drifts = self.drift.update(t, errors)
+        self.n_warnings[t] += len(warnings)
+        self.n_drifts[t] += len(drifts)
+        last_drift = drifts[-1] if len(drifts) else -1
+        if len(drifts):
+            replacement = self.background[t]
+            self.learners[t] = replacement if replacement is not None \
+                else self.make_learner(t)
+            self.background[t] = None
+            if replacement is not None:
+                self.warning.reset(t)
+            self.correct[t] = self.seen[t] = 0.0
+        if self.warning is not None and len(warnings) and warnings[-1] > last_drift:
+            self.background[t] = self.make_learner(t)

@@ -1,0 +1,169 @@
+"""Adaptive random forests (Gomes et al. 2017) as a scikit-learn incremental estimator
+with river's ``forest.ARFClassifier`` names and defaults: online bagging of Hoeffding
+trees with Poisson(6) copies, a random subset of features at every leaf, and ADWIN drift
+detection replacing each tree whose error rises (``learners/hoeffding/adaptive.py``).
+
+Example
+-------
+>>> from oocboost import AdaptiveRandomForestClassifier                  # doctest: +SKIP
+>>> arf = AdaptiveRandomForestClassifier(n_models=10, seed=0)            # doctest: +SKIP
+>>> for X, y in chunks:                                                  # doctest: +SKIP
+...     arf.partial_fit(X, y, classes=[0, 1])
+>>> arf.prequential_score_["accuracy"]                                   # doctest: +SKIP
+"""
+import math
+
+import numpy as np
+
+from ..errors import ParameterError
+from ..learners.common.validate import int_param, resolve_seed
+from ..learners.hoeffding.adaptive import AdaptiveForest, RandomSubspaceTrees
+from ..learners.hoeffding.stream import plan_slots, poisson_draws
+from ..utils.budget import DEFAULT_PREFETCH
+from .hoeffding import HoeffdingTreeClassifier
+
+
+def subspace_size(max_features, n_features):
+    """Features a leaf draws: river's rules for ``"sqrt"``, ``"log2"``, a count, a
+    share in (0, 1], or None (all); at least 1.
+
+    >>> subspace_size("sqrt", 10), subspace_size(0.5, 10), subspace_size(None, 10)
+    (3, 5, 10)
+    """
+    if max_features is None:
+        k = n_features
+    elif max_features == "sqrt":
+        k = round(math.sqrt(n_features))
+    elif max_features == "log2":
+        k = round(math.log2(n_features))
+    elif isinstance(max_features, (int, np.integer)) and not isinstance(max_features, bool):
+        k = int(max_features)
+    elif isinstance(max_features, float) and 0.0 < max_features <= 1.0:
+        k = int(max_features * n_features)
+    else:
+        raise ParameterError(f"max_features must be 'sqrt', 'log2', a count >= 1, a share "
+                             f"in (0, 1] or None, got {max_features!r}")
+    if k < 1 and isinstance(max_features, (int, np.integer)):
+        raise ParameterError(f"max_features must be a count >= 1, got {max_features!r}")
+    return int(min(max(k, 1), n_features))
+
+
+def _delta(name, value):
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) \
+            or not 0.0 < float(value) < 1.0:
+        raise ParameterError(f"{name} must be a confidence in (0, 1) or None, got "
+                             f"{value!r}")
+    return float(value)
+
+
+class AdaptiveRandomForestClassifier(HoeffdingTreeClassifier):
+    """Adaptive random forest classifier (river's ``ARFClassifier``).
+
+    Parameters
+    ----------
+    n_models : int, default 10
+        Trees.
+    max_features : "sqrt", "log2", int, float or None, default "sqrt"
+        Features each leaf may split on (drawn per leaf).
+    lambda_value : float, default 6
+        Mean of the Poisson copies of each row in each tree.
+    disable_weighted_vote : bool, default False
+        Average the trees' votes instead of weighing them by their accuracy.
+    drift_delta : float or None, default 0.001
+        Confidence of each tree's drift detector (river's ``drift_detector=ADWIN(0.001)``);
+        None: no drift detection.
+    warning_delta : float or None, default 0.01
+        Confidence of its warning detector, which starts a background tree (river's
+        ``warning_detector=ADWIN(0.01)``); None: no background trees.
+    seed : int or None
+        The Poisson copies and the leaves' feature draws (None: a fresh seed).
+    grace_period, max_depth, split_criterion, delta, tau, leaf_prediction, nb_threshold,
+    min_branch_fraction, max_share_to_split, merit_preprune : each tree's, river's ARF
+        defaults (``grace_period=50``, ``delta=0.01``).
+    memory_limit, max_bin, cache_dir, prefetch, reference, batch_rows : as
+        :class:`HoeffdingTreeClassifier` (histograms planned for every tree and a
+        background tree each).
+    """
+    _DEFAULTS_DIFFER = {"seed": "None draws a fresh seed, as river's None"}
+    _learner_name = "adaptive_random_forest"
+
+    def __init__(self, n_models=10, max_features="sqrt", lambda_value=6,
+                 disable_weighted_vote=False, drift_delta=0.001, warning_delta=0.01,
+                 grace_period=50, max_depth=None, split_criterion="info_gain", delta=0.01,
+                 tau=0.05, leaf_prediction="nba", nb_threshold=0, min_branch_fraction=0.01,
+                 max_share_to_split=0.99, merit_preprune=True, seed=None,
+                 memory_limit=None, max_bin=256, cache_dir=None, prefetch=None,
+                 reference=None, batch_rows=None):
+        self.n_models = n_models
+        self.max_features = max_features
+        self.lambda_value = lambda_value
+        self.disable_weighted_vote = disable_weighted_vote
+        self.drift_delta = drift_delta
+        self.warning_delta = warning_delta
+        self.seed = seed
+        super().__init__(grace_period=grace_period, max_depth=max_depth,
+                         split_criterion=split_criterion, delta=delta, tau=tau,
+                         leaf_prediction=leaf_prediction, nb_threshold=nb_threshold,
+                         min_branch_fraction=min_branch_fraction,
+                         max_share_to_split=max_share_to_split,
+                         merit_preprune=merit_preprune, memory_limit=memory_limit,
+                         max_bin=max_bin, cache_dir=cache_dir, prefetch=prefetch,
+                         reference=reference, batch_rows=batch_rows)
+
+    def _n_trees(self):
+        return int_param("n_models", self.n_models, 1)
+
+    def _config(self, n_classes):
+        if isinstance(self.lambda_value, bool) or not isinstance(
+                self.lambda_value, (int, float)) or not 0.0 < self.lambda_value <= 32.0:
+            raise ParameterError(f"lambda_value must be a number in (0, 32], got "
+                                 f"{self.lambda_value!r}")
+        return super()._config(n_classes)
+
+    def _start(self, mapper, n_classes, feature_names, block_rows, code_bytes_per_row):
+        super()._start(mapper, n_classes, feature_names, block_rows, code_bytes_per_row)
+        n = self._n_trees()
+        size = subspace_size(self.max_features, len(feature_names))
+        drift = _delta("drift_delta", self.drift_delta)
+        warning = _delta("warning_delta", self.warning_delta)
+        # every tree and a background tree each share the histogram plan
+        max_slots = plan_slots(self._config_, mapper, block_rows, code_bytes_per_row,
+                               DEFAULT_PREFETCH if self.prefetch is None else self.prefetch,
+                               n_trees=2 * n)
+        make_learner = RandomSubspaceTrees(self._config_, mapper, max_slots, size,
+                                           self.seed_, n)
+        self._learners[:] = [make_learner(t) for t in range(n)]
+        self._forest = AdaptiveForest(self._learners, make_learner, drift, warning,
+                                      weighted_vote=not self.disable_weighted_vote)
+
+    def _draws(self, model=None):
+        self.seed_ = resolve_seed(self.seed)
+        return poisson_draws(self.seed_, self._n_trees(), float(self.lambda_value))
+
+    def _ensemble(self):
+        return self._forest
+
+    def _rows_seen(self):
+        return self._forest.rows_seen
+
+    def _tree_weights(self):
+        return self._forest.vote_weights()
+
+    def _restore(self, init_model):
+        raise ParameterError("an adaptive random forest keeps its drift detectors and "
+                             "background trees in memory only: go on learning with "
+                             "partial_fit, or fit again (init_model is not offered)")
+
+    @property
+    def n_warnings_detected_(self):
+        """(n_models,) warnings each tree position has raised."""
+        self._check_fitted()
+        return self._forest.n_warnings.copy()
+
+    @property
+    def n_drifts_detected_(self):
+        """(n_models,) drifts each tree position has raised (each replaced its tree)."""
+        self._check_fitted()
+        return self._forest.n_drifts.copy()

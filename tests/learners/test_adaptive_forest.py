@@ -1,0 +1,146 @@
+"""Adaptive random forests (learners/hoeffding/adaptive.py, sklearn/adaptive_forest.py):
+a tree whose error rises is replaced and the forest follows an abrupt change, where the
+same forest without drift detection does not; each leaf splits on its own random
+features; the vote is the trees' probabilities weighted by their accuracy, in the model
+as in training; a seed gives the same forest; and on river's drifting streams (SEA,
+Agrawal) the prequential accuracy is river's ARFClassifier's within a point (slow)."""
+import numpy as np
+import pytest
+
+import oocboost
+from oocboost.errors import ParameterError
+
+
+def _abrupt(n=6000, seed=0):
+    """Four uniform features; the label is x0 > 0.5 for the first half, x1 > 0.5 after."""
+    rng = np.random.default_rng(seed)
+    X = rng.random((n, 4))
+    y = np.where(np.arange(n) < n // 2, X[:, 0] > 0.5, X[:, 1] > 0.5).astype(int)
+    return X, y
+
+
+def _accuracy_after_change(forest, X, y):
+    """Prequential accuracy on the second half (from the scores before and after it)."""
+    half = len(y) // 2
+    forest.partial_fit(X[:half], y[:half], classes=[0, 1])
+    before = forest.prequential_score_["accuracy"]
+    forest.partial_fit(X[half:], y[half:])
+    after = forest.prequential_score_["accuracy"]
+    return (after * len(y) - before * half) / (len(y) - half)
+
+
+def test_a_drifted_tree_is_replaced_and_the_forest_follows_the_change():
+    X, y = _abrupt()
+    adaptive = oocboost.AdaptiveRandomForestClassifier(n_models=5, seed=0)
+    fixed = oocboost.AdaptiveRandomForestClassifier(n_models=5, seed=0, drift_delta=None)
+    follows = _accuracy_after_change(adaptive, X, y)
+    stays = _accuracy_after_change(fixed, X, y)
+    assert adaptive.n_drifts_detected_.sum() >= 3
+    assert fixed.n_drifts_detected_.sum() == 0
+    assert follows > 0.9
+    assert follows > stays + 0.03
+
+
+def test_each_leaf_splits_on_its_own_random_features():
+    rng = np.random.default_rng(1)
+    X = rng.random((4000, 9))
+    y = (X @ rng.normal(size=9) > 0).astype(int)
+    forest = oocboost.AdaptiveRandomForestClassifier(n_models=3, max_features=3, seed=2,
+                                                     drift_delta=None).fit(X, y)
+    splits = 0
+    for learner in forest._forest.learners:
+        tree = learner.tree
+        for node in np.flatnonzero(tree.left[:tree.n_nodes] >= 0).tolist():
+            drawn = learner._leaf_features[node]
+            assert len(drawn) == 3
+            assert tree.feature[node] in drawn
+            splits += 1
+    assert splits >= 6
+
+
+def test_the_vote_weighs_each_tree_by_its_accuracy():
+    X, y = _abrupt(n=3000, seed=3)
+    forest = oocboost.AdaptiveRandomForestClassifier(n_models=4, seed=3).fit(X, y)
+    weights = forest._forest.vote_weights()
+    model = forest.model_
+    np.testing.assert_array_equal(model.tree_weight, weights)
+    assert len(np.unique(weights)) > 1
+    each = np.stack([model.predict(X, iteration_range=(t, t + 1)) for t in range(4)])
+    expected = np.tensordot(weights, each, axes=1) / weights.sum()
+    np.testing.assert_allclose(forest.predict_proba(X), expected, rtol=1e-12, atol=1e-12)
+    unweighted = oocboost.AdaptiveRandomForestClassifier(
+        n_models=4, seed=3, disable_weighted_vote=True).fit(X, y)
+    np.testing.assert_array_equal(unweighted.model_.tree_weight, np.ones(4))
+
+
+def test_a_seed_gives_the_same_forest():
+    X, y = _abrupt(n=2000, seed=4)
+    a, b, c = (oocboost.AdaptiveRandomForestClassifier(n_models=3, seed=s).fit(X, y)
+               for s in (7, 7, 8))
+    np.testing.assert_array_equal(a.predict_proba(X), b.predict_proba(X))
+    assert not np.array_equal(a.predict_proba(X), c.predict_proba(X))
+
+
+@pytest.mark.parametrize("params, pattern", [
+    ({"max_features": "half"}, "max_features"),
+    ({"max_features": 0}, "max_features"),
+    ({"lambda_value": 0}, "lambda_value"),
+    ({"drift_delta": 1.5}, "drift_delta"),
+    ({"warning_delta": "x"}, "warning_delta"),
+    ({"n_models": 0}, "n_models"),
+])
+def test_bad_parameters_are_refused_by_name(params, pattern):
+    X, y = _abrupt(n=200)
+    with pytest.raises(ParameterError, match=pattern):
+        oocboost.AdaptiveRandomForestClassifier(**params).fit(X, y)
+
+
+def test_going_on_from_a_saved_forest_is_refused(tmp_path):
+    X, y = _abrupt(n=500)
+    forest = oocboost.AdaptiveRandomForestClassifier(n_models=2, seed=0).fit(X, y)
+    forest.save_model(tmp_path / "arf.json")
+    np.testing.assert_allclose(oocboost.load_model(tmp_path / "arf.json").predict(X),
+                               forest.predict_proba(X), rtol=1e-12)
+    with pytest.raises(ParameterError, match="partial_fit"):
+        oocboost.AdaptiveRandomForestClassifier().fit(X, y, init_model=tmp_path / "arf.json")
+
+
+def _river_stream(name, n):
+    from river.datasets import synth
+
+    if name == "SEA":
+        gen = synth.ConceptDriftStream(stream=synth.SEA(seed=1, variant=0),
+                                       drift_stream=synth.SEA(seed=2, variant=2), seed=1,
+                                       position=n // 2, width=100)
+    else:
+        gen = synth.ConceptDriftStream(
+            stream=synth.Agrawal(classification_function=0, seed=1),
+            drift_stream=synth.Agrawal(classification_function=4, seed=2), seed=1,
+            position=n // 2, width=100)
+    rows = list(gen.take(n))
+    keys = sorted(rows[0][0])
+    return (np.array([[x[k] for k in keys] for x, _ in rows], float),
+            np.array([t for _, t in rows]))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["SEA", "Agrawal"])
+def test_prequential_accuracy_is_rivers_within_a_point(name, tmp_path):
+    """20,000 rows of a drifting stream, the change half way (100 rows wide); river
+    learns row by row, oocboost in the chunks of 1,000 rows of ``partial_fit`` with the
+    whole stream's bins (``reference``)."""
+    from river import forest, metrics
+
+    X, y = _river_stream(name, 20_000)
+    theirs = forest.ARFClassifier(seed=1)
+    accuracy = metrics.Accuracy()
+    for row, label in zip(X, y):
+        x = dict(enumerate(row))
+        accuracy.update(label, theirs.predict_one(x))
+        theirs.learn_one(x, label)
+    reference = oocboost.build_cache(X, tmp_path / "all.oocb", label=y, quiet=True)
+    ours = oocboost.AdaptiveRandomForestClassifier(seed=1, reference=reference)
+    for lo in range(0, len(y), 1000):
+        ours.partial_fit(X[lo:lo + 1000], y[lo:lo + 1000], classes=[0, 1])
+    assert ours.prequential_score_["accuracy"] == pytest.approx(accuracy.get(), abs=0.01)
+    assert ours.n_drifts_detected_.sum() > 0
