@@ -11,51 +11,11 @@ Example
 ...     arf.partial_fit(X, y, classes=[0, 1])
 >>> arf.prequential_score_["accuracy"]                                   # doctest: +SKIP
 """
-import math
-
-import numpy as np
-
 from ..errors import ParameterError
 from ..learners.common.validate import int_param, resolve_seed
-from ..learners.hoeffding.adaptive import AdaptiveForest, RandomSubspaceTrees
-from ..learners.hoeffding.stream import plan_slots, poisson_draws
-from ..utils.budget import DEFAULT_PREFETCH
+from ..learners.hoeffding.adaptive import new_adaptive_forest
+from ..learners.hoeffding.stream import poisson_draws
 from .hoeffding import HoeffdingTreeClassifier
-
-
-def subspace_size(max_features, n_features):
-    """Features a leaf draws: river's rules for ``"sqrt"``, ``"log2"``, a count, a
-    share in (0, 1], or None (all); at least 1.
-
-    >>> subspace_size("sqrt", 10), subspace_size(0.5, 10), subspace_size(None, 10)
-    (3, 5, 10)
-    """
-    if max_features is None:
-        k = n_features
-    elif max_features == "sqrt":
-        k = round(math.sqrt(n_features))
-    elif max_features == "log2":
-        k = round(math.log2(n_features))
-    elif isinstance(max_features, (int, np.integer)) and not isinstance(max_features, bool):
-        k = int(max_features)
-    elif isinstance(max_features, float) and 0.0 < max_features <= 1.0:
-        k = int(max_features * n_features)
-    else:
-        raise ParameterError(f"max_features must be 'sqrt', 'log2', a count >= 1, a share "
-                             f"in (0, 1] or None, got {max_features!r}")
-    if k < 1 and isinstance(max_features, (int, np.integer)):
-        raise ParameterError(f"max_features must be a count >= 1, got {max_features!r}")
-    return int(min(max(k, 1), n_features))
-
-
-def _delta(name, value):
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) \
-            or not 0.0 < float(value) < 1.0:
-        raise ParameterError(f"{name} must be a confidence in (0, 1) or None, got "
-                             f"{value!r}")
-    return float(value)
 
 
 class AdaptiveRandomForestClassifier(HoeffdingTreeClassifier):
@@ -122,21 +82,13 @@ class AdaptiveRandomForestClassifier(HoeffdingTreeClassifier):
                                  f"{self.lambda_value!r}")
         return super()._config(n_classes)
 
-    def _start(self, mapper, n_classes, feature_names, block_rows, code_bytes_per_row):
-        super()._start(mapper, n_classes, feature_names, block_rows, code_bytes_per_row)
-        n = self._n_trees()
-        size = subspace_size(self.max_features, len(feature_names))
-        drift = _delta("drift_delta", self.drift_delta)
-        warning = _delta("warning_delta", self.warning_delta)
-        # every tree and a background tree each share the histogram plan
-        max_slots = plan_slots(self._config_, mapper, block_rows, code_bytes_per_row,
-                               DEFAULT_PREFETCH if self.prefetch is None else self.prefetch,
-                               n_trees=2 * n)
-        make_learner = RandomSubspaceTrees(self._config_, mapper, max_slots, size,
-                                           self.seed_, n)
-        self._learners[:] = [make_learner(t) for t in range(n)]
-        self._forest = AdaptiveForest(self._learners, make_learner, drift, warning,
-                                      weighted_vote=not self.disable_weighted_vote)
+    def _make_learners(self, mapper, block_rows, code_bytes_per_row):
+        learners, self._forest = new_adaptive_forest(
+            self._config_, mapper, self._n_trees(), max_features=self.max_features,
+            seed=self.seed_, drift_delta=self.drift_delta, warning_delta=self.warning_delta,
+            weighted_vote=not self.disable_weighted_vote, block_rows=block_rows,
+            code_bytes_per_row=code_bytes_per_row, prefetch=self.prefetch)
+        return learners
 
     def _draws(self, model=None):
         self.seed_ = resolve_seed(self.seed)

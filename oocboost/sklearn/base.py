@@ -69,6 +69,8 @@ except ImportError:  # the estimators work without scikit-learn, as plain classe
 #: its cache or runs, not what the learner does (tests/learners/test_param_specs.py).
 NOT_LEARNER_PARAMS = {
     "n_estimators": "rounds or trees: train()'s num_boost_round, the command line's --rounds",
+    "n_models": "river's name of an adaptive random forest's trees (the command line's "
+                "--rounds)",
     "early_stopping_rounds": "train()'s argument, the command line's --early-stopping",
     "max_bin": "codes per feature of the cache fit builds (build-cache --max-bin)",
     "cat_encoding": "how fit's cache encodes categories (build-cache --cat-encoding)",

@@ -73,13 +73,15 @@ class _HoeffdingBase(ParamsMixin):
         return resolve_config(self._task, n_classes,
                               **{k: getattr(self, k) for k in names})
 
+    def _make_learners(self, mapper, block_rows, code_bytes_per_row):
+        """The trees that will learn (``_config_`` and ``_row_draws`` are set)."""
+        return new_learners(self._config_, mapper, self._n_trees(), block_rows=block_rows,
+                            code_bytes_per_row=code_bytes_per_row, prefetch=self.prefetch)
+
     def _start(self, mapper, n_classes, feature_names, block_rows, code_bytes_per_row):
         self._config_ = self._config(n_classes)
-        self._learners = new_learners(self._config_, mapper, self._n_trees(),
-                                      block_rows=block_rows,
-                                      code_bytes_per_row=code_bytes_per_row,
-                                      prefetch=self.prefetch)
         self._row_draws = self._draws()
+        self._learners = self._make_learners(mapper, block_rows, code_bytes_per_row)
         self._mapper = mapper
         self.feature_names_in_ = np.asarray(feature_names, dtype=object)
         self.n_features_in_ = len(feature_names)

@@ -144,3 +144,20 @@ def test_prequential_accuracy_is_rivers_within_a_point(name, tmp_path):
         ours.partial_fit(X[lo:lo + 1000], y[lo:lo + 1000], classes=[0, 1])
     assert ours.prequential_score_["accuracy"] == pytest.approx(accuracy.get(), abs=0.01)
     assert ours.n_drifts_detected_.sum() > 0
+
+
+def test_the_command_lines_learner_is_the_estimators_forest(tmp_path):
+    """``--learner adaptive-random-forest`` (learners/hoeffding/train.py) and the
+    estimator fitted on the same cache with the same parameters give the same model."""
+    from oocboost.learners.hoeffding.train import train_adaptive_forest_from_params
+
+    X, y = _abrupt(n=3000, seed=5)
+    cache = oocboost.build_cache(X, tmp_path / "c.oocb", label=y, quiet=True)
+    model = train_adaptive_forest_from_params({"seed": 4, "max_features": "2"}, cache,
+                                              n_estimators=3)
+    forest = oocboost.AdaptiveRandomForestClassifier(n_models=3, seed=4,
+                                                     max_features=2).fit(cache)
+    np.testing.assert_array_equal(model.tree_weight, forest.model_.tree_weight)
+    np.testing.assert_allclose(model.predict(X), forest.predict_proba(X), rtol=1e-12)
+    assert model.attributes["drifts"] == forest.n_drifts_detected_.tolist()
+    assert model.attributes["prequential"] == forest.prequential_score_

@@ -19,8 +19,9 @@ from oocboost.model.parts import ModelPart
 from oocboost.model.tree import Tree
 from oocboost.utils.params import Param, ParamSpec
 
-BUILT_IN = ["adaboost", "gbtree", "decision-stream", "random-forest", "extra-trees",
-            "decision-tree", "hoeffding-tree", "online-bagging", "mars", "isolation-forest"]
+BUILT_IN = ["adaboost", "adaptive-random-forest", "gbtree", "decision-stream",
+            "random-forest", "extra-trees", "decision-tree", "hoeffding-tree",
+            "online-bagging", "mars", "isolation-forest"]
 
 
 def test_built_in_learners_are_registered_from_their_folders():

@@ -22,13 +22,77 @@ Where this differs from river: a batch is learned as a whole, so a background tr
 replacement starts learning at the batch after the warning or drift (river: at the next
 row), and the detectors read the errors of the trees as they were when the batch began.
 """
+import math
+
 import numpy as np
 
+from ...errors import ParameterError
 from ...kernels.adwin import DETECTIONS, adwin_update, new_state
 
 #: river's ADWIN settings: checks every 32 values, 5 buckets a level, sides of at least
 #: 5 values, no check before 10 values.
 ADWIN_CLOCK, ADWIN_MAX_BUCKETS, ADWIN_MIN_LENGTH, ADWIN_GRACE = 32, 5, 5.0, 10.0
+
+
+def subspace_size(max_features, n_features):
+    """Features a leaf draws: river's rules for ``"sqrt"``, ``"log2"``, a count, a
+    share in (0, 1], or None (all); at least 1.
+
+    >>> subspace_size("sqrt", 10), subspace_size(0.5, 10), subspace_size(None, 10)
+    (3, 5, 10)
+    """
+    if isinstance(max_features, str) and max_features not in ("sqrt", "log2"):
+        try:  # from the command line (--param max_features=3)
+            number = float(max_features)
+            max_features = int(number) if number.is_integer() and number >= 1 else number
+        except ValueError:
+            pass
+    if max_features is None or max_features == "None":
+        k = n_features
+    elif max_features == "sqrt":
+        k = round(math.sqrt(n_features))
+    elif max_features == "log2":
+        k = round(math.log2(n_features))
+    elif isinstance(max_features, (int, np.integer)) and not isinstance(max_features, bool) \
+            and max_features >= 1:
+        k = int(max_features)
+    elif isinstance(max_features, float) and 0.0 < max_features <= 1.0:
+        k = int(max_features * n_features)
+    else:
+        raise ParameterError(f"max_features must be 'sqrt', 'log2', a count >= 1, a share "
+                             f"in (0, 1] or None, got {max_features!r}")
+    return int(min(max(k, 1), n_features))
+
+
+def check_delta(name, value):
+    """A detector's confidence in (0, 1), or None (the detector off)."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) \
+            or not 0.0 < float(value) < 1.0:
+        raise ParameterError(f"{name} must be a confidence in (0, 1) or None, got "
+                             f"{value!r}")
+    return float(value)
+
+
+def new_adaptive_forest(config, mapper, n_trees, *, max_features="sqrt", seed=0,
+                        drift_delta=0.001, warning_delta=0.01, weighted_vote=True,
+                        block_rows, code_bytes_per_row, prefetch=None):
+    """``(learners, forest)``: ``n_trees`` fresh trees on random subspaces and the
+    :class:`AdaptiveForest` that watches them; histograms planned for every tree and a
+    background tree each (``stream.plan_slots``)."""
+    from ...utils.budget import DEFAULT_PREFETCH
+    from .stream import plan_slots
+
+    size = subspace_size(max_features, len(mapper.n_value_bins))
+    drift = check_delta("drift_delta", drift_delta)
+    warning = check_delta("warning_delta", warning_delta)
+    max_slots = plan_slots(config, mapper, block_rows, code_bytes_per_row,
+                           DEFAULT_PREFETCH if prefetch is None else prefetch,
+                           n_trees=2 * n_trees)
+    make_learner = RandomSubspaceTrees(config, mapper, max_slots, size, seed, n_trees)
+    learners = [make_learner(t) for t in range(n_trees)]
+    return learners, AdaptiveForest(learners, make_learner, drift, warning, weighted_vote)
 
 
 class RandomSubspaceTrees:

@@ -1,5 +1,8 @@
-"""The parameters of ``--learner hoeffding-tree`` and ``online-bagging``: river's names
-and defaults (``config.resolve_config`` checks the rules between them)."""
+"""The parameters of ``--learner hoeffding-tree``, ``online-bagging`` and
+``adaptive-random-forest``: river's names and defaults (``config.resolve_config`` checks
+the rules between them)."""
+import dataclasses
+
 from ...utils.params import Param, ParamSpec
 from ..common import cart_params as cart
 
@@ -36,4 +39,26 @@ HOEFFDING_SPEC = ParamSpec("hoeffding-tree and online-bagging", [
     cart.PREFETCH,
     Param("batch_rows", "int", None, "rows learned per batch (None: from the memory plan)",
           low=1),
+])
+
+#: river's ARFClassifier: its trees' defaults, and the forest's own parameters.
+_ARF_TREE_DEFAULTS = {"grace_period": 50, "delta": 0.01}
+_NOT_IN_ARF = ("split_revision", "min_samples_reevaluate", "min_samples_split", "task")
+
+ADAPTIVE_FOREST_SPEC = ParamSpec("adaptive-random-forest", [
+    *(dataclasses.replace(p, default=_ARF_TREE_DEFAULTS[p.name])
+      if p.name in _ARF_TREE_DEFAULTS else p
+      for p in HOEFFDING_SPEC if p.name not in _NOT_IN_ARF + ("leaf_prediction",)),
+    Param("leaf_prediction", "choice", "nba", "mc, nb or nba", choices=("mc", "nb", "nba")),
+    Param("max_features", "any", "sqrt", "features a leaf may split on: 'sqrt', 'log2', "
+                                         "a count, a share in (0, 1], or None (all)"),
+    Param("lambda_value", "float", 6.0, "mean of each row's Poisson copies in a tree",
+          low=0.0, low_open=True, high=32.0),
+    Param("disable_weighted_vote", "bool", False, "average the votes (else by accuracy)"),
+    Param("drift_delta", "float", 0.001, "ADWIN confidence of a tree's drift detector "
+                                         "(None: no drift detection)", low=0.0,
+          low_open=True, high=1.0, high_open=True, nullable=True),
+    Param("warning_delta", "float", 0.01, "ADWIN confidence of its warning detector, "
+                                          "which starts a background tree (None: none)",
+          low=0.0, low_open=True, high=1.0, high_open=True, nullable=True),
 ])

@@ -4,7 +4,7 @@ import os
 
 from ...errors import ParameterError
 from ..registry import LearnerSpec, TrainRequest, register
-from .params import HOEFFDING_SPEC
+from .params import ADAPTIVE_FOREST_SPEC, HOEFFDING_SPEC
 
 
 def train_from_request(request: TrainRequest):
@@ -40,6 +40,22 @@ register(LearnerSpec(
     name="online-bagging", summary="Oza's online bagging of Hoeffding trees",
     train=train_from_request, options=_OPTIONS, params=HOEFFDING_SPEC,
     estimators={"OnlineBaggingClassifier":
-                "oocboost.sklearn.online_bagging:OnlineBaggingClassifier",
-                "AdaptiveRandomForestClassifier":
+                "oocboost.sklearn.online_bagging:OnlineBaggingClassifier"}))
+
+
+def train_adaptive_forest(request: TrainRequest):
+    """A cache, learned once (no ``--init-model``: the detectors are not saved)."""
+    from .train import train_adaptive_forest_from_params
+
+    return train_adaptive_forest_from_params(request.params, request.cache,
+                                             n_estimators=request.n_estimators,
+                                             memory_limit=request.memory_limit,
+                                             verbose=request.verbose)
+
+
+register(LearnerSpec(
+    name="adaptive-random-forest", summary="river's adaptive random forest: online "
+                                           "bagging with drift detection, one pass",
+    train=train_adaptive_forest, options=frozenset(), params=ADAPTIVE_FOREST_SPEC,
+    estimators={"AdaptiveRandomForestClassifier":
                 "oocboost.sklearn.adaptive_forest:AdaptiveRandomForestClassifier"}))

@@ -130,3 +130,52 @@ def train_hoeffding_from_params(name, params, cache, *, n_estimators=10, memory_
         say(logger, f"{name}: {learners[0].rows_seen} rows, prequential {score.scores()}, "
                     f"{tree.leaves().size} leaves ({tree.n_active} collecting statistics)")
     return model
+
+
+def train_adaptive_forest_from_params(params, cache, *, n_estimators=10, memory_limit=None,
+                                      verbose=False):
+    """Learn ``cache`` in one streamed pass with an adaptive random forest of
+    ``n_estimators`` trees (river's ``ARFClassifier`` names,
+    :data:`params.ADAPTIVE_FOREST_SPEC`); ``attributes`` keep the prequential scores and
+    the drifts and warnings per tree position."""
+    from ...model.model import source_attributes
+    from ..common.data import cache_classes, open_cache
+    from .adaptive import new_adaptive_forest
+    from .params import ADAPTIVE_FOREST_SPEC
+
+    cache = open_cache(cache)
+    p = ADAPTIVE_FOREST_SPEC.resolve(params, owner="--learner adaptive-random-forest")
+    forest_keys = ("max_features", "lambda_value", "disable_weighted_vote", "drift_delta",
+                   "warning_delta", "seed", "prefetch", "batch_rows")
+    forest_p = {k: p.pop(k) for k in forest_keys}
+    classes = cache_classes(cache)
+    if classes is None or len(classes) < 2:
+        raise ParameterError(f"cache {cache.path}: an adaptive random forest is a "
+                             f"classifier; its labels must be class indices 0..K-1, K >= 2")
+    config = resolve_config("classification", len(classes), memory_limit=memory_limit, **p)
+    learners, forest = new_adaptive_forest(
+        config, cache.bin_mapper, n_estimators, max_features=forest_p["max_features"],
+        seed=forest_p["seed"], drift_delta=forest_p["drift_delta"],
+        warning_delta=forest_p["warning_delta"],
+        weighted_vote=not forest_p["disable_weighted_vote"], block_rows=cache.block_rows,
+        code_bytes_per_row=cache.code_bytes_per_row, prefetch=forest_p["prefetch"])
+    score = learn_cache(learners, cache, prefetch=forest_p["prefetch"], evaluate=True,
+                        draws=poisson_draws(forest_p["seed"], n_estimators,
+                                            forest_p["lambda_value"]),
+                        batch_rows=forest_p["batch_rows"], ensemble=forest)
+    record = {**p, **forest_p, "n_estimators": n_estimators}
+    model = hoeffding_model(learners, cache.feature_names, classes=classes, params=record,
+                            learner_name="adaptive_random_forest",
+                            tree_weight=forest.vote_weights(),
+                            attributes={**source_attributes(cache),
+                                        "prequential": score.scores(),
+                                        "prequential_weight": score.weight,
+                                        "rows_seen": int(forest.rows_seen),
+                                        "drifts": forest.n_drifts.tolist(),
+                                        "warnings": forest.n_warnings.tolist(),
+                                        "seed": int(forest_p["seed"])})
+    if verbose:
+        say(logger, f"adaptive-random-forest: {forest.rows_seen} rows, prequential "
+                    f"{score.scores()}, {int(forest.n_drifts.sum())} drifts, "
+                    f"{int(forest.n_warnings.sum())} warnings")
+    return model
