@@ -161,6 +161,23 @@ def _check(d, totals, sq_devs, counts, scalars, levels, delta, min_length):
 
 
 @njit(cache=True)
+def _update_one(d, value, delta, clock, max_buckets, min_length, grace_period, totals,
+                sq_devs, counts, scalars, levels):
+    """One value into detector ``d``; whether it reported a change."""
+    if scalars[d, DETECTIONS] < 0.0:     # reported a change at its last value
+        scalars[d, DETECTIONS] = -scalars[d, DETECTIONS]
+        _clear(d, totals, sq_devs, counts, scalars, levels)
+    _insert(d, value, totals, sq_devs, counts, scalars, levels, max_buckets)
+    scalars[d, TICKS] += 1.0
+    hit = False
+    if scalars[d, TICKS] % clock == 0 and scalars[d, WIDTH] > grace_period:
+        hit = _check(d, totals, sq_devs, counts, scalars, levels, delta, min_length)
+    if hit:  # counted, and marked negative: the next value starts a new window
+        scalars[d, DETECTIONS] = -(scalars[d, DETECTIONS] + 1.0)
+    return hit
+
+
+@njit(cache=True)
 def adwin_update(detector, values, delta, clock, max_buckets, min_length, grace_period,
                  totals, sq_devs, counts, scalars, levels, changed):
     """Feed ``values`` in order to one detector; ``changed[i] = 1`` where value ``i``
@@ -178,16 +195,43 @@ def adwin_update(detector, values, delta, clock, max_buckets, min_length, grace_
     totals, sq_devs, counts, scalars, levels         # IN/OUT, module docstring
     changed : ndarray (n,) uint8                     # OUT
     """
-    d = detector
     for i in range(values.shape[0]):
-        if scalars[d, DETECTIONS] < 0.0:     # reported a change at the last value
-            scalars[d, DETECTIONS] = -scalars[d, DETECTIONS]
-            _clear(d, totals, sq_devs, counts, scalars, levels)
-        _insert(d, values[i], totals, sq_devs, counts, scalars, levels, max_buckets)
-        scalars[d, TICKS] += 1.0
-        hit = False
-        if scalars[d, TICKS] % clock == 0 and scalars[d, WIDTH] > grace_period:
-            hit = _check(d, totals, sq_devs, counts, scalars, levels, delta, min_length)
+        hit = _update_one(detector, values[i], delta, clock, max_buckets, min_length,
+                          grace_period, totals, sq_devs, counts, scalars, levels)
         changed[i] = 1 if hit else 0
-        if hit:  # counted, and marked negative: the next value starts a new window
-            scalars[d, DETECTIONS] = -(scalars[d, DETECTIONS] + 1.0)
+
+
+@njit(cache=True)
+def adwin_update_paths(node_of_row, parent, errors, delta, clock, max_buckets, min_length,
+                       grace_period, totals, sq_devs, counts, scalars, levels, error_sum,
+                       error_count, raised):
+    """Each row's error into the detector of every node on its path (a Hoeffding
+    adaptive tree's), rows in order, and each node's mean error since its last change.
+
+    A change that raised the node's mean error sets ``raised[node]``; any change starts
+    the node's mean error again (river's ``HoeffdingAdaptiveTreeClassifier``).
+
+    Parameters
+    ----------
+    node_of_row : ndarray (n_rows,) int32       # IN, the leaf of each row
+    parent : ndarray (n_nodes,) int32           # IN, -1 at the root; detector = node id
+    errors : ndarray (n_rows,) float64          # IN, 1.0 for a wrong prediction
+    delta ... levels                            # IN/OUT, as :func:`adwin_update`
+    error_sum, error_count : ndarray (n_nodes,) float64   # IN/OUT
+    raised : ndarray (n_nodes,) uint8           # IN/OUT
+    """
+    for i in range(node_of_row.shape[0]):
+        value = errors[i]
+        node = node_of_row[i]
+        while node >= 0:
+            before = error_sum[node] / error_count[node] if error_count[node] > 0 else 0.0
+            hit = _update_one(node, value, delta, clock, max_buckets, min_length,
+                              grace_period, totals, sq_devs, counts, scalars, levels)
+            error_sum[node] += value
+            error_count[node] += 1.0
+            if hit:
+                if not before > error_sum[node] / error_count[node]:
+                    raised[node] = 1
+                error_sum[node] = 0.0
+                error_count[node] = 0.0
+            node = parent[node]

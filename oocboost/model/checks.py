@@ -42,6 +42,7 @@ FIELDS = ("format", "format_version", "learner", "objective", "objective_params"
           "feature_types", "bin_mapper", "params", "attributes", "trees")
 LEARNERS = ("gbtree", "random_forest", "extra_trees", "decision_tree", "bagging",
             "adaboost", "hoeffding_tree", "online_bagging", "adaptive_random_forest",
+            "hoeffding_adaptive_tree",
             "decision_stream", "mars", "isolation_forest")
 #: ``learner`` values of learners registered at run time (``learners/registry.py``).
 _REGISTERED_LEARNERS = set()

@@ -105,18 +105,20 @@ def test_going_on_from_a_saved_forest_is_refused(tmp_path):
         oocboost.AdaptiveRandomForestClassifier().fit(X, y, init_model=tmp_path / "arf.json")
 
 
-def _river_stream(name, n):
+def _river_stream(name, n, seed=1):
+    """river's ``ConceptDriftStream`` of SEA variant 0 to 2, or of Agrawal's function 0
+    to 4, the change half way, 100 rows wide."""
     from river.datasets import synth
 
     if name == "SEA":
-        gen = synth.ConceptDriftStream(stream=synth.SEA(seed=1, variant=0),
-                                       drift_stream=synth.SEA(seed=2, variant=2), seed=1,
-                                       position=n // 2, width=100)
+        gen = synth.ConceptDriftStream(stream=synth.SEA(seed=seed, variant=0),
+                                       drift_stream=synth.SEA(seed=seed + 1, variant=2),
+                                       seed=seed, position=n // 2, width=100)
     else:
         gen = synth.ConceptDriftStream(
-            stream=synth.Agrawal(classification_function=0, seed=1),
-            drift_stream=synth.Agrawal(classification_function=4, seed=2), seed=1,
-            position=n // 2, width=100)
+            stream=synth.Agrawal(classification_function=0, seed=seed),
+            drift_stream=synth.Agrawal(classification_function=4, seed=seed + 1),
+            seed=seed, position=n // 2, width=100)
     rows = list(gen.take(n))
     keys = sorted(rows[0][0])
     return (np.array([[x[k] for k in keys] for x, _ in rows], float),

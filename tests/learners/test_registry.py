@@ -21,7 +21,7 @@ from oocboost.utils.params import Param, ParamSpec
 
 BUILT_IN = ["adaboost", "adaptive-random-forest", "gbtree", "decision-stream",
             "random-forest", "extra-trees", "decision-tree", "hoeffding-tree",
-            "online-bagging", "mars", "isolation-forest"]
+            "hoeffding-adaptive-tree", "online-bagging", "mars", "isolation-forest"]
 
 
 def test_built_in_learners_are_registered_from_their_folders():

@@ -247,6 +247,13 @@ class HoeffdingLearner:
         self._extend_shares()
         return before
 
+    def graft(self, node, other):
+        """Replace the subtree at ``node`` by a copy of learner ``other``'s tree
+        (``StreamTree.graft``); the copied nodes' shares of the rows start at 0."""
+        new_id = self.tree.graft(node, other.tree)
+        self._extend_shares()
+        return new_id
+
     def _note_shares(self, node_weight, batch_weight, n_rows):
         if batch_weight > 0:
             self.share = node_weight / batch_weight

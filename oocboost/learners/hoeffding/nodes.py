@@ -197,6 +197,38 @@ class StreamTree:
         self.merit[node] = 0.0
         self._routes = self._reachable = None
 
+    def graft(self, node, other):
+        """Replace the subtree at ``node`` by a copy of tree ``other`` (a Hoeffding
+        adaptive tree's alternate): ``node`` takes ``other``'s root, the other nodes come
+        after the existing ones, in ``other``'s order (children stay after parents, a
+        right child after its left one), each with its statistics and histogram (a
+        node whose histogram finds no free slot waits, as a leaf past the pool does).
+        Returns ``new_id``, ``other``'s node -> id here (-1: not copied)."""
+        self.collapse(node)
+        self.release_slot(node)
+        keep = other.reachable()
+        new_id = np.full(other.n_nodes, -1, np.int64)
+        new_id[0] = node
+        fields = ("feature", "bin_threshold", "default_left", "is_categorical", "cat_bitset",
+                  "can_grow", "dist", "checked_at", "mc_correct", "nb_correct", "merit")
+        for m in range(other.n_nodes):
+            if not keep[m] or other.left[m] < 0:
+                continue
+            here = int(new_id[m])
+            lft = self.add_node(here, other.dist[other.left[m]])
+            self.add_node(here, other.dist[other.left[m] + 1])
+            self.left[here] = lft
+            new_id[other.left[m]], new_id[other.left[m] + 1] = lft, lft + 1
+        for m in np.flatnonzero(keep).tolist():
+            here = int(new_id[m])
+            for name in fields:
+                getattr(self, name)[here] = getattr(other, name)[m]
+            if other.slot[m] >= 0 and self.take_slot(here):
+                self.hist[self.slot[here]] = other.hist[other.slot[m]]
+                self.hist_sums[self.slot[here]] = other.hist_sums[other.slot[m]]
+        self._routes = self._reachable = None
+        return new_id
+
     def routes(self):
         """``(route, cat_bitset)`` of this tree for the partition kernels (one tree)."""
         if self._routes is None:

@@ -62,3 +62,16 @@ ADAPTIVE_FOREST_SPEC = ParamSpec("adaptive-random-forest", [
                                           "which starts a background tree (None: none)",
           low=0.0, low_open=True, high=1.0, high_open=True, nullable=True),
 ])
+
+#: river's HoeffdingAdaptiveTreeClassifier: the tree's parameters and its drift handling.
+ADAPTIVE_TREE_SPEC = ParamSpec("hoeffding-adaptive-tree", [
+    *(p for p in HOEFFDING_SPEC if p.name not in _NOT_IN_ARF + ("leaf_prediction",)),
+    Param("leaf_prediction", "choice", "nba", "mc, nb or nba", choices=("mc", "nb", "nba")),
+    Param("bootstrap_sampling", "bool", True, "learn each row max(1, Poisson(1)) times"),
+    Param("drift_window_threshold", "float", 300, "rows a node and its alternate need "
+                                                  "before they are compared", low=0.0),
+    Param("drift_delta", "float", 0.002, "ADWIN confidence of each node's detector",
+          low=0.0, low_open=True, high=1.0, high_open=True),
+    Param("switch_significance", "float", 0.05, "significance of the switch test",
+          low=0.0, low_open=True, high=1.0, high_open=True),
+])

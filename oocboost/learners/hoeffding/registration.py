@@ -4,7 +4,7 @@ import os
 
 from ...errors import ParameterError
 from ..registry import LearnerSpec, TrainRequest, register
-from .params import ADAPTIVE_FOREST_SPEC, HOEFFDING_SPEC
+from .params import ADAPTIVE_FOREST_SPEC, ADAPTIVE_TREE_SPEC, HOEFFDING_SPEC
 
 
 def train_from_request(request: TrainRequest):
@@ -59,3 +59,20 @@ register(LearnerSpec(
     train=train_adaptive_forest, options=frozenset(), params=ADAPTIVE_FOREST_SPEC,
     estimators={"AdaptiveRandomForestClassifier":
                 "oocboost.sklearn.adaptive_forest:AdaptiveRandomForestClassifier"}))
+
+
+def train_adaptive_tree(request: TrainRequest):
+    """A cache, learned once (no ``--init-model``: the detectors are not saved)."""
+    from .train import train_adaptive_tree_from_params
+
+    return train_adaptive_tree_from_params(request.params, request.cache,
+                                           memory_limit=request.memory_limit,
+                                           verbose=request.verbose)
+
+
+register(LearnerSpec(
+    name="hoeffding-adaptive-tree", summary="river's Hoeffding adaptive tree: drift "
+                                            "detection and alternate subtrees, one pass",
+    train=train_adaptive_tree, options=frozenset(), params=ADAPTIVE_TREE_SPEC,
+    estimators={"HoeffdingAdaptiveTreeClassifier":
+                "oocboost.sklearn.adaptive_tree:HoeffdingAdaptiveTreeClassifier"}))

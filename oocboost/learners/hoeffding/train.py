@@ -132,6 +132,22 @@ def train_hoeffding_from_params(name, params, cache, *, n_estimators=10, memory_
     return model
 
 
+def _classifier_run(spec, params, cache, memory_limit, what, own_keys):
+    """``(cache, tree parameters, the learner's own, classes, config)`` of a streaming
+    classifier's command-line run; ParameterError unless the labels are classes."""
+    from ..common.data import cache_classes, open_cache
+
+    cache = open_cache(cache)
+    p = spec.resolve(params, owner=f"--learner {spec.learner}")
+    own = {k: p.pop(k) for k in own_keys}
+    classes = cache_classes(cache)
+    if classes is None or len(classes) < 2:
+        raise ParameterError(f"cache {cache.path}: {what} is a classifier; its labels "
+                             f"must be class indices 0..K-1, K >= 2")
+    config = resolve_config("classification", len(classes), memory_limit=memory_limit, **p)
+    return cache, p, own, classes, config
+
+
 def train_adaptive_forest_from_params(params, cache, *, n_estimators=10, memory_limit=None,
                                       verbose=False):
     """Learn ``cache`` in one streamed pass with an adaptive random forest of
@@ -139,20 +155,13 @@ def train_adaptive_forest_from_params(params, cache, *, n_estimators=10, memory_
     :data:`params.ADAPTIVE_FOREST_SPEC`); ``attributes`` keep the prequential scores and
     the drifts and warnings per tree position."""
     from ...model.model import source_attributes
-    from ..common.data import cache_classes, open_cache
     from .adaptive import new_adaptive_forest
     from .params import ADAPTIVE_FOREST_SPEC
 
-    cache = open_cache(cache)
-    p = ADAPTIVE_FOREST_SPEC.resolve(params, owner="--learner adaptive-random-forest")
-    forest_keys = ("max_features", "lambda_value", "disable_weighted_vote", "drift_delta",
-                   "warning_delta", "seed", "prefetch", "batch_rows")
-    forest_p = {k: p.pop(k) for k in forest_keys}
-    classes = cache_classes(cache)
-    if classes is None or len(classes) < 2:
-        raise ParameterError(f"cache {cache.path}: an adaptive random forest is a "
-                             f"classifier; its labels must be class indices 0..K-1, K >= 2")
-    config = resolve_config("classification", len(classes), memory_limit=memory_limit, **p)
+    cache, p, forest_p, classes, config = _classifier_run(
+        ADAPTIVE_FOREST_SPEC, params, cache, memory_limit, "an adaptive random forest",
+        ("max_features", "lambda_value", "disable_weighted_vote", "drift_delta",
+         "warning_delta", "seed", "prefetch", "batch_rows"))
     learners, forest = new_adaptive_forest(
         config, cache.bin_mapper, n_estimators, max_features=forest_p["max_features"],
         seed=forest_p["seed"], drift_delta=forest_p["drift_delta"],
@@ -178,4 +187,41 @@ def train_adaptive_forest_from_params(params, cache, *, n_estimators=10, memory_
         say(logger, f"adaptive-random-forest: {forest.rows_seen} rows, prequential "
                     f"{score.scores()}, {int(forest.n_drifts.sum())} drifts, "
                     f"{int(forest.n_warnings.sum())} warnings")
+    return model
+
+
+def train_adaptive_tree_from_params(params, cache, *, memory_limit=None, verbose=False):
+    """Learn ``cache`` in one streamed pass with a Hoeffding adaptive tree (river's
+    ``HoeffdingAdaptiveTreeClassifier`` names, :data:`params.ADAPTIVE_TREE_SPEC`);
+    ``attributes`` keep the prequential scores and the alternate trees' counts."""
+    from ...model.model import source_attributes
+    from .adaptive_tree import BootstrapCopies, new_adaptive_tree
+    from .params import ADAPTIVE_TREE_SPEC
+
+    cache, p, tree_p, classes, config = _classifier_run(
+        ADAPTIVE_TREE_SPEC, params, cache, memory_limit, "a Hoeffding adaptive tree",
+        ("bootstrap_sampling", "drift_window_threshold", "drift_delta",
+         "switch_significance", "seed", "prefetch", "batch_rows"))
+    learners, tree = new_adaptive_tree(
+        config, cache.bin_mapper, drift_delta=tree_p["drift_delta"],
+        drift_window_threshold=tree_p["drift_window_threshold"],
+        switch_significance=tree_p["switch_significance"], block_rows=cache.block_rows,
+        code_bytes_per_row=cache.code_bytes_per_row, prefetch=tree_p["prefetch"])
+    score = learn_cache(learners, cache, prefetch=tree_p["prefetch"], evaluate=True,
+                        draws=BootstrapCopies(tree_p["seed"], tree_p["bootstrap_sampling"]),
+                        batch_rows=tree_p["batch_rows"], ensemble=tree)
+    counts = {"alternate_trees": tree.n_alternate_trees,
+              "switched_alternate_trees": tree.n_switch_alternate_trees,
+              "pruned_alternate_trees": tree.n_pruned_alternate_trees}
+    model = hoeffding_model(learners, cache.feature_names, classes=classes,
+                            params={**p, **tree_p},
+                            learner_name="hoeffding_adaptive_tree",
+                            attributes={**source_attributes(cache),
+                                        "prequential": score.scores(),
+                                        "prequential_weight": score.weight,
+                                        "rows_seen": int(tree.rows_seen), **counts,
+                                        "seed": int(tree_p["seed"])})
+    if verbose:
+        say(logger, f"hoeffding-adaptive-tree: {tree.rows_seen} rows, prequential "
+                    f"{score.scores()}, {counts}")
     return model
