@@ -118,6 +118,9 @@ class AdaptiveTree:
         self._learn_alternates(codes, y, w * copies[1], node_of_row, parent, labels)
         was_split = np.zeros(n_nodes, bool)
         was_split[split] = True
+        # a leaf that split this batch is a new branch: river gives it a fresh detector
+        for node in np.flatnonzero(~was_split & (tree.left[:n_nodes] >= 0)).tolist():
+            self._reset_node(node)
         for node in np.flatnonzero(raised[:n_nodes]).tolist():
             # a split node (leaves watch their error too, but grow no alternate)
             if was_split[node] and tree.left[node] >= 0 and tree.reachable()[node]:
