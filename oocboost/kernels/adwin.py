@@ -204,20 +204,24 @@ def adwin_update(detector, values, delta, clock, max_buckets, min_length, grace_
 @njit(cache=True)
 def adwin_update_paths(node_of_row, parent, errors, delta, clock, max_buckets, min_length,
                        grace_period, totals, sq_devs, counts, scalars, levels, error_sum,
-                       error_count, raised):
+                       error_sq, error_count, has_alternate, keep_on_rise, raised):
     """Each row's error into the detector of every node on its path (a Hoeffding
-    adaptive tree's), rows in order, and each node's mean error since its last change.
+    adaptive tree's), rows in order, and each node's error sums since its last change.
 
-    A change that raised the node's mean error sets ``raised[node]``; any change starts
-    the node's mean error again (river's ``HoeffdingAdaptiveTreeClassifier``).
+    A change that did not lower the node's mean error sets ``raised[node]``; any change
+    starts the node's sums again, except a rise at a node that has an alternate when
+    ``keep_on_rise`` (river's regressor keeps them; its classifier starts them again).
 
     Parameters
     ----------
     node_of_row : ndarray (n_rows,) int32       # IN, the leaf of each row
     parent : ndarray (n_nodes,) int32           # IN, -1 at the root; detector = node id
-    errors : ndarray (n_rows,) float64          # IN, 1.0 for a wrong prediction
+    errors : ndarray (n_rows,) float64          # IN, 0/1 wrong, or |y - prediction|
     delta ... levels                            # IN/OUT, as :func:`adwin_update`
-    error_sum, error_count : ndarray (n_nodes,) float64   # IN/OUT
+    error_sum, error_sq, error_count : ndarray (n_nodes,) float64   # IN/OUT, sums of
+                                                # errors, of squared errors, and rows
+    has_alternate : ndarray (n_nodes,) uint8    # IN
+    keep_on_rise : bool                         # IN
     raised : ndarray (n_nodes,) uint8           # IN/OUT
     """
     for i in range(node_of_row.shape[0]):
@@ -228,10 +232,14 @@ def adwin_update_paths(node_of_row, parent, errors, delta, clock, max_buckets, m
             hit = _update_one(node, value, delta, clock, max_buckets, min_length,
                               grace_period, totals, sq_devs, counts, scalars, levels)
             error_sum[node] += value
+            error_sq[node] += value * value
             error_count[node] += 1.0
             if hit:
-                if not before > error_sum[node] / error_count[node]:
+                rose = not before > error_sum[node] / error_count[node]
+                if rose:
                     raised[node] = 1
-                error_sum[node] = 0.0
-                error_count[node] = 0.0
+                if not (rose and keep_on_rise and has_alternate[node]):
+                    error_sum[node] = 0.0
+                    error_sq[node] = 0.0
+                    error_count[node] = 0.0
             node = parent[node]

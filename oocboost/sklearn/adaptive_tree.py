@@ -13,54 +13,11 @@ Example
 from ..errors import ParameterError
 from ..learners.common.validate import resolve_seed
 from ..learners.hoeffding.adaptive_tree import BootstrapCopies, new_adaptive_tree
-from .hoeffding import HoeffdingTreeClassifier
+from .hoeffding import HoeffdingTreeClassifier, HoeffdingTreeRegressor
 
 
-class HoeffdingAdaptiveTreeClassifier(HoeffdingTreeClassifier):
-    """Hoeffding adaptive tree classifier (river's ``HoeffdingAdaptiveTreeClassifier``).
-
-    Parameters
-    ----------
-    grace_period, max_depth, split_criterion, delta, tau, leaf_prediction, nb_threshold,
-    min_branch_fraction, max_share_to_split, merit_preprune : as
-        :class:`HoeffdingTreeClassifier` (river's defaults)
-    bootstrap_sampling : bool, default True
-        Learn each row ``max(1, Poisson(1))`` times.
-    drift_window_threshold : int, default 300
-        Rows a node and its alternate both need before they are compared.
-    drift_delta : float, default 0.002
-        Confidence of each node's ADWIN (river's ``drift_detector=ADWIN()``).
-    switch_significance : float, default 0.05
-        Significance of the test that switches to (or drops) an alternate.
-    seed : int or None
-        The bootstrap draws (None: a fresh seed).
-    memory_limit, max_bin, cache_dir, prefetch, reference, batch_rows : as
-        :class:`HoeffdingTreeClassifier` (histograms planned for the tree and as many
-        alternates).
-    """
-    _DEFAULTS_DIFFER = {"seed": "None draws a fresh seed, as river's None"}
-    _learner_name = "hoeffding_adaptive_tree"
-
-    def __init__(self, grace_period=200, max_depth=None, split_criterion="info_gain",
-                 delta=1e-7, tau=0.05, leaf_prediction="nba", nb_threshold=0,
-                 bootstrap_sampling=True, drift_window_threshold=300, drift_delta=0.002,
-                 switch_significance=0.05, min_branch_fraction=0.01,
-                 max_share_to_split=0.99, merit_preprune=True, seed=None,
-                 memory_limit=None, max_bin=256, cache_dir=None, prefetch=None,
-                 reference=None, batch_rows=None):
-        self.bootstrap_sampling = bootstrap_sampling
-        self.drift_window_threshold = drift_window_threshold
-        self.drift_delta = drift_delta
-        self.switch_significance = switch_significance
-        self.seed = seed
-        super().__init__(grace_period=grace_period, max_depth=max_depth,
-                         split_criterion=split_criterion, delta=delta, tau=tau,
-                         leaf_prediction=leaf_prediction, nb_threshold=nb_threshold,
-                         min_branch_fraction=min_branch_fraction,
-                         max_share_to_split=max_share_to_split,
-                         merit_preprune=merit_preprune, memory_limit=memory_limit,
-                         max_bin=max_bin, cache_dir=cache_dir, prefetch=prefetch,
-                         reference=reference, batch_rows=batch_rows)
+class _AdaptiveTreeMixin:
+    """The drift handling both adaptive trees share (module docstring)."""
 
     def _draws(self, model=None):
         self.seed_ = resolve_seed(self.seed)
@@ -105,3 +62,91 @@ class HoeffdingAdaptiveTreeClassifier(HoeffdingTreeClassifier):
         """Alternates dropped for doing worse."""
         self._check_fitted()
         return self._tree.n_pruned_alternate_trees
+
+
+class HoeffdingAdaptiveTreeClassifier(_AdaptiveTreeMixin, HoeffdingTreeClassifier):
+    """Hoeffding adaptive tree classifier (river's ``HoeffdingAdaptiveTreeClassifier``).
+
+    Parameters
+    ----------
+    grace_period, max_depth, split_criterion, delta, tau, leaf_prediction, nb_threshold,
+    min_branch_fraction, max_share_to_split, merit_preprune : as
+        :class:`HoeffdingTreeClassifier` (river's defaults)
+    bootstrap_sampling : bool, default True
+        Learn each row ``max(1, Poisson(1))`` times.
+    drift_window_threshold : int, default 300
+        Rows a node and its alternate both need before they are compared.
+    drift_delta : float, default 0.002
+        Confidence of each node's ADWIN (river's ``drift_detector=ADWIN()``).
+    switch_significance : float, default 0.05
+        Significance of the test that switches to (or drops) an alternate.
+    seed : int or None
+        The bootstrap draws (None: a fresh seed).
+    memory_limit, max_bin, cache_dir, prefetch, reference, batch_rows : as
+        :class:`HoeffdingTreeClassifier` (histograms planned for the tree and as many
+        alternates).
+    """
+    _DEFAULTS_DIFFER = {"seed": "None draws a fresh seed, as river's None",
+                        "leaf_prediction": "river's classifier default, nba"}
+    _learner_name = "hoeffding_adaptive_tree"
+
+    def __init__(self, grace_period=200, max_depth=None, split_criterion="info_gain",
+                 delta=1e-7, tau=0.05, leaf_prediction="nba", nb_threshold=0,
+                 bootstrap_sampling=True, drift_window_threshold=300, drift_delta=0.002,
+                 switch_significance=0.05, min_branch_fraction=0.01,
+                 max_share_to_split=0.99, merit_preprune=True, seed=None,
+                 memory_limit=None, max_bin=256, cache_dir=None, prefetch=None,
+                 reference=None, batch_rows=None):
+        self.bootstrap_sampling = bootstrap_sampling
+        self.drift_window_threshold = drift_window_threshold
+        self.drift_delta = drift_delta
+        self.switch_significance = switch_significance
+        self.seed = seed
+        super().__init__(grace_period=grace_period, max_depth=max_depth,
+                         split_criterion=split_criterion, delta=delta, tau=tau,
+                         leaf_prediction=leaf_prediction, nb_threshold=nb_threshold,
+                         min_branch_fraction=min_branch_fraction,
+                         max_share_to_split=max_share_to_split,
+                         merit_preprune=merit_preprune, memory_limit=memory_limit,
+                         max_bin=max_bin, cache_dir=cache_dir, prefetch=prefetch,
+                         reference=reference, batch_rows=batch_rows)
+
+
+class HoeffdingAdaptiveTreeRegressor(_AdaptiveTreeMixin, HoeffdingTreeRegressor):
+    """Hoeffding adaptive tree regressor (river's ``HoeffdingAdaptiveTreeRegressor``
+    with ``leaf_prediction="mean"``): each node's detector reads the absolute errors, and
+    an alternate replaces (or is dropped from) its node when a z-test of the two mean
+    absolute errors is significant at ``switch_significance``.
+
+    Parameters
+    ----------
+    grace_period, max_depth, delta, tau, min_samples_split, merit_preprune : as
+        :class:`HoeffdingTreeRegressor`
+    leaf_prediction : {"mean"}
+        The leaf's mean target (river's default is its ``"adaptive"`` linear leaves,
+        which need per-row state the engine does not keep; not offered).
+    bootstrap_sampling, drift_window_threshold, drift_delta, switch_significance, seed,
+    memory_limit, max_bin, cache_dir, prefetch, reference, batch_rows : as
+        :class:`HoeffdingAdaptiveTreeClassifier`
+    """
+    _DEFAULTS_DIFFER = {"seed": "None draws a fresh seed, as river's None",
+                        "leaf_prediction": "the mean (river's regressor default, its "
+                                           "linear leaves, is not offered)"}
+    _learner_name = "hoeffding_adaptive_tree"
+
+    def __init__(self, grace_period=200, max_depth=None, delta=1e-7, tau=0.05,
+                 leaf_prediction="mean", min_samples_split=5, bootstrap_sampling=True,
+                 drift_window_threshold=300, drift_delta=0.002, switch_significance=0.05,
+                 merit_preprune=True, seed=None, memory_limit=None, max_bin=256,
+                 cache_dir=None, prefetch=None, reference=None, batch_rows=None):
+        self.bootstrap_sampling = bootstrap_sampling
+        self.drift_window_threshold = drift_window_threshold
+        self.drift_delta = drift_delta
+        self.switch_significance = switch_significance
+        self.seed = seed
+        super().__init__(grace_period=grace_period, max_depth=max_depth, delta=delta,
+                         tau=tau, leaf_prediction=leaf_prediction,
+                         min_samples_split=min_samples_split,
+                         merit_preprune=merit_preprune, memory_limit=memory_limit,
+                         max_bin=max_bin, cache_dir=cache_dir, prefetch=prefetch,
+                         reference=reference, batch_rows=batch_rows)

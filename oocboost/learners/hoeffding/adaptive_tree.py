@@ -36,6 +36,7 @@ class _Alternate:
     def __init__(self, learner):
         self.learner = learner
         self.error_sum = 0.0
+        self.error_sq = 0.0
         self.error_count = 0.0
 
 
@@ -77,7 +78,7 @@ class AdaptiveTree:
             for new, cur in zip(state, self.state):
                 new[:old] = cur
         self.state = state
-        for name in ("error_sum", "error_count"):
+        for name in ("error_sum", "error_sq", "error_count"):
             grown = np.zeros(capacity)
             if old:
                 grown[:old] = getattr(self, name)
@@ -89,7 +90,7 @@ class AdaptiveTree:
         counts[node] = 0
         scalars[node] = 0.0
         levels[node] = 1
-        self.error_sum[node] = self.error_count[node] = 0.0
+        self.error_sum[node] = self.error_sq[node] = self.error_count[node] = 0.0
 
     def growing(self):
         """The tree and the alternates (whose leaves set the batches' length)."""
@@ -107,39 +108,47 @@ class AdaptiveTree:
         parent[tree.left[split] + 1] = split
         node_of_row = main.route(codes)
         pred = main.learn(codes, y, w * copies[0], predict=True)
-        labels = y.astype(np.int64)
-        errors = (pred.argmax(axis=1) != labels).astype(np.float64)
+        errors = _errors(main, pred, y)
         if tree.n_nodes > self._capacity:
             self._grow(max(2 * self._capacity, tree.n_nodes))
         raised = np.zeros(self._capacity, np.uint8)
+        has_alternate = np.zeros(self._capacity, np.uint8)
+        has_alternate[list(self.alternates)] = 1
+        regression = not main.classification
         adwin_update_paths(node_of_row, parent, errors, self.delta, ADWIN_CLOCK,
                            ADWIN_MAX_BUCKETS, ADWIN_MIN_LENGTH, ADWIN_GRACE, *self.state,
-                           self.error_sum, self.error_count, raised)
-        self._learn_alternates(codes, y, w * copies[1], node_of_row, parent, labels)
+                           self.error_sum, self.error_sq, self.error_count, has_alternate,
+                           regression, raised)
+        self._learn_alternates(codes, y, w * copies[1], node_of_row, parent)
         was_split = np.zeros(n_nodes, bool)
         was_split[split] = True
         # a leaf that split this batch is a new branch: river gives it a fresh detector
         for node in np.flatnonzero(~was_split & (tree.left[:n_nodes] >= 0)).tolist():
             self._reset_node(node)
         for node in np.flatnonzero(raised[:n_nodes]).tolist():
-            # a split node (leaves watch their error too, but grow no alternate)
-            if was_split[node] and tree.left[node] >= 0 and tree.reachable()[node]:
-                self.alternates[node] = _Alternate(self.make_learner())
+            # a split node (leaves watch their error too, but grow no alternate); river's
+            # regressor keeps an alternate it has, its classifier starts a new one
+            if was_split[node] and tree.left[node] >= 0 and tree.reachable()[node] \
+                    and not (regression and node in self.alternates):
+                alternate = self.make_learner()
+                # a regressor's sums are about its first mean: the tree's, so that the
+                # alternate's statistics can be grafted as they are
+                alternate.y_offset = main.y_offset
+                self.alternates[node] = _Alternate(alternate)
                 self.n_alternate_trees += 1
         self.rows_seen += len(y)
         return pred
 
-    def _learn_alternates(self, codes, y, w, node_of_row, parent, labels):
+    def _learn_alternates(self, codes, y, w, node_of_row, parent):
         """Each alternate learns the rows through its node (the others weigh 0), then
         is compared with the node."""
-        if not self.alternates:
-            return
         for node, alt in list(self.alternates.items()):
             through = _passes(node_of_row, parent, node)
             pred = alt.learner.learn(codes, y, w * through, predict=True)
-            wrong = pred.argmax(axis=1) != labels
-            alt.error_sum += float(np.sum(wrong & through))
-            alt.error_count += float(np.sum(through))
+            errors = _errors(alt.learner, pred, y)[through]
+            alt.error_sum += float(errors.sum())
+            alt.error_sq += float(np.sum(errors * errors))
+            alt.error_count += float(len(errors))
             self._compare(node, alt)
 
     def _compare(self, node, alt):
@@ -148,11 +157,22 @@ class AdaptiveTree:
             return
         tree_error = self.error_sum[node] / n_tree
         alt_error = alt.error_sum / n_alt
-        bound = math.sqrt(2.0 * tree_error * (1.0 - tree_error)
-                          * math.log(2.0 / self.significance) * (1.0 / n_alt + 1.0 / n_tree))
-        if bound < tree_error - alt_error:
+        if self.learners[0].classification:
+            bound = math.sqrt(2.0 * tree_error * (1.0 - tree_error)
+                              * math.log(2.0 / self.significance)
+                              * (1.0 / n_alt + 1.0 / n_tree))
+            better, worse = bound < tree_error - alt_error, bound < alt_error - tree_error
+        else:  # river's regressor: a z-test of the mean absolute errors
+            spread = math.sqrt(_variance(alt.error_sum, alt.error_sq, n_alt) / n_alt
+                               + _variance(self.error_sum[node], self.error_sq[node],
+                                           n_tree) / n_tree)
+            z = (alt_error - tree_error) / spread if spread > 0 else 0.0
+            significant = math.erfc(abs(z) / math.sqrt(2.0)) <= self.significance
+            better, worse = significant and alt_error < tree_error, \
+                significant and alt_error >= tree_error
+        if better:
             self._switch(node, alt)
-        elif bound < alt_error - tree_error:
+        elif worse:
             del self.alternates[node]
             self.n_pruned_alternate_trees += 1
 
@@ -167,7 +187,20 @@ class AdaptiveTree:
             self._grow(max(2 * self._capacity, main.tree.n_nodes))
         self._reset_node(node)
         self.error_sum[node], self.error_count[node] = alt.error_sum, alt.error_count
+        self.error_sq[node] = alt.error_sq
         self.n_switch_alternate_trees += 1
+
+
+def _errors(learner, pred, y):
+    """(n_rows,) float64: 0/1 wrong classes, or the absolute errors of a regressor."""
+    if learner.classification:
+        return (pred.argmax(axis=1) != y.astype(np.int64)).astype(np.float64)
+    return np.abs(y - pred[:, 0])
+
+
+def _variance(total, squares, n):
+    """Sample variance (n - 1) of ``n`` values from their sum and sum of squares."""
+    return max(squares - total * total / n, 0.0) / (n - 1.0) if n > 1 else 0.0
 
 
 def _passes(node_of_row, parent, node):

@@ -250,6 +250,9 @@ class HoeffdingLearner:
     def graft(self, node, other):
         """Replace the subtree at ``node`` by a copy of learner ``other``'s tree
         (``StreamTree.graft``); the copied nodes' shares of the rows start at 0."""
+        if other.y_offset != self.y_offset and not self.classification:
+            raise ValueError("a regressor's tree takes only a tree whose sums are about "
+                             "the same first mean (y_offset)")
         new_id = self.tree.graft(node, other.tree)
         self._extend_shares()
         return new_id

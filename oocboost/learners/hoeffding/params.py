@@ -63,10 +63,11 @@ ADAPTIVE_FOREST_SPEC = ParamSpec("adaptive-random-forest", [
           low=0.0, low_open=True, high=1.0, high_open=True, nullable=True),
 ])
 
-#: river's HoeffdingAdaptiveTreeClassifier: the tree's parameters and its drift handling.
+#: river's HoeffdingAdaptiveTreeClassifier / Regressor: the tree's parameters and its
+#: drift handling.
 ADAPTIVE_TREE_SPEC = ParamSpec("hoeffding-adaptive-tree", [
-    *(p for p in HOEFFDING_SPEC if p.name not in _NOT_IN_ARF + ("leaf_prediction",)),
-    Param("leaf_prediction", "choice", "nba", "mc, nb or nba", choices=("mc", "nb", "nba")),
+    *(p for p in HOEFFDING_SPEC if p.name not in ("split_revision",
+                                                  "min_samples_reevaluate")),
     Param("bootstrap_sampling", "bool", True, "learn each row max(1, Poisson(1)) times"),
     Param("drift_window_threshold", "float", 300, "rows a node and its alternate need "
                                                   "before they are compared", low=0.0),

@@ -74,5 +74,5 @@ register(LearnerSpec(
     name="hoeffding-adaptive-tree", summary="river's Hoeffding adaptive tree: drift "
                                             "detection and alternate subtrees, one pass",
     train=train_adaptive_tree, options=frozenset(), params=ADAPTIVE_TREE_SPEC,
-    estimators={"HoeffdingAdaptiveTreeClassifier":
-                "oocboost.sklearn.adaptive_tree:HoeffdingAdaptiveTreeClassifier"}))
+    estimators={name: f"oocboost.sklearn.adaptive_tree:{name}" for name in (
+        "HoeffdingAdaptiveTreeClassifier", "HoeffdingAdaptiveTreeRegressor")}))

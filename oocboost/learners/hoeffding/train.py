@@ -132,18 +132,26 @@ def train_hoeffding_from_params(name, params, cache, *, n_estimators=10, memory_
     return model
 
 
-def _classifier_run(spec, params, cache, memory_limit, what, own_keys):
+def _stream_run(spec, params, cache, memory_limit, what, own_keys, regression=False):
     """``(cache, tree parameters, the learner's own, classes, config)`` of a streaming
-    classifier's command-line run; ParameterError unless the labels are classes."""
-    from ..common.data import cache_classes, open_cache
+    learner's command-line run: a classifier (classes None for a regressor, when
+    ``regression`` allows one, by ``task`` or the labels as for forests)."""
+    from ..common.data import cache_classes, infer_task, open_cache
 
     cache = open_cache(cache)
     p = spec.resolve(params, owner=f"--learner {spec.learner}")
     own = {k: p.pop(k) for k in own_keys}
+    task = infer_task(p, cache) if regression else "classification"
+    p.pop("task", None)
+    if task == "regression":
+        return cache, p, own, None, resolve_config("regression", 0,
+                                                   memory_limit=memory_limit, **p)
     classes = cache_classes(cache)
     if classes is None or len(classes) < 2:
-        raise ParameterError(f"cache {cache.path}: {what} is a classifier; its labels "
-                             f"must be class indices 0..K-1, K >= 2")
+        raise ParameterError(f"cache {cache.path}: {what} classifies; its labels must be "
+                             f"class indices 0..K-1, K >= 2"
+                             + (" (--param task=regression for a numeric target)"
+                                if regression else ""))
     config = resolve_config("classification", len(classes), memory_limit=memory_limit, **p)
     return cache, p, own, classes, config
 
@@ -158,7 +166,7 @@ def train_adaptive_forest_from_params(params, cache, *, n_estimators=10, memory_
     from .adaptive import new_adaptive_forest
     from .params import ADAPTIVE_FOREST_SPEC
 
-    cache, p, forest_p, classes, config = _classifier_run(
+    cache, p, forest_p, classes, config = _stream_run(
         ADAPTIVE_FOREST_SPEC, params, cache, memory_limit, "an adaptive random forest",
         ("max_features", "lambda_value", "disable_weighted_vote", "drift_delta",
          "warning_delta", "seed", "prefetch", "batch_rows"))
@@ -192,16 +200,17 @@ def train_adaptive_forest_from_params(params, cache, *, n_estimators=10, memory_
 
 def train_adaptive_tree_from_params(params, cache, *, memory_limit=None, verbose=False):
     """Learn ``cache`` in one streamed pass with a Hoeffding adaptive tree (river's
-    ``HoeffdingAdaptiveTreeClassifier`` names, :data:`params.ADAPTIVE_TREE_SPEC`);
+    ``HoeffdingAdaptiveTreeClassifier`` / ``Regressor`` names,
+    :data:`params.ADAPTIVE_TREE_SPEC`; ``task`` as for forests);
     ``attributes`` keep the prequential scores and the alternate trees' counts."""
     from ...model.model import source_attributes
     from .adaptive_tree import BootstrapCopies, new_adaptive_tree
     from .params import ADAPTIVE_TREE_SPEC
 
-    cache, p, tree_p, classes, config = _classifier_run(
+    cache, p, tree_p, classes, config = _stream_run(
         ADAPTIVE_TREE_SPEC, params, cache, memory_limit, "a Hoeffding adaptive tree",
         ("bootstrap_sampling", "drift_window_threshold", "drift_delta",
-         "switch_significance", "seed", "prefetch", "batch_rows"))
+         "switch_significance", "seed", "prefetch", "batch_rows"), regression=True)
     learners, tree = new_adaptive_tree(
         config, cache.bin_mapper, drift_delta=tree_p["drift_delta"],
         drift_window_threshold=tree_p["drift_window_threshold"],
