@@ -143,6 +143,8 @@ class AdaptiveTree:
         """Each alternate learns the rows through its node (the others weigh 0), then
         is compared with the node."""
         for node, alt in list(self.alternates.items()):
+            if self.alternates.get(node) is not alt:  # gone with a switch above it
+                continue
             through = _passes(node_of_row, parent, node)
             pred = alt.learner.learn(codes, y, w * through, predict=True)
             errors = _errors(alt.learner, pred, y)[through]
