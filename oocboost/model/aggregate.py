@@ -12,6 +12,17 @@ def is_weighted_median(model):
     return info.get("prediction") == "weighted_median"
 
 
+def combines_trees(model):
+    """The prediction is a median of the trees' (AdaBoost.R2's weighted one, or the
+    "median" aggregation), which a sum of leaf values cannot give."""
+    return model.aggregation == "median" or is_weighted_median(model)
+
+
+def median_of_trees(predictions):
+    """(n_rows,) NumPy's median of each row's tree predictions (n_rows, n_trees)."""
+    return np.median(np.asarray(predictions), axis=1)
+
+
 def sum_view(model, per_tree=False):
     """The same trees aggregated by "sum" (weighted leaf values), optionally with one
     output per tree (``per_tree``: margin column ``t`` is tree ``t``'s prediction)."""

@@ -86,6 +86,9 @@ class ModelContributions:
         if info.get("prediction") == "weighted_median":
             raise ModelError("an AdaBoost.R2 model predicts the weighted median of its "
                              "trees, which has no additive contributions")
+        if self.aggregation == "median":
+            raise ModelError("this model predicts the median of its trees, which has no "
+                             "additive contributions")
         for part in self.parts.values():
             if part.shap_refusal:
                 raise ModelError(part.shap_refusal)

@@ -13,6 +13,9 @@ combine (traversal and importances in :mod:`oocboost.model.prediction`):
       "sum":   margin[i, k] = base_margin[k] + sum_{t in T_k} w_t * v_t(x_i)[k]
       "mean":  margin[i, k] = base_margin[k] + (sum_{t in T_k} w_t * v_t(x_i)[k]) / W_k,
                W_k = sum_{t in T_k} w_t  (no division when W_k == 0)
+      "median": the prediction is the median over the trees of v_t(x_i) (one output,
+               tree weights 1; NumPy's median, the middle two averaged for an even
+               count), its margin the "mean" (an adaptive random forest regressor's)
 
   where ``v_t(x)[k]`` is column ``k`` of the reached leaf's value (column 0 for a tree of
   group ``k``). Boosting uses "sum" with weights 1 (the learning rate is in the leaf
@@ -68,7 +71,7 @@ FORMAT = "oocboost-model"
 FORMAT_VERSION = 1
 #: Model files larger than this are refused unless ``load_model(max_bytes=...)`` says so.
 MAX_MODEL_BYTES = 2 << 30
-AGGREGATIONS = ("sum", "mean")
+AGGREGATIONS = ("sum", "mean", "median")
 
 
 # ---------------------------------------------------------------------- Model
@@ -114,7 +117,7 @@ class Model(ModelPrediction, ModelContributions, ModelExport):
     objective_params : dict, optional
     learner : str
         "gbtree", "random_forest", "extra_trees", "decision_tree", "adaboost", ...
-    aggregation : {"sum", "mean"}
+    aggregation : {"sum", "mean", "median"}
         See the module docstring.
     trees_per_round : int
         Trees added per boosting round (``iteration_range`` counts rounds).
@@ -439,6 +442,9 @@ class Model(ModelPrediction, ModelContributions, ModelExport):
             fail(f"n_outputs = {self.n_outputs} exceeds {MAX_OUTPUTS}")
         if self.aggregation not in AGGREGATIONS:
             fail(f"aggregation must be one of {AGGREGATIONS}, got {self.aggregation!r}")
+        if self.aggregation == "median" and (int(self.n_outputs) != 1 or np.any(
+                np.asarray(self.tree_weight) != 1.0)):
+            fail("aggregation 'median' takes one output and tree weights of 1")
         for key in ("objective", "learner"):
             if not isinstance(getattr(self, key), str):
                 fail(f"{key} must be a string, got {getattr(self, key)!r}")

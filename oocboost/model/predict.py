@@ -20,7 +20,14 @@ from ..common import X_DTYPE
 from ..errors import ModelError, ParameterError, SchemaError
 from ..utils.files import atomic_output
 from ..utils.log import get_logger
-from .aggregate import is_weighted_median, round_weights, sum_view, weighted_median
+from .aggregate import (
+    combines_trees,
+    is_weighted_median,
+    median_of_trees,
+    round_weights,
+    sum_view,
+    weighted_median,
+)
 from .metrics import get_metric
 from .objectives import get_objective
 from .tree import binned_leaves
@@ -41,7 +48,19 @@ def output_plan(model):
         weights = round_weights(model)
         return (sum_view(model, per_tree=True),
                 lambda margins: weighted_median(np.ascontiguousarray(margins), weights))
+    if model.aggregation == "median":
+        return sum_view(model, per_tree=True), median_of_trees
     return model, model_objective(model).transform
+
+
+def median_range(model, iteration_range):
+    """``(model, iteration_range)`` with a median model cut to its range first: its
+    median is over the trees in the range only."""
+    if model.aggregation != "median" or iteration_range is None:
+        return model, iteration_range
+    t0, t1 = model._tree_range(iteration_range)
+    per_round = int(model.trees_per_round)
+    return model.slice_rounds(t0 // per_round, t1 // per_round), None
 
 
 def _is_cache_path(data):
@@ -431,6 +450,7 @@ def predict(model, data, *, output_margin=False, iteration_range=None, pred_leaf
         return np.concatenate(parts) if parts else \
             np.empty((0, check_quantiles(quantiles).size))
     contributions = pred_contribs or pred_interactions
+    model, iteration_range = median_range(model, iteration_range)
     if pred_leaf or output_margin or contributions:
         margin_model, transform = model, None
     else:
@@ -473,7 +493,7 @@ def _class_names(model):
 
     objective = model_objective(model)
     if not objective.is_classification or isinstance(objective, MultiTarget) \
-            or is_weighted_median(model):
+            or combines_trees(model):
         return None
     n_classes = int(model.n_classes or (2 if model.n_outputs == 1 else model.n_outputs))
     classes = list(model.classes) if model.classes is not None and \
@@ -524,6 +544,7 @@ def predict_to_file(model, data, output, *, output_margin=False, pred_leaf=False
     int
         Rows written.
     """
+    model, iteration_range = median_range(model, iteration_range)
     if quantiles is not None:
         from .leaf_samples import quantile_columns, quantile_transform
 
@@ -612,7 +633,8 @@ def evaluate(model, data, *, metrics=None, iteration_range=None, label=None, gro
               if name == objective.default_metric else get_metric(name) for name in names]
     group_ptr, group = _groups_for(chosen, data, group or
                                    (model.attributes or {}).get("group"))
-    iteration_range = default_iteration_range(model, iteration_range)
+    model, iteration_range = median_range(model, default_iteration_range(model,
+                                                                        iteration_range))
     margin_model, transform = output_plan(model)
     margins, labels, weights, runs = [], [], [], None
     if group is not None:
@@ -635,7 +657,7 @@ def evaluate(model, data, *, metrics=None, iteration_range=None, label=None, gro
     y = np.concatenate(labels)
     w = None if weights[0] is None else np.concatenate(weights)
     objective.check_labels(y, str(data))
-    prediction = (transform(margin) if is_weighted_median(model)
+    prediction = (transform(margin) if combines_trees(model)
                   else objective.eval_transform(margin))
     out = {}
     for metric in chosen:

@@ -110,7 +110,7 @@ class ModelPrediction:
         return np.zeros((n_rows, int(self.n_outputs)), dtype=np.float64)
 
     def _finish_margin(self, out, t0, t1, include_base=True):
-        if self.aggregation == "mean":
+        if self.aggregation in ("mean", "median"):  # a median model's margin: the mean
             g = self.tree_group[t0:t1]
             w = self.tree_weight[t0:t1]
             total = np.zeros(int(self.n_outputs), dtype=np.float64)

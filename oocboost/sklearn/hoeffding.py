@@ -67,6 +67,10 @@ class _HoeffdingBase(ParamsMixin):
         """The trees' votes in the model (None: equal)."""
         return None
 
+    def _aggregation(self):
+        """How the model combines its trees."""
+        return "mean"
+
     # ------------------------------------------------------------------ state
     def _config(self, n_classes):
         names = _TREE_PARAMS + self._extra_params
@@ -105,6 +109,7 @@ class _HoeffdingBase(ParamsMixin):
             self._exported["model"] = hoeffding_model(
                 self._learners, list(self.feature_names_in_),
                 learner_name=self._learner_name, tree_weight=self._tree_weights(),
+                aggregation=self._aggregation(),
                 classes=None if classes is None else [c.item() if hasattr(c, "item") else c
                                                       for c in classes],
                 params={k: v for k, v in self.get_params().items()
@@ -490,7 +495,7 @@ class HoeffdingTreeRegressor(RegressorMixin, _HoeffdingBase):
         The leaf's mean target. (river's linear-model leaves need per-row state the
         engine does not keep; not offered.)
     min_samples_split : float, default 5
-        Rows each side of a split needs.
+        Weight each side of a split needs (rows, for unit weights), as river counts.
     """
     _DEFAULTS_DIFFER = {"leaf_prediction": "river's regressor default, mean"}
 

@@ -43,6 +43,7 @@ SLOW_ESTIMATORS = [
     oocboost.HoeffdingTreeRegressor(grace_period=20),
     oocboost.OnlineBaggingClassifier(n_estimators=3, random_state=0),
     oocboost.AdaptiveRandomForestClassifier(n_models=3, seed=0),
+    oocboost.AdaptiveRandomForestRegressor(n_models=3, seed=0),
     oocboost.HoeffdingAdaptiveTreeClassifier(grace_period=20, seed=0),
     oocboost.HoeffdingAdaptiveTreeRegressor(grace_period=20, seed=0),
     oocboost.DecisionStreamRegressor(),
@@ -60,7 +61,8 @@ def _weight_check(reason):
 #: these estimators fail it for reasons of their algorithm, as scikit-learn's own do.
 _WEIGHT_FAILURES = {
     (oocboost.OnlineBaggingClassifier, oocboost.AdaptiveRandomForestClassifier,
-     oocboost.HoeffdingAdaptiveTreeClassifier, oocboost.HoeffdingAdaptiveTreeRegressor): (
+     oocboost.AdaptiveRandomForestRegressor, oocboost.HoeffdingAdaptiveTreeClassifier,
+     oocboost.HoeffdingAdaptiveTreeRegressor): (
         "online bagging learns each row Poisson(1) (an adaptive forest Poisson(6), an "
         "adaptive tree max(1, Poisson(1))) times from a hash of its position in the "
         "stream: repeated or removed rows move every later row's draws"),

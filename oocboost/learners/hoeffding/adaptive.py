@@ -77,7 +77,8 @@ def check_delta(name, value):
 
 def new_adaptive_forest(config, mapper, n_trees, *, max_features="sqrt", seed=0,
                         drift_delta=0.001, warning_delta=0.01, weighted_vote=True,
-                        block_rows, code_bytes_per_row, prefetch=None):
+                        aggregation="median", block_rows, code_bytes_per_row,
+                        prefetch=None):
     """``(learners, forest)``: ``n_trees`` fresh trees on random subspaces and the
     :class:`AdaptiveForest` that watches them; histograms planned for every tree and a
     background tree each (``stream.plan_slots``)."""
@@ -92,7 +93,11 @@ def new_adaptive_forest(config, mapper, n_trees, *, max_features="sqrt", seed=0,
                            n_trees=2 * n_trees)
     make_learner = RandomSubspaceTrees(config, mapper, max_slots, size, seed, n_trees)
     learners = [make_learner(t) for t in range(n_trees)]
-    return learners, AdaptiveForest(learners, make_learner, drift, warning, weighted_vote)
+    if aggregation not in ("median", "mean"):
+        raise ParameterError(f"aggregation_method must be 'median' or 'mean', got "
+                             f"{aggregation!r}")
+    return learners, AdaptiveForest(learners, make_learner, drift, warning, weighted_vote,
+                                    aggregation)
 
 
 class RandomSubspaceTrees:
@@ -155,12 +160,20 @@ class AdaptiveForest:
         The detectors' confidence; None: no drift detection (then no background trees
         either), or no background trees.
     weighted_vote : bool
-        Weigh each tree's vote by its accuracy (river's default).
+        Weigh each tree's vote by its accuracy (river's classifier default), or a
+        regressor's by its mean squared error (``sum - own``, normalised).
+    aggregation : {"mean", "median"}
+        A regressor's combination of the trees (river's ``aggregation_method``).
     """
 
     def __init__(self, learners, make_learner, drift_delta=0.001, warning_delta=0.01,
-                 weighted_vote=True):
+                 weighted_vote=True, aggregation="mean"):
         n = len(learners)
+        self.regression = not learners[0].classification
+        self.aggregation = aggregation
+        self.squared_error = np.zeros(n)
+        # a regressor's errors y - prediction, for the detectors' normalised input
+        self.error_norm = np.zeros((n, 3))      # count, sum, sum of squares
         self.learners = learners
         self.make_learner = make_learner
         self.background = [None] * n
@@ -174,21 +187,35 @@ class AdaptiveForest:
         self.n_drifts = np.zeros(n, np.int64)
         self.rows_seen = 0
 
+    def model_aggregation(self):
+        """The model's ``aggregation``: a regressor's median, else the (weighted)
+        mean."""
+        return "median" if self.regression and self.aggregation == "median" else "mean"
+
     def growing(self):
         """The trees and background trees (whose leaves set the batches' length)."""
         return self.learners + [b for b in self.background if b is not None]
 
     def vote_weights(self):
-        """(n_trees,) each tree's vote: its accuracy, or 1 while that is 0."""
-        if not self.weighted_vote:
+        """(n_trees,) each tree's vote: its accuracy, or 1 while that is 0; a
+        regressor's ``sum(MSE) - MSE_t`` (equal while every MSE is 0)."""
+        if not self.weighted_vote or (self.regression and self.aggregation == "median"):
             return np.ones(len(self.learners))
+        if self.regression:
+            mse = np.divide(self.squared_error, self.seen,
+                            out=np.zeros_like(self.seen), where=self.seen > 0)
+            weights = mse.sum() - mse
+            return weights / weights.sum() if weights.sum() > 0 else np.ones(len(mse))
         accuracy = np.divide(self.correct, self.seen, out=np.zeros_like(self.seen),
                              where=self.seen > 0)
         return np.where(accuracy > 0, accuracy, 1.0)
 
     def learn_batch(self, codes, y, w, copies):
         """Learn one batch (``copies``: (n_trees, n_rows) Poisson draws); returns the
-        ensemble's (n_rows, n_classes) probabilities from before it learned."""
+        ensemble's (n_rows, n_classes) probabilities (or (n_rows, 1) targets) from
+        before it learned."""
+        if self.regression:
+            return self._learn_regression(codes, y, w, copies)
         votes = self.vote_weights()
         total = None
         for t in range(len(self.learners)):
@@ -210,6 +237,41 @@ class AdaptiveForest:
         sums = total.sum(axis=1, keepdims=True)
         return np.divide(total, sums, out=np.zeros_like(total), where=sums > 0)
 
+    def _learn_regression(self, codes, y, w, copies):
+        votes = self.vote_weights()
+        preds = np.empty((len(self.learners), len(y)))
+        for t in range(len(self.learners)):
+            w_t = w * copies[t]
+            background = self.background[t]
+            preds[t] = self.learners[t].learn(codes, y, w_t, predict=True)[:, 0]
+            if background is not None:
+                background.learn(codes, y, w_t)
+            error = y - preds[t]
+            self.squared_error[t] += float(np.sum(w * error * error))
+            self.seen[t] += float(np.sum(w))
+            self._detect(t, self._normalised(t, error[w_t > 0]))
+        self.rows_seen += len(y)
+        if self.aggregation == "median":
+            return np.median(preds, axis=0)[:, None]
+        return (votes @ preds / votes.sum())[:, None]
+
+    def _normalised(self, t, error):
+        """river's regressor input to the detectors: ``(e + 3 sd) / (6 sd)``, ``sd`` the
+        standard deviation (n - 1) of the tree's errors so far, 0.5 for the first error
+        and while ``sd`` is 0."""
+        if len(error) == 0:
+            return error
+        n0, s0, q0 = self.error_norm[t]
+        n = n0 + np.arange(1, len(error) + 1)
+        total = s0 + np.cumsum(error)
+        squares = q0 + np.cumsum(error * error)
+        variance = np.where(n > 1, (squares - total * total / n) / np.maximum(n - 1, 1),
+                            0.0)
+        sd = np.sqrt(np.maximum(variance, 0.0))
+        self.error_norm[t] = n[-1], total[-1], squares[-1]
+        safe = np.where(sd > 0, sd, 1.0)
+        return np.where((n > 1) & (sd > 0), (error + 3 * sd) / (6 * safe), 0.5)
+
     def _detect(self, t, errors):
         if self.drift is None or len(errors) == 0:
             return
@@ -225,6 +287,6 @@ class AdaptiveForest:
             self.background[t] = None
             if replacement is not None:
                 self.warning.reset(t)
-            self.correct[t] = self.seen[t] = 0.0
+            self.correct[t] = self.seen[t] = self.squared_error[t] = 0.0
         if self.warning is not None and len(warnings) and warnings[-1] > last_drift:
             self.background[t] = self.make_learner(t)

@@ -10,8 +10,9 @@ Candidates are each feature's best split plus, with ``merit_preprune``, the null
 * ``info_gain``: entropy (log2) of the node minus the weighted entropies of the two
   sides; ``gini``: the same with Gini impurity; the regressor: variance reduction.
 * A candidate is invalid (merit -inf) when fewer than two sides hold more than
-  ``min_branch_fraction`` of the node's weight (classification), or a side holds fewer
-  than ``min_samples_split`` rows (regression).
+  ``min_branch_fraction`` of the node's weight (classification), or a side holds less
+  than ``min_samples_split`` of weight (regression: rows, for unit weights; river's
+  variance estimators count weight).
 """
 import math
 
@@ -93,10 +94,8 @@ def feature_splits(tree, config, slots):
                  / np.where(w > 0, w, 1.0))
     valid = np.isfinite(proxy) & (wl > 0) & (wr > 0)
     if config.task == "regression":
-        count = left[..., -1], right[..., -1]
-        valid &= (count[0] >= config.min_samples_split) & (
-            count[1] >= config.min_samples_split
-        )
+        # river's variance estimators count weight, not rows (Var.n is the weights' sum)
+        valid &= (wl >= config.min_samples_split) & (wr >= config.min_samples_split)
     else:
         # river's min_branch_fraction: both sides need more than the fraction (strictly)
         frac = config.min_branch_fraction * w

@@ -60,9 +60,10 @@ def export_tree(learner):
 
 
 def hoeffding_model(learners, feature_names, *, classes=None, params=None,
-                    learner_name="hoeffding_tree", attributes=None, tree_weight=None):
+                    learner_name="hoeffding_tree", attributes=None, tree_weight=None,
+                    aggregation="mean"):
     """A Model of one or more Hoeffding learners' trees (their mean, weighted by
-    ``tree_weight`` when given)."""
+    ``tree_weight`` when given, or a regressor's ``"median"``)."""
     from ...model.model import Model
 
     first = learners[0]
@@ -84,7 +85,8 @@ def hoeffding_model(learners, feature_names, *, classes=None, params=None,
                  tree_weight=None if tree_weight is None else np.asarray(tree_weight,
                                                                          np.float64),
                  n_outputs=k if classification else 1, objective=objective,
-                 objective_params=obj_params, learner=learner_name, aggregation="mean",
+                 objective_params=obj_params, learner=learner_name,
+                 aggregation=aggregation,
                  feature_names=list(feature_names),
                  feature_types=list(mapper.feature_types), bin_mapper=mapper.to_dict(),
                  params=dict(params or {}), n_classes=int(k) if classification else None,

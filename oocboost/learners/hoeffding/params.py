@@ -25,7 +25,7 @@ HOEFFDING_SPEC = ParamSpec("hoeffding-tree and online-bagging", [
     Param("max_share_to_split", "float", 0.99, "classifier: no split when one class holds "
                                                "this share", low=0.0, low_open=True,
           high=1.0),
-    Param("min_samples_split", "float", 5, "regressor: rows a leaf needs to split",
+    Param("min_samples_split", "float", 5, "regressor: weight each side of a split needs",
           low=0.0),
     Param("merit_preprune", "bool", True, "compare a split with not splitting"),
     Param("split_revision", "bool", False, "classifier: revisit splits (Extremely Fast "
@@ -41,20 +41,24 @@ HOEFFDING_SPEC = ParamSpec("hoeffding-tree and online-bagging", [
           low=1),
 ])
 
-#: river's ARFClassifier: its trees' defaults, and the forest's own parameters.
+#: river's ARFClassifier / ARFRegressor: their trees' defaults, and the forest's own
+#: parameters.
 _ARF_TREE_DEFAULTS = {"grace_period": 50, "delta": 0.01}
-_NOT_IN_ARF = ("split_revision", "min_samples_reevaluate", "min_samples_split", "task")
+_NOT_IN_ARF = ("split_revision", "min_samples_reevaluate")
 
 ADAPTIVE_FOREST_SPEC = ParamSpec("adaptive-random-forest", [
     *(dataclasses.replace(p, default=_ARF_TREE_DEFAULTS[p.name])
       if p.name in _ARF_TREE_DEFAULTS else p
-      for p in HOEFFDING_SPEC if p.name not in _NOT_IN_ARF + ("leaf_prediction",)),
-    Param("leaf_prediction", "choice", "nba", "mc, nb or nba", choices=("mc", "nb", "nba")),
+      for p in HOEFFDING_SPEC if p.name not in _NOT_IN_ARF),
+    Param("aggregation_method", "choice", "median", "regressor: the trees' median or mean",
+          choices=("median", "mean")),
     Param("max_features", "any", "sqrt", "features a leaf may split on: 'sqrt', 'log2', "
                                          "a count, a share in (0, 1], or None (all)"),
     Param("lambda_value", "float", 6.0, "mean of each row's Poisson copies in a tree",
           low=0.0, low_open=True, high=32.0),
-    Param("disable_weighted_vote", "bool", False, "average the votes (else by accuracy)"),
+    Param("disable_weighted_vote", "bool", None, "average the votes (else by accuracy, "
+                                                 "a regressor's by its squared error)",
+          default_doc="False (classifier), True (regressor)"),
     Param("drift_delta", "float", 0.001, "ADWIN confidence of a tree's drift detector "
                                          "(None: no drift detection)", low=0.0,
           low_open=True, high=1.0, high_open=True, nullable=True),
@@ -66,8 +70,7 @@ ADAPTIVE_FOREST_SPEC = ParamSpec("adaptive-random-forest", [
 #: river's HoeffdingAdaptiveTreeClassifier / Regressor: the tree's parameters and its
 #: drift handling.
 ADAPTIVE_TREE_SPEC = ParamSpec("hoeffding-adaptive-tree", [
-    *(p for p in HOEFFDING_SPEC if p.name not in ("split_revision",
-                                                  "min_samples_reevaluate")),
+    *(p for p in HOEFFDING_SPEC if p.name not in _NOT_IN_ARF),
     Param("bootstrap_sampling", "bool", True, "learn each row max(1, Poisson(1)) times"),
     Param("drift_window_threshold", "float", 300, "rows a node and its alternate need "
                                                   "before they are compared", low=0.0),

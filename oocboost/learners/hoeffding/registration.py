@@ -57,8 +57,8 @@ register(LearnerSpec(
     name="adaptive-random-forest", summary="river's adaptive random forest: online "
                                            "bagging with drift detection, one pass",
     train=train_adaptive_forest, options=frozenset(), params=ADAPTIVE_FOREST_SPEC,
-    estimators={"AdaptiveRandomForestClassifier":
-                "oocboost.sklearn.adaptive_forest:AdaptiveRandomForestClassifier"}))
+    estimators={name: f"oocboost.sklearn.adaptive_forest:{name}" for name in (
+        "AdaptiveRandomForestClassifier", "AdaptiveRandomForestRegressor")}))
 
 
 def train_adaptive_tree(request: TrainRequest):

@@ -159,7 +159,8 @@ def _stream_run(spec, params, cache, memory_limit, what, own_keys, regression=Fa
 def train_adaptive_forest_from_params(params, cache, *, n_estimators=10, memory_limit=None,
                                       verbose=False):
     """Learn ``cache`` in one streamed pass with an adaptive random forest of
-    ``n_estimators`` trees (river's ``ARFClassifier`` names,
+    ``n_estimators`` trees (river's ``ARFClassifier`` / ``ARFRegressor`` names, ``task``
+    as for forests,
     :data:`params.ADAPTIVE_FOREST_SPEC`); ``attributes`` keep the prequential scores and
     the drifts and warnings per tree position."""
     from ...model.model import source_attributes
@@ -169,12 +170,17 @@ def train_adaptive_forest_from_params(params, cache, *, n_estimators=10, memory_
     cache, p, forest_p, classes, config = _stream_run(
         ADAPTIVE_FOREST_SPEC, params, cache, memory_limit, "an adaptive random forest",
         ("max_features", "lambda_value", "disable_weighted_vote", "drift_delta",
-         "warning_delta", "seed", "prefetch", "batch_rows"))
+         "warning_delta", "seed", "prefetch", "batch_rows", "aggregation_method"),
+        regression=True)
+    regression = classes is None
+    if forest_p["disable_weighted_vote"] is None:    # river's defaults differ by task
+        forest_p["disable_weighted_vote"] = regression
     learners, forest = new_adaptive_forest(
         config, cache.bin_mapper, n_estimators, max_features=forest_p["max_features"],
         seed=forest_p["seed"], drift_delta=forest_p["drift_delta"],
         warning_delta=forest_p["warning_delta"],
-        weighted_vote=not forest_p["disable_weighted_vote"], block_rows=cache.block_rows,
+        weighted_vote=not forest_p["disable_weighted_vote"],
+        aggregation=forest_p["aggregation_method"], block_rows=cache.block_rows,
         code_bytes_per_row=cache.code_bytes_per_row, prefetch=forest_p["prefetch"])
     score = learn_cache(learners, cache, prefetch=forest_p["prefetch"], evaluate=True,
                         draws=poisson_draws(forest_p["seed"], n_estimators,
@@ -184,6 +190,7 @@ def train_adaptive_forest_from_params(params, cache, *, n_estimators=10, memory_
     model = hoeffding_model(learners, cache.feature_names, classes=classes, params=record,
                             learner_name="adaptive_random_forest",
                             tree_weight=forest.vote_weights(),
+                            aggregation=forest.model_aggregation(),
                             attributes={**source_attributes(cache),
                                         "prequential": score.scores(),
                                         "prequential_weight": score.weight,

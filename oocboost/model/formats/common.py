@@ -63,6 +63,9 @@ def check_exportable(model, fmt: str, linear_leaves: bool = False) -> None:
     """ModelError naming what ``fmt`` cannot express: a part that adds to predictions
     (MARS terms, naive Bayes leaves, linear leaves unless ``linear_leaves``), oblique
     or surrogate splits."""
+    if model.aggregation == "median":
+        raise ModelError(f"{fmt} cannot express a median of the trees (it sums or "
+                         f"averages them)")
     for part in model.parts.values():
         if linear_leaves and part.key == LINEAR_PART:
             continue
