@@ -105,6 +105,26 @@ def test_going_on_from_a_saved_forest_is_refused(tmp_path):
         oocboost.AdaptiveRandomForestClassifier().fit(X, y, init_model=tmp_path / "arf.json")
 
 
+def river_prequential(model, metric, X, y):
+    """river's test-then-train score of ``model``, row by row."""
+    for row, target in zip(X, y):
+        x = dict(enumerate(row))
+        metric.update(target, model.predict_one(x))
+        model.learn_one(x, target)
+    return metric.get()
+
+
+def ours_prequential(estimator, X, y, tmp_path, name, score, classes=None):
+    """``estimator``'s test-then-train ``score`` over ``partial_fit`` chunks of 1,000
+    rows, on bins of the whole stream (``reference``)."""
+    estimator.set_params(reference=oocboost.build_cache(X, tmp_path / name, label=y,
+                                                       quiet=True))
+    for lo in range(0, len(y), 1000):
+        kw = {} if classes is None else {"classes": classes}
+        estimator.partial_fit(X[lo:lo + 1000], y[lo:lo + 1000], **kw)
+    return estimator.prequential_score_[score]
+
+
 def _river_stream(name, n, seed=1):
     """river's ``ConceptDriftStream`` of SEA variant 0 to 2, or of Agrawal's function 0
     to 4, the change half way, 100 rows wide."""
@@ -134,17 +154,10 @@ def test_prequential_accuracy_is_rivers_within_a_point(name, tmp_path):
     from river import forest, metrics
 
     X, y = _river_stream(name, 20_000)
-    theirs = forest.ARFClassifier(seed=1)
-    accuracy = metrics.Accuracy()
-    for row, label in zip(X, y):
-        x = dict(enumerate(row))
-        accuracy.update(label, theirs.predict_one(x))
-        theirs.learn_one(x, label)
-    reference = oocboost.build_cache(X, tmp_path / "all.oocb", label=y, quiet=True)
-    ours = oocboost.AdaptiveRandomForestClassifier(seed=1, reference=reference)
-    for lo in range(0, len(y), 1000):
-        ours.partial_fit(X[lo:lo + 1000], y[lo:lo + 1000], classes=[0, 1])
-    assert ours.prequential_score_["accuracy"] == pytest.approx(accuracy.get(), abs=0.01)
+    theirs = river_prequential(forest.ARFClassifier(seed=1), metrics.Accuracy(), X, y)
+    ours = oocboost.AdaptiveRandomForestClassifier(seed=1)
+    accuracy = ours_prequential(ours, X, y, tmp_path, "all.oocb", "accuracy", [0, 1])
+    assert accuracy == pytest.approx(theirs, abs=0.01)
     assert ours.n_drifts_detected_.sum() > 0
 
 
@@ -215,16 +228,8 @@ def test_the_regressors_error_is_rivers_or_lower_on_friedman_drift(tmp_path):
     ours_mae, theirs_mae = [], []
     for seed in (1, 2):
         X, y = _friedman(seed)
-        theirs = forest.ARFRegressor(leaf_prediction="mean", seed=1)
-        mae = metrics.MAE()
-        for row, target in zip(X, y):
-            x = dict(enumerate(row))
-            mae.update(target, theirs.predict_one(x))
-            theirs.learn_one(x, target)
-        reference = oocboost.build_cache(X, tmp_path / f"{seed}.oocb", label=y, quiet=True)
-        ours = oocboost.AdaptiveRandomForestRegressor(seed=1, reference=reference)
-        for lo in range(0, len(y), 1000):
-            ours.partial_fit(X[lo:lo + 1000], y[lo:lo + 1000])
-        ours_mae.append(ours.prequential_score_["mae"])
-        theirs_mae.append(mae.get())
+        theirs_mae.append(river_prequential(
+            forest.ARFRegressor(leaf_prediction="mean", seed=1), metrics.MAE(), X, y))
+        ours_mae.append(ours_prequential(oocboost.AdaptiveRandomForestRegressor(seed=1),
+                                         X, y, tmp_path, f"{seed}.oocb", "mae"))
     assert np.mean(ours_mae) <= np.mean(theirs_mae) * 1.02

@@ -141,23 +141,16 @@ def test_prequential_accuracy_near_rivers(name, tmp_path):
     on Agrawal only, docs/streaming.md)."""
     from river import metrics, tree
 
-    from .test_adaptive_forest import _river_stream
+    from .test_adaptive_forest import _river_stream, ours_prequential, river_prequential
 
     ours_acc, theirs_acc = [], []
     for seed in (1, 2, 3):
         X, y = _river_stream(name, 20_000, seed)
-        theirs = tree.HoeffdingAdaptiveTreeClassifier(seed=1)
-        accuracy = metrics.Accuracy()
-        for row, label in zip(X, y):
-            x = dict(enumerate(row))
-            accuracy.update(label, theirs.predict_one(x))
-            theirs.learn_one(x, label)
-        reference = oocboost.build_cache(X, tmp_path / f"{seed}.oocb", label=y, quiet=True)
-        ours = oocboost.HoeffdingAdaptiveTreeClassifier(seed=1, reference=reference)
-        for lo in range(0, len(y), 1000):
-            ours.partial_fit(X[lo:lo + 1000], y[lo:lo + 1000], classes=[0, 1])
-        ours_acc.append(ours.prequential_score_["accuracy"])
-        theirs_acc.append(accuracy.get())
+        theirs_acc.append(river_prequential(tree.HoeffdingAdaptiveTreeClassifier(seed=1),
+                                            metrics.Accuracy(), X, y))
+        ours_acc.append(ours_prequential(oocboost.HoeffdingAdaptiveTreeClassifier(seed=1),
+                                         X, y, tmp_path, f"{seed}.oocb", "accuracy",
+                                         [0, 1]))
     assert np.mean(ours_acc) == pytest.approx(np.mean(theirs_acc), abs=0.015)
 
 
@@ -213,24 +206,15 @@ def test_the_regressors_error_is_rivers_on_friedman_drift(tmp_path):
     within 5% of river's HoeffdingAdaptiveTreeRegressor with mean leaves (measured:
     2.820 against 2.851)."""
     from river import metrics, tree
-    from river.datasets import synth
+
+    from .test_adaptive_forest import _friedman, ours_prequential, river_prequential
 
     ours_mae, theirs_mae = [], []
     for seed in (1, 2):
-        gen = synth.FriedmanDrift(drift_type="gra", position=(10_000, 15_000), seed=seed)
-        rows = list(gen.take(20_000))
-        X = np.array([[x[k] for k in sorted(x)] for x, _ in rows])
-        y = np.array([t for _, t in rows])
-        theirs = tree.HoeffdingAdaptiveTreeRegressor(leaf_prediction="mean", seed=1)
-        mae = metrics.MAE()
-        for row, target in zip(X, y):
-            x = dict(enumerate(row))
-            mae.update(target, theirs.predict_one(x))
-            theirs.learn_one(x, target)
-        reference = oocboost.build_cache(X, tmp_path / f"{seed}.oocb", label=y, quiet=True)
-        ours = oocboost.HoeffdingAdaptiveTreeRegressor(seed=1, reference=reference)
-        for lo in range(0, len(y), 1000):
-            ours.partial_fit(X[lo:lo + 1000], y[lo:lo + 1000])
-        ours_mae.append(ours.prequential_score_["mae"])
-        theirs_mae.append(mae.get())
+        X, y = _friedman(seed)
+        theirs_mae.append(river_prequential(
+            tree.HoeffdingAdaptiveTreeRegressor(leaf_prediction="mean", seed=1),
+            metrics.MAE(), X, y))
+        ours_mae.append(ours_prequential(oocboost.HoeffdingAdaptiveTreeRegressor(seed=1),
+                                         X, y, tmp_path, f"{seed}.oocb", "mae"))
     assert np.mean(ours_mae) == pytest.approx(np.mean(theirs_mae), rel=0.05)
