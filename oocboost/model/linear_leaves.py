@@ -194,10 +194,17 @@ def bin_values_of(model, codes, entries):
     middles ``(n_rows, n_used)`` float64 (NaN for the missing code), and the column of
     each feature in it (-1 where unused)."""
     used = np.unique(np.concatenate([e.feature for e in entries] + [np.zeros(0, np.int32)]))
-    rep = model.bin_representatives()
-    values = np.empty((codes.shape[1], len(used)))
-    for j, f in enumerate(used.tolist()):
-        values[:, j] = rep[f][codes[f]]
     column_of_feature = np.full(model.n_features, -1, np.int32)
     column_of_feature[used] = np.arange(len(used), dtype=np.int32)
-    return values, column_of_feature
+    return (leaf_feature_values(model.bin_representatives(), codes, used.tolist()),
+            column_of_feature)
+
+
+def leaf_feature_values(representatives, codes, used):
+    """(n_rows, len(used)) float64: the codes ``(n_features, n_rows)`` of features
+    ``used`` as their bins' values ``representatives[f, code]`` (NaN for the missing
+    code), what leaf models read of a cache (training reads the same)."""
+    values = np.empty((codes.shape[1], len(used)))
+    for j, f in enumerate(used):
+        values[:, j] = representatives[f][codes[f]]
+    return values

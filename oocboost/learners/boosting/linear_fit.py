@@ -22,7 +22,7 @@ import numpy as np
 
 from ...errors import ParameterError
 from ...kernels.linear_leaves import add_linear_leaves, linear_leaf_sums
-from ...model.linear_leaves import LinearLeaves, LinearLeavesPart
+from ...model.linear_leaves import LinearLeaves, LinearLeavesPart, leaf_feature_values
 
 #: LightGBM's ``kZeroThreshold``: smaller coefficients are dropped.
 ZERO_THRESHOLD = 1e-35
@@ -112,15 +112,6 @@ def branch_features(left, right, feature, is_numeric):
     return out
 
 
-def codes_as_values(representatives, codes, used):
-    """(n_rows, len(used)) float64: the codes of features ``used`` as their bins'
-    values (NaN for the missing code)."""
-    values = np.empty((codes.shape[1], len(used)))
-    for j, f in enumerate(used):
-        values[:, j] = representatives[f][codes[f]]
-    return values
-
-
 class _Slots:
     """The leaves of one tree and their features, as the kernels take them."""
 
@@ -189,7 +180,7 @@ def fit_linear_leaves(state, grower, trees, learning_rate, blocks, representativ
         views = state.rows.load(block.index, ("stats", "node"))
         node = views["node"].copy()
         grower.move_to_leaves(block.stored_codes, node)
-        values = codes_as_values(representatives, block.codes, used)
+        values = leaf_feature_values(representatives, block.codes, used)
         for c, s in enumerate(slots):
             linear_leaf_sums(node[c].astype(np.int32), values, s.slot_of_node, s.offset,
                              s.column, views["stats"][c], s.xthx, s.xtg, s.n_fit)
@@ -215,7 +206,7 @@ class RoundLinearModels:
         ``values_of_output[c]`` are tree ``c``'s leaf values."""
         if not any(e is not None for e in self.entries):
             return
-        values = codes_as_values(self.representatives, block.codes, self.used)
+        values = leaf_feature_values(self.representatives, block.codes, self.used)
         for c, e in enumerate(self.entries):
             if e is None:
                 continue

@@ -107,7 +107,7 @@ class AdaptiveTree:
         parent[tree.left[split]] = split
         parent[tree.left[split] + 1] = split
         node_of_row = main.route(codes)
-        pred = main.learn(codes, y, w * copies[0], predict=True)
+        pred = main.learn(codes, y, w * copies[0], predict=True, node_of_row=node_of_row)
         errors = _errors(main, pred, y)
         if tree.n_nodes > self._capacity:
             self._grow(max(2 * self._capacity, tree.n_nodes))

@@ -206,7 +206,7 @@ class HoeffdingLearner:
             correct[:n] += np.bincount(node_of_row, weights=right, minlength=n)
 
     # ------------------------------------------------------------------ learning
-    def learn(self, codes, y, w, predict=False):
+    def learn(self, codes, y, w, predict=False, node_of_row=None):
         """Learn one block. Returns the rows' predictions made before learning them
         when ``predict`` (prequential evaluation), else None.
 
@@ -215,11 +215,14 @@ class HoeffdingLearner:
         codes : ndarray (n_features, n_rows) uint8/uint16, or PlaneCodes
         y : ndarray (n_rows,) float64, class indices or targets
         w : ndarray (n_rows,) float64, row weights (0: not learned)
+        node_of_row : ndarray (n_rows,) int32 or None
+            The rows' leaves (:meth:`route`), when the caller has them already.
         """
         cfg, tree = self.config, self.tree
         n_nodes_before = tree.n_nodes
         stats = self.block_stats(y, w)
-        node_of_row = self.route(codes)
+        if node_of_row is None:
+            node_of_row = self.route(codes)
         before = None
         nba = self.classification and cfg.leaf_prediction == "nba"
         if predict or nba:
