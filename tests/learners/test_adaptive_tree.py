@@ -16,6 +16,8 @@ from oocboost.learners.hoeffding.adaptive import (
     ADWIN_MIN_LENGTH,
 )
 
+from .test_adaptive_forest import score_after_change
+
 
 @pytest.mark.parametrize("regression", [False, True])
 def test_node_detectors_follow_river_row_by_row(regression):
@@ -104,16 +106,10 @@ def test_the_tree_follows_an_abrupt_change_a_plain_tree_keeps():
     n, half = 30_000, 20_000
     X = rng.random((n, 4))
     y = np.where(np.arange(n) < half, X[:, 0] + X[:, 1] > 1, X[:, 2] > 0.5).astype(int)
-
-    def after_change(clf):
-        clf.partial_fit(X[:half], y[:half], classes=[0, 1])
-        before = clf.prequential_score_["accuracy"]
-        clf.partial_fit(X[half:], y[half:])
-        return (clf.prequential_score_["accuracy"] * n - before * half) / (n - half)
-
     hat = oocboost.HoeffdingAdaptiveTreeClassifier(grace_period=100, seed=0)
     plain = oocboost.HoeffdingTreeClassifier(grace_period=100)
-    adapted, kept = after_change(hat), after_change(plain)
+    adapted = score_after_change(hat, X, y, half)
+    kept = score_after_change(plain, X, y, half)
     assert hat.n_alternate_trees_ >= 1 and hat.n_switch_alternate_trees_ >= 1
     assert adapted > 0.9 > 0.7 > kept
     assert hat.n_leaves_ < plain.n_leaves_
@@ -185,16 +181,10 @@ def test_the_regressor_follows_an_abrupt_change():
     X = rng.random((n, 4))
     y = np.where(np.arange(n) < half, 10 * (X[:, 0] + X[:, 1]), 10 * X[:, 2])
     y = y + rng.normal(0, 0.5, n)
-
-    def after_change(reg):
-        reg.partial_fit(X[:half], y[:half])
-        before = reg.prequential_score_["mae"]
-        reg.partial_fit(X[half:], y[half:])
-        return (reg.prequential_score_["mae"] * n - before * half) / (n - half)
-
     hat = oocboost.HoeffdingAdaptiveTreeRegressor(grace_period=100, seed=0)
     plain = oocboost.HoeffdingTreeRegressor(grace_period=100)
-    adapted, kept = after_change(hat), after_change(plain)
+    adapted = score_after_change(hat, X, y, half, "mae", classes=None)
+    kept = score_after_change(plain, X, y, half, "mae", classes=None)
     assert hat.n_switch_alternate_trees_ >= 1
     assert adapted < 0.8 * kept
     np.testing.assert_allclose(hat.model_.predict(X[:100]), hat.predict(X[:100]))
