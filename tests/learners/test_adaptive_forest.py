@@ -169,7 +169,7 @@ def test_the_command_lines_learner_is_the_estimators_forest(tmp_path):
 
     X, y = _abrupt(n=3000, seed=5)
     cache = oocboost.build_cache(X, tmp_path / "c.oocb", label=y, quiet=True)
-    model = train_adaptive_forest_from_params({"seed": 4, "max_features": "2"}, cache,
+    model = train_adaptive_forest_from_params({"seed": 4, "max_features": 2}, cache,
                                               n_estimators=3)
     forest = oocboost.AdaptiveRandomForestClassifier(n_models=3, seed=4,
                                                      max_features=2).fit(cache)

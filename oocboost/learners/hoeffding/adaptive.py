@@ -41,13 +41,7 @@ def subspace_size(max_features, n_features):
     >>> subspace_size("sqrt", 10), subspace_size(0.5, 10), subspace_size(None, 10)
     (3, 5, 10)
     """
-    if isinstance(max_features, str) and max_features not in ("sqrt", "log2"):
-        try:  # from the command line (--param max_features=3)
-            number = float(max_features)
-            max_features = int(number) if number.is_integer() and number >= 1 else number
-        except ValueError:
-            pass
-    if max_features is None or max_features == "None":
+    if max_features is None:
         k = n_features
     elif max_features == "sqrt":
         k = round(math.sqrt(n_features))
