@@ -47,10 +47,11 @@ from typing import Any
 import numpy as np
 
 from ..common import binned_dtype, hist_column_starts, hist_width
-from ..kernels.partition import ROUTE_FLAGS, route_flags
+from ..kernels.partition import ROUTE_FLAGS, ROUTE_PASS_THROUGH, route_flags
 from .bundled import route_stored_columns
 from .feature_sampling import FeatureSampler
 from .histograms import HistogramBuilder, use_records
+from .multiway import chain_codes, chain_ids, chain_sums
 from .nodes import (
     GrowerTelemetry,
     GrowthParams,
@@ -407,7 +408,8 @@ class TreeGrower:
         n = len(chosen["tree"])
         if cap is None or n == 0:
             return chosen, take_frontier(chosen, slice(0, 0))
-        needs = np.where(self._children_terminal(chosen["tree"], chosen["node"]), 0, 2)
+        needs = np.where(self._children_terminal(chosen["tree"], chosen["node"]), 0,
+                         self._n_children(chosen))
         need_total = int(needs.sum())
         if self._n_held + need_total <= cap:
             return chosen, take_frontier(chosen, slice(0, 0))
@@ -425,6 +427,13 @@ class TreeGrower:
         # 3. expansions that still do not fit wait for the next pass
         kept = max(1, int(np.count_nonzero(self._n_held + np.cumsum(needs) <= cap)))
         return take_frontier(chosen, slice(0, kept)), take_frontier(chosen, slice(kept, n))
+
+    def _n_children(self, c):
+        """Children of each split of frontier ``c``: 2, or a multiway split's count."""
+        if "multiway" not in c:
+            return np.full(len(c["tree"]), 2)
+        count = c["child_sums"][..., self.policy.count_stat]
+        return np.where(c["multiway"], (count > 0).sum(axis=1), 2)
 
     def _children_terminal(self, trees, nodes):
         """Per node: its children can never split, so they need no histogram (their sums
@@ -446,8 +455,17 @@ class TreeGrower:
         self.features.on_split(t, n, c["feature"], left_id, right_id)
 
     def _split_nodes(self, c):
-        """Split the chosen nodes ``c`` (frontier arrays): children get consecutive ids per
-        tree in ``c``'s order, and histogram slots unless they are terminal."""
+        """Split the chosen nodes ``c`` (frontier arrays), multiway splits one by one."""
+        if "multiway" in c and c["multiway"].any():
+            for i in np.flatnonzero(c["multiway"]):
+                self._split_multiway(take_frontier(c, i))
+            c = take_frontier(c, ~c["multiway"])
+        if len(c["tree"]):
+            self._split_binary(c)
+
+    def _split_binary(self, c):
+        """Split the chosen nodes ``c`` in two: children get consecutive ids per tree in
+        ``c``'s order, and histogram slots unless they are terminal."""
         nd = self.nodes
         t, n = c["tree"], c["node"]
         terminal = self._children_terminal(t, n)
@@ -528,6 +546,62 @@ class TreeGrower:
             self._hold(t[sub], large, large_slots, rows_added=False)
             self._pending_subtractions.append(
                 np.stack([parents, small_slots, large_slots], axis=1))
+
+    def _split_multiway(self, c):
+        """Lay out one multiway split (frontier entry ``c``) as a chain of binary nodes
+        (``engine/multiway.py``); each category's child gets a histogram slot unless
+        it is terminal, and none is found by subtraction."""
+        nd = self.nodes
+        t, n = int(c["tree"]), int(c["node"])
+        f = int(c["feature"])
+        codes = chain_codes(c["child_sums"][:, self.policy.count_stat])
+        k = len(codes)
+        first = int(nd.n_nodes[t])
+        nd.reserve(first + 2 * (k - 1))
+        nd.n_nodes[t] += 2 * (k - 1)
+        self._n_leaves[t] += k - 2
+        chain, children = chain_ids(first, n, k)
+        trees = np.full(k - 1, t)
+        lefts, rights = children[:-1], children[:-1] + 1
+        nd.left[t, chain], nd.right[t, chain] = lefts, rights
+        nd.feature[t, chain] = f
+        nd.bin_threshold[t, chain] = 0
+        nd.default_left[t, chain] = False
+        nd.is_categorical[t, chain] = True
+        bitset = np.zeros((k - 1, nd.n_words), np.uint32)
+        bitset[np.arange(k - 1), codes[:-1] >> 5] = np.uint32(1) << (codes[:-1] & 31)
+        nd.cat_bitset[t, chain] = bitset
+        nd.route[t, chain, 0] = lefts
+        nd.route[t, chain, 1] = f
+        nd.route[t, chain, 2] = 0
+        nd.route[t, chain, ROUTE_FLAGS] = route_flags(False, True)
+        if self.bundles is not None:
+            route_stored_columns(self.bundles, nd, trees, chain,
+                                 dict(feature=np.full(k - 1, f), bin=np.zeros(k - 1, int),
+                                      bitset=bitset))
+        # rows arrive at the chain's later nodes in the pass that moves them out of n
+        nd.route[t, chain[1:], ROUTE_FLAGS] |= ROUTE_PASS_THROUGH
+        nd.gain[t, chain] = np.r_[c["importance_gain"], np.zeros(k - 2)]
+        depth = nd.depth[t, n] + 1
+        nd.depth[t, chain[1:]] = nd.depth[t, children] = depth
+        sums = chain_sums(c["child_sums"], codes)
+        nd.sums[t, chain[1:]] = sums[1:]
+        nd.value[t, chain[1:]] = self.policy.leaf_values(sums[1:], trees[1:], chain[1:])
+        child = c["child_sums"][codes]
+        right_sums = np.r_[sums[1:], child[-1:]]
+        for j in range(k - 1):   # in chain order: a node's bounds come from its parent's
+            self._record_paths(trees[j:j + 1], chain[j:j + 1],
+                               dict(feature=np.array([f]), left_sums=child[j:j + 1],
+                                    right_sums=right_sums[j:j + 1]),
+                               lefts[j:j + 1], rights[j:j + 1])
+        self._release_slots(np.array([t]), np.array([n]))
+        if self._children_terminal(np.array([t]), np.array([n]))[0]:
+            nd.sums[t, children] = child
+            nd.value[t, children] = self.policy.leaf_values(child, np.full(k, t), children)
+            return
+        self._to_evaluate.append((np.full(k, t, np.int64), children))
+        self._hold(np.full(k, t, np.int64), children, self.histograms.take(k, zero=True),
+                   rows_added=True)
 
     # ------------------------------------------------------------------ results
     def tree_arrays(self, t: int) -> dict[str, np.ndarray]:

@@ -16,6 +16,7 @@ from ..common import HIST_DTYPE, hist_column_starts
 from ..kernels import split as ks
 from ..kernels import split_cart as kcart
 from ..kernels import split_gradient as kgrad
+from ..kernels import split_multiway as kmulti
 
 #: XGBoost's kRtEps: a split must gain more than this to be taken.
 MIN_GAIN_EPS = 1e-6
@@ -348,6 +349,11 @@ class CartPolicy(FeatureBins):
         class 1 (two classes): a split on a constrained feature keeps its children's
         values ordered and within the node's bounds (:class:`NodeBounds`), and every
         node's value is clipped to its bounds (scikit-learn's ``clip_node_value``).
+    multiway : bool
+        C4.5's multiway categorical splits (``kernels/split_multiway.py``): a categorical
+        feature splits into one child per category present, compared with the binary
+        numeric splits on the same score; the results then hold ``multiway`` (n_eval,)
+        bool and ``child_sums`` (n_eval, n_codes, n_stats), each code's child.
     """
 
     def __init__(self, *, criterion: str, n_classes: int, n_value_bins: np.ndarray,
@@ -356,7 +362,7 @@ class CartPolicy(FeatureBins):
                  min_impurity_decrease: float = 0.0, splitter: str = "best",
                  rng: np.random.Generator | None = None, hist_dtype: Any = HIST_DTYPE,
                  label_values: np.ndarray | None = None,
-                 monotonic_cst: np.ndarray | None = None) -> None:
+                 monotonic_cst: np.ndarray | None = None, multiway: bool = False) -> None:
         # scikit-learn >= 1.9 maps friedman_mse to squared_error (Friedman's improvement
         # picks the same splits: it is the squared-error proxy minus a node constant,
         # times the node weight); so do we
@@ -395,6 +401,7 @@ class CartPolicy(FeatureBins):
         self.rng = rng
         self.hist_dtype = np.dtype(hist_dtype)
         self.node_bounds = NodeBounds(monotonic_cst)
+        self.multiway = bool(multiway)
 
     def weights(self, sums: np.ndarray) -> np.ndarray:
         """Weighted number of rows of each node, (n,)."""
@@ -438,12 +445,18 @@ class CartPolicy(FeatureBins):
             random_bin = np.empty((0, 0), np.int32)
         out = _outputs(n_eval, self.n_words, self.n_stats)
         improvement = np.empty(n_eval)
+        feature_mask = np.ascontiguousarray(feature_mask)
+        if self.multiway:
+            # before the binary search, which may zero the histograms it reads
+            multiway = self._multiway_splits(hist, node_sums, slots, column_feature,
+                                             feature_mask, column_of)
+            feature_mask = feature_mask & ~self.is_categorical[column_feature]
         monotone = None
         if len(self.node_bounds):
             monotone = (self.node_bounds.monotone,
                         *self.node_bounds.of(trees, node_ids, n_eval))
         kcart.find_splits_cart(
-            hist, node_sums, slots, column_feature, np.ascontiguousarray(feature_mask),
+            hist, node_sums, slots, column_feature, feature_mask,
             self.n_value_bins, self.is_categorical,
             self.missing_bin, self.criterion_code, self.n_classes, self.min_samples_leaf,
             self.min_weight_leaf, self.total_weight, random_bin, improvement, out["gain"],
@@ -451,8 +464,27 @@ class CartPolicy(FeatureBins):
             out["cat_bitset"], out["left_sums"], out["right_sums"], bool(zero_after),
             self.label_values, column_of=column_of, monotone=monotone)
         out["improvement"] = improvement
+        if self.multiway:
+            _take_multiway(out, *multiway)
         out["importance_gain"] = out["gain"]
         return out
+
+    def _multiway_splits(self, hist, node_sums, slots, column_feature, feature_mask,
+                         column_of):
+        """Each node's best multiway categorical split: (score, impurity decrease,
+        feature, child sums)."""
+        n_eval = len(slots)
+        bin_start, flat = kcart.hist_bin_starts(hist, column_of, column_feature.shape[1])
+        score, decrease = np.empty(n_eval), np.empty(n_eval)
+        feature = np.empty(n_eval, np.int32)
+        child_sums = np.zeros((n_eval, int(self.n_value_bins.max(initial=1)), self.n_stats))
+        kmulti.find_multiway_splits(
+            flat, bin_start, node_sums, slots, column_feature,
+            feature_mask & self.is_categorical[column_feature], self.n_value_bins,
+            self.is_categorical, self.missing_bin, self.criterion_code, self.n_classes,
+            self.min_samples_leaf, self.min_weight_leaf, self.total_weight,
+            self.label_values, score, decrease, feature, child_sums)
+        return score, decrease, feature, child_sums
 
     def accept_splits(self, result: dict[str, np.ndarray], sums: np.ndarray,
                       trees: np.ndarray | None = None,
@@ -500,6 +532,32 @@ class CartPolicy(FeatureBins):
             return np.divide(counts, total, out=np.zeros_like(counts), where=total > 0)
         w = sums[:, 0]
         return np.divide(sums[:, 1], w, out=np.zeros_like(w), where=w > 0)[:, None]
+
+
+def _take_multiway(out: dict[str, np.ndarray], score: np.ndarray, decrease: np.ndarray,
+                   feature: np.ndarray, child_sums: np.ndarray) -> None:
+    """Where a node's multiway split scores above its binary one, make it the node's
+    split: ``out["multiway"]`` marks it, ``child_sums`` holds its children; its bitset
+    holds the categories of its children, its left sums the first child's."""
+    take = (feature >= 0) & (score > out["improvement"])
+    out["multiway"] = take
+    out["child_sums"] = child_sums
+    if not take.any():
+        return
+    out["improvement"] = np.where(take, score, out["improvement"])
+    out["gain"] = np.where(take, decrease, out["gain"])
+    out["feature"] = np.where(take, feature, out["feature"]).astype(np.int32)
+    out["bin"][take] = -1
+    out["default_left"][take] = False
+    out["is_categorical"][take] = True
+    count = child_sums[..., -1]
+    for e in np.flatnonzero(take):
+        present = np.flatnonzero(count[e] > 0)
+        bits = np.zeros(out["cat_bitset"].shape[1] * 32, bool)
+        bits[present] = True
+        out["cat_bitset"][e] = np.packbits(bits, bitorder="little").view("<u4")
+        out["left_sums"][e] = child_sums[e, present[0]]
+        out["right_sums"][e] = child_sums[e].sum(axis=0) - child_sums[e, present[0]]
 
 
 def weighted_medians(weights: np.ndarray, values: np.ndarray) -> np.ndarray:

@@ -33,7 +33,8 @@ class SplitFinder:
         statistics ``sums``: ``(candidates, accepted)``, ``candidates`` a dict of arrays
         (``tree``, ``node``, ``gain``, ``feature``, ``bin``, ``default_left``,
         ``is_categorical``, ``bitset``, ``left_sums``, ``right_sums``,
-        ``importance_gain``) over the accepted nodes, ``accepted`` their indices."""
+        ``importance_gain``; and ``multiway``, ``child_sums`` from a policy with
+        multiway splits) over the accepted nodes, ``accepted`` their indices."""
         policy = self.policy
         if self.per_node_columns:
             res = policy.find_splits(
@@ -58,4 +59,8 @@ class SplitFinder:
             left_sums=np.asarray(res["left_sums"], np.float64)[accepted],
             right_sums=np.asarray(res["right_sums"], np.float64)[accepted],
             importance_gain=np.asarray(importance, np.float64)[accepted])
+        if "multiway" in res:
+            # C4.5's multiway splits (engine/multiway.py lays them out)
+            candidates["multiway"] = np.asarray(res["multiway"], bool)[accepted]
+            candidates["child_sums"] = np.asarray(res["child_sums"], np.float64)[accepted]
         return candidates, accepted

@@ -5,14 +5,17 @@ partition reads each node's split as one *route* of 4 int32 words::
 
     route[tree, node] = (left, feature, bin_threshold, flags)
         left                -1 while the node is a leaf; its right child is left + 1
-        flags               bit 0: missing values go left; bit 1: categorical split
+        flags               bit 0: missing values go left; bit 1: categorical split;
+                            bit 2: pass-through (a multiway split's chain node)
     cat_bitset[tree, node, word]           uint32 (category code in set -> left)
     slot_of_node[tree, node]               int32, histogram slot or -1
 
 A row sits at a leaf of the growing tree (``node_of_row``). When its leaf was split since
 the last pass, the row moves one level down; rows at leaves that were not split stay.
 Because a node's children are created together with its split, "move if the node has
-children" applies each split exactly once per row.
+children" applies each split exactly once per row. The chain nodes of a multiway split
+(``engine/multiway.py``) are made split, below a node split in the same step: a row that
+reaches one moves on in the same pass (``ROUTE_PASS_THROUGH``).
 """
 import numpy as np
 from numba import njit, prange
@@ -23,6 +26,7 @@ from .codes import code_arrays, read_code
 ROUTE_FLAGS = 3
 ROUTE_DEFAULT_LEFT = 1
 ROUTE_CATEGORICAL = 2
+ROUTE_PASS_THROUGH = 4
 
 
 def pack_routes(left, right, feature, bin_threshold, default_left, is_categorical):
@@ -108,6 +112,7 @@ def _move_row(low, wide, wide_row, i, node, route, cat_bitset, missing_bin, kind
 #: Bits of a tree's kind (:func:`_tree_kinds`).
 TREE_CATEGORICAL = 1
 TREE_NUMERIC_WIDE = 2
+TREE_CHAIN = 4
 
 
 @njit(cache=True)
@@ -121,6 +126,8 @@ def _tree_kinds(route, wide_row):
         for node in range(route.shape[1]):
             if route[t, node, 0] < 0:
                 continue
+            if (route[t, node, ROUTE_FLAGS] & ROUTE_PASS_THROUGH) != 0:
+                out[t] |= TREE_CHAIN
             if (route[t, node, ROUTE_FLAGS] & ROUTE_CATEGORICAL) != 0:
                 out[t] |= TREE_CATEGORICAL
             elif wide_row is not None and wide_row[route[t, node, 1]] >= 0:
@@ -252,6 +259,14 @@ def _select_chunk(low, wide, wide_row, node_of_row, route, cat_bitset, missing_b
         i = np.uint64(j)
         node_of_row[i] = _move_row(low, wide, wide_row, i, node_of_row[i], route, cat_bitset,
                                    missing_bin, kind)
+    if (kind & TREE_CHAIN) != 0:
+        for j in range(lo, hi):
+            i = np.uint64(j)
+            node = np.int64(node_of_row[i])
+            while (route[np.uint64(node), ROUTE_FLAGS] & ROUTE_PASS_THROUGH) != 0:
+                node = _move_row(low, wide, wide_row, i, node, route, cat_bitset,
+                                 missing_bin, kind)
+            node_of_row[i] = node
     k = np.uint64(lo)
     for j in range(lo, hi):
         i = np.uint64(j)

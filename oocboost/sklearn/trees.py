@@ -33,7 +33,9 @@ Differences from scikit-learn, all consequences of training on binned data:
   surrogate it has a value for, else the majority direction (``engine/surrogates.py``).
 * ``criterion`` supports gini, entropy/log_loss, squared_error, friedman_mse (the
   same as squared_error, as scikit-learn >= 1.9 maps it), poisson and absolute_error,
-  and ours: ``gain_ratio`` (C4.5's gain ratio of a binary split).
+  and ours: ``gain_ratio`` (C4.5's gain ratio of a binary split). ``multiway=True``
+  (ours) splits a categorical feature into one child per category (C4.5's multiway
+  splits, stored as a chain of binary nodes; docs/parameters.md).
 
 Example
 -------
@@ -379,8 +381,9 @@ class DecisionTreeBase(TreeEnsembleBase):
                  min_impurity_decrease=0.0, class_weight=None, ccp_alpha=0.0,
                  leaves_per_pass=None, n_jobs=None, memory_limit=None, cache_dir=None,
                  max_bin=256, prefetch=None, missing_values="learn", max_surrogates=5,
-                 quantile_samples_leaf=None, monotonic_cst=None):
+                 quantile_samples_leaf=None, monotonic_cst=None, multiway=False):
         self.criterion = criterion
+        self.multiway = multiway
         self.splitter = splitter
         self.quantile_samples_leaf = quantile_samples_leaf
         self.monotonic_cst = monotonic_cst

@@ -3,6 +3,7 @@ import numpy as np
 import pytest
 
 from oocboost.kernels.partition import (
+    ROUTE_PASS_THROUGH,
     add_node_values,
     pack_routes,
     partition_select_rows,
@@ -12,13 +13,15 @@ from oocboost.kernels.sampling import gather_rows, poisson1_per_row, uniform_per
 
 
 def naive_partition(codes, node_of_row, left, right, feature, bin_thr, default_left, is_cat,
-                    bitset, missing_bin, slot_of_node):
+                    bitset, missing_bin, slot_of_node, pass_through=None):
+    """One level down; on through nodes marked ``pass_through`` (a multiway chain)."""
     node_of_row = node_of_row.copy()
     slots = np.empty(node_of_row.shape, np.int32)
     for t in range(node_of_row.shape[0]):
         for i in range(node_of_row.shape[1]):
             n = node_of_row[t, i]
-            if left[t, n] >= 0:
+            moves = True
+            while moves and left[t, n] >= 0:
                 c = int(codes[feature[t, n], i])
                 if c == missing_bin:
                     go_left = bool(default_left[t, n])
@@ -28,6 +31,7 @@ def naive_partition(codes, node_of_row, left, right, feature, bin_thr, default_l
                     go_left = c <= bin_thr[t, n]
                 n = left[t, n] if go_left else right[t, n]
                 node_of_row[t, i] = n
+                moves = pass_through is not None and bool(pass_through[t, n])
             slots[t, i] = slot_of_node[t, n]
     return node_of_row, slots
 
@@ -89,6 +93,52 @@ def test_select_matches_naive(seed, count_stat, n_chunks, node_dtype):
             k = int(chunk_count[t, c])
             np.testing.assert_array_equal(rows[t, lo:lo + k], want)
             np.testing.assert_array_equal(slots[t, lo:lo + k], expect_slots[t, want])
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_rows_pass_through_a_multiway_chain_in_one_sweep(seed):
+    """Tree 1's root was just split into a chain (nodes 2 and 4 pass-through, made split
+    in the same step): a row at the root ends at one of the chain's leaves 1, 3, 5, 6.
+    Tree 0 has no chain (rows move one level)."""
+    rng = np.random.default_rng(seed)
+    n_trees, cap, n_rows, max_bin = 2, 7, 400, 8
+    codes = rng.integers(0, max_bin, size=(2, n_rows)).astype(np.uint8)
+    left = np.full((n_trees, cap), -1, np.int32)
+    right = np.full((n_trees, cap), -1, np.int32)
+    for t, chain in ((0, (0,)), (1, (0, 2, 4))):
+        for node in chain:
+            left[t, node], right[t, node] = node + 1, node + 2
+    feature = np.zeros((n_trees, cap), np.int32)
+    bin_thr = np.full((n_trees, cap), 3, np.int32)
+    default_left = np.zeros((n_trees, cap), np.uint8)
+    is_cat = np.zeros((n_trees, cap), np.uint8)
+    is_cat[1] = 1
+    bitset = np.zeros((n_trees, cap, 1), np.uint32)
+    bitset[1, [0, 2, 4], 0] = [1 << 2, 1 << 0, (1 << 5) | (1 << 6)]
+    pass_through = np.zeros((n_trees, cap), bool)
+    pass_through[1, [2, 4]] = True
+    slot_of_node = np.arange(n_trees * cap, dtype=np.int32).reshape(n_trees, cap)
+    node_of_row = np.zeros((n_trees, n_rows), np.int32)
+    expect_nodes, expect_slots = naive_partition(codes, node_of_row, left, right, feature,
+                                                 bin_thr, default_left, is_cat, bitset,
+                                                 max_bin - 1, slot_of_node, pass_through)
+    route = pack_routes(left, right, feature, bin_thr, default_left, is_cat)
+    route[pass_through, 3] |= ROUTE_PASS_THROUGH
+    rows = np.empty((n_trees, n_rows), np.int32)
+    slots = np.empty((n_trees, n_rows), np.int32)
+    chunk_count = np.empty((n_trees, 2), np.int64)
+    partition_select_rows(codes, node_of_row, route, bitset, max_bin - 1, slot_of_node,
+                          np.zeros((n_trees, 0), np.uint8), np.array([0, 150], np.int64),
+                          rows, slots, chunk_count)
+    np.testing.assert_array_equal(node_of_row, expect_nodes)
+    assert set(np.unique(node_of_row[1])) == {1, 3, 5, 6}
+    np.testing.assert_array_equal(node_of_row[1][codes[0] == 2], 1)
+    np.testing.assert_array_equal(node_of_row[1][codes[0] == 7], 6)   # missing: right
+    np.testing.assert_array_equal(slots[:, :chunk_count[0, 0]], expect_slots[:, :150])
+    # the trees' own sweep to the leaves agrees
+    again = np.zeros_like(node_of_row)
+    route_to_leaves(codes, again, route, bitset, max_bin - 1)
+    np.testing.assert_array_equal(again, expect_nodes)
 
 
 def test_select_with_no_slots_only_moves_rows():

@@ -57,6 +57,7 @@ class ForestConfig:
     max_surrogates: int = 5
     quantile_samples_leaf: object = None   # int: labels a leaf keeps (quantile forests)
     monotonic_cst: object = None       # int8 (n_features,) of -1/0/+1, or None
+    multiway: bool = False             # C4.5's multiway categorical splits
     extra: dict = field(default_factory=dict)
 
     @property
@@ -206,7 +207,24 @@ def resolve_config(learner, params, *, task, n_rows, n_features, classes=None,
         max_surrogates=cart.MAX_SURROGATES.check(p.get("max_surrogates", 5)),
         quantile_samples_leaf=_quantile_samples(p, classification, splitter),
         monotonic_cst=_monotonic_cst(p, classes if classification else None, criterion,
-                                     splitter, n_features, schema))
+                                     splitter, n_features, schema),
+        multiway=_multiway(p, splitter, max_leaf_nodes))
+
+
+def _multiway(p, splitter, max_leaf_nodes):
+    """``multiway`` checked: best splits (a chain of binary nodes per multiway split,
+    ``engine/multiway.py``) grown level by level, without surrogates."""
+    if not cart.MULTIWAY.check(p.get("multiway", False)):
+        return False
+    for bad, why in ((splitter != "best", f"splitter={splitter!r}"),
+                     (max_leaf_nodes is not None, "max_leaf_nodes (best-first growth "
+                                                  "counts binary leaves)"),
+                     (p.get("missing_values") == "surrogate",
+                      "missing_values='surrogate'")):
+        if bad:
+            raise ParameterError(f"multiway=True needs splitter='best', depth-wise growth "
+                                 f"and learned missing directions; got {why}")
+    return True
 
 
 def _quantile_samples(p, classification, splitter):

@@ -58,6 +58,9 @@ QUANTILE_SAMPLES_LEAF = Param(
 MONOTONIC_CST = Param(
     "monotonic_cst", "any", None, "-1/0/+1 per feature (or a dict by name): the mean, or "
     "the probability of class 1, decreasing/free/increasing in it")
+MULTIWAY = Param(
+    "multiway", "bool", False, "split a categorical feature into one child per category "
+    "(C4.5's and ID3's multiway splits; numeric features stay binary)")
 RANDOM_STATE = Param("random_state", "any", None, "seed: None, an int, or a numpy generator",
                      aliases=("seed",), default_doc="0 on the command line, None (a fresh "
                                                     "seed) in the estimators, as "

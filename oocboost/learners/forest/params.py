@@ -14,6 +14,7 @@ FOREST_SPEC = ParamSpec("forests and trees", [
     Param("max_samples", "any", None, "rows drawn per tree: an int or a fraction "
                                       "(None: every row)"),
     cart.CLASS_WEIGHT, cart.CCP_ALPHA, cart.QUANTILE_SAMPLES_LEAF, cart.MONOTONIC_CST,
+    cart.MULTIWAY,
     cart.MISSING_VALUES, cart.MAX_SURROGATES, cart.TREES_PER_PASS, cart.LEAVES_PER_PASS,
     cart.N_JOBS,
     cart.RANDOM_STATE, cart.VERBOSE,

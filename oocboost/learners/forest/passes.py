@@ -351,6 +351,7 @@ def _group_grower(cache, config, group, plan, integer):
         min_weight_fraction_leaf=config.min_weight_fraction_leaf,
         hist_dtype=INT_HIST_DTYPE if integer else HIST_DTYPE,
         label_values=config.label_values, monotonic_cst=config.monotonic_cst,
+        multiway=config.multiway,
         threshold_rngs=([np.random.default_rng([config.seed, g, _RNG_THRESHOLDS])
                          for g in group] if config.splitter == "random" else None))
     grower = TreeGrower(
