@@ -49,7 +49,7 @@ from .groups import GroupRuns
 from .ingest import open_source
 from .ingest.source import column_names
 from .ingest.svmlight import BLOCK_BYTES as SVMLIGHT_BLOCK_BYTES
-from .plan import MIN_CSV_BLOCK_BYTES, plan_build
+from .plan import MIN_CSV_BLOCK_BYTES, plan_build, preferred_csv_block_bytes
 from .reuse import existing_fingerprint, fingerprint_of, reusable
 from .split_points import as_split_points, with_split_points
 from .split_points import fingerprint as split_fingerprint
@@ -377,12 +377,17 @@ def _open_planned(data, memory_limit, max_bin, block_rows, feature_names, source
     plan = plan_build(memory_limit, n_columns=n_features + 2, max_bin=max_bin,
                       block_rows=block_rows, text_source=_is_text(source),
                       pyarrow_reader=not svmlight, codes_itemsize=2 if wide else None,
-                      **({"csv_block_bytes": SVMLIGHT_BLOCK_BYTES} if svmlight else {}))
+                      csv_block_bytes=SVMLIGHT_BLOCK_BYTES if svmlight else
+                      preferred_csv_block_bytes(n_features))
     if svmlight:      # scanned with the first plan's blocks; parsed with this plan's
         source.batch_bytes = plan.csv_block_bytes
     for text in getattr(source, "text_sources", lambda: [source])():
         if hasattr(text, "max_block_bytes"):   # CSV: a long line met in pass 1 or 2
             text.max_block_bytes = plan.max_csv_block_bytes
+            # the blocks of this plan (wide rows read in larger ones; the first plan
+            # knew no columns), or larger when a long line already grew them
+            grown = text.batch_bytes if text.batch_bytes > batch_bytes else 0
+            text.batch_bytes = max(plan.csv_block_bytes, grown)
     return source, plan
 
 

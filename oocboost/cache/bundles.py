@@ -126,31 +126,8 @@ def find_bundles(mapper, sample, n_missing, max_conflict_rate=0.0):
         return None
     counts = sample.counts()
     order = sorted(candidates, key=lambda jf: (-counts[jf[0]], jf[1]))
-    allowed = int(max_conflict_rate * sample.n_rows)
-    words = sample.bits.view(np.uint64)
-    masks = np.zeros((0, words.shape[1]), np.uint64)
-    members, used_codes, conflicts = [], [], []
-    for j, f in order:
-        need = int(mapper.n_value_bins[f]) - 1
-        chosen = -1
-        if len(members):
-            first = max(0, len(members) - MAX_BUNDLES_SEARCHED)
-            overlap = np.bitwise_count(masks[first:] & words[j]).sum(axis=1, dtype=np.int64)
-            fits = ((np.asarray(conflicts[first:]) + overlap <= allowed)
-                    & (np.asarray(used_codes[first:]) + need <= max_code))
-            hit = np.flatnonzero(fits)
-            if len(hit):
-                chosen = first + int(hit[0])
-                conflicts[chosen] += int(overlap[hit[0]])
-        if chosen < 0:
-            members.append([])
-            used_codes.append(0)
-            conflicts.append(0)
-            masks = np.concatenate([masks, np.zeros((1, words.shape[1]), np.uint64)])
-            chosen = len(members) - 1
-        members[chosen].append(f)
-        used_codes[chosen] += need
-        masks[chosen] |= words[j]
+    members = _greedy_bundles(order, counts, sample, mapper.n_value_bins, max_code,
+                              int(max_conflict_rate * sample.n_rows))
     bundles = [sorted(m) for m in members if len(m) > 1]
     if not bundles:
         return None
@@ -162,6 +139,52 @@ def find_bundles(mapper, sample, n_missing, max_conflict_rate=0.0):
         default[f] = int(code[0])
     return FeatureBundles(mapper.n_value_bins, mapper.max_bin,
                           [[(f, default[f]) for f in m] for m in bundles])
+
+
+def _greedy_bundles(order, counts, sample, n_value_bins, max_code, allowed):
+    """LightGBM's greedy bundling: each feature of ``order`` (pairs (sample row,
+    feature)) joins the first of the last :data:`MAX_BUNDLES_SEARCHED` bundles it
+    conflicts with in at most ``allowed`` sampled rows in all and whose codes it fits
+    in, else starts one. Returns each bundle's features.
+
+    Linear in the features: the bundles' row masks are kept in one array grown by
+    doubling (appending a row per bundle copied them all: 28 s of a 5,000-column
+    build), and a feature non-zero in more sampled rows than the others leave free
+    (``n_rows + allowed - nonzero rows of the bundle``) is not tested against it."""
+    words = sample.bits.view(np.uint64)
+    masks = np.zeros((min(len(order), 64), words.shape[1]), np.uint64)
+    nonzero = np.zeros(len(masks), np.int64)      # rows of the bundle's mask
+    used_codes = np.zeros(len(masks), np.int64)
+    conflicts = np.zeros(len(masks), np.int64)
+    members = []
+    for j, f in order:
+        need = int(n_value_bins[f]) - 1
+        n_bundles = len(members)
+        first = max(0, n_bundles - MAX_BUNDLES_SEARCHED)
+        chosen = -1
+        # the overlap is at least nonzero + counts[j] - n_rows (pigeonhole)
+        near = first + np.flatnonzero(
+            (nonzero[first:n_bundles] + counts[j] - sample.n_rows
+             <= allowed - conflicts[first:n_bundles])
+            & (used_codes[first:n_bundles] + need <= max_code))
+        if len(near):
+            overlap = np.bitwise_count(masks[near] & words[j]).sum(axis=1, dtype=np.int64)
+            hit = np.flatnonzero(conflicts[near] + overlap <= allowed)
+            if len(hit):
+                chosen = int(near[hit[0]])
+                conflicts[chosen] += int(overlap[hit[0]])
+        if chosen < 0:
+            if n_bundles == len(masks):
+                masks, nonzero, used_codes, conflicts = (
+                    np.concatenate([a, np.zeros_like(a)])
+                    for a in (masks, nonzero, used_codes, conflicts))
+            members.append([])
+            chosen = n_bundles
+        members[chosen].append(f)
+        used_codes[chosen] += need
+        masks[chosen] |= words[j]
+        nonzero[chosen] = int(np.bitwise_count(masks[chosen]).sum(dtype=np.int64))
+    return members
 
 
 class FeatureBundles:

@@ -50,3 +50,16 @@ def test_refusals_name_the_file(tmp_path):
         read_json(fifo, max_bytes=1 << 20, error=ModelError, what="model file")
     with pytest.raises(ModelError, match="1e999"):
         parse(b"[1e999]", error=ModelError, where="x")
+
+
+@pytest.mark.parametrize("number", [b"1e309", b"-2.5E+0400", b"9" * 400 + b".0",
+                                    b"0.000001e315"])
+def test_every_float_that_overflows_is_refused(number):
+    with pytest.raises(ModelError, match="overflows float64"):
+        parse(b'{"a": [1.5, ' + number + b"]}", error=ModelError, where="x")
+
+
+def test_floats_below_the_overflow_screen_parse_exactly():
+    values = [1e99, -1.7976931348623157e299, 5e-324, 0.1, 123456789.123456789]
+    text = json.dumps({"v": values}).encode()
+    assert parse(text, error=ModelError, where="x") == {"v": values}

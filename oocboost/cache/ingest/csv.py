@@ -382,6 +382,15 @@ class CsvSource(Source):
             size *= 2
         self._batch_bytes = min(max(size, 2 * self._batch_bytes), limit)
 
+    @property
+    def batch_bytes(self) -> int:
+        """Bytes of text per read block (a batch), as the build plan sets it."""
+        return self._batch_bytes
+
+    @batch_bytes.setter
+    def batch_bytes(self, value: int) -> None:
+        self._batch_bytes = int(value)
+
     def _reader(self, string_numeric, counter):
         try:
             return self._open(column_types=self._column_types(string_numeric),
