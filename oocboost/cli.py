@@ -95,7 +95,7 @@ def cmd_build_cache(args):
     label = args.label
     if label is not None and "," in label:  # several targets, or an interval's bounds
         label = _csv_list(label)
-    build_cache(args.input, args.output, label=label, weight=args.weight,
+    cache = build_cache(args.input, args.output, label=label, weight=args.weight,
                 group=args.group, base_margin=_margin_columns(args),
                 categorical=categorical, drop=_csv_list(args.drop) or (),
                 max_bin=args.max_bin, max_categories=args.max_categories,
@@ -111,7 +111,7 @@ def cmd_build_cache(args):
                 split_points=None if args.split_points is None
                 else load_model(args.split_points))
     if not args.quiet:
-        print(describe_cache(args.output))
+        print(describe_cache(cache))
     return 0
 
 

@@ -6,9 +6,12 @@ from .store import Cache
 
 
 def describe_cache(path):
-    """Text of ``oocboost info``: rows, features, bins, missing share, blocks, sizes."""
+    """Text of ``oocboost info``: rows, features, bins, missing share, blocks, sizes.
+    ``path``: a cache folder, or an open :class:`Cache` (its manifest is not read
+    again)."""
 
-    cache = Cache(path)
+    cache = path if isinstance(path, Cache) else Cache(path)
+    path = cache.path
     m = cache.manifest
     lines = [f"cache {os.path.abspath(path)}",
              f"  rows {cache.n_rows}, features {cache.n_features}, max_bin {cache.max_bin}, "
