@@ -23,6 +23,10 @@ if __name__ == "__main__":
         from bench.ingest import main as ingest
 
         sys.exit(ingest(sys.argv[2:]))
+    if sys.argv[1:2] == ["wide"]:
+        from bench.wide import main as wide
+
+        sys.exit(wide(sys.argv[2:]))
     if sys.argv[1:2] == ["serving"]:
         from bench.serving import main as serving
 

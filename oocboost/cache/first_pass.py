@@ -5,10 +5,14 @@ from __future__ import annotations
 import numpy as np
 
 from ..common import MAX_CATEGORIES
+from ..kernels.quantile import clean_columns
 from .categories import CategoryCounter
 from .ingest.numeric_text import NumberShare
 from .label_stats import LabelStats
 from .sketch import DEFAULT_MAX_EXACT, QuantileSketch
+
+#: Numeric columns from which pass 1 cleans a batch's columns in one kernel call.
+WIDE_COLUMNS = 64
 
 
 class FirstPass:
@@ -72,6 +76,37 @@ class FirstPass:
         self.categorical = {}
 
     def update(self, batch):
+        if batch.weight is None and len(batch.numeric) >= WIDE_COLUMNS:
+            self._update_wide(batch)
+        else:
+            self._update_numeric(batch)
+        self._update_rest(batch)
+
+    def _update_wide(self, batch):
+        """:meth:`_update_numeric` of many unweighted columns: one kernel cleans and
+        counts them all; each sketch then keeps its row of the result."""
+        names = list(batch.numeric)
+        columns = np.empty((len(names), batch.n_rows))
+        for j, name in enumerate(names):
+            columns[j] = batch.numeric[name]
+        # in place (a row's k-th clean value comes from its k-th value or later): the
+        # one copy of the batch is the one the sketches keep, as a copy a column was
+        clean = columns
+        n_clean, n_missing, n_inf = (np.empty(len(names), np.int64) for _ in range(3))
+        lo, hi = np.empty(len(names)), np.empty(len(names))
+        clean_columns(columns, clean, n_clean, lo, hi, n_missing, n_inf)
+        for j, name in enumerate(names):
+            self.n_missing[name] += int(n_missing[j])
+            self.n_inf[name] += int(n_inf[j])
+            if name in self.ranges:
+                low, high = self.ranges[name]
+                values = clean[j, :n_clean[j]]
+                self.n_out_of_range[name] += int(np.count_nonzero((values < low)
+                                                                  | (values > high)))
+            if self.sketches:
+                self.numeric[name].update_clean(clean[j, :n_clean[j]], lo[j], hi[j])
+
+    def _update_numeric(self, batch):
         for name, values in batch.numeric.items():
             missing = np.isnan(values)
             n_missing = int(np.count_nonzero(missing))
@@ -85,6 +120,8 @@ class FirstPass:
                 # weighted, as XGBoost's hist sketch: a row of weight 0 sets no edge and
                 # no category, one of weight 2 counts as two rows
                 self.numeric[name].update(values, batch.weight)
+
+    def _update_rest(self, batch):
         for name, values in batch.categorical.items():
             self.n_missing[name] += values.null_count
             if self.sketches:

@@ -280,6 +280,20 @@ class QuantileSketch:
             self._flush()
         return self
 
+    def update_clean(self, values, lo, hi):
+        """Add one batch of unweighted values already cleaned (no NaN, no -0.0: as
+        ``kernels.quantile.clean_columns`` gives them) with their minimum and maximum.
+        ``values`` is kept until the next summary, not copied."""
+        if values.shape[0] == 0:
+            return self
+        self._min = min(self._min, float(lo))
+        self._max = max(self._max, float(hi))
+        self._buffer.append((values, None))
+        self._buffered += values.shape[0]
+        if self._buffered >= self.buffer_values:
+            self._flush()
+        return self
+
     def _flush(self):
         """Summarise the buffered values as one batch."""
         if not self._buffer:

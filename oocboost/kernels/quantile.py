@@ -16,6 +16,45 @@ from numba import njit
 
 
 @njit(cache=True, nogil=True)
+def clean_columns(columns, clean, n_clean, lo, hi, n_missing, n_inf):
+    """:func:`clean_values` of every row of a 2-D array at once, with each row's NaN
+    and infinite counts: pass 1 of a wide build calls it once a batch instead of a
+    sketch update a column (22 us each, 35,000 of them in a 5,000-column build).
+
+    Parameters
+    ----------
+    columns : ndarray (n_columns, n) float64                        # IN
+    clean : ndarray (n_columns, n) float64, row ``j``'s first ``n_clean[j]`` values;
+        may be ``columns`` itself (a value is written at or before where it is read) # OUT
+    n_clean, n_missing, n_inf : ndarray (n_columns,) int64           # OUT
+    lo, hi : ndarray (n_columns,) float64, ``inf, -inf`` when nothing is left         # OUT
+    """
+    for j in range(columns.shape[0]):
+        k = 0
+        low = np.inf
+        high = -np.inf
+        infinite = 0
+        for i in range(columns.shape[1]):
+            x = columns[j, i]
+            if x != x:
+                continue
+            x = x + 0.0
+            clean[j, k] = x
+            k += 1
+            if x < low:
+                low = x
+            if x > high:
+                high = x
+            if x == np.inf or x == -np.inf:
+                infinite += 1
+        n_clean[j] = k
+        n_missing[j] = columns.shape[1] - k
+        n_inf[j] = infinite
+        lo[j] = low
+        hi[j] = high
+
+
+@njit(cache=True, nogil=True)
 def clean_values(values):
     """The non-NaN values of ``values`` in order, ``-0.0`` made ``0.0``, and their
     minimum and maximum (``inf, -inf`` when none is left).

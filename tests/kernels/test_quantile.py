@@ -5,6 +5,7 @@ import pytest
 
 from oocboost.cache.sketch import QuantileSketch
 from oocboost.kernels.quantile import (
+    clean_columns,
     clean_values,
     combine_summaries,
     prune_keep,
@@ -179,3 +180,26 @@ def test_sketch_end_to_end_matches_numpy_twins(weighted):
             setattr(sk, name, fn)
     np.testing.assert_array_equal(got[0], want[0])
     assert got[1:] == want[1:]
+
+
+@pytest.mark.parametrize("in_place", [False, True])
+def test_clean_columns_equals_clean_values_row_by_row(in_place):
+    rng = np.random.default_rng(4)
+    columns = rng.normal(size=(6, 50))
+    columns[1, ::3] = np.nan
+    columns[2] = np.nan
+    columns[3, [4, 9]] = [np.inf, -np.inf]
+    columns[4, 7] = -0.0
+    want = [naive_clean(row) for row in columns]
+    nan_counts = np.isnan(columns).sum(axis=1)
+    inf_counts = np.isinf(columns).sum(axis=1)
+    clean = columns if in_place else np.empty_like(columns)
+    n_clean, n_missing, n_inf = (np.empty(6, np.int64) for _ in range(3))
+    lo, hi = np.empty(6), np.empty(6)
+    clean_columns(columns, clean, n_clean, lo, hi, n_missing, n_inf)
+    for j, (kept, low, high) in enumerate(want):
+        np.testing.assert_array_equal(clean[j, :n_clean[j]], kept)
+        assert np.signbit(clean[j, :n_clean[j]]).sum() == np.signbit(kept).sum()
+        assert (lo[j], hi[j]) == (low, high)
+    np.testing.assert_array_equal(n_missing, nan_counts)
+    np.testing.assert_array_equal(n_inf, inf_counts)
