@@ -106,7 +106,8 @@ def cmd_build_cache(args):
                 overwrite=args.overwrite, quiet=args.quiet, verbose=args.verbose,
                 cat_encoding=args.cat_encoding, ts_prior=args.ts_prior,
                 ts_prior_weight=args.ts_prior_weight, ts_permutations=args.ts_permutations,
-                ts_seed=args.ts_seed, enable_bundle=args.enable_bundle,
+                ts_seed=args.ts_seed, ts_per_class=args.ts_per_class,
+                ts_combinations=args.ts_combinations, enable_bundle=args.enable_bundle,
                 max_conflict_rate=args.max_conflict_rate,
                 split_points=None if args.split_points is None
                 else load_model(args.split_points))
@@ -147,7 +148,9 @@ def _append(args):
     fixed = {"--max-bin": args.max_bin != 256, "--block-rows": args.block_rows is not None,
              "--format": args.format != "arrow", "--compression": args.compression is not None,
              "--reference": args.reference is not None, "--overwrite": args.overwrite,
-             "--cat-encoding": args.cat_encoding != "native"}
+             "--cat-encoding": args.cat_encoding != "native",
+             "--ts-per-class": args.ts_per_class,
+             "--ts-combinations": args.ts_combinations != 1}
     given = [flag for flag, on in fixed.items() if on]
     if given:
         raise ParameterError(f"--append keeps the cache's settings: drop {', '.join(given)}")

@@ -149,6 +149,12 @@ def _add_build_cache_and_info(sub):
     b.add_argument("--ts-permutations", type=int, default=4,
                    help="ordered_ts: random orders averaged (4, CatBoost's)")
     b.add_argument("--ts-seed", type=int, default=0, help="ordered_ts: seed of the orders")
+    b.add_argument("--ts-per-class", action="store_true",
+                   help="ordered_ts of a class label: one statistic per class (multiclass; "
+                        "features NAME[y=K] follow the columns)")
+    b.add_argument("--ts-combinations", type=int, choices=(1, 2), default=1,
+                   help="ordered_ts: 2 also encodes every pair of categorical columns "
+                        "(features A+B follow the columns)")
     b.add_argument("--no-bundle", dest="enable_bundle", action="store_false",
                    help="do not bundle sparse, mutually exclusive numeric features into "
                         "shared columns (LightGBM's enable_bundle=false)")

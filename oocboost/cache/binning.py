@@ -39,7 +39,7 @@ from ..kernels.binning import (
     map_float_codes,
     map_to_bins,
 )
-from .categories import as_category_array
+from .categories import as_category_array, key_strings
 
 NUMERIC = "numeric"
 CATEGORICAL = "categorical"
@@ -137,9 +137,26 @@ def category_codes(counter, max_categories=None):
 def _check_encoder(encoder, name):
     """An ordered-TS encoder dict, checked field by field (see :class:`BinMapper`)."""
     fields = {"categories", "values", "other", "unseen", "counts"}
-    if not isinstance(encoder, dict) or set(encoder) != fields:
+    optional = {"sources", "target"}
+    if not isinstance(encoder, dict) or not fields <= set(encoder) <= fields | optional:
         raise ParameterError(f"feature {name!r}: an encoder needs exactly the fields "
-                             f"{sorted(fields)}")
+                             f"{sorted(fields)} (and optionally {sorted(optional)})")
+    extra = {}
+    if "sources" in encoder:
+        sources = encoder["sources"]
+        if not (isinstance(sources, list) and 1 <= len(sources) <= 2
+                and all(isinstance(c, str) for c in sources)
+                and len(set(sources)) == len(sources)):
+            raise ParameterError(f"feature {name!r}: encoder sources must be one or two "
+                                 f"distinct column names")
+        extra["sources"] = list(sources)
+    if "target" in encoder:
+        target = encoder["target"]
+        if isinstance(target, bool) or not isinstance(target, (int, float)) \
+                or not np.isfinite(target):
+            raise ParameterError(f"feature {name!r}: encoder target must be a finite "
+                                 f"number (a class)")
+        extra["target"] = float(target)
     cats, values, counts = encoder["categories"], encoder["values"], encoder["counts"]
     if not (isinstance(cats, list) and all(isinstance(c, str) for c in cats)
             and len(set(cats)) == len(cats)):
@@ -155,7 +172,7 @@ def _check_encoder(encoder, name):
             raise ParameterError(f"feature {name!r}: encoder {what} must be a finite number")
     return {"categories": cats, "values": [float(v) for v in values],
             "other": float(encoder["other"]), "unseen": float(encoder["unseen"]),
-            "counts": [float(c) for c in counts]}
+            "counts": [float(c) for c in counts], **extra}
 
 
 class BinMapper:
@@ -215,11 +232,35 @@ class BinMapper:
             for f, e in enumerate(encoders)]
         if len(self.encoders) != n:
             raise ParameterError(f"encoders has {len(self.encoders)} entries, expected {n}")
+        self._check_sources()
         self.n_value_bins = np.array(
             [self._value_bins(f) for f in range(n)], dtype=np.int32).reshape(n)
         self.codes_dtype = codes_dtype(self.max_bin, self.n_value_bins)
         self._category_arrays = None
         self._index = {name: f for f, name in enumerate(self.feature_names)}
+
+    def _check_sources(self):
+        """A derived feature's sources are ordered-TS features read from the data."""
+        inputs = {self.feature_names[f]: f for f in self.input_features()}
+        for f, enc in enumerate(self.encoders):
+            for source in (enc or {}).get("sources", ()):
+                if source not in inputs or self.feature_types[inputs[source]] != ORDERED_TS:
+                    raise ParameterError(
+                        f"feature {self.feature_names[f]!r}: its source {source!r} is not "
+                        f"an ordered-TS feature read from the data")
+
+    def input_features(self):
+        """Positions of the features read from the data, in order: every feature but
+        the derived ordered-TS ones (per class, pairs: ``cache/target_stats.py``), which
+        are computed from them."""
+        return [f for f, enc in enumerate(self.encoders)
+                if enc is None or "sources" not in enc]
+
+    def sources_of(self, f):
+        """The columns feature ``f`` is computed from: its own name, or a derived
+        feature's sources."""
+        enc = self.encoders[f]
+        return (enc or {}).get("sources", [self.feature_names[f]])
 
     def _category_set(self, f):
         """Feature ``f``'s categories (or its encoder's) as an Arrow string array, for
@@ -393,9 +434,10 @@ class BinMapper:
 
     def _column(self, columns, other_columns, f, n_rows):
         name, kind = self.feature_names[f], self.feature_types[f]
-        if kind == ORDERED_TS and name not in columns and name in other_columns:
+        if kind == ORDERED_TS and name not in columns and (
+                name in other_columns or "sources" in self.encoders[f]):
             # raw strings: each category's statistic over the training rows
-            return self.encode_categories(f, other_columns[name])
+            return self.encode_from_columns(f, other_columns)
         if name not in columns:
             found = " (it came as the other type)" if name in other_columns else ""
             raise SchemaError(f"column {name!r}: expected a {kind} column{found}")
@@ -470,6 +512,18 @@ class BinMapper:
         if self.has_other[f]:
             codes[unseen] = float(self.n_value_bins[f] - 1)
         return codes
+
+    def encode_from_columns(self, feature_index, columns):
+        """The statistic of ordered-TS feature ``feature_index`` for each row of raw
+        categorical ``columns`` (name -> strings): of its column, or, for a derived
+        feature, of the pair of its sources (float64, NaN missing)."""
+        f = self._feature_index(feature_index)
+        sources = self.sources_of(f)
+        absent = [c for c in sources if c not in columns]
+        if absent:
+            raise SchemaError(f"feature {self.feature_names[f]!r} is computed from the "
+                              f"categorical column(s) {absent}, which the data lacks")
+        return self._encode_targets(f, key_strings(columns, sources))
 
     def _encode_targets(self, f, values):
         """Ordered-TS feature ``f``: the statistic of each raw string (NaN missing)."""

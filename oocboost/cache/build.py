@@ -118,10 +118,13 @@ class _BlockAssembler:
 
 
 def _check_schema(source, ref):
-    ref_names = list(ref.feature_names)
-    # ordered-TS features are read as strings
-    ref_types = ["categorical" if t == "ordered_ts" else t
-                 for t in ref.bin_mapper.feature_types]
+    # the columns the reference read (its derived ordered-TS features are made from
+    # them); ordered-TS features are read as strings
+    mapper = ref.bin_mapper
+    inputs = mapper.input_features()
+    ref_names = [mapper.feature_names[f] for f in inputs]
+    ref_types = ["categorical" if mapper.feature_types[f] == "ordered_ts" else
+                 mapper.feature_types[f] for f in inputs]
     names = list(source.feature_names)
     missing = [n for n in ref_names if n not in names]
     extra = [n for n in names if n not in ref_names]
@@ -154,6 +157,7 @@ def build_cache(data: Any, output: str | os.PathLike, *, label: Any = None,
                 feature_names: list[str] | None = None, group: Any = None,
                 cat_encoding: str = "native", ts_prior: float | None = None,
                 ts_prior_weight: float = 1.0, ts_permutations: int = 4, ts_seed: int = 0,
+                ts_per_class: bool = False, ts_combinations: int = 1,
                 enable_bundle: bool = True, max_conflict_rate: float = 0.0,
                 header: bool = True, names: list[str] | None = None,
                 input_format: str = "auto", zero_based: Any = "auto",
@@ -197,6 +201,15 @@ def build_cache(data: Any, output: str | os.PathLike, *, label: Any = None,
         target statistic (``cache/target_stats.py``), averaged over ``ts_permutations``
         random orders (counter-based, from ``ts_seed``) and smoothed toward ``ts_prior``
         (default the label mean) with weight ``ts_prior_weight``; needs the label.
+    ts_per_class : bool
+        Ordered TS of a class label (multiclass): one statistic per class, the ordered
+        share of that class's rows (CatBoost's per-class counters; the prior is the
+        class's share): the column's feature holds the first class's, features
+        ``name[y=k]`` appended after the columns the others'.
+    ts_combinations : {1, 2}
+        2: also encode every pair of categorical columns as one category (CatBoost's
+        feature combinations, of two columns): features ``a+b`` appended after the
+        columns. Prediction computes the derived features from their columns.
     enable_bundle, max_conflict_rate : bool, float
         Exclusive feature bundling as LightGBM's (``cache/bundles.py``): numeric
         features without missing values that are rarely non-zero in the same row share
@@ -301,9 +314,9 @@ def build_cache(data: Any, output: str | os.PathLike, *, label: Any = None,
     bundle = check_bundle_params(enable_bundle, max_conflict_rate)
     if bundle != BUNDLE_DEFAULTS:  # likewise
         build_params["bundle"] = {"enable_bundle": bundle[0], "max_conflict_rate": bundle[1]}
-    if cat_encoding != "native":  # likewise
-        build_params["cat_encoding"] = ORDERED_TS_OPTIONS.check(
-            cat_encoding, ts_prior, ts_prior_weight, ts_permutations, ts_seed)
+    build_params.update(ORDERED_TS_OPTIONS.build_params(  # likewise
+        cat_encoding, ts_prior, ts_prior_weight, ts_permutations, ts_seed, ts_per_class,
+        ts_combinations))
     source_fp = source.fingerprint()
     # A one-shot stream is only known once read: its fingerprint is checked after that.
     deferred = source_fp.get("sha256", "") is None
@@ -527,6 +540,7 @@ def _sketch_pass(job, spool):
                    target_stats=None if ts is None else OrderedTargetStats(
                        [n for n, k in zip(source.feature_names, source.feature_kinds)
                         if k == "categorical"], table_bytes=job.plan.sketch_bytes_per_column,
+                       max_categories=job.max_categories,
                        **{k: v for k, v in ts.items() if k != "encoding"}),
                    nonzero=NonzeroSample([n for n, k in zip(source.feature_names,
                                                             source.feature_kinds)
@@ -568,7 +582,7 @@ def _bin_pass(job, mapper, bundles, second_pass, stats, n_rows_expected, t0, t_p
     from .store import CacheWriter
 
     source = job.source
-    n_features = len(source.feature_names)
+    n_features = mapper.n_features   # the source's columns and derived features
     n_columns = n_features if bundles is None else bundles.n_columns
     has_label = source.label_name is not None
     has_weight = source.weight_name is not None

@@ -194,3 +194,18 @@ class CategoryCounter:
         if len(counter._keys) != counter._counts.shape[0]:
             raise ParameterError("malformed CategoryCounter state: keys and counts differ")
         return counter
+
+
+#: Joins the two strings of a pair of categorical columns into one category (ordered
+#: target statistics of pairs, ``target_stats.py``).
+PAIR_SEPARATOR = "\x1f"
+
+
+def key_strings(columns, key, what="column"):
+    """The category strings of ``key`` (a tuple of one or two column names) in a batch's
+    categorical ``columns``: the column's, or the pair's joined (missing when either
+    is)."""
+    arrays = [as_category_array(columns[name], f"{what} {name!r}") for name in key]
+    if len(arrays) == 1:
+        return arrays[0]
+    return pc.binary_join_element_wise(*arrays, PAIR_SEPARATOR)

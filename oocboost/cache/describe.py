@@ -11,9 +11,8 @@ def describe_cache(path):
     again)."""
 
     cache = path if isinstance(path, Cache) else Cache(path)
-    path = cache.path
     m = cache.manifest
-    lines = [f"cache {os.path.abspath(path)}",
+    lines = [f"cache {os.path.abspath(cache.path)}",
              f"  rows {cache.n_rows}, features {cache.n_features}, max_bin {cache.max_bin}, "
              f"codes {cache.codes_dtype}",
              f"  label {m.get('label')!r}, weight {m.get('weight')!r}"

@@ -12,8 +12,11 @@ Each permutation ``p`` orders the rows by (slice, row index): a row's slice
 
 and the row's value is the mean over the permutations. Layout::
 
-    table[p, category, slice]   float64, (n_permutations, n_categories, n_slices)
-    slices[p, row]              int32,   (n_permutations, n_rows)
+    sums[t, p, category, slice]  float64, (n_targets, n_permutations, n_categories,
+                                 n_slices): one table per target (the label, or the
+                                 indicator of one class: ``ts_per_class``)
+    counts[p, category, slice]   float64, (n_permutations, n_categories, n_slices)
+    slices[p, row]               int32,   (n_permutations, n_rows)
 """
 import numpy as np
 from numba import njit, prange
@@ -22,15 +25,17 @@ from .sampling import _uniform
 
 
 @njit(parallel=True, cache=True)
-def add_slice_stats(index, label, slices, sums, counts):
-    """Pass 1: add each row's label into its (category, slice) cell of every permutation.
+def add_slice_stats(index, labels, slices, sums, counts):
+    """Pass 1: add each row's labels into its (category, slice) cell of every
+    permutation, one table per target (the label, or one indicator per class).
 
     Parameters
     ----------
     index : ndarray (n_rows,) int64, the row's category, -1 for missing (skipped)   # IN
-    label : ndarray (n_rows,) float64                                             # IN
+    labels : ndarray (n_targets, n_rows) float64                                  # IN
     slices : ndarray (n_permutations, n_rows) int32                               # IN
-    sums, counts : ndarray (n_permutations, n_categories, n_slices) float64       # IN/OUT
+    sums : ndarray (n_targets, n_permutations, n_categories, n_slices) float64   # IN/OUT
+    counts : ndarray (n_permutations, n_categories, n_slices) float64            # IN/OUT
     """
     n_rows = index.shape[0]
     for p in prange(slices.shape[0]):
@@ -38,51 +43,57 @@ def add_slice_stats(index, label, slices, sums, counts):
             c = index[i]
             if c >= 0:
                 s = slices[p, i]
-                sums[p, c, s] += label[i]
+                for t in range(labels.shape[0]):
+                    sums[t, p, c, s] += labels[t, i]
                 counts[p, c, s] += 1.0
 
 
 @njit(parallel=True, cache=True)
-def ordered_target_stats(index, label, slices, prefix_sum, prefix_cnt, running_sum,
-                         running_cnt, prior, prior_weight, out):
-    """Pass 2: each row's ordered statistic (mean over the permutations), then the row
-    joins its (category, slice) for the rows after it. Rows are taken in order, so a
-    block's call continues the previous block's.
+def ordered_target_stats(index, labels, slices, prefix_sum, prefix_cnt, running_sum,
+                         running_cnt, priors, prior_weight, out):
+    """Pass 2: each row's ordered statistics (means over the permutations), one per
+    target, then the row joins its (category, slice) for the rows after it. Rows are
+    taken in order, so a block's call continues the previous block's.
 
     Parameters
     ----------
     index : ndarray (n_rows,) int64, category of the row, -1 for missing           # IN
-    label : ndarray (n_rows,) float64                                              # IN
+    labels : ndarray (n_targets, n_rows) float64                                   # IN
     slices : ndarray (n_permutations, n_rows) int32                                # IN
-    prefix_sum, prefix_cnt : ndarray (n_permutations, n_categories, n_slices)
-        float64, the sums and counts of the earlier slices                         # IN
-    running_sum, running_cnt : same shape, the rows of each slice seen so far     # IN/OUT
-    prior : float, prior_weight : float (``a``)
-    out : ndarray (n_rows,) float64, NaN for missing rows                         # OUT
+    prefix_sum : ndarray (n_targets, n_permutations, n_categories, n_slices)
+        float64, the sums of the earlier slices                                    # IN
+    prefix_cnt : ndarray (n_permutations, n_categories, n_slices), their counts    # IN
+    running_sum, running_cnt : the same shapes, the rows of each slice seen so far # IN/OUT
+    priors : ndarray (n_targets,) float64; prior_weight : float (``a``)
+    out : ndarray (n_targets, n_rows) float64, NaN for missing rows               # OUT
     """
     n_rows = index.shape[0]
     n_perm = slices.shape[0]
-    for i in range(n_rows):
-        out[i] = 0.0 if index[i] >= 0 else np.nan
+    n_targets = labels.shape[0]
+    for t in range(n_targets):
+        for i in range(n_rows):
+            out[t, i] = 0.0 if index[i] >= 0 else np.nan
     # permutations are independent: one thread each, rows in order within one
-    acc = np.zeros((n_perm, n_rows))
+    acc = np.zeros((n_perm, n_targets, n_rows))
     for p in prange(n_perm):
         for i in range(n_rows):
             c = index[i]
             if c < 0:
                 continue
             s = slices[p, i]
-            total = prefix_sum[p, c, s] + running_sum[p, c, s]
             count = prefix_cnt[p, c, s] + running_cnt[p, c, s]
-            acc[p, i] = (total + prior_weight * prior) / (count + prior_weight)
-            running_sum[p, c, s] += label[i]
+            for t in range(n_targets):
+                total = prefix_sum[t, p, c, s] + running_sum[t, p, c, s]
+                acc[p, t, i] = (total + prior_weight * priors[t]) / (count + prior_weight)
+                running_sum[t, p, c, s] += labels[t, i]
             running_cnt[p, c, s] += 1.0
     for i in range(n_rows):
         if index[i] >= 0:
-            total = 0.0
-            for p in range(n_perm):
-                total += acc[p, i]
-            out[i] = total / n_perm
+            for t in range(n_targets):
+                total = 0.0
+                for p in range(n_perm):
+                    total += acc[p, t, i]
+                out[t, i] = total / n_perm
 
 
 @njit(parallel=True, cache=True)

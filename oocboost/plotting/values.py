@@ -2,7 +2,8 @@
 import numpy as np
 
 from ..model.contributions import codes_as_values
-from ..model.predict import _is_cache_path, _mapper, _open_for_model, raw_matrix
+from ..model.predict import _is_cache_path
+from ..model.raw_input import _mapper, _open_for_model, raw_matrix
 
 
 def contributions_and_values(model, data, max_rows):

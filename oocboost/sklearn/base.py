@@ -74,6 +74,8 @@ NOT_LEARNER_PARAMS = {
     "early_stopping_rounds": "train()'s argument, the command line's --early-stopping",
     "max_bin": "codes per feature of the cache fit builds (build-cache --max-bin)",
     "cat_encoding": "how fit's cache encodes categories (build-cache --cat-encoding)",
+    "ts_combinations": "fit's cache's ordered-TS pairs of columns (build-cache "
+                       "--ts-combinations)",
     "cache_dir": "where fit builds its temporary cache",
     "memory_limit": "peak memory of the run (train()'s and --memory-limit)",
     "reference": "the cache whose bins fit's cache takes (build-cache --reference)",
@@ -181,12 +183,36 @@ class ParamsMixin(_Base):
 def set_feature_attributes(estimator, X):
     """``n_features_in_`` and, as scikit-learn sets it, ``feature_names_in_`` only when
     the training data named its columns (a DataFrame, a pyarrow or Polars table, or a
-    Cache); a NumPy array leaves it unset, and any earlier fit's is removed."""
-    estimator.n_features_in_ = estimator.model_.n_features
+    Cache); a NumPy array leaves it unset, and any earlier fit's is removed. Both count
+    the columns read from the data, not the derived ordered-TS features."""
+    from ..model.raw_input import input_names
+
+    inputs = input_names(estimator.model_)
+    estimator.n_features_in_ = len(inputs)
     if has_column_names(X):
-        estimator.feature_names_in_ = np.array(estimator.model_.feature_names, dtype=object)
+        estimator.feature_names_in_ = np.array(inputs, dtype=object)
     elif hasattr(estimator, "feature_names_in_"):
         del estimator.feature_names_in_
+
+
+def importances_per_input(model, importances):
+    """Per-feature ``importances`` (n_features,) as one per column read from the data
+    (``n_features_in_``): a derived ordered-TS feature's (per class, a pair of columns)
+    is shared equally by the columns it is computed from."""
+    from ..model.raw_input import input_names
+
+    importances = np.asarray(importances, dtype=np.float64)
+    inputs = input_names(model)
+    if len(inputs) == model.n_features:
+        return importances
+    position = {name: k for k, name in enumerate(inputs)}
+    out = np.zeros(len(inputs))
+    features = (model.bin_mapper or {}).get("features") or []
+    for f, name in enumerate(model.feature_names):
+        sources = (features[f].get("encoder") or {}).get("sources", [name])
+        for source in sources:
+            out[position[source]] += importances[f] / len(sources)
+    return out
 
 
 class ClassifierMixin(_ClassifierMixin):
@@ -206,12 +232,14 @@ class TrainingData:
     """Turns estimator inputs into caches; removes temporary caches when closed."""
 
     def __init__(self, cache_dir=None, memory_limit=None, max_bin=256, block_rows=None,
-                 cat_encoding="native"):
+                 cat_encoding="native", ts_options=None):
         self.cache_dir = cache_dir
         self.memory_limit = memory_limit
         self.max_bin = max_bin
         self.block_rows = block_rows
         self.cat_encoding = cat_encoding
+        #: ``build_cache``'s ts_* arguments with ``cat_encoding="ordered_ts"``
+        self.ts_options = dict(ts_options or {})
         self._tmp = None
 
     def _folder(self):
@@ -252,7 +280,9 @@ class TrainingData:
                            overwrite=True, group=group, base_margin=base_margin,
                            split_points=split_points,
                            cat_encoding="native" if reference is not None
-                           else self.cat_encoding)
+                           else self.cat_encoding,
+                           **(self.ts_options if reference is None
+                              and self.cat_encoding == "ordered_ts" else {}))
 
     def close(self):
         if self._tmp is not None:

@@ -29,6 +29,7 @@ from .base import (
     TrainingData,
     continued_model,
     edges_of,
+    importances_per_input,
     set_feature_attributes,
 )
 from .validation import fit_input, predict_input
@@ -99,6 +100,7 @@ class _GradientBoosting(ParamsMixin):
         top_rate=0.2,
         other_rate=0.1,
         cat_encoding="native",
+        ts_combinations=1,
         linear_tree=False,
         linear_lambda=0.0,
         random_state=0,
@@ -157,6 +159,7 @@ class _GradientBoosting(ParamsMixin):
         self.top_rate = top_rate
         self.other_rate = other_rate
         self.cat_encoding = cat_encoding
+        self.ts_combinations = ts_combinations
         self.linear_tree = linear_tree
         self.linear_lambda = linear_lambda
         self.random_state = random_state
@@ -227,12 +230,14 @@ class _GradientBoosting(ParamsMixin):
         from ..learners.boosting.training import train
 
         base_margin, base_margin_eval_set = offsets
-        if self.cat_encoding == "ordered_ts" and objective in ("multi:softprob",
-                                                                "multi:softmax"):
-            raise ParameterError("cat_encoding='ordered_ts' encodes a category by its mean "
-                                 "label: binary classification and regression only")
+        if self.ts_combinations != 1 and self.cat_encoding != "ordered_ts":
+            raise ParameterError("ts_combinations goes with cat_encoding='ordered_ts'")
+        # a class label's ordered TS: one statistic per class (CatBoost's)
+        per_class = objective in ("multi:softprob", "multi:softmax")
         data = TrainingData(self.cache_dir, self.memory_limit, self.max_bin,
-                            cat_encoding=self.cat_encoding)
+                            cat_encoding=self.cat_encoding,
+                            ts_options={"ts_per_class": per_class,
+                                        "ts_combinations": self.ts_combinations})
         try:
             train_cache = data.cache(X, y, sample_weight, "train", group=group,
                                      base_margin=base_margin,
@@ -270,7 +275,8 @@ class _GradientBoosting(ParamsMixin):
     def feature_importances_(self):
         """Total gain per feature, normalised to sum 1 (XGBoost's sklearn default)."""
         self._check_fitted()
-        imp = np.asarray(self.model_.feature_importance("total_gain"), dtype=np.float64)
+        imp = importances_per_input(self.model_, self.model_.feature_importance(
+            "total_gain"))
         total = imp.sum()
         return imp / total if total > 0 else imp
 

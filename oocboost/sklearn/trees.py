@@ -56,6 +56,7 @@ from .base import (
     TrainingData,
     continued_model,
     edges_of,
+    importances_per_input,
     set_feature_attributes,
 )
 from .validation import fit_input, predict_input
@@ -260,8 +261,8 @@ class TreeEnsembleBase(ParamsMixin):
             total = imp.sum()
             per_tree.append(imp / total if total > 0 else imp)
         if not per_tree:
-            return np.zeros(n_features)
-        mean = np.mean(per_tree, axis=0)
+            return np.zeros(self.n_features_in_)
+        mean = importances_per_input(self.model_, np.mean(per_tree, axis=0))
         total = mean.sum()
         return mean / total if total > 0 else mean
 

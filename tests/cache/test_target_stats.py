@@ -155,7 +155,7 @@ def test_tables_shrink_their_slices_to_the_budget():
         ts.update(Batch(lo, lo + 1000))
     kept = sorted(set(cats.to_pylist()))
     ts.finish({"c": kept}, {"c": False})
-    n_slices = ts._tables["c"]["n_slices"]
+    n_slices = ts._tables[("c",)]["n_slices"]
     assert n_slices < 64 and 2 * 2 * 1500 * n_slices * 8 <= 400_000
 
     class Mapper:

@@ -53,22 +53,30 @@ def test_ordered_statistics_equal_the_naive_twin(n_permutations, n_slices, chunk
     slices_of_rows(seed, n_permutations, n_slices, 0, slices)
     np.testing.assert_array_equal(slices, naive_slices(seed, n_permutations, n_slices,
                                                        n_rows))
+    # two targets at once: the label and a class indicator (ts_per_class)
+    labels = np.stack([label, (label > 0.5).astype(float)])
+    priors = np.array([prior, 0.25])
     shape = (n_permutations, n_cat, n_slices)
-    sums, counts = np.zeros(shape), np.zeros(shape)
+    sums, counts = np.zeros((2,) + shape), np.zeros(shape)
     for lo in range(0, n_rows, chunk):     # pass 1, in chunks
         part = np.empty((n_permutations, min(chunk, n_rows - lo)), np.int32)
         slices_of_rows(seed, n_permutations, n_slices, lo, part)
-        add_slice_stats(index[lo:lo + chunk], label[lo:lo + chunk], part, sums, counts)
-    prefix_sum = np.cumsum(sums, axis=2) - sums
+        add_slice_stats(index[lo:lo + chunk], labels[:, lo:lo + chunk].copy(), part, sums,
+                        counts)
+    prefix_sum = np.cumsum(sums, axis=3) - sums
     prefix_cnt = np.cumsum(counts, axis=2) - counts
-    running_sum, running_cnt = np.zeros(shape), np.zeros(shape)
-    got = np.empty(n_rows)
+    running_sum, running_cnt = np.zeros((2,) + shape), np.zeros(shape)
+    got = np.empty((2, n_rows))
     for lo in range(0, n_rows, chunk):     # pass 2, the same chunks
         hi = min(lo + chunk, n_rows)
-        ordered_target_stats(index[lo:hi], label[lo:hi], slices[:, lo:hi].copy(),
-                             prefix_sum, prefix_cnt, running_sum, running_cnt, prior, a,
-                             got[lo:hi])
-    expected = naive_ordered_stats(index, label, slices, prior, a)
-    np.testing.assert_allclose(got, expected, rtol=1e-12, equal_nan=True)
+        out = np.empty((2, hi - lo))
+        ordered_target_stats(index[lo:hi], labels[:, lo:hi].copy(), slices[:, lo:hi].copy(),
+                             prefix_sum, prefix_cnt, running_sum, running_cnt, priors, a,
+                             out)
+        got[:, lo:hi] = out
+    for t in range(2):
+        expected = naive_ordered_stats(index, labels[t], slices, priors[t], a)
+        np.testing.assert_allclose(got[t], expected, rtol=1e-12, equal_nan=True)
     # after the pass every row has joined its cell: the running tables are the totals
+    np.testing.assert_array_equal(running_sum, sums)
     np.testing.assert_array_equal(running_cnt, counts)

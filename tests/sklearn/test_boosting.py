@@ -96,7 +96,9 @@ def test_params_clone_and_errors():
 
 def test_cat_encoding_ordered_ts_from_a_dataframe():
     """The estimators build their cache with ``cat_encoding``: ordered target statistics
-    from a pandas category column, raw strings at predict time; multiclass is refused."""
+    from a pandas category column, raw strings at predict time; a multiclass classifier's
+    are one per class, derived features that ``n_features_in_`` and the importances
+    leave out."""
     pd = pytest.importorskip("pandas")
     rng = np.random.default_rng(0)
     n = 3000
@@ -109,6 +111,12 @@ def test_cat_encoding_ordered_ts_from_a_dataframe():
                                      cat_encoding="ordered_ts").fit(frame, y)
     assert clf.model_.feature_types == ["ordered_ts", "numeric"]
     assert (clf.predict(frame) == y).mean() > 0.75
-    with pytest.raises(ParameterError, match="binary classification and regression"):
-        GradientBoostingClassifier(n_estimators=2, cat_encoding="ordered_ts").fit(
-            frame, level % 3)
+    multi = GradientBoostingClassifier(n_estimators=20, max_depth=3,
+                                       cat_encoding="ordered_ts").fit(frame, level % 3)
+    assert multi.model_.feature_names == ["shop", "x", "shop[y=1]", "shop[y=2]"]
+    assert multi.n_features_in_ == 2 and list(multi.feature_names_in_) == ["shop", "x"]
+    assert multi.feature_importances_.shape == (2,)
+    assert multi.feature_importances_[0] > 0.9          # the class is the shop's
+    assert (multi.predict(frame) == level % 3).mean() > 0.95
+    with pytest.raises(ParameterError, match="ts_combinations goes with"):
+        GradientBoostingClassifier(n_estimators=2, ts_combinations=2).fit(frame, y)

@@ -318,7 +318,20 @@ def start_run(params, dtrain, num_boost_round, memory_limit, min_rounds=0):
     cache = open_cache(dtrain)
     objective, metrics = _objective_and_metrics(p, user_params, cache)
     check_base_margin_width(cache, objective, "training cache")
+    check_class_target_stats(cache, objective)
     return p, cache, objective, metrics
+
+
+def check_class_target_stats(cache, objective):
+    """Multiclass boosting needs ordered target statistics per class: a cache whose
+    categorical columns are encoded by the mean class index is refused, with the fix."""
+    options = (cache.manifest.get("build_params") or {}).get("cat_encoding") or {}
+    if objective.n_outputs > 1 and objective.name.startswith("multi:") and options \
+            and not options.get("per_class"):
+        raise ParameterError(f"cache {cache.path} encodes its categorical columns by "
+                             f"their mean label (cat_encoding='ordered_ts'), which orders "
+                             f"nothing for {objective.name}: build it with "
+                             f"ts_per_class=True (--ts-per-class), one statistic per class")
 
 
 def check_base_margin_width(cache, objective, what):

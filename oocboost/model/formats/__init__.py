@@ -133,7 +133,7 @@ class ModelExport:
         >>> session = onnxruntime.InferenceSession("model.onnx")      # doctest: +SKIP
         >>> session.run(["prediction"], {"X": model.export_input(frame)})  # doctest: +SKIP
         """
-        from ..predict import raw_matrices
+        from ..raw_input import raw_matrices
 
         blocks = list(raw_matrices(self, X, read_options))
         out = np.concatenate(blocks) if blocks else np.empty((0, self.n_features))
