@@ -102,6 +102,7 @@ class _GradientBoosting(ParamsMixin):
         cat_encoding="native",
         ts_combinations=1,
         linear_tree=False,
+        boosting_type="plain",
         linear_lambda=0.0,
         random_state=0,
         n_jobs=None,
@@ -161,6 +162,7 @@ class _GradientBoosting(ParamsMixin):
         self.cat_encoding = cat_encoding
         self.ts_combinations = ts_combinations
         self.linear_tree = linear_tree
+        self.boosting_type = boosting_type
         self.linear_lambda = linear_lambda
         self.random_state = random_state
         self.n_jobs = n_jobs

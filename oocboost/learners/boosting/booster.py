@@ -34,6 +34,7 @@ from ...kernels.partition import add_node_values
 from ...kernels.sampling import sampled_rows, uniform_per_row
 from .leaf_refresh import refresh_leaves
 from .linear_fit import fit_linear_leaves
+from .ordered import OrderedMargins, model_leaf_values
 from .ranking import QueryGroups, apply_patches, group_gradients
 from .row_sampling import (
     SAMPLE_SLACK,
@@ -48,13 +49,17 @@ from .row_sampling import (
 
 def state_spec(n_outputs, params):
     """Per-row state of a boosting run: margins, (gradient, hessian) and the node
-    of each row in each tree of the round (as small an index as the tree limits allow)."""
-    return RowStateSpec({
+    of each row in each tree of the round (as small an index as the tree limits allow);
+    with ``boosting_type="ordered"`` the ordered margins too (``ordered.py``)."""
+    fields = {
         "margin": ((None, n_outputs), np.float64),
         "stats": ((n_outputs, None, 2), G_H_DTYPE),
         "node": ((n_outputs, None), node_index_dtype(params["max_depth"] or None,
                                                      params["max_leaves"] or None)),
-    })
+    }
+    if params.get("boosting_type") == "ordered":
+        fields["ordered_margin"] = ((None, n_outputs), np.float64)
+    return RowStateSpec(fields)
 
 
 class BoostingState:
@@ -81,6 +86,9 @@ class BoostingState:
         self.base_margin = np.asarray(base_margin, dtype=np.float64)
         self.prev_grower = None
         self.prev_values = None
+        # boosting_type="ordered": the round being applied to the ordered margins
+        self.ordered = None
+        self.prev_learning_rate = None
         # linear_tree: the last round's leaf models, applied with its values
         self.prev_linear = None
         self._representatives = None
@@ -214,10 +222,22 @@ def _dart_margin(model, block, missing_bin):
 
 def _gradients_for_block(state, block, views, round_index):
     """Gradients and hessians of a block, written straight into its stats rows."""
+    # ordered boosting: each row's gradient at the margin of the rows before it
+    _gradients_into(state, block, views.get("ordered_margin", views["margin"]),
+                    views["stats"], round_index)
+
+
+def gradients_at(state, block, margin, round_index):
+    """(n_outputs, n_rows, 2) gradients and hessians of a block at ``margin``, with the
+    round's subsample and folds (ordered boosting's model leaf values)."""
+    stats = np.empty((state.n_outputs, block.n_rows, 2), G_H_DTYPE)
+    _gradients_into(state, block, margin, stats, round_index)
+    return stats
+
+
+def _gradients_into(state, block, margin, stats, round_index):
     p = state.params
-    stats = views["stats"]                         # (n_outputs, n_rows, 2)
     by_row = np.moveaxis(stats, 0, 1)              # (n_rows, n_outputs, 2) view
-    margin = views["margin"]
     if state.dart_drop is not None:  # the margins without the dropped trees
         margin = margin - _dart_margin(state.dart_drop, block, state.cache.max_bin - 1)
     if state.folds is None:
@@ -292,6 +312,8 @@ def initial_margins(state, init_model):
         if init_model is not None and init_model.n_trees:
             views["margin"] += init_model.predict_margin_binned(
                 block.codes, state.cache.max_bin - 1, include_base=False)
+        if "ordered_margin" in views:
+            views["ordered_margin"][:] = views["margin"]
         state.rows.store(block.index, views)
 
 
@@ -344,7 +366,12 @@ def grow_round(state, round_index, learning_rate):
         _ranking_pass(state, round_index)  # one more pass: whole query groups
         state.gradient_s += time.perf_counter() - t0
         grower.telemetry.passes += 1
+    if p["boosting_type"] == "ordered" and state.prev_grower is not None:
+        state.ordered = OrderedMargins(state.prev_grower, p["reg_lambda"],
+                                       state.prev_learning_rate)
     _run_passes(state, grower, round_index, sampled, sample)
+    state.ordered = None
+    state.prev_learning_rate = learning_rate
     trees = []
     values = []
     for c in range(state.n_outputs):
@@ -355,6 +382,12 @@ def grow_round(state, round_index, learning_rate):
     if state.objective.leaf_refresh_quantile is not None:
         refresh_leaves(state, grower, trees, values, round_index, learning_rate,
                        lambda: _blocks(state))
+        grower.telemetry.passes += 1
+    elif p["boosting_type"] == "ordered":
+        model_leaf_values(state, grower, trees, values, learning_rate,
+                          lambda: _blocks(state),
+                          lambda block, margin: gradients_at(state, block, margin,
+                                                             round_index))
         grower.telemetry.passes += 1
     state.prev_linear = None
     if p["linear_tree"] and round_index > 0:  # LightGBM's first tree is constant
@@ -437,6 +470,8 @@ def _apply_previous_round(state, block, views, prev, prev_values):
     prev.move_to_leaves(block.stored_codes, views["node"])
     for c in range(state.n_outputs):
         add_node_values(views["node"][c], prev_values[c], 1.0, views["margin"][:, c])
+    if state.ordered is not None:
+        state.ordered.apply(views)
     if state.prev_linear is not None:
         state.prev_linear.add_to_margins(block, views["node"], prev_values, views["margin"])
     if state.dart_change is not None:

@@ -19,6 +19,7 @@ from ...errors import ParameterError
 from ...utils.params import Param, ParamSpec
 from .dart import check_dart_params
 from .linear_fit import check_linear_params
+from .ordered import check_boosting_type
 from .row_sampling import check_sampling_params
 
 
@@ -109,6 +110,8 @@ BOOSTER_SPEC = ParamSpec("gbtree", [
     _at_least_zero("linear_lambda", 0.0, "linear_tree: L2 on the leaves' coefficients"),
     Param("booster", "choice", "gbtree", "gbtree or dart (gblinear is not offered)",
           choices=("gbtree", "dart")),
+    Param("boosting_type", "str", "plain", "CatBoost's plain or ordered boosting (each "
+          "row's gradient from the rows before it in the cache's order)"),
     Param("multi_strategy", "str", "one_output_per_tree",
           "multi-output trees: one_output_per_tree (multi_output_tree is not offered)"),
     Param("rate_drop", "float", 0.0, "dart: share of trees dropped", low=0.0, high=1.0),
@@ -162,6 +165,7 @@ def resolve_params(params):
     check_dart_params(out)
     check_linear_params(out)
     check_sampling_params(out)
+    check_boosting_type(out)
     if isinstance(out["eval_metric"], str):
         out["eval_metric"] = [out["eval_metric"]]
     return out
