@@ -93,7 +93,8 @@ def test_what_is_not_offered_is_refused(data, cluster):
                         ({"objective": "rank:ndcg"}, "rank:ndcg needs every row"),
                         ({"objective": "reg:absoluteerror"}, "resets each leaf"),
                         ({"sampling_method": "gradient_based", "subsample": 0.5},
-                         "gradient-based sampling")]:
+                         "gradient-based sampling"),
+                        ({"boosting_type": "ordered"}, "boosting_type='ordered'")]:
         with pytest.raises(ParameterError, match="not offered in distributed training"
                                                  f".*{why}"):
             oocboost.dask.train(cluster, params, shards, 2)

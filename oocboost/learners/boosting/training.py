@@ -302,6 +302,9 @@ def _check_distributed(objective, p, obj):
     elif p["linear_tree"]:
         why = ("linear_tree=True (each leaf's model is fitted from sums over every row; "
                "LightGBM's linear trees need its serial tree learner too)")
+    elif p["boosting_type"] == "ordered":
+        why = ("boosting_type='ordered' (the rows' order spans the shards, and the "
+               "leaves' values are summed over every row in a pass of their own)")
     if why is not None:
         raise ParameterError(f"not offered in distributed training yet: {why}")
 
