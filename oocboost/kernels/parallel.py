@@ -100,7 +100,10 @@ def run_ranges(kernel, n_tasks: int, *args, min_tasks: int = 1) -> None:
     thread, at least ``min_tasks`` tasks a range (rows, chunks, nodes: fewer tasks than
     ``2 * min_tasks`` run in the calling thread alone). ``kernel`` must release the GIL
     (``nogil=True``) and write disjoint outputs per task; exceptions re-raise here."""
-    n_ranges = min(numba.get_num_threads(), n_tasks // max(1, min_tasks))
+    # (a call of few tasks, as a one-row prediction's, skips asking numba its threads)
+    n_ranges = n_tasks // max(1, min_tasks)
+    if n_ranges > 1:
+        n_ranges = min(numba.get_num_threads(), n_ranges)
     if n_ranges <= 1:
         kernel(0, n_tasks, *args)
         return

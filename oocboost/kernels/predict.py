@@ -357,6 +357,10 @@ def _walker(flat):
     return walker
 
 
+#: Fewest rows a call walks with the perfect layout (a chunk is ``CHUNK_ROWS``).
+PERFECT_MIN_ROWS = 32
+
+
 def is_plain(flat):
     """True when ``flat`` has no oblique split, shared node or surrogate: the kernels of
     this module walk it (they read float32 or float64 rows)."""
@@ -373,7 +377,10 @@ def raw_margins(flat, X, tree_start, tree_end, out):
     if walker is not None:
         return walker.raw_margins(flat, X, tree_start, tree_end, out)
     perfect = flat.perfect
-    use = _perfect.use_perfect(perfect, flat.tree_depth, tree_start, tree_end)
+    # a short block walks its rows alone: the perfect layout walks and copies a whole
+    # chunk of rows (a one-row call spent 90 of its 180 us there)
+    use = X.shape[0] >= PERFECT_MIN_ROWS and _perfect.use_perfect(
+        perfect, flat.tree_depth, tree_start, tree_end)
     _perfect.predict_raw(X, tree_start, tree_end, use, flat.node_offset, flat.tree_depth,
                          flat.tree_group, flat.tree_n_cols, flat.value_offset,
                          flat.tree_has_cat, flat.left, flat.feature, flat.threshold,

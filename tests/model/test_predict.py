@@ -588,3 +588,40 @@ def test_model_without_bin_edges_reads_only_a_cache_whose_edges_hold_its_splits(
     with pytest.raises(SchemaError, match="no bin edges .* do not hold its splits"):
         loaded.predict(coarse)
     np.testing.assert_array_equal(loaded.predict(data.X), raw)
+
+
+def test_a_few_rows_predict_as_the_batch_does(tmp_path):
+    """The small-matrix path (online serving: a row at a time, straight to the
+    predictor, walked row by row under ``PERFECT_MIN_ROWS``) gives every kind of model
+    the values of the block path (a DataFrame, read as record batches)."""
+    import pandas as pd
+
+    import oocboost
+
+    rng = np.random.default_rng(11)
+    X = rng.normal(size=(600, 5))
+    y3 = (X[:, 0] > 0).astype(float) + (X[:, 1] > 0.5)
+    cache = oocboost.build_cache(X, tmp_path / "c", label=y3, quiet=True)
+    binary = oocboost.build_cache(X, tmp_path / "b", label=(y3 > 0).astype(float),
+                                  quiet=True)
+    models = [
+        oocboost.train({"objective": "binary:logistic", "verbosity": 0}, binary, 20),
+        oocboost.train({"objective": "multi:softprob", "num_class": 3, "verbosity": 0},
+                       cache, 10),
+        oocboost.train({"objective": "reg:squarederror", "booster": "dart",
+                        "rate_drop": 0.3, "verbosity": 0}, cache, 10),
+        oocboost.RandomForestClassifier(n_estimators=10, random_state=0).fit(
+            binary).model_,
+        oocboost.AdaBoostRegressor(n_estimators=10, random_state=0).fit(cache).model_,
+    ]
+    rows = np.r_[X[:300], np.full((1, 5), np.nan)]
+    for model in models:
+        batch = model.predict(pd.DataFrame(rows, columns=model.feature_names))
+        assert len(batch) == len(rows) > kp.PERFECT_MIN_ROWS
+        for i in (0, 17, len(rows) - 1):
+            np.testing.assert_array_equal(model.predict(rows[i:i + 1])[0], batch[i])
+            np.testing.assert_array_equal(
+                model.predict(rows[i:i + 1], output_margin=True)[0],
+                model.predict(rows, output_margin=True)[i])
+        np.testing.assert_array_equal(model.predict(rows.astype(np.float32)[:3]),
+                                      model.predict(rows.astype(np.float32))[:3])
