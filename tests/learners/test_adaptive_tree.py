@@ -129,12 +129,32 @@ def test_bad_parameters_are_refused_by_name(params, pattern):
 
 
 @pytest.mark.slow
+@pytest.mark.xfail(strict=True, reason="after Agrawal's change, model seed 3's tree stays "
+                   "near 0.58 for about 6,000 rows until an alternate replaces it: 0.8224 "
+                   "against river's 0.8930 (issue 44, docs/streaming.md)")
+def test_agrawal_with_another_model_seed_near_rivers(tmp_path):
+    from river import metrics, tree
+
+    from .test_adaptive_forest import _river_stream, ours_prequential, river_prequential
+
+    ours_acc, theirs_acc = [], []
+    for seed in (1, 2, 3):
+        X, y = _river_stream("Agrawal", 20_000, seed)
+        theirs_acc.append(river_prequential(tree.HoeffdingAdaptiveTreeClassifier(seed=3),
+                                            metrics.Accuracy(), X, y))
+        ours_acc.append(ours_prequential(oocboost.HoeffdingAdaptiveTreeClassifier(seed=3),
+                                         X, y, tmp_path, f"{seed}.oocb", "accuracy",
+                                         [0, 1]))
+    assert np.mean(ours_acc) == pytest.approx(np.mean(theirs_acc), abs=0.01)
+
+
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["SEA", "Agrawal"])
 def test_prequential_accuracy_near_rivers(name, tmp_path):
     """20,000 rows of river's drifting streams, three stream seeds, as the adaptive
     forest's test; mean prequential accuracy within 1.5 points of river's Hoeffding
-    adaptive tree (measured: -1.06 on SEA, +0.11 on Agrawal; the issue's 1 point holds
-    on Agrawal only, docs/streaming.md)."""
+    adaptive tree (measured: -1.06 on SEA, +0.11 on Agrawal, model seed 1; other seeds
+    fall short on Agrawal: the expected failure above, docs/streaming.md)."""
     from river import metrics, tree
 
     from .test_adaptive_forest import _river_stream, ours_prequential, river_prequential
