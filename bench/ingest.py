@@ -91,14 +91,20 @@ def write_files(rows: int, out: str, seed: int = 0) -> tuple[str, str]:
     return tsv, svm
 
 
-def _one(kind: str, path: str, work: str) -> dict:
-    proc = subprocess.run([sys.executable, "-c", _CHILD, kind, path, work],
-                          capture_output=True, text=True)
+def run_child(script: str, marker: str, *args: str) -> dict:
+    """Run ``script`` (its arguments ``args``) in a fresh interpreter; the JSON it printed
+    after ``marker``, or ``{"error": its last line of stderr}``."""
+    proc = subprocess.run([sys.executable, "-c", script, *args], capture_output=True,
+                          text=True)
     if proc.returncode != 0:
         tail = proc.stderr.strip().splitlines()[-1] if proc.stderr else "failed"
         return {"error": tail}
-    line = [x for x in proc.stdout.splitlines() if x.startswith("INGEST ")][-1]
-    return json.loads(line[len("INGEST "):])
+    line = [x for x in proc.stdout.splitlines() if x.startswith(marker + " ")][-1]
+    return json.loads(line[len(marker) + 1:])
+
+
+def _one(kind: str, path: str, work: str) -> dict:
+    return run_child(_CHILD, "INGEST", kind, path, work)
 
 
 def _summary(values: list[float], fmt: str) -> str:
@@ -125,18 +131,22 @@ def main(argv: list[str] | None = None) -> int:
     print("| job | seconds | peak above imports MiB | x LightGBM's time |")
     print("|---|---|---|---|")
     for job in JOBS:
-        ok = [r for r in runs[job] if "error" not in r]
-        if not ok:
-            print(f"| {job} | {runs[job][0]['error'][:100]} | - | - |")
-            continue
-        secs = [r["seconds"] for r in ok]
         peer = [r["seconds"] for r in runs[f"lightgbm-{job.split('-')[1]}"]
                 if "error" not in r]
-        ratio = (f"{statistics.median(secs) / statistics.median(peer):.2f}"
-                 if peer else "-")
-        print(f"| {job} | {_summary(secs, '.2f')} | "
-              f"{_summary([r['above'] / 2**20 for r in ok], '.0f')} | {ratio} |")
+        print(table_row(job, runs[job], peer))
     return 0
+
+
+def table_row(job: str, runs: list[dict], peer: list[float]) -> str:
+    """A job's markdown row: seconds, peak above the imports (MiB) and the ratio of its
+    median time to the median of ``peer``'s (the error of a job that failed)."""
+    ok = [r for r in runs if "error" not in r]
+    if not ok:
+        return f"| {job} | {runs[0]['error'][:100]} | - | - |"
+    secs = [r["seconds"] for r in ok]
+    ratio = f"{statistics.median(secs) / statistics.median(peer):.2f}" if peer else "-"
+    return (f"| {job} | {_summary(secs, '.2f')} | "
+            f"{_summary([r['above'] / 2**20 for r in ok], '.0f')} | {ratio} |")
 
 
 if __name__ == "__main__":

@@ -21,13 +21,12 @@ Each run's seconds after the imports and its peak RSS above the RSS after them; 
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import statistics
-import subprocess
 import sys
 
 import numpy as np
+
+from bench.ingest import run_child, table_row
 
 _CHILD = r"""
 import json, resource, sys, time, os
@@ -78,18 +77,7 @@ def write_csv(n_columns: int, n_rows: int, out: str, seed: int = 0) -> str:
 
 
 def _one(kind: str, path: str, work: str) -> dict:
-    proc = subprocess.run([sys.executable, "-c", _CHILD, kind, path, work],
-                          capture_output=True, text=True)
-    if proc.returncode != 0:
-        tail = proc.stderr.strip().splitlines()[-1] if proc.stderr else "failed"
-        return {"error": tail}
-    line = [x for x in proc.stdout.splitlines() if x.startswith("WIDE ")][-1]
-    return json.loads(line[len("WIDE "):])
-
-
-def _summary(values: list[float], fmt: str) -> str:
-    return (f"{statistics.median(values):{fmt}} [{min(values):{fmt}}-"
-            f"{max(values):{fmt}}]")
+    return run_child(_CHILD, "WIDE", kind, path, work)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -112,15 +100,7 @@ def main(argv: list[str] | None = None) -> int:
     print("|---|---|---|---|")
     peer = [r["seconds"] for r in runs["lightgbm-file"] if "error" not in r]
     for job in JOBS:
-        ok = [r for r in runs[job] if "error" not in r]
-        if not ok:
-            print(f"| {job} | {runs[job][0]['error'][:100]} | - | - |")
-            continue
-        secs = [r["seconds"] for r in ok]
-        ratio = (f"{statistics.median(secs) / statistics.median(peer):.2f}"
-                 if peer else "-")
-        print(f"| {job} | {_summary(secs, '.2f')} | "
-              f"{_summary([r['above'] / 2**20 for r in ok], '.0f')} | {ratio} |")
+        print(table_row(job, runs[job], peer))
     return 0
 
 

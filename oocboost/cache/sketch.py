@@ -270,25 +270,20 @@ class QuantileSketch:
             Non-negative finite sample weights (default 1); zero-weight values are ignored.
         """
         values, weights, lo, hi = _clean_weighted(values, weights, "QuantileSketch.update")
-        if values.shape[0] == 0:
-            return self
-        self._min = min(self._min, float(lo))
-        self._max = max(self._max, float(hi))
-        self._buffer.append((values, weights))
-        self._buffered += values.shape[0]
-        if self._buffered >= self.buffer_values:
-            self._flush()
-        return self
+        return self._buffer_batch(values, weights, lo, hi)
 
     def update_clean(self, values, lo, hi):
         """Add one batch of unweighted values already cleaned (no NaN, no -0.0: as
         ``kernels.quantile.clean_columns`` gives them) with their minimum and maximum.
         ``values`` is kept until the next summary, not copied."""
+        return self._buffer_batch(values, None, lo, hi)
+
+    def _buffer_batch(self, values, weights, lo, hi):
         if values.shape[0] == 0:
             return self
         self._min = min(self._min, float(lo))
         self._max = max(self._max, float(hi))
-        self._buffer.append((values, None))
+        self._buffer.append((values, weights))
         self._buffered += values.shape[0]
         if self._buffered >= self.buffer_values:
             self._flush()

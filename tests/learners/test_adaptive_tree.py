@@ -133,19 +133,26 @@ def test_bad_parameters_are_refused_by_name(params, pattern):
                    "near 0.58 for about 6,000 rows until an alternate replaces it: 0.8224 "
                    "against river's 0.8930 (issue 44, docs/streaming.md)")
 def test_agrawal_with_another_model_seed_near_rivers(tmp_path):
+    ours_acc, theirs_acc = _accuracies_beside_rivers("Agrawal", 3, tmp_path)
+    assert np.mean(ours_acc) == pytest.approx(np.mean(theirs_acc), abs=0.01)
+
+
+def _accuracies_beside_rivers(name, model_seed, tmp_path):
+    """Prequential accuracies of ours and river's adaptive tree (``model_seed``) on
+    three seeds of river's drifting stream ``name``, 20,000 rows each."""
     from river import metrics, tree
 
     from .test_adaptive_forest import _river_stream, ours_prequential, river_prequential
 
     ours_acc, theirs_acc = [], []
     for seed in (1, 2, 3):
-        X, y = _river_stream("Agrawal", 20_000, seed)
-        theirs_acc.append(river_prequential(tree.HoeffdingAdaptiveTreeClassifier(seed=3),
-                                            metrics.Accuracy(), X, y))
-        ours_acc.append(ours_prequential(oocboost.HoeffdingAdaptiveTreeClassifier(seed=3),
-                                         X, y, tmp_path, f"{seed}.oocb", "accuracy",
-                                         [0, 1]))
-    assert np.mean(ours_acc) == pytest.approx(np.mean(theirs_acc), abs=0.01)
+        X, y = _river_stream(name, 20_000, seed)
+        theirs_acc.append(river_prequential(
+            tree.HoeffdingAdaptiveTreeClassifier(seed=model_seed), metrics.Accuracy(), X, y))
+        ours_acc.append(ours_prequential(
+            oocboost.HoeffdingAdaptiveTreeClassifier(seed=model_seed), X, y, tmp_path,
+            f"{seed}.oocb", "accuracy", [0, 1]))
+    return ours_acc, theirs_acc
 
 
 @pytest.mark.slow
@@ -155,18 +162,7 @@ def test_prequential_accuracy_near_rivers(name, tmp_path):
     forest's test; mean prequential accuracy within 1.5 points of river's Hoeffding
     adaptive tree (measured: -1.06 on SEA, +0.11 on Agrawal, model seed 1; other seeds
     fall short on Agrawal: the expected failure above, docs/streaming.md)."""
-    from river import metrics, tree
-
-    from .test_adaptive_forest import _river_stream, ours_prequential, river_prequential
-
-    ours_acc, theirs_acc = [], []
-    for seed in (1, 2, 3):
-        X, y = _river_stream(name, 20_000, seed)
-        theirs_acc.append(river_prequential(tree.HoeffdingAdaptiveTreeClassifier(seed=1),
-                                            metrics.Accuracy(), X, y))
-        ours_acc.append(ours_prequential(oocboost.HoeffdingAdaptiveTreeClassifier(seed=1),
-                                         X, y, tmp_path, f"{seed}.oocb", "accuracy",
-                                         [0, 1]))
+    ours_acc, theirs_acc = _accuracies_beside_rivers(name, 1, tmp_path)
     assert np.mean(ours_acc) == pytest.approx(np.mean(theirs_acc), abs=0.015)
 
 
