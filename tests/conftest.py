@@ -87,3 +87,25 @@ def pytest_collection_modifyitems(session, config, items):
         return rank.get(path, len(LONG_FILES))
 
     items.sort(key=key)
+
+
+#: Skipped tests of this run (``nodeid: reason``), gathered on the controller
+_SKIPPED: list[str] = []
+
+
+def pytest_runtest_logreport(report):
+    """Gather skips (not expected failures): under ``CI`` each fails the run. A test of a
+    peer library that is missing from the test extra skips on ``importorskip``, and a
+    green run would then hold none of what that test checks."""
+    if report.skipped and not hasattr(report, "wasxfail"):
+        reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else report.longrepr
+        _SKIPPED.append(f"{report.nodeid}: {reason}")
+
+
+def pytest_sessionfinish(session, exitstatus):
+    if hasattr(session.config, "workerinput") or not os.environ.get("CI") or not _SKIPPED:
+        return
+    print("\nCI runs every test, but these were skipped (install what they need, or fix "
+          "their condition):\n  " + "\n  ".join(_SKIPPED))
+    if session.exitstatus == 0:
+        session.exitstatus = 1
