@@ -202,14 +202,25 @@ def adwin_update(detector, values, delta, clock, max_buckets, min_length, grace_
 
 
 @njit(cache=True)
+def _estimate(d, scalars):
+    """Detector ``d``'s mean over its window (0 when empty)."""
+    if scalars[d, WIDTH] <= 0.0:
+        return 0.0
+    return scalars[d, TOTAL] / scalars[d, WIDTH]
+
+
+@njit(cache=True)
 def adwin_update_paths(node_of_row, parent, errors, delta, clock, max_buckets, min_length,
                        grace_period, totals, sq_devs, counts, scalars, levels, error_sum,
                        error_sq, error_count, has_alternate, keep_on_rise, raised):
     """Each row's error into the detector of every node on its path (a Hoeffding
     adaptive tree's), rows in order, and each node's error sums since its last change.
 
-    A change that did not lower the node's mean error sets ``raised[node]``; any change
-    starts the node's sums again, except a rise at a node that has an alternate when
+    A change is a rise when the detector's mean over the window left after the cut is
+    above its mean before the row (MOA's rule; river compares the node's mean error
+    before and after the one row, which calls a change detected on a correct row a fall
+    whatever the window says). A rise sets ``raised[node]``; any change starts the
+    node's sums again, except a rise at a node that has an alternate when
     ``keep_on_rise`` (river's regressor keeps them; its classifier starts them again).
 
     Parameters
@@ -228,14 +239,15 @@ def adwin_update_paths(node_of_row, parent, errors, delta, clock, max_buckets, m
         value = errors[i]
         node = node_of_row[i]
         while node >= 0:
-            before = error_sum[node] / error_count[node] if error_count[node] > 0 else 0.0
+            # a detector that reported a change at its last value starts again empty
+            before = 0.0 if scalars[node, DETECTIONS] < 0.0 else _estimate(node, scalars)
             hit = _update_one(node, value, delta, clock, max_buckets, min_length,
                               grace_period, totals, sq_devs, counts, scalars, levels)
             error_sum[node] += value
             error_sq[node] += value * value
             error_count[node] += 1.0
             if hit:
-                rose = not before > error_sum[node] / error_count[node]
+                rose = _estimate(node, scalars) > before
                 if rose:
                     raised[node] = 1
                 if not (rose and keep_on_rise and has_alternate[node]):

@@ -22,9 +22,12 @@ from .test_adaptive_forest import score_after_change
 @pytest.mark.parametrize("regression", [False, True])
 def test_node_detectors_follow_river_row_by_row(regression):
     """Rows reach the leaves of a depth-2 tree; each node on a row's path gets its
-    error, in row order. Twin: one river ADWIN and one mean per node, river's rules: a
-    change that lowered the mean only restarts it; one that raised it also flags the
-    node, and restarts it unless the regressor's node already has an alternate."""
+    error, in row order. Twin: one river ADWIN and one mean per node; a change is a
+    rise when the detector's estimate after it (the window left after the cut) is above
+    the estimate before the row (MOA's rule; river compares the node's running mean
+    before and after the one row); a change that was no rise only restarts the mean, a
+    rise also flags the node, and restarts the mean unless the regressor's node already
+    has an alternate."""
     river_drift = pytest.importorskip("river.drift")
     rng = np.random.default_rng(0)
     parent = np.array([-1, 0, 0, 1, 1, 2, 2], np.int32)
@@ -45,22 +48,25 @@ def test_node_detectors_follow_river_row_by_row(regression):
     detectors = [river_drift.ADWIN(delta=0.002) for _ in range(7)]
     sums, squares, counts = np.zeros(7), np.zeros(7), np.zeros(7)
     flags = np.zeros(7, np.uint8)
+    falls = 0
     for leaf, e in zip(leaves, errors):
         node = leaf
         while node >= 0:
-            before = sums[node] / counts[node] if counts[node] else 0.0
+            fresh = detectors[node].drift_detected  # river's: empty from this row on
+            before = 0.0 if fresh else detectors[node].estimation
             detectors[node].update(e)
             sums[node] += e
             squares[node] += e * e
             counts[node] += 1
             if detectors[node].drift_detected:
-                rose = not before > sums[node] / counts[node]
+                rose = detectors[node].estimation > before
                 flags[node] |= rose
+                falls += not rose
                 if not (rose and regression and has_alternate[node]):
                     sums[node] = squares[node] = counts[node] = 0.0
             node = parent[node]
     np.testing.assert_array_equal(raised, flags)
-    assert flags[[0, 1]].any()
+    assert flags[[0, 1]].any() and falls > 0  # both kinds of change met
     np.testing.assert_allclose(error_sum, sums, rtol=1e-12, atol=1e-9)
     np.testing.assert_allclose(error_sq, squares, rtol=1e-12, atol=1e-9)
     np.testing.assert_array_equal(error_count, counts)
@@ -128,15 +134,6 @@ def test_bad_parameters_are_refused_by_name(params, pattern):
         oocboost.HoeffdingAdaptiveTreeClassifier(**params).fit(X, y)
 
 
-@pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="after Agrawal's change, model seed 3's tree stays "
-                   "near 0.58 for about 6,000 rows until an alternate replaces it: 0.8224 "
-                   "against river's 0.8930 (issue 44, docs/streaming.md)")
-def test_agrawal_with_another_model_seed_near_rivers(tmp_path):
-    ours_acc, theirs_acc = _accuracies_beside_rivers("Agrawal", 3, tmp_path)
-    assert np.mean(ours_acc) == pytest.approx(np.mean(theirs_acc), abs=0.01)
-
-
 def _accuracies_beside_rivers(name, model_seed, tmp_path):
     """Prequential accuracies of ours and river's adaptive tree (``model_seed``) on
     three seeds of river's drifting stream ``name``, 20,000 rows each."""
@@ -159,11 +156,16 @@ def _accuracies_beside_rivers(name, model_seed, tmp_path):
 @pytest.mark.parametrize("name", ["SEA", "Agrawal"])
 def test_prequential_accuracy_near_rivers(name, tmp_path):
     """20,000 rows of river's drifting streams, three stream seeds, as the adaptive
-    forest's test; mean prequential accuracy within 1.5 points of river's Hoeffding
-    adaptive tree (measured: -1.06 on SEA, +0.11 on Agrawal, model seed 1; other seeds
-    fall short on Agrawal: the expected failure above, docs/streaming.md)."""
-    ours_acc, theirs_acc = _accuracies_beside_rivers(name, 1, tmp_path)
-    assert np.mean(ours_acc) == pytest.approx(np.mean(theirs_acc), abs=0.015)
+    forest's test, at three model seeds (both libraries the same seed): the mean
+    prequential accuracy within a point of river's adaptive tree or above it, and each
+    seed's within 1.5 points (measured: SEA -0.56 points, seeds 1/3/7 -1.03/-0.56/-0.09;
+    Agrawal +0.73, +0.15/+1.00/+1.06). Agrawal's seeds 3 and 7 were 7 and 3 points below
+    river's when a detection on a correctly predicted row counted as a fall in the error
+    (river's rule, docs/streaming.md)."""
+    by_seed = {seed: _accuracies_beside_rivers(name, seed, tmp_path) for seed in (1, 3, 7)}
+    gaps = {seed: np.mean(ours) - np.mean(theirs) for seed, (ours, theirs) in by_seed.items()}
+    assert np.mean(list(gaps.values())) >= -0.01, gaps
+    assert min(gaps.values()) >= -0.015, gaps
 
 
 def test_the_command_lines_learner_is_the_estimators_tree(tmp_path):

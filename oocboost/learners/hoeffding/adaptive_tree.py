@@ -18,7 +18,12 @@ Per batch of rows::
                than ``sqrt(2 e (1 - e) ln(2 / switch_significance) (1/n_alt + 1/n))``
                (``e`` the node's error), or is dropped when higher by as much
 
-Where this differs from river: a batch is learned as a whole (an alternate starts at the
+Where this differs from river: a change is a rise in the error when the detector's
+window after the change has a higher mean than before it (MOA's rule, and the paper's
+"the error increases"; river asks whether the node's running mean error rose with the
+one row the change was detected on, so a change detected on a correctly predicted row
+grows no alternate, and after a tree that predicted perfectly, half of the changes were
+lost that way); a batch is learned as a whole (an alternate starts at the
 next batch); an alternate is a plain Hoeffding tree (river's is itself adaptive, with
 alternates of its own); and prediction, prequential and of the saved model, is by the
 tree alone, where river lets an alternate's leaf vote beside the tree's (each weighted
