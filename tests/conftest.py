@@ -7,6 +7,10 @@ import pytest
 # No automatic warm-up processes in tests (kernels/warmup.py): they would race the
 # suite's own workers for the cores. tests/kernels/test_warmup.py turns it on itself.
 os.environ.setdefault("OOCBOOST_WARMUP", "0")
+# scikit-learn's check_array_api_input (NumPy inputs with array API dispatch on, which
+# every estimator gets) skips unless SciPy was imported with its array API support
+# on: it must be set before anything imports SciPy.
+os.environ.setdefault("SCIPY_ARRAY_API", "1")
 
 
 def pytest_configure(config):
