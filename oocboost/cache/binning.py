@@ -40,6 +40,7 @@ from ..kernels.binning import (
     map_to_bins,
 )
 from .categories import as_category_array, key_strings
+from .edges_text import decode_edges, encode_edges
 
 NUMERIC = "numeric"
 CATEGORICAL = "categorical"
@@ -48,7 +49,9 @@ CATEGORICAL = "categorical"
 ORDERED_TS = "ordered_ts"
 FEATURE_TYPES = (NUMERIC, CATEGORICAL, ORDERED_TS)
 _FORMAT = "oocboost.BinMapper"
-_VERSION = 1
+#: 2: edges as base64 text (``edges_text.py``); 1 (lists of numbers) is still read
+_VERSION = 2
+_READ_VERSIONS = (1, 2)
 _FLOAT_MAX = np.finfo(np.float64).max
 
 
@@ -560,11 +563,11 @@ class BinMapper:
 
     # ----------------------------------------------------------------------------- JSON
     def to_dict(self):
-        """JSON-safe description (edges are finite floats, exact through ``repr``)."""
+        """JSON-safe description (edges as base64 of their float64 bytes: exact)."""
         return {
             "format": _FORMAT, "version": _VERSION, "max_bin": self.max_bin,
             "features": [
-                {"name": name, "type": kind, "edges": self.bin_edges[f].tolist(),
+                {"name": name, "type": kind, "edges": encode_edges(self.bin_edges[f]),
                  "categories": self.categories[f], "has_other": bool(self.has_other[f]),
                  **({} if self.encoders[f] is None else {"encoder": self.encoders[f]})}
                 for f, (name, kind) in enumerate(zip(self.feature_names, self.feature_types))
@@ -575,14 +578,17 @@ class BinMapper:
     def from_dict(cls, state):
         """Inverse of :meth:`to_dict`; raises ModelError on anything malformed."""
         try:
-            if state.get("format") != _FORMAT or state.get("version") != _VERSION:
+            if state.get("format") != _FORMAT or state.get("version") not in _READ_VERSIONS:
                 raise ModelError(
-                    f"expected a {_FORMAT} version {_VERSION} description, got format "
+                    f"expected a {_FORMAT} description of version "
+                    f"{' or '.join(map(str, _READ_VERSIONS))}, got format "
                     f"{state.get('format')!r} version {state.get('version')!r}")
             features = state["features"]
             return cls(
                 [feat["name"] for feat in features], [feat["type"] for feat in features],
-                state["max_bin"], [feat["edges"] for feat in features],
+                state["max_bin"],
+                [decode_edges(feat["edges"], f"feature {feat['name']!r}")
+                 for feat in features],
                 [feat["categories"] for feat in features],
                 [feat["has_other"] for feat in features],
                 [feat.get("encoder") for feat in features],
@@ -610,3 +616,12 @@ class BinMapper:
     def __repr__(self):
         return (f"BinMapper(n_features={self.n_features}, max_bin={self.max_bin}, "
                 f"n_categorical={int(self.is_categorical.sum())})")
+
+
+def current_mapper_doc(doc):
+    """``doc`` (a bin mapper description) in the current version: as it is when it is
+    already, else decoded and written again, so that descriptions of the same bins
+    compare equal whatever version their file has (ModelError when it is malformed)."""
+    if not isinstance(doc, dict) or doc.get("version") == _VERSION:
+        return doc
+    return BinMapper.from_dict(doc).to_dict()

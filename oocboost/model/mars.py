@@ -11,6 +11,7 @@ import math
 
 import numpy as np
 
+from ..cache.edges_text import feature_edges
 from ..errors import ModelError
 from ..kernels import mars as km
 from .parts import ModelPart, register_part
@@ -104,7 +105,7 @@ class MarsPart(ModelPart):
                 if sign not in (1, -1) or not math.isfinite(knot):
                     fail(f"mars: term {m}: a hinge needs sign +1 or -1 and a finite knot")
                 if edges is not None:
-                    e = edges[f].get("edges", []) if isinstance(edges[f], dict) else []
+                    e = feature_edges(edges[f], f"mars: feature {f}")
                     if not 0 <= b < max(len(e), 1):
                         fail(f"mars: term {m}: knot bin {b} of feature {f} is not one of "
                              f"its {len(e)} edges")

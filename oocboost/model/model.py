@@ -610,7 +610,8 @@ class Model(ModelPrediction, ModelContributions, ModelExport):
             aggregation=read_typed(doc, "aggregation", (str,), where),
             trees_per_round=trees_per_round,
             feature_names=feature_names, feature_types=feature_types,
-            bin_mapper=read_typed(doc, "bin_mapper", (dict,), where, optional=True),
+            bin_mapper=_current_bin_mapper(
+                read_typed(doc, "bin_mapper", (dict,), where, optional=True), where),
             params=read_typed(doc, "params", (dict,), where),
             best_iteration=read_int(doc, "best_iteration", where, 0, INT32_MAX,
                                      optional=True),
@@ -648,6 +649,19 @@ class Model(ModelPrediction, ModelContributions, ModelExport):
                     doc.pop(key, None)
         text = json.dumps(doc, allow_nan=False, separators=(",", ":"))
         write_text_atomic(path, text)
+
+
+def _current_bin_mapper(doc, where):
+    """An older file's bin mapper description rewritten in the current version (edges
+    as base64), so that it compares equal with a cache's of the same bins."""
+    if doc is None or doc.get("version") is None:
+        return doc
+    from ..cache.binning import current_mapper_doc
+
+    try:
+        return current_mapper_doc(doc)
+    except ModelError as exc:
+        raise ModelError(f"{where}: bin_mapper: {exc}") from None
 
 
 def load_model(path: str | os.PathLike, *, max_bytes: int = MAX_MODEL_BYTES,

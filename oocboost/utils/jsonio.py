@@ -19,8 +19,10 @@ import numpy as np
 #: trees' arrays of arrays); the bound only keeps the parser out of deep recursion.
 MAX_DEPTH = 64
 
-#: A whole JSON string.
-_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)
+#: A whole JSON string, written as runs of plain characters between escapes: the
+#: alternation of one character or one escape a step took 0.80 s on the 14 MB manifest
+#: of a 5,000-column cache (edges as base64 text), this 0.12 s.
+_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
 #: Outside strings, what a float that overflows float64 needs: an exponent of 100 or
 #: more, or (found by :func:`_may_overflow`) 200 digits in a row. Without either every
 #: number is below 10^300 and the C parser reads the floats: a per-float check took 2 of

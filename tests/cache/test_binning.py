@@ -6,8 +6,9 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from oocboost.cache.binning import BinMapper, midpoint_edges
+from oocboost.cache.binning import BinMapper, current_mapper_doc, midpoint_edges
 from oocboost.cache.categories import CategoryCounter
+from oocboost.cache.edges_text import decode_edges, encode_edges
 from oocboost.cache.sketch import QuantileSketch
 from oocboost.errors import InputError, ModelError, ParameterError, SchemaError
 from oocboost.kernels import binning as kb
@@ -362,14 +363,42 @@ def test_json_round_trip(mixed_data):
     np.testing.assert_array_equal(restored.transform_batch(batch),
                                   mapper.transform_batch(batch))
     changed = mapper.to_dict()
-    changed["features"][0]["edges"][1] += 1e-9
+    edges = decode_edges(changed["features"][0]["edges"], "a")
+    edges[1] += 1e-9
+    changed["features"][0]["edges"] = encode_edges(edges)
     assert BinMapper.from_dict(changed) != mapper
+
+
+def test_version_1_descriptions_still_read(mixed_data):
+    """Edges as lists of numbers (version 1, caches and models written before base64
+    edges) give the same mapper, and are rewritten as the current description."""
+    mapper = mixed_data[2]
+    current = mapper.to_dict()
+    old = json.loads(json.dumps({
+        **current, "version": 1,
+        "features": [{**feat, "edges": mapper.bin_edges[f].tolist()}
+                     for f, feat in enumerate(current["features"])]}))
+    assert BinMapper.from_dict(old) == mapper
+    assert current_mapper_doc(old) == current
+    assert current_mapper_doc(current) is current
+    assert isinstance(current["features"][0]["edges"], str)
+    np.testing.assert_array_equal(decode_edges(current["features"][0]["edges"], "a"),
+                                  mapper.bin_edges[0])
 
 
 @pytest.mark.parametrize("mutate,match", [
     (lambda d: d.update(format="other"), "expected"),
+    (lambda d: d.update(version=3), "version 1 or 2"),
     (lambda d: d["features"][0].pop("edges"), "malformed"),
+    (lambda d: d["features"][0].update(edges=encode_edges(np.array([2.0, 1.0]))),
+     "strictly increasing"),
     (lambda d: d["features"][0].update(edges=[2.0, 1.0]), "strictly increasing"),
+    (lambda d: d["features"][0].update(edges="not base64!"), "'a': edges are not base64"),
+    (lambda d: d["features"][0].update(edges="AAAA"), "3 bytes, not a whole number"),
+    (lambda d: d["features"][0].update(edges=encode_edges(np.array([0.0, np.nan]))),
+     "finite"),
+    (lambda d: d["features"][0].update(edges=["x"]), "edges must be numbers"),
+    (lambda d: d["features"][0].update(edges=3), "base64 text or a list"),
     (lambda d: d.update(max_bin=3), "value bins"),
 ])
 def test_from_dict_rejects_malformed(mixed_data, mutate, match):

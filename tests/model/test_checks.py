@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import oocboost
+from oocboost.cache.edges_text import decode_edges, encode_edges
 from oocboost.errors import ModelError
 from oocboost.model.checks import known_fields
 from oocboost.model.model import load_model
@@ -64,8 +65,8 @@ def _rename_first_feature(d):
 
 
 def _reverse_first_edges(d):
-    edges = d["bin_mapper"]["features"][0]["edges"]
-    edges.reverse()
+    feature = d["bin_mapper"]["features"][0]
+    feature["edges"] = encode_edges(decode_edges(feature["edges"], "f0")[::-1])
 
 
 #: (field, mutation, pattern the error must match), on the boosting model.

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ...common import hist_column_starts
-from ...errors import CacheError, InputError, ParameterError
+from ...errors import CacheError, InputError, ModelError, ParameterError
 from ...kernels.codes import ONE_BYTE_MAX_CODE, PlaneCodes, as_array
 from ..prefetch import check_depth, prefetch
 from .arrow_backend import ArrowBlockReader
@@ -145,6 +145,7 @@ class Cache:
         self.path = os.path.abspath(os.fspath(path))
         recover(self.path)  # a replace killed between its two renames (store/replace.py)
         m = read_manifest(self.path)
+        _current_bin_mapper(m, self.path)
         self.manifest = m
         self.backend = m["backend"]
         self.compression = m["compression"]
@@ -580,3 +581,17 @@ def _read_groups(path, entry, n_rows):
         return check_group_ptr(ptr, n_rows, f"cache {path}")
     except InputError as exc:
         raise CacheError(str(exc)) from None
+
+
+def _current_bin_mapper(manifest, path):
+    """An older cache's bin mapper description rewritten in the current version (edges
+    as base64), so that it compares equal with a model's of the same bins."""
+    doc = manifest.get("bin_mapper")
+    if not isinstance(doc, dict) or doc.get("version") is None:
+        return
+    from ..binning import current_mapper_doc
+
+    try:
+        manifest["bin_mapper"] = current_mapper_doc(doc)
+    except ModelError as exc:
+        raise CacheError(f"cache {path}: bin_mapper: {exc}") from None

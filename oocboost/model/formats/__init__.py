@@ -22,6 +22,7 @@ import os
 
 import numpy as np
 
+from ...cache.edges_text import feature_edges
 from ...common import category_index
 from ...errors import ModelError, ParameterError
 from ...utils.files import write_bytes_atomic, write_text_atomic
@@ -175,7 +176,7 @@ class ModelExport:
                              f"cache's {names[:5]} (in order)")
         if any(kind != "numeric" for kind in self.feature_types):
             raise ModelError("a model without bin edges has numeric features only")
-        edges = [np.asarray(f.get("edges") or [], dtype=np.float64) for f in features]
+        edges = [feature_edges(f, f"{where}, feature {f.get('name')!r}") for f in features]
         model = copy.copy(self)
         model.trees = [on_edges(tree, edges, self.feature_names, t)
                        for t, tree in enumerate(self.trees)]
