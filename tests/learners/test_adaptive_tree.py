@@ -212,7 +212,7 @@ def test_the_regressor_follows_an_abrupt_change():
 def test_the_regressors_error_is_rivers_on_friedman_drift(tmp_path):
     """river's FriedmanDrift (gradual, 20,000 rows), two seeds: mean prequential MAE
     within 5% of river's HoeffdingAdaptiveTreeRegressor with mean leaves (measured:
-    2.820 against 2.851)."""
+    2.825 against 2.851)."""
     from river import metrics, tree
 
     from .test_adaptive_forest import _friedman, ours_prequential, river_prequential
