@@ -50,8 +50,17 @@ def _exports():
     return table
 
 
+_ERRORS = ["OocboostError", "InputError", "SchemaError", "CacheError", "ModelError",
+           "ParameterError", "MemoryLimitError", "OutputError"]
+
+
 def __getattr__(name):
-    # Lazy: importing oocboost stays cheap (no numba compilation, no pyarrow) until used.
+    # Lazy: importing oocboost stays cheap (no numba, no pyarrow, no learner) until a name
+    # is used. ``__all__`` too is computed on first use (``from oocboost import *``): it
+    # lists the learners' estimators, which needs every learner's registration, and a
+    # module-level ``__all__`` made ``import oocboost`` cost 0.64 s instead of 0.02 s.
+    if name == "__all__":
+        return [*_exports(), *_ERRORS]
     target = _exports().get(name)
     if target is None:
         raise AttributeError(f"module 'oocboost' has no attribute {name!r}")
@@ -60,5 +69,5 @@ def __getattr__(name):
     return resolve(target)
 
 
-__all__ = [*_exports(), "OocboostError", "InputError", "SchemaError", "CacheError",
-           "ModelError", "ParameterError", "MemoryLimitError", "OutputError"]
+def __dir__():
+    return sorted({*globals(), *_exports(), "__all__"})
