@@ -13,8 +13,9 @@ changing a kernel's arguments or the types a learner passes; ``tests/kernels/
 test_warmup.py`` fails until the manifest matches.
 
 The workloads are small versions of the runs a new user starts with: the demo (boosting
-with categorical and missing values, predicting a CSV), a random forest and AdaBoost
-through the CLI, each predicting its cache.
+with categorical and missing values, predicting a CSV, then a numeric model's one-row
+calls as serving makes them), a random forest and AdaBoost through the CLI, each
+predicting its cache.
 """
 import json
 import os
@@ -47,8 +48,17 @@ def _cli_learner(workdir, learner):
 
 
 def workload_boosting(workdir):
+    import numpy as np
+
+    from oocboost import GradientBoostingClassifier
     from oocboost.demo import run_demo
     run_demo(workdir, n_rows=20_000, rounds=3, quiet=True)
+    # online serving: a numeric model's one-row calls (model/serving.py), both dtypes
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(2000, 4))
+    model = GradientBoostingClassifier(n_estimators=2).fit(X, X[:, 0] > 0).get_booster()
+    for dtype in (np.float64, np.float32):
+        model.predict(X[:1].astype(dtype))
 
 
 def workload_forest(workdir):

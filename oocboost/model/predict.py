@@ -28,7 +28,7 @@ from .aggregate import (
     weighted_median,
 )
 from .metrics import get_metric
-from .objectives import get_objective
+from .objective_of import model_objective
 from .raw_input import (
     _TEXT_TYPES,
     MATRIX_CHUNK_ROWS,
@@ -38,30 +38,10 @@ from .raw_input import (
     applies_base_margin,
     raw_matrix,
 )
+from .serving import serving_predict
 from .tree import binned_leaves
 
 logger = get_logger(__name__)
-
-
-#: Objectives made for models, by (name, parameters): making one took a quarter of a
-#: one-row prediction. Objectives hold their parameters only.
-_OBJECTIVES = {}
-
-
-def model_objective(model):
-    """The ``Objective`` a model was trained with (for output transforms)."""
-    params = dict(model.objective_params or {})
-    try:
-        key = (model.objective, tuple(sorted(params.items())))
-        hash(key)
-    except TypeError:            # a parameter that is a list: made each time
-        return get_objective(model.objective, params)
-    objective = _OBJECTIVES.get(key)
-    if objective is None:
-        if len(_OBJECTIVES) > 64:
-            _OBJECTIVES.clear()
-        objective = _OBJECTIVES[key] = get_objective(model.objective, params)
-    return objective
 
 
 def output_plan(model):
@@ -322,6 +302,12 @@ def predict(model, data, *, output_margin=False, iteration_range=None, pred_leaf
         ``quantiles`` (levels in [0, 1]) a quantile regression forest's conditional
         quantiles of the label, (n_rows, n_levels) (``model/leaf_samples.py``).
     """
+    if type(data) is np.ndarray and not (pred_leaf or pred_contribs or pred_interactions) \
+            and base_margin is None and quantiles is None:
+        # a few rows of numbers, as serving asks
+        out = serving_predict(model, data, output_margin, iteration_range)
+        if out is not None:
+            return out
     if quantiles is not None:
         from .leaf_samples import check_quantiles, quantile_transform
 
