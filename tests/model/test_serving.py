@@ -1,6 +1,8 @@
 """A few rows of numbers (model/serving.py): the serving path gives what the general
 path gives, bit for bit, for every model it takes; what it does not take (options,
 other inputs, other models) takes the general path, errors included."""
+import copy
+
 import numpy as np
 import pytest
 
@@ -20,7 +22,8 @@ def data():
     return X, y_bin, y_multi, y_count
 
 
-def _models(data):
+@pytest.fixture(scope="module")
+def models(data):
     X, y_bin, y_multi, y_count = data
     small = {"n_estimators": 12, "max_depth": 4}
     return {
@@ -46,8 +49,8 @@ def _general(model, X, **options):
 @pytest.mark.parametrize("kind", ["binary", "softprob", "squared", "poisson", "forest",
                                   "adaboost.r2"])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
-def test_same_predictions_as_the_general_path(data, kind, dtype):
-    model = _models(data)[kind]
+def test_same_predictions_as_the_general_path(data, models, kind, dtype):
+    model = models[kind]
     X = data[0].astype(dtype)
     takes = kind not in ("forest", "adaboost.r2")  # averaged trees, a weighted median
     for n_rows in (1, 2, 31):
@@ -63,8 +66,8 @@ def test_same_predictions_as_the_general_path(data, kind, dtype):
                                           _general(model, rows, **options))
 
 
-def test_what_it_does_not_take_goes_the_general_way(data):
-    model = _models(data)["binary"]
+def test_what_it_does_not_take_goes_the_general_way(data, models):
+    model = models["binary"]
     X = data[0]
     assert serving.serving_predict(model, X[:32]) is None            # 32 rows: chunks
     assert serving.serving_predict(model, X[:4, ::-1]) is None       # not contiguous
@@ -80,8 +83,8 @@ def test_what_it_does_not_take_goes_the_general_way(data):
     assert model.predict(X[:0]).shape == (0,)
 
 
-def test_a_changed_model_is_planned_again(data):
-    model = _models(data)["binary"]
+def test_a_changed_model_is_planned_again(data, models):
+    model = copy.deepcopy(models["binary"])
     row = np.ascontiguousarray(data[0][:1])
     before = model.predict(row)
     plan = model._serving_plan
