@@ -132,3 +132,61 @@ def _naive_bayes_scores(low, wide, wide_row, node_of_row, table_of_node, counts,
                 else:
                     d = cell_value[cell] - p[0]
                     out[i, k] += p[2] - d * d * p[1]
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def nb_parameters(moments, prior, is_categorical, min_var, n_codes, params, log_prior):
+    """``params`` and ``log_prior`` (module docstring) from class ``moments`` and each
+    table's class weights ``prior``: the Gaussian of a numeric feature per class from
+    its sample variance (river's, ddof 1; a class of under two rows, or of one value,
+    has none and leaves the feature out), floored at ``min_var``; log P(present | k)
+    only where the table has seen missing values of the feature; a table of no weight
+    has every class equally likely. Serial: one call per batch of a stream, a few
+    tables, where a parallel launch costs more than the work.
+
+    Parameters
+    ----------
+    moments : ndarray (n_tables, n_features, K, 4) float64      # IN
+    prior : ndarray (n_tables, K) float64                       # IN
+    is_categorical : ndarray (n_features,) bool                 # IN
+    min_var, n_codes : ndarray (n_features,) float64            # IN
+    params : ndarray (n_tables, n_features, K, 4) float64       # OUT
+    log_prior : ndarray (n_tables, K) float64                   # OUT
+    """
+    n_tables, n_features, n_classes = moments.shape[0], moments.shape[1], moments.shape[2]
+    for t in range(n_tables):
+        for f in range(n_features):
+            cat = is_categorical[f]
+            has_missing = False
+            for k in range(n_classes):
+                if moments[t, f, k, 3] > 0.0:
+                    has_missing = True
+            for k in range(n_classes):
+                n = moments[t, f, k, 0]
+                miss = moments[t, f, k, 3]
+                safe = n if n > 0.0 else 1.0
+                mean = moments[t, f, k, 1] / safe
+                unbiased = (moments[t, f, k, 2] / safe - mean * mean) * n / (
+                    n - 1.0 if n > 1.0 else 1.0)
+                gauss = n > 1.0 and unbiased > 0.0 and not cat
+                var = max(unbiased, min_var[f])
+                log_total = math.log(n + miss + 2.0)
+                present = math.log(n + 1.0) - log_total if has_missing else 0.0
+                params[t, f, k, 0] = mean if gauss else 0.0
+                params[t, f, k, 1] = 0.5 / var if gauss else 0.0
+                if cat:
+                    params[t, f, k, 2] = -math.log(n + n_codes[f])
+                    params[t, f, k, 3] = 0.0
+                else:
+                    params[t, f, k, 2] = present - (
+                        0.5 * math.log(2.0 * math.pi * var) if gauss else 0.0)
+                    params[t, f, k, 3] = math.log(miss + 1.0) - log_total
+        total = 0.0
+        for k in range(n_classes):
+            total += prior[t, k]
+        for k in range(n_classes):
+            if total > 0.0:
+                share = prior[t, k] / total
+                log_prior[t, k] = math.log(share) if share > 0.0 else -math.inf
+            else:
+                log_prior[t, k] = math.log(1.0 / n_classes)

@@ -171,33 +171,15 @@ class Layout:
         return cls._last[1]
 
     def parameters(self, moments, prior):
-        """``(params, log_prior)`` of ``kernels.naive_bayes`` from class moments."""
-        n, sv, svv, miss = (moments[..., j] for j in range(4))
-        safe = np.where(n > 0, n, 1.0)
-        mean = sv / safe
-        # the sample variance (river's, ddof 1); a class of under two rows at the leaf,
-        # or of one value, has none and its feature is left out, as river leaves it out
-        unbiased = (svv / safe - mean * mean) * n / np.where(n > 1, n - 1.0, 1.0)
-        cat = self.is_categorical[None, :, None]
-        gauss = (n > 1) & (unbiased > 0) & ~cat
-        var = np.maximum(unbiased, self.min_var[None, :, None])
-        log_total = np.log(n + miss + 2.0)
-        # P(present | k) only where the leaf has seen missing values of the feature
-        has_missing = miss.sum(axis=-1, keepdims=True) > 0
-        present = np.where(has_missing, np.log(n + 1.0) - log_total, 0.0)
+        """``(params, log_prior)`` of ``kernels.naive_bayes`` from class moments
+        (``nb_parameters``)."""
+        from ..kernels.naive_bayes import nb_parameters
+
         params = np.empty(moments.shape)
-        params[..., 0] = np.where(gauss, mean, 0.0)
-        params[..., 1] = np.where(gauss, 0.5 / var, 0.0)
-        params[..., 2] = np.where(
-            cat, -np.log(n + self.n_codes[None, :, None]),
-            present - np.where(gauss, 0.5 * np.log(2.0 * np.pi * var), 0.0))
-        params[..., 3] = np.where(cat, 0.0, np.log(miss + 1.0) - log_total)
-        total = prior.sum(axis=1, keepdims=True)
-        # a leaf that has seen no weight yet: every class equally likely
-        prior = np.where(total > 0, prior, 1.0)
-        with np.errstate(divide="ignore"):
-            log_prior = np.log(prior / prior.sum(axis=1, keepdims=True))
-        return np.ascontiguousarray(params), log_prior
+        log_prior = np.empty(prior.shape)
+        nb_parameters(moments, np.ascontiguousarray(prior, np.float64),
+                      self.is_categorical, self.min_var, self.n_codes, params, log_prior)
+        return params, log_prior
 
 
 def posterior(codes, node_of_row, table_of_node, counts, count_row, prior, layout, out):

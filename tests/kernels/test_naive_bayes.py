@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from oocboost.kernels.codes import PlaneCodes
-from oocboost.kernels.naive_bayes import class_moments, naive_bayes_scores
+from oocboost.kernels.naive_bayes import class_moments, naive_bayes_scores, nb_parameters
 from oocboost.kernels.split_cart_features import find_feature_splits_cart
 
 
@@ -119,3 +119,55 @@ def test_feature_splits_are_each_features_best():
                 rgt = total - lft
                 best = max(best, -lft.sum() * _entropy(lft) - rgt.sum() * _entropy(rgt))
             assert proxy[e, f] == pytest.approx(best, rel=1e-12), (e, f)
+
+
+def _naive_parameters(moments, prior, is_cat, min_var, n_codes):
+    """NumPy twin of ``nb_parameters`` (the vectorised form it replaced)."""
+    n, sv, svv, miss = (moments[..., j] for j in range(4))
+    safe = np.where(n > 0, n, 1.0)
+    mean = sv / safe
+    unbiased = (svv / safe - mean * mean) * n / np.where(n > 1, n - 1.0, 1.0)
+    cat = is_cat[None, :, None]
+    gauss = (n > 1) & (unbiased > 0) & ~cat
+    var = np.maximum(unbiased, min_var[None, :, None])
+    log_total = np.log(n + miss + 2.0)
+    has_missing = miss.sum(axis=-1, keepdims=True) > 0
+    present = np.where(has_missing, np.log(n + 1.0) - log_total, 0.0)
+    params = np.empty(moments.shape)
+    params[..., 0] = np.where(gauss, mean, 0.0)
+    params[..., 1] = np.where(gauss, 0.5 / var, 0.0)
+    params[..., 2] = np.where(cat, -np.log(n + n_codes[None, :, None]),
+                              present - np.where(gauss, 0.5 * np.log(2.0 * np.pi * var), 0.0))
+    params[..., 3] = np.where(cat, 0.0, np.log(miss + 1.0) - log_total)
+    total = prior.sum(axis=1, keepdims=True)
+    prior = np.where(total > 0, prior, 1.0)
+    with np.errstate(divide="ignore"):
+        log_prior = np.log(prior / prior.sum(axis=1, keepdims=True))
+    return params, log_prior
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_parameters_kernel_equals_the_numpy_form(seed):
+    """Classes of no weight, of one row, of one value (no variance), a variance under
+    the floor, categorical features, missing values in some tables only, tables of no
+    weight and a class of no weight: every parameter as the NumPy form's."""
+    rng = np.random.default_rng(seed)
+    n_tables, n_features, n_classes = 6, 7, 3
+    n = rng.choice([0.0, 1.0, 2.0, 5.5, 40.0], size=(n_tables, n_features, n_classes))
+    mean = rng.normal(size=n.shape)
+    spread = rng.choice([0.0, 1e-9, 1.0], size=n.shape)
+    moments = np.stack([n, n * mean, n * (mean * mean + spread),
+                        np.where(rng.random(n.shape) < 0.3, rng.random(n.shape) * 4, 0.0)],
+                       axis=-1)
+    prior = rng.choice([0.0, 1.0, 7.5], size=(n_tables, n_classes))
+    prior[0] = 0.0
+    is_cat = np.array([False, True, False, False, True, False, False])
+    min_var = rng.random(n_features) * 1e-3
+    n_codes = rng.choice([3.0, 256.0], size=n_features)
+    params = np.empty(moments.shape)
+    log_prior = np.empty(prior.shape)
+    nb_parameters(moments, prior, is_cat, min_var, n_codes, params, log_prior)
+    want_params, want_log_prior = _naive_parameters(moments, prior, is_cat, min_var, n_codes)
+    np.testing.assert_allclose(params, want_params, rtol=1e-14, atol=0)
+    np.testing.assert_array_equal(log_prior, want_log_prior)
+    assert np.isneginf(log_prior).any() and (params[..., 1] == 0).any()
