@@ -72,22 +72,30 @@ def test_layout_walk_matches_naive_and_lockstep(seed, n_rows):
     np.testing.assert_allclose(got, naive_margin(model, X), rtol=1e-12, atol=1e-12)
 
 
+def mixed_trees(rng, n_trees, period, plain_depth):
+    """``(trees, tree_group)`` of a 3-output model of 5 features, tree ``t`` by its kind
+    ``t % period``: 0 categorical (feature 1), 1 vector leaves (group -1), others numeric
+    of depth ``plain_depth(kind)``."""
+    trees, groups = [], []
+    for t in range(n_trees):
+        kind = t % period
+        if kind == 0:
+            trees.append(random_tree(rng, 5, 4, cat_features=(1,)))
+        elif kind == 1:
+            trees.append(random_tree(rng, 5, 3, n_outputs=3))
+        else:
+            trees.append(random_tree(rng, 5, plain_depth(kind)))
+        groups.append(-1 if kind == 1 else t % 3)
+    return trees, groups
+
+
 @pytest.mark.parametrize("n_threads", [1, 2])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_mixed_ensemble_groups_ranges_and_threads(n_threads, dtype):
     """Categorical, vector-leaf, deep and plain trees in one multi-output model: every
     iteration range gives the lockstep walk's margins bit for bit, whatever the threads."""
     rng = np.random.default_rng(7)
-    trees, groups = [], []
-    for t in range(15):
-        kind = t % 5
-        if kind == 0:
-            trees.append(random_tree(rng, 5, 4, cat_features=(1,)))
-        elif kind == 1:
-            trees.append(random_tree(rng, 5, 3, n_outputs=3))
-        else:
-            trees.append(random_tree(rng, 5, 5))
-        groups.append(-1 if kind == 1 else t % 3)
+    trees, groups = mixed_trees(rng, 15, 5, lambda kind: 5)
     model = Model(trees, n_features=5, tree_group=groups, base_margin=[0.1, -0.2, 0.3],
                   n_outputs=3, tree_weight=rng.random(15) + 0.5)
     X = special_X(rng, 333, 5)

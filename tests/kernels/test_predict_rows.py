@@ -7,8 +7,8 @@ import pytest
 from oocboost.kernels.codes import read_only
 from oocboost.kernels.predict_rows import predict_rows
 from oocboost.model.model import Model
-from tests.kernels.test_predict_perfect import lockstep_margin, special_X
-from tests.model.test_predict import naive_margin, random_tree
+from tests.kernels.test_predict_perfect import lockstep_margin, mixed_trees, special_X
+from tests.model.test_predict import naive_margin
 
 
 def _rows_margin(flat, X, t0, t1, out):
@@ -23,18 +23,9 @@ def _rows_margin(flat, X, t0, t1, out):
 @pytest.mark.parametrize("n_rows", [0, 1, 7, 40])
 def test_rows_walked_alone_equal_the_lockstep_walk(dtype, n_rows):
     rng = np.random.default_rng(11)
-    trees, groups = [], []
-    for t in range(16):
-        kind = t % 4
-        if kind == 0:
-            trees.append(random_tree(rng, 5, 4, cat_features=(1,)))
-        elif kind == 1:
-            trees.append(random_tree(rng, 5, 3, n_outputs=3))
-        elif kind == 2:
-            trees.append(random_tree(rng, 5, 12))   # deeper than the early-exit depth
-        else:
-            trees.append(random_tree(rng, 5, int(rng.integers(0, 6))))
-        groups.append(-1 if kind == 1 else t % 3)
+    # kind 2 deeper than the early-exit depth
+    trees, groups = mixed_trees(rng, 16, 4,
+                                lambda kind: 12 if kind == 2 else int(rng.integers(0, 6)))
     model = Model(trees, n_features=5, tree_group=groups, base_margin=[0.1, -0.2, 0.3],
                   n_outputs=3, tree_weight=rng.random(16) + 0.5)
     X = special_X(rng, n_rows, 5)
