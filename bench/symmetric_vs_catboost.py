@@ -70,7 +70,8 @@ def main(argv=None):
                                "predict_rows_s": _best_rate(model.predict, big)}
     cb = CatBoostClassifier(iterations=args.rounds, depth=6, learning_rate=0.1,
                             l2_leaf_reg=3.0, border_count=254, thread_count=2, verbose=0,
-                            random_strength=0, bootstrap_type="No")
+                            random_strength=0, bootstrap_type="No",
+                            allow_writing_files=False)
     t0 = time.perf_counter()
     cb.fit(Xtr, ytr)
     results["catboost"] = {"train_s": time.perf_counter() - t0,

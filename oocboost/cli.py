@@ -108,7 +108,8 @@ def cmd_build_cache(args):
                 ts_prior_weight=args.ts_prior_weight, ts_permutations=args.ts_permutations,
                 ts_seed=args.ts_seed, ts_per_class=args.ts_per_class,
                 ts_combinations=args.ts_combinations, enable_bundle=args.enable_bundle,
-                max_conflict_rate=args.max_conflict_rate,
+                max_conflict_rate=args.max_conflict_rate, enable_sparse=args.enable_sparse,
+                sparse_threshold=args.sparse_threshold,
                 split_points=None if args.split_points is None
                 else load_model(args.split_points))
     if not args.quiet:
@@ -150,7 +151,9 @@ def _append(args):
              "--reference": args.reference is not None, "--overwrite": args.overwrite,
              "--cat-encoding": args.cat_encoding != "native",
              "--ts-per-class": args.ts_per_class,
-             "--ts-combinations": args.ts_combinations != 1}
+             "--ts-combinations": args.ts_combinations != 1,
+             "--no-sparse": not args.enable_sparse,
+             "--sparse-threshold": args.sparse_threshold != 0.8}
     given = [flag for flag, on in fixed.items() if on]
     if given:
         raise ParameterError(f"--append keeps the cache's settings: drop {', '.join(given)}")

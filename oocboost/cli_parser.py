@@ -119,6 +119,22 @@ def _add_reading_options(parser):
                              "reading) instead of 0.0 (LibSVM's)")
 
 
+def _add_layout_options(parser):
+    """How build-cache stores sparse numeric columns: bundled (EFB) and sparse."""
+    parser.add_argument("--no-bundle", dest="enable_bundle", action="store_false",
+                        help="do not bundle sparse, mutually exclusive numeric features into "
+                             "shared columns (LightGBM's enable_bundle=false)")
+    parser.add_argument("--max-conflict-rate", type=float, default=0.0,
+                        help="share of rows in which bundled features may overlap (0)")
+    parser.add_argument("--no-sparse", dest="enable_sparse", action="store_false",
+                        help="store every column dense (LightGBM's is_enable_sparse=false); "
+                             "by default a block keeps a numeric column that is mostly 0.0 "
+                             "(missing with --absent-as-missing) by its other rows alone")
+    parser.add_argument("--sparse-threshold", type=float, default=0.8,
+                        help="share of a block's rows at 0.0 from which a column is stored "
+                             "sparse (0.8, LightGBM's sparse_threshold)")
+
+
 def _add_build_cache_and_info(sub):
     b = sub.add_parser("build-cache", help="bin a CSV/Parquet/Arrow file into a cache")
     b.add_argument("input", help="CSV (plain or .gz), Parquet or Arrow IPC/Feather file")
@@ -155,11 +171,7 @@ def _add_build_cache_and_info(sub):
     b.add_argument("--ts-combinations", type=int, choices=(1, 2), default=1,
                    help="ordered_ts: 2 also encodes every pair of categorical columns "
                         "(features A+B follow the columns)")
-    b.add_argument("--no-bundle", dest="enable_bundle", action="store_false",
-                   help="do not bundle sparse, mutually exclusive numeric features into "
-                        "shared columns (LightGBM's enable_bundle=false)")
-    b.add_argument("--max-conflict-rate", type=float, default=0.0,
-                   help="share of rows in which bundled features may overlap (0)")
+    _add_layout_options(b)
     b.add_argument("--block-rows", type=int, default=None, help="rows per block")
     b.add_argument("--format", choices=("arrow", "hdf5"), default="arrow",
                    help="store backend (default arrow)")

@@ -107,7 +107,7 @@ def append_to_cache(data, cache_path, *, label=None, weight=None, quiet=False, *
     _check_appendable(cache)
     m = cache.manifest
     for key in ("max_bin", "block_rows", "backend", "compression", "reference",
-                "overwrite", "cat_encoding"):
+                "overwrite", "cat_encoding", "enable_sparse", "sparse_threshold"):
         if key in options:
             raise ParameterError(f"--append keeps the cache's {key}; do not give it")
     tmp = os.path.join(cache.path, f".append-{os.getpid()}-{secrets.token_hex(4)}")
@@ -122,8 +122,10 @@ def append_to_cache(data, cache_path, *, label=None, weight=None, quiet=False, *
             raise CacheError(f"{getattr(data, 'name', data)}: its rows would be stored "
                              f"differently from cache {cache.path}'s ({different}); check "
                              f"its label and weight columns")
-        first, blocks, replaced = _reblock(cache, new, os.path.join(tmp, "staging"))
+        first, blocks, replaced, sparse = _reblock(cache, new, os.path.join(tmp, "staging"))
         grown = dict(m)
+        if sparse is not None:
+            grown["sparse"] = sparse
         grown.update(
             n_rows=cache.n_rows + new.n_rows, blocks=m["blocks"][:first] + blocks,
             features=_merged_features(m.get("features") or [], new.manifest["features"]),
@@ -161,9 +163,13 @@ def _rows(cache, first_index):
 def _reblock(cache, new, staging):
     """Blocks of ``cache.block_rows`` rows holding the old last block's rows when it is
     short, then the new rows; written to ``staging``, then moved into the cache under
-    names its manifest does not list. Returns ``(first block index, entries, old file
-    to remove once the manifest lists the new blocks or None)``."""
+    names its manifest does not list. A cache with sparse columns stores the new blocks
+    by its own implied codes and threshold. Returns ``(first block index, entries, old
+    file to remove once the manifest lists the new blocks or None, the manifest's
+    updated ``sparse`` field or None)``."""
+    from ..kernels.codes import SparseCodes
     from .store.arrow_backend import ArrowBlockWriter
+    from .store.manifest import encode_counts
 
     block_rows = cache.block_rows
     last = cache.manifest["blocks"][-1]
@@ -176,11 +182,28 @@ def _reblock(cache, new, staging):
     sources.append(_rows(new, 0))
     pending, entries, index = [], [], first
     row_start = first * block_rows
+    sparse = cache.sparse_summary()
+    if sparse is not None:
+        counts = {"blocks": sparse["blocks"].copy(),
+                  "entries": sparse["entries_per_column"].copy()}
+        if short:   # its rows are rewritten: its sparse columns are counted anew
+            old = cache.read_block(first).stored_codes
+            counts["blocks"][old.columns] -= 1
+            counts["entries"][old.columns] -= np.diff(old.ptr)
 
     def emit(parts, n):
         nonlocal index, row_start
         codes, label, weight = joined(parts)
+        if sparse is not None:
+            codes = SparseCodes.from_array(codes, cache.sparse_implied, sparse["threshold"])
         entry = writer.write_block(index, row_start, codes, label, weight)
+        if sparse is not None:
+            columns = codes.columns if isinstance(codes, SparseCodes) else []
+            entry.update(n_sparse=len(columns),
+                         nnz=codes.nnz if isinstance(codes, SparseCodes) else 0)
+            if len(columns):
+                counts["blocks"][columns] += 1
+                counts["entries"][columns] += np.diff(codes.ptr)
         name = f"blocks/block-{index:06d}-{secrets.token_hex(4)}.arrow"
         os.replace(os.path.join(staging, entry["file"]), os.path.join(cache.path, name))
         entries.append({**entry, "file": name})
@@ -212,4 +235,8 @@ def _reblock(cache, new, staging):
     n = sum(p[0].shape[1] for p in pending)
     if n:
         emit(pending, n)
-    return first, entries, (os.path.join(cache.path, last["file"]) if short else None)
+    field = None if sparse is None else {
+        **cache.manifest["sparse"], "blocks": encode_counts(counts["blocks"]),
+        "entries": encode_counts(counts["entries"])}
+    return (first, entries, (os.path.join(cache.path, last["file"]) if short else None),
+            field)

@@ -419,6 +419,19 @@ class BinMapper:
                                                   n_rows), out[f])
         return out
 
+    def codes_of_value(self, value: float) -> np.ndarray:
+        """The code ``value`` (NaN: missing) takes in each feature binned by edges,
+        int64 (n_features,); -1 for the categorical features."""
+        index, edges, n_edges, _ = self._packed_edges()
+        out = np.full(self.n_features, -1, np.int64)
+        if np.isnan(value):
+            out[index] = self.missing_bin
+        else:
+            # map_to_bins's code: the edges below the value (padding past n_edges ignored)
+            real = np.arange(edges.shape[1]) < n_edges[:, None]
+            out[index] = np.count_nonzero((edges < value) & real, axis=1)
+        return out
+
     def _packed_edges(self):
         """(numeric feature indices, edges padded to one 2-D array, edge counts, the
         grouped layout or None when a column has more than 255 edges), cached."""

@@ -26,9 +26,7 @@ import time
 import warnings
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
-from ..common import DEFAULT_MAX_BIN, Y_DTYPE, check_max_bin
+from ..common import DEFAULT_MAX_BIN, check_max_bin
 from ..errors import (
     MemoryLimitError,
     OocboostError,
@@ -42,6 +40,7 @@ from ..utils.log import get_logger, say
 from ..utils.progress import ProgressBar
 from ..utils.sizes import format_size
 from ..utils.workers import InOrderWorker
+from .assembler import BlockAssembler
 from .binning import BinMapper
 from .bundles import BUNDLE_DEFAULTS, NonzeroSample, check_bundle_params, find_bundles
 from .first_pass import FirstPass
@@ -51,6 +50,7 @@ from .ingest.source import column_names
 from .ingest.svmlight import BLOCK_BYTES as SVMLIGHT_BLOCK_BYTES
 from .plan import MIN_CSV_BLOCK_BYTES, plan_build, preferred_csv_block_bytes
 from .reuse import existing_fingerprint, fingerprint_of, reusable
+from .sparse_columns import SPARSE_DEFAULTS, check_sparse_params, implied_codes
 from .split_points import as_split_points, with_split_points
 from .split_points import fingerprint as split_fingerprint
 from .spool import Spool
@@ -67,54 +67,6 @@ _CONTENT_PARAMS = ("label", "weight", "categorical", "drop", "max_bin", "max_cat
                    "block_rows", "backend", "compression", "delimiter", "na_values",
                    "encoding", "on_bad_rows", "reference", "group", "cat_encoding",
                    "base_margin")
-
-
-class _BlockAssembler:
-    """Cuts a stream of binned batches into blocks of exactly ``block_rows`` rows."""
-
-    def __init__(self, writer, n_features, block_rows, dtype, has_label, has_weight,
-                 n_label_columns=1, n_margin_columns=0):
-        self.writer = writer
-        self.block_rows = block_rows
-        self.codes = np.empty((n_features, block_rows), dtype=dtype)
-        shape = block_rows if n_label_columns == 1 else (block_rows, n_label_columns)
-        self.label = np.empty(shape, Y_DTYPE) if has_label else None
-        self.weight = np.empty(block_rows, Y_DTYPE) if has_weight else None
-        self.base_margin = (np.empty((block_rows, n_margin_columns), np.float64)
-                            if n_margin_columns else None)
-        self.filled = 0
-        self.n_blocks = 0
-
-    def add(self, codes, label, weight, base_margin=None):
-        n = codes.shape[1]
-        done = 0
-        while done < n:
-            take = min(self.block_rows - self.filled, n - done)
-            dst = slice(self.filled, self.filled + take)
-            src = slice(done, done + take)
-            self.codes[:, dst] = codes[:, src]
-            if self.label is not None:
-                self.label[dst] = label[src]
-            if self.weight is not None:
-                self.weight[dst] = weight[src]
-            if self.base_margin is not None:
-                self.base_margin[dst] = base_margin[src].reshape(take, -1)
-            self.filled += take
-            done += take
-            if self.filled == self.block_rows:
-                self.flush()
-
-    def flush(self):
-        if self.filled == 0:
-            return
-        k = self.filled
-        self.writer.write_block(
-            np.ascontiguousarray(self.codes[:, :k]),
-            None if self.label is None else self.label[:k].copy(),
-            None if self.weight is None else self.weight[:k].copy(),
-            None if self.base_margin is None else self.base_margin[:k].copy())
-        self.filled = 0
-        self.n_blocks += 1
 
 
 def _check_schema(source, ref):
@@ -159,6 +111,7 @@ def build_cache(data: Any, output: str | os.PathLike, *, label: Any = None,
                 ts_prior_weight: float = 1.0, ts_permutations: int = 4, ts_seed: int = 0,
                 ts_per_class: bool = False, ts_combinations: int = 1,
                 enable_bundle: bool = True, max_conflict_rate: float = 0.0,
+                enable_sparse: bool = True, sparse_threshold: float = 0.8,
                 header: bool = True, names: list[str] | None = None,
                 input_format: str = "auto", zero_based: Any = "auto",
                 absent_as_missing: bool = False, base_margin: Any = None,
@@ -216,6 +169,12 @@ def build_cache(data: Any, output: str | os.PathLike, *, label: Any = None,
         a stored column, so the cache is smaller and histograms are built over fewer
         columns; ``max_conflict_rate`` is the share of (the first 100,000) rows in
         which a bundle's features may overlap. Not with ``reference``.
+    enable_sparse, sparse_threshold : bool, float
+        LightGBM's ``is_enable_sparse`` and ``sparse_threshold``: a block keeps a
+        numeric column by its rows off the code of an absent entry (0.0, or missing
+        with ``absent_as_missing``) when that code covers at least ``sparse_threshold``
+        of the block's rows (``cache/sparse_columns.py``); training then walks only
+        those rows. Arrow backend only.
     block_rows : int or None
         Rows per block; chosen by the memory plan when None.
     backend : {"arrow", "hdf5"}
@@ -311,9 +270,8 @@ def build_cache(data: Any, output: str | os.PathLike, *, label: Any = None,
         build_params["group"] = group if isinstance(group, str) else "<array>"
     if source.base_margin_name is not None:  # likewise (also from a FILE.init)
         build_params["base_margin"] = column_names(source.base_margin_name)
-    bundle = check_bundle_params(enable_bundle, max_conflict_rate)
-    if bundle != BUNDLE_DEFAULTS:  # likewise
-        build_params["bundle"] = {"enable_bundle": bundle[0], "max_conflict_rate": bundle[1]}
+    build_params.update(_layout_params(enable_bundle, max_conflict_rate,  # likewise
+                                       enable_sparse, sparse_threshold))
     build_params.update(ORDERED_TS_OPTIONS.build_params(  # likewise
         cat_encoding, ts_prior, ts_prior_weight, ts_permutations, ts_seed, ts_per_class,
         ts_combinations))
@@ -418,6 +376,19 @@ def _is_text(source):
     return _is_csv(source) or isinstance(source, SvmlightSource)
 
 
+def _layout_params(enable_bundle, max_conflict_rate, enable_sparse, sparse_threshold):
+    """The ``bundle`` and ``sparse`` build parameters, each only when not the default
+    (so that caches built before them stay current), checked."""
+    out = {}
+    bundle = check_bundle_params(enable_bundle, max_conflict_rate)
+    if bundle != BUNDLE_DEFAULTS:
+        out["bundle"] = {"enable_bundle": bundle[0], "max_conflict_rate": bundle[1]}
+    sparse = check_sparse_params(enable_sparse, sparse_threshold)
+    if sparse != SPARSE_DEFAULTS:
+        out["sparse"] = {"enable_sparse": sparse[0], "sparse_threshold": sparse[1]}
+    return out
+
+
 @dataclasses.dataclass
 class _BuildJob:
     """What :func:`build_cache` decided before reading the data."""
@@ -445,6 +416,12 @@ class _BuildJob:
     def target_stats(self):
         """The ordered-TS options (a dict) or None for native categories."""
         return self.build_params.get("cat_encoding")
+
+    @property
+    def sparse(self):
+        """``(enable_sparse, sparse_threshold)``."""
+        b = self.build_params.get("sparse")
+        return SPARSE_DEFAULTS if b is None else (b["enable_sparse"], b["sparse_threshold"])
 
     @property
     def bundle(self):
@@ -595,10 +572,11 @@ def _bin_pass(job, mapper, bundles, second_pass, stats, n_rows_expected, t0, t_p
                      has_label=has_label, has_weight=has_weight,
                      overwrite=job.overwrite, n_label_columns=n_label_columns,
                      n_columns=None if bundles is None else n_columns,
-                     base_margin_columns=margin_columns) as writer:
-        assembler = _BlockAssembler(writer, n_columns, job.plan.block_rows,
-                                    mapper.codes_dtype, has_label, has_weight,
-                                    n_label_columns, len(margin_columns or ()))
+                     base_margin_columns=margin_columns,
+                     **_sparse_layout(job, mapper, bundles)) as writer:
+        assembler = BlockAssembler(writer, n_columns, job.plan.block_rows,
+                                   mapper.codes_dtype, has_label, has_weight,
+                                   n_label_columns, len(margin_columns or ()))
         runs = None if source.group_name is None else GroupRuns(source.name,
                                                                  source.group_name)
         desc = "pass 2/2: bin" if job.ref is None else "bin (reference edges)"
@@ -658,6 +636,17 @@ def _bin_pass(job, mapper, bundles, second_pass, stats, n_rows_expected, t0, t_p
         interrupt.check()
         writer.commit(manifest)
     return None
+
+
+def _sparse_layout(job, mapper, bundles):
+    """The writer's ``sparse_implied`` (None when sparse columns are off or the backend
+    cannot store them: HDF5) and ``sparse_threshold``."""
+    enable_sparse, threshold = job.sparse
+    implied = None
+    if enable_sparse and job.backend == "arrow":
+        absent_as_missing = bool(getattr(job.source, "absent_as_missing", False))
+        implied = implied_codes(mapper, bundles, absent_as_missing)
+    return {"sparse_implied": implied, "sparse_threshold": threshold}
 
 
 def _n_label_columns(source):

@@ -1,6 +1,8 @@
 """The text of ``oocboost info``: what a cache holds, feature by feature."""
 import os
 
+import numpy as np
+
 from ..utils.sizes import format_size
 from .store import Cache
 
@@ -55,6 +57,7 @@ def describe_cache(path):
             bundle_of.update(dict.fromkeys(names, i))
             lines.append(f"    bundle {i}: {len(names)} features ({names[0]} .. "
                          f"{names[-1]}), {conflicts} rows in conflict")
+    sparse_note = _sparse_columns(cache, lines)
     lines.append(f"  {'feature':<24} {'type':<12} {'bins':>5} {'missing':>8}  notes")
     for feat in m.get("features", []):
         n_missing = feat.get("n_missing")
@@ -74,19 +77,54 @@ def describe_cache(path):
                 notes.append(f"two-byte codes, {-(-feat['n_bins'] // cache.max_bin)} "
                              f"histogram columns")
         else:
-            if feat.get("n_bins", 0) <= 1:
-                notes.append("constant or all missing")
-            if feat.get("n_inf"):
-                notes.append(f"{feat['n_inf']} infinite")
-            if "min" in feat:
-                notes.append(f"range [{feat['min']}, {feat['max']}]")
-            if feat.get("n_out_of_range"):
-                where = ("outside the reference's range" if m.get("reference")
-                         else "appended outside it")
-                notes.append(f"{feat['n_out_of_range']} values {where} (binned into the "
-                             f"first or last bin)")
+            notes += _numeric_notes(feat, m.get("reference"))
             if feat["name"] in bundle_of:
                 notes.append(f"bundle {bundle_of[feat['name']]}")
+            if feat["name"] in sparse_note:
+                notes.append(sparse_note[feat["name"]])
         lines.append(f"  {feat['name']:<24} {feat['type']:<12} {feat.get('n_bins', ''):>5} "
                      f"{share:>8}  {', '.join(notes)}")
     return "\n".join(lines)
+
+
+def _numeric_notes(feat, reference):
+    """Notes of a numeric feature's summary: constant, infinite values, range, values
+    outside the edges' range."""
+    notes = []
+    if feat.get("n_bins", 0) <= 1:
+        notes.append("constant or all missing")
+    if feat.get("n_inf"):
+        notes.append(f"{feat['n_inf']} infinite")
+    if "min" in feat:
+        notes.append(f"range [{feat['min']}, {feat['max']}]")
+    if feat.get("n_out_of_range"):
+        where = "outside the reference's range" if reference else "appended outside it"
+        notes.append(f"{feat['n_out_of_range']} values {where} (binned into the first or "
+                     f"last bin)")
+    return notes
+
+
+def _sparse_columns(cache, lines):
+    """Append the line of the sparse columns to ``lines``; returns the note of each
+    feature whose stored column is sparse in some block (name -> text)."""
+    sparse = cache.sparse_summary()
+    if sparse is None:
+        return {}
+    entry_bytes = 4 + cache.codes_dtype.itemsize   # its row and its code
+    columns = np.flatnonzero(sparse["blocks"])
+    lines.append(
+        f"  sparse columns (threshold {sparse['threshold']:g}): {len(columns)} of "
+        f"{cache.n_columns} stored columns sparse in some block, "
+        f"{sparse['column_blocks']:,} (column, block) pairs, {sparse['entries']:,} "
+        f"entries ({format_size(sparse['entries'] * entry_bytes)} uncompressed, "
+        f"{entry_bytes} bytes an entry)")
+    column_of = (np.arange(cache.n_features) if cache.bundles is None
+                 else cache.bundles.column_of_feature)
+    notes = {}
+    for f, name in enumerate(cache.feature_names or ()):
+        c = int(column_of[f])
+        if sparse["blocks"][c]:
+            n = int(sparse["entries_per_column"][c])
+            notes[name] = (f"sparse in {int(sparse['blocks'][c])}/{cache.n_blocks} blocks, "
+                           f"{n:,} entries ({format_size(n * entry_bytes)})")
+    return notes

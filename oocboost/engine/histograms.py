@@ -12,6 +12,11 @@ Three ways, all ending in the same per-feature histograms before the split searc
 * bundled features (``cache/bundles.py``): rows go into histograms of the stored columns,
   expanded to features when the pass ends.
 
+A block of a cache with sparse columns (``kernels.codes.SparseCodes``) adds its dense
+columns as any block and walks only the entries of its sparse ones; when the pass ends,
+each sparse column's implied bin is its node's total minus its other bins
+(``kernels/sparse_histogram.py``). Per-node column subsets take such a block whole.
+
 Once a pass ends, the other child of each split is its parent minus its built sibling
 (``subtract``); a distributed run sums the built slots over the workers first.
 """
@@ -24,8 +29,9 @@ from typing import Any
 import numba
 import numpy as np
 
-from ..common import aligned_zeros, hist_column_starts
+from ..common import aligned_zeros, hist_column_starts, scratch_view
 from ..kernels.bundles import expand_histograms
+from ..kernels.codes import SparseCodes, as_array
 from ..kernels.hist_ops import (
     node_sums_from_histograms,
     record_words,
@@ -37,6 +43,11 @@ from ..kernels.histogram import (
     build_histograms_all,
     build_histograms_columns,
     build_histograms_selected,
+)
+from ..kernels.sparse_histogram import (
+    add_sparse_columns,
+    fill_implied_bins,
+    slots_of_listed_rows,
 )
 from .nodes import GrowerTelemetry
 
@@ -112,6 +123,7 @@ class HistogramBuilder:
         self._record_fill = np.zeros(len(self.hist), np.int64)
         self._pass_records: list[tuple[np.ndarray, np.ndarray]] = []
         self.records = RECORD_SMALL_NODES and use_records and bool(per_node_columns)
+        self._sparse = SparseColumns()
 
     # ------------------------------------------------------------------ slots
     @property
@@ -240,7 +252,14 @@ class HistogramBuilder:
         """Every row of each tree into its root's slot, in order."""
         hist, column_of = self._target()
         t0 = time.perf_counter()
-        build_histograms_all(codes, stats, root_slots, hist, column_of)
+        if isinstance(codes, SparseCodes):
+            slot_of_row = self._sparse.slot_scratch(len(root_slots), codes.n_rows)
+            slot_of_row[:] = np.asarray(root_slots, np.int32)[:, None]
+            column_of = self._sparse.add(codes, stats, slot_of_row, hist, column_of)
+            if codes.dense.shape[0]:
+                build_histograms_all(codes.dense, stats, root_slots, hist, column_of)
+        else:
+            build_histograms_all(codes, stats, root_slots, hist, column_of)
         self._account(t0, codes)
 
     def add_rows(self, codes: Any, stats: np.ndarray, rows: np.ndarray, slots: np.ndarray,
@@ -250,8 +269,16 @@ class HistogramBuilder:
         if self.per_node_columns:
             records = ((self._record_capacity, self._record_fill) if self._pass_records
                        else None)
-            build_histograms_columns(codes, stats, rows, slots, chunk_start, chunk_count,
-                                     self.slot_columns, self.hist, records)
+            build_histograms_columns(as_array(codes), stats, rows, slots, chunk_start,
+                                     chunk_count, self.slot_columns, self.hist, records)
+        elif isinstance(codes, SparseCodes):
+            hist, column_of = self._target()
+            slot_of_row = self._sparse.slot_scratch(rows.shape[0], codes.n_rows)
+            slots_of_listed_rows(rows, slots, chunk_start, chunk_count, slot_of_row)
+            column_of = self._sparse.add(codes, stats, slot_of_row, hist, column_of)
+            if codes.dense.shape[0]:
+                build_histograms_selected(codes.dense, stats, rows, slots, chunk_start,
+                                          chunk_count, hist, column_of)
         else:
             hist, column_of = self._target()
             build_histograms_selected(codes, stats, rows, slots, chunk_start, chunk_count,
@@ -271,6 +298,10 @@ class HistogramBuilder:
         run. Histogram time, not split time."""
         if self._pass_records:
             self._sum_records(codes_dtype)
+        if self._sparse.seen is not None and len(built):
+            t0 = time.perf_counter()
+            self._sparse.fill(self._target()[0], np.unique(built))
+            self.telemetry.histogram_s += time.perf_counter() - t0
         if self.bundles is not None and len(built):
             t0 = time.perf_counter()
             b = self.bundles
@@ -310,3 +341,53 @@ def use_records(n_trees: int, count_marks_rows: bool) -> bool:
     """Records are appended one tree per thread: only with at least as many trees in the
     pass as threads, and statistics whose last column counts rows (CART's)."""
     return bool(count_marks_rows) and n_trees >= numba.get_num_threads()
+
+
+class SparseColumns:
+    """The sparse columns of one pass's blocks (``kernels/sparse_histogram.py``): which
+    histogram columns were sparse in some block and their implied codes, and the rows'
+    statistics summed per slot, until :meth:`fill` completes the pass."""
+
+    def __init__(self) -> None:
+        self.seen: np.ndarray | None = None      # bool per histogram column, or None
+        self.implied: np.ndarray | None = None   # int64 per histogram column
+        self.totals: np.ndarray | None = None    # (n_slots, width)
+        self._slot_of_row: np.ndarray | None = None
+
+    def slot_scratch(self, n_trees: int, n_rows: int) -> np.ndarray:
+        """An int32 ``(n_trees, n_rows)`` buffer for each row's slot, kept between
+        blocks."""
+        view = scratch_view(self._slot_of_row, (n_trees, n_rows), np.int32)
+        self._slot_of_row = view[0]
+        return view[1]
+
+    def add(self, codes: SparseCodes, stats: Any, slot_of_row: np.ndarray,
+            hist: np.ndarray, column_of: np.ndarray | None) -> np.ndarray:
+        """Add the block's sparse entries and its rows' totals; returns the histogram
+        column of each dense column, with the end column (``column_of`` of
+        ``codes.dense``)."""
+        n_columns, width = hist.shape[1], hist.shape[3]
+        starts = np.arange(n_columns + 1) if column_of is None else np.asarray(column_of)
+        if self.seen is None or self.seen.shape[0] != n_columns:
+            self.seen = np.zeros(n_columns, bool)
+            self.implied = np.zeros(n_columns, np.int64)
+        if self.totals is None or self.totals.shape[0] < hist.shape[0] or \
+                self.totals.shape[1] != width or self.totals.dtype != hist.dtype:
+            grown = np.zeros((hist.shape[0], width), hist.dtype)
+            if self.totals is not None and self.totals.shape[1:] == (width,):
+                grown[: len(self.totals)] = self.totals
+            self.totals = grown
+        sparse_columns = starts[codes.columns]
+        self.seen[sparse_columns] = True
+        self.implied[sparse_columns] = codes.implied
+        add_sparse_columns(codes, stats, slot_of_row, hist, sparse_columns, self.totals)
+        return np.append(starts[codes.dense_columns], starts[-1]).astype(np.int64)
+
+    def fill(self, hist: np.ndarray, built: np.ndarray) -> None:
+        """Complete the implied bins of the columns seen sparse, in the ``built`` slots,
+        and start the next pass."""
+        columns = np.flatnonzero(self.seen)
+        if len(columns):
+            fill_implied_bins(hist, built, columns, self.implied[columns], self.totals)
+        self.totals[built] = 0
+        self.seen[:] = False

@@ -9,11 +9,13 @@ from the root instead (``to_leaves``).
 from __future__ import annotations
 
 import time
+from typing import Any
 
 import numba
 import numpy as np
 
 from .. import common
+from ..kernels.codes import SparseCodes
 from ..kernels.partition import partition_select_rows, route_to_leaves
 from .nodes import GrowerTelemetry, NodeArrays
 
@@ -26,6 +28,19 @@ def chunk_starts(n_rows: int) -> np.ndarray:
     uneven chunk (rows in many split nodes) does not leave the other threads idle."""
     n_chunks = max(1, min(4 * numba.get_num_threads(), n_rows // MIN_CHUNK_ROWS))
     return (np.arange(n_chunks, dtype=np.int64) * n_rows) // n_chunks
+
+
+def routed_columns(codes: Any, route: np.ndarray) -> tuple[Any, np.ndarray]:
+    """``(codes, route)`` for the partition kernels: a block with sparse columns
+    (``kernels.codes.SparseCodes``) becomes the matrix of the columns its split nodes
+    read, and the routes read them there; any other block is passed as it is."""
+    if not isinstance(codes, SparseCodes):
+        return codes, route
+    split = route[..., 0] >= 0
+    columns = np.unique(route[..., 1][split])
+    compact = route.copy()
+    compact[..., 1][split] = np.searchsorted(columns, route[..., 1][split])
+    return codes.take_columns(columns), compact
 
 
 class Partitioner:
@@ -53,7 +68,8 @@ class Partitioner:
         chunk_start = chunk_starts(n_rows)
         chunk_count = np.empty((self.n_trees, len(chunk_start)), np.int64)
         t0 = time.perf_counter()
-        partition_select_rows(codes, node_of_row, nodes.route, nodes.route_bitset,
+        codes, route = routed_columns(codes, nodes.route)
+        partition_select_rows(codes, node_of_row, route, nodes.route_bitset,
                               self.missing_bin, slot_of_node, row_counts, chunk_start, rows,
                               slots, chunk_count)
         self.telemetry.partition_s += time.perf_counter() - t0
@@ -64,8 +80,8 @@ class Partitioner:
         """Route a block's rows from the roots to their leaves in one sweep."""
         node_of_row[:] = 0
         t0 = time.perf_counter()
-        route_to_leaves(codes, node_of_row, nodes.route, nodes.route_bitset,
-                        self.missing_bin)
+        codes, route = routed_columns(codes, nodes.route)
+        route_to_leaves(codes, node_of_row, route, nodes.route_bitset, self.missing_bin)
         self.telemetry.partition_s += time.perf_counter() - t0
 
     def _scratch_rows(self, n_rows: int) -> tuple[np.ndarray, np.ndarray]:

@@ -101,10 +101,118 @@ class PlaneCodes(NamedTuple):
         return out
 
 
+class SparseCodes(NamedTuple):
+    """Codes of a block whose sparse columns keep only the rows off their implied code
+    (the code of an absent entry: of 0.0, or the missing code), column by column as in
+    CSC; its other columns are a plain matrix::
+
+        dense[k, row]        uint8/uint16, (n_dense, n_rows)    codes of the dense columns
+        dense_columns[k]     int64, (n_dense,)     their stored column numbers, ascending
+        columns[k]           int64, (n_sparse,)    the sparse columns' numbers, ascending
+        implied[k]           int64, (n_sparse,)    each sparse column's implied code
+        ptr[k]               int64, (n_sparse + 1,)  column k's entries: ptr[k]..ptr[k+1]
+        rows[e]              int32, (nnz,)         row in the block, ascending in a column
+        values[e]            uint8/uint16, (nnz,)  the code at that row
+
+    Behaves as a read-only ``(n_columns, n_rows)`` matrix for the attributes Python code
+    reads (``shape``, ``dtype``, ``nbytes``); kernels that know the layout read the
+    arrays (``kernels/sparse_histogram.py``), the others take :meth:`to_array`
+    (:func:`code_arrays` makes it).
+
+    >>> c = SparseCodes.from_array(np.array([[0, 0, 3, 0], [1, 2, 1, 2]], np.uint8),
+    ...                            np.array([0, -1]), 0.5)
+    >>> c.columns.tolist(), c.rows.tolist(), c.values.tolist(), c.to_array().tolist()
+    ([0], [2], [3], [[0, 0, 3, 0], [1, 2, 1, 2]])
+    """
+
+    dense: np.ndarray
+    dense_columns: np.ndarray
+    columns: np.ndarray
+    implied: np.ndarray
+    ptr: np.ndarray
+    rows: np.ndarray
+    values: np.ndarray
+    n_rows: int
+
+    @property
+    def shape(self):
+        return (self.dense.shape[0] + self.columns.shape[0], self.n_rows)
+
+    @property
+    def ndim(self):
+        return 2
+
+    @property
+    def dtype(self):
+        return self.dense.dtype
+
+    @property
+    def nnz(self):
+        """Entries held of the sparse columns."""
+        return int(self.rows.shape[0])
+
+    @property
+    def nbytes(self):
+        """Bytes held (the dense codes, and of each entry its row and code)."""
+        return sum(a.nbytes for a in (self.dense, self.dense_columns, self.columns,
+                                      self.implied, self.ptr, self.rows, self.values))
+
+    @classmethod
+    def from_array(cls, codes, implied, threshold):
+        """The sparse form of a ``(n_columns, n_rows)`` matrix, or the matrix itself when
+        no column is sparse: a column is when its ``implied`` code (-1: never) is at
+        least ``threshold`` of its rows (LightGBM's ``sparse_threshold``)."""
+        codes = np.asarray(codes)
+        implied = np.asarray(implied, np.int64)
+        n_rows = codes.shape[1]
+        candidates = np.flatnonzero(implied >= 0)
+        if not len(candidates) or not n_rows:
+            return codes
+        at_implied = np.count_nonzero(
+            codes[candidates] == implied[candidates, None].astype(codes.dtype), axis=1)
+        sparse = candidates[at_implied >= threshold * n_rows]
+        if not len(sparse):
+            return codes
+        is_sparse = np.zeros(codes.shape[0], bool)
+        is_sparse[sparse] = True
+        off = codes[sparse] != implied[sparse, None].astype(codes.dtype)
+        column_of_entry, rows = np.nonzero(off)   # row-major: by column, rows ascending
+        ptr = np.zeros(len(sparse) + 1, np.int64)
+        np.cumsum(np.bincount(column_of_entry, minlength=len(sparse)), out=ptr[1:])
+        dense_columns = np.flatnonzero(~is_sparse).astype(np.int64)
+        return cls(np.ascontiguousarray(codes[dense_columns]), dense_columns,
+                   sparse.astype(np.int64), implied[sparse], ptr, rows.astype(np.int32),
+                   codes[sparse][off], int(n_rows))
+
+    def to_array(self):
+        """The ``(n_columns, n_rows)`` matrix (a new array)."""
+        out = np.empty(self.shape, self.dense.dtype)
+        out[self.dense_columns] = self.dense
+        out[self.columns] = self.implied[:, None].astype(self.dense.dtype)
+        entry_column = np.repeat(self.columns, np.diff(self.ptr))
+        out[entry_column, self.rows] = self.values
+        return out
+
+    def take_columns(self, columns):
+        """``(len(columns), n_rows)`` matrix of the stored ``columns`` (a new array):
+        what a kernel reading a few columns at any row needs, without the others."""
+        columns = np.asarray(columns, np.int64)
+        out = np.empty((len(columns), self.n_rows), self.dense.dtype)
+        is_dense = np.isin(columns, self.dense_columns)
+        out[is_dense] = self.dense[np.searchsorted(self.dense_columns, columns[is_dense])]
+        k = np.searchsorted(self.columns, columns[~is_dense])
+        out[~is_dense] = self.implied[k, None].astype(self.dense.dtype)
+        for j, kk in zip(np.flatnonzero(~is_dense).tolist(), k.tolist()):
+            lo, hi = self.ptr[kk], self.ptr[kk + 1]
+            out[j, self.rows[lo:hi]] = self.values[lo:hi]
+        return out
+
+
 def as_array(codes):
-    """``codes`` as a plain matrix: itself, or a :class:`PlaneCodes` made whole (for
-    the kernels and callers that only take arrays)."""
-    return codes.to_array() if isinstance(codes, PlaneCodes) else codes
+    """``codes`` as a plain matrix: itself, or a :class:`PlaneCodes` or
+    :class:`SparseCodes` made whole (for the kernels and callers that only take
+    arrays)."""
+    return codes.to_array() if isinstance(codes, (PlaneCodes, SparseCodes)) else codes
 
 
 def read_only(array):
@@ -127,6 +235,9 @@ def code_arrays(codes):
     ``(codes, None, None)`` for a plain matrix (numba then compiles :func:`read_code`
     to plain indexing; so do codes without a wide column, whose low bytes are all).
     ``low`` and ``wide`` are read-only views (:func:`read_only`)."""
+    if isinstance(codes, SparseCodes):
+        # the kernels that walk only a sparse column's entries take its arrays themselves
+        return read_only(codes.to_array()), None, None
     if isinstance(codes, PlaneCodes):
         if codes.wide.shape[0] == 0:
             return read_only(codes.low), None, None

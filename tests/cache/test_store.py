@@ -552,7 +552,8 @@ def _edit_manifest(path, change):
     "change, message",
     [
         (lambda m: m.update(format="other"), "format 'other'"),
-        (lambda m: m.update(format_version=2), "format_version 2 is not supported"),
+        (lambda m: m.update(format_version=3), "format_version 3 is not supported"),
+        (lambda m: m.update(format_version=2), "format_version 2 needs the sparse field"),
         (lambda m: m.pop("n_rows"), "lacks the field 'n_rows'"),
         (lambda m: m.update(n_rows=200), "3 blocks listed, expected 4"),
         (lambda m: m.update(n_rows=131), "block 2 has n_rows=2, expected 3"),

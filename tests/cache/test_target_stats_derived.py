@@ -92,7 +92,8 @@ def test_multiclass_with_pairs_matches_catboost():
                                                  **params).fit(X, y)
     theirs = catboost.CatBoostClassifier(iterations=120, depth=4, learning_rate=0.2,
                                          loss_function="MultiClass", verbose=0,
-                                         thread_count=2, random_seed=0)
+                                         thread_count=2, random_seed=0,
+                                         allow_writing_files=False)
     theirs.fit(X, y, cat_features=[0, 1])
     loss = {"ours": _mlogloss(ours.predict_proba(Xt), yt),
             "single": _mlogloss(single.predict_proba(Xt), yt),
@@ -119,7 +120,8 @@ def test_binary_pairs_find_an_interaction_as_catboost_does():
             ts_combinations=combinations).fit(X, y)
         auc[name] = roc_auc_score(yt, clf.predict_proba(Xt)[:, 1])
     theirs = catboost.CatBoostClassifier(iterations=100, depth=4, learning_rate=0.2,
-                                         verbose=0, thread_count=2, random_seed=0)
+                                         verbose=0, thread_count=2, random_seed=0,
+                                         allow_writing_files=False)
     theirs.fit(X, y, cat_features=[0, 1])
     auc["catboost"] = roc_auc_score(yt, theirs.predict_proba(Xt)[:, 1])
     assert auc["pairs"] >= auc["catboost"] - 0.01, auc

@@ -20,7 +20,10 @@ def caches(tmp_path_factory):
     path = tmp_path_factory.mktemp("bundles")
     common = dict(label=y, feature_names=names, block_rows=2048, quiet=True)
     bundled = oocboost.build_cache(X, path / "b", **common)
-    plain = oocboost.build_cache(X, path / "p", enable_bundle=False, **common)
+    # one code a row and feature: neither bundled nor sparse (tests/learners/
+    # test_sparse_columns.py has the sparse layout)
+    plain = oocboost.build_cache(X, path / "p", enable_bundle=False, enable_sparse=False,
+                                 **common)
     assert bundled.n_columns == 4 and plain.n_columns == 51
     return X, y, bundled, plain
 
@@ -50,7 +53,7 @@ def test_boosting_equals_the_unbundled_model(caches, tmp_path, name):
         common = dict(feature_names=bundled.feature_names, block_rows=2048, quiet=True)
         bundled = oocboost.build_cache(X, tmp_path / "b", label=labels, **common)
         plain = oocboost.build_cache(X, tmp_path / "p", label=labels, enable_bundle=False,
-                                     **common)
+                                     enable_sparse=False, **common)
     a = oocboost.train(params, bundled, 15, verbose_eval=False)
     b = oocboost.train(params, plain, 15, verbose_eval=False)
     np.testing.assert_array_equal(a.predict(bundled), b.predict(plain))

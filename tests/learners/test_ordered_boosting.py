@@ -133,7 +133,8 @@ def test_ordered_boosting_fits_as_catboosts_does(tmp_path):
             loss[kind, policy] = log_loss(yt, model.predict(Xt))
     theirs = catboost.CatBoostClassifier(iterations=300, depth=6, learning_rate=0.1,
                                          boosting_type="Ordered", has_time=True, verbose=0,
-                                         thread_count=2, random_seed=0).fit(X, y)
+                                         thread_count=2, random_seed=0,
+                                         allow_writing_files=False).fit(X, y)
     loss["catboost"] = log_loss(yt, theirs.predict_proba(Xt)[:, 1])
     assert loss["ordered", "symmetric"] <= loss["catboost"] + 0.01, loss
     assert loss["ordered", "depthwise"] < loss["plain", "depthwise"] - 0.01, loss

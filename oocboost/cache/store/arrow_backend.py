@@ -51,7 +51,8 @@ import numpy as np
 import pyarrow as pa
 
 from ...errors import CacheError, ParameterError
-from ...kernels.codes import PlaneCodes
+from ...kernels.codes import PlaneCodes, SparseCodes
+from .manifest import sparse_field
 from .trust import check_regular, open_regular
 
 COMPRESSIONS = ("lz4", "zstd", "none")
@@ -125,6 +126,42 @@ def from_byte_planes(planes, shape):
     return out
 
 
+#: Fields of a block file with sparse columns, after the codes, label and weight.
+SPARSE_FIELDS = ("sparse_columns", "sparse_ptr", "sparse_rows", "sparse_values")
+
+
+def sparse_codes_of(dense, columns, ptr, rows, values, implied, n_rows):
+    """A block's ``SparseCodes`` from its stored fields, checked: sparse ``columns``
+    ascending, below the stored columns' count and with an implied code; ``ptr`` from 0,
+    non-decreasing, ending at the entries' count; each column's ``rows`` ascending and
+    below ``n_rows``. Raises ValueError naming the fault."""
+    n_columns = len(implied)
+    columns = columns.astype(np.int64)
+    if len(columns) and (columns[0] < 0 or columns[-1] >= n_columns
+                         or np.any(np.diff(columns) <= 0)):
+        raise ValueError(f"sparse columns not ascending in 0..{n_columns - 1}")
+    if len(columns) and np.any(implied[columns] < 0):
+        raise ValueError(f"sparse column {int(columns[np.argmax(implied[columns] < 0)])} "
+                         f"has no implied code")
+    if ptr[0] != 0 or np.any(np.diff(ptr) < 0) or ptr[-1] != len(rows):
+        raise ValueError("sparse column pointers not ascending from 0 to the entries")
+    if len(rows):
+        if rows.min() < 0 or rows.max() >= n_rows:
+            raise ValueError(f"a sparse entry's row is outside 0..{n_rows - 1}")
+        step = np.diff(rows.astype(np.int64))
+        starts = ptr[1:-1]
+        step[starts[(starts > 0) & (starts < len(rows))] - 1] = 1   # a column's first entry
+        if np.any(step <= 0):
+            raise ValueError("a sparse column's rows are not ascending")
+    is_sparse = np.zeros(n_columns, bool)
+    is_sparse[columns] = True
+    if dense.shape[0] != n_columns - len(columns):
+        raise ValueError(f"{dense.shape[0]} dense and {len(columns)} sparse columns, "
+                         f"expected {n_columns} in all")
+    return SparseCodes(dense, np.flatnonzero(~is_sparse).astype(np.int64), columns,
+                       implied[columns], ptr, rows, values, int(n_rows))
+
+
 def _blob(array):
     """A 1-row large_binary array viewing ``array``'s bytes (no copy)."""
     data = pa.py_buffer(array)
@@ -161,18 +198,26 @@ class ArrowBlockWriter:
         os.makedirs(os.path.join(folder, BLOCKS_DIR), exist_ok=True)
 
     def write_block(self, index, row_start, codes, label, weight):
-        """Write block ``index``; returns its manifest entry (dict)."""
+        """Write block ``index`` (codes a matrix or a ``SparseCodes``); returns its
+        manifest entry (dict)."""
         n_rows = codes.shape[1]
-        codes = np.ascontiguousarray(codes, dtype=self.codes_dtype)
-        columns = [_blob(to_byte_planes(codes) if self.codes_dtype.itemsize == 2 else codes)]
+        sparse = codes if isinstance(codes, SparseCodes) else None
+        dense = np.ascontiguousarray(codes if sparse is None else sparse.dense,
+                                     dtype=self.codes_dtype)
+        columns = [_blob(to_byte_planes(dense) if self.codes_dtype.itemsize == 2 else dense)]
         names = ["codes"]
-        raw = codes.nbytes
-        for name, arr, present in (
-            ("label", label, self.has_label),
-            ("weight", weight, self.has_weight),
-        ):
+        raw = dense.nbytes
+        parts = [("label", label, "<f4", self.has_label),
+                 ("weight", weight, "<f4", self.has_weight)]
+        if sparse is not None:
+            parts += [(name, getattr(sparse, field), dtype, True) for name, field, dtype in (
+                ("sparse_columns", "columns", "<i4"), ("sparse_ptr", "ptr", "<i8"),
+                ("sparse_rows", "rows", "<i4"), ("sparse_values", "values",
+                                                 self.codes_dtype))]
+        for name, arr, dtype, present in parts:
             if present:
-                columns.append(_blob(np.ascontiguousarray(arr, dtype="<f4")))
+                arr = np.ascontiguousarray(arr, dtype=dtype)
+                columns.append(_blob(arr))
                 names.append(name)
                 raw += arr.nbytes
         batch = pa.record_batch(columns, names=names)
@@ -264,6 +309,7 @@ class ArrowBlockReader:
         self.has_weight = manifest["has_weight"]
         self.cache_id = manifest.get("cache_id")  # None: built before blocks were bound
         self._names = ["codes"] + ["label"] * self.has_label + ["weight"] * self.has_weight
+        self.implied = sparse_field(manifest)
         self._read_labels_options = pa.ipc.IpcReadOptions(
             included_fields=list(range(1, len(self._names))), use_threads=False
         )
@@ -350,31 +396,67 @@ class ArrowBlockReader:
             # The checksum matched, so this is a file we did not write (or a bug); either
             # way the user needs the block's name, not pyarrow's stack.
             raise self._fail(b, f"unreadable Arrow IPC: {exc}") from None
-        names = self._names if with_codes else self._names[1:]
+        n_sparse = b.get("n_sparse", 0) if with_codes else 0
+        names = ((self._names + list(SPARSE_FIELDS) * (n_sparse > 0)) if with_codes
+                 else self._names[1:])
         if batch.schema.names != names or batch.num_rows != 1:
             raise self._fail(b, f"columns {batch.schema.names}, expected {names}")
         self._check_binding(b, batch.schema.metadata or {})
+        n_dense = self.n_features - n_sparse
         out = {}
         for name, col in zip(names, batch.columns):
             if name == "codes" and self.byte_planes:
                 planes = self._unblob(b, name, col, np.dtype(np.uint8),
-                                      (2 * self.n_features * n_rows,))
+                                      (2 * n_dense * n_rows,))
                 if wide is not None:
                     planes = planes.reshape(2, self.n_features, n_rows)
                     # a copy of the low plane: a view would keep every high byte alive
                     out[name] = PlaneCodes.from_planes(planes[0].copy(), planes[1], wide)
                     continue
-                out[name] = from_byte_planes(planes, (self.n_features, n_rows))
+                out[name] = from_byte_planes(planes, (n_dense, n_rows))
                 out[name].flags.writeable = False
                 continue
             if name == "codes":
-                dtype, shape = self.codes_dtype, (self.n_features, n_rows)
+                dtype, shape = self.codes_dtype, (n_dense, n_rows)
             elif name == "label" and self.n_label_columns > 1:
                 dtype, shape = np.dtype("<f4"), (n_rows, self.n_label_columns)
+            elif name in SPARSE_FIELDS:
+                dtype, shape = self._sparse_field(b, name, n_sparse, out)
             else:
                 dtype, shape = np.dtype("<f4"), (n_rows,)
             out[name] = self._unblob(b, name, col, dtype, shape)
-        return out.get("codes"), out.get("label"), out.get("weight")
+        codes = out.get("codes")
+        if self.implied is not None and with_codes:
+            codes = self._sparse_codes(b, codes, out, n_sparse)
+        return codes, out.get("label"), out.get("weight")
+
+    def _sparse_field(self, b, name, n_sparse, out):
+        """``(dtype, shape)`` of a sparse field of block ``b`` (the entries' count is
+        the pointers' last)."""
+        if name == "sparse_columns":
+            return np.dtype("<i4"), (n_sparse,)
+        if name == "sparse_ptr":
+            return np.dtype("<i8"), (n_sparse + 1,)
+        nnz = int(out["sparse_ptr"][-1])
+        if nnz != b["nnz"]:
+            raise self._fail(b, f"{nnz} sparse entries, the manifest says {b['nnz']}")
+        return (np.dtype("<i4") if name == "sparse_rows" else self.codes_dtype), (nnz,)
+
+    def _sparse_codes(self, b, dense, out, n_sparse):
+        """The block's ``SparseCodes`` (checked: columns, pointers and rows in range and
+        ascending), with no sparse column when it stored none."""
+        if n_sparse == 0:
+            empty = np.zeros(0, np.int64)
+            return SparseCodes(dense, np.arange(self.n_features, dtype=np.int64), empty,
+                               empty, np.zeros(1, np.int64), np.zeros(0, np.int32),
+                               np.zeros(0, dense.dtype), b["n_rows"])
+        try:
+            codes = sparse_codes_of(dense, out["sparse_columns"], out["sparse_ptr"],
+                                    out["sparse_rows"], out["sparse_values"], self.implied,
+                                    b["n_rows"])
+        except ValueError as exc:
+            raise self._fail(b, str(exc)) from None
+        return codes
 
     def _check_binding(self, b, metadata):
         """The block names this cache and its own index (a self-consistent manifest

@@ -15,10 +15,18 @@ Fields written by the store (callers add their own through ``CacheWriter.commit`
     codes_dtype     "uint8" | "uint16" (little-endian on disk)
     has_label, has_weight
     blocks          [{index, row_start, n_rows, nbytes, raw_nbytes, ...backend fields}]
+    sparse          {"threshold": t, "implied", "blocks", "entries"}, only in
+                    format_version 2 (sparse columns, arrow only): per stored column
+                    its implied code (-1: never sparse), the blocks that store it
+                    sparse and its entries in them, each the base64 of little-endian
+                    int64 values; each block adds ``n_sparse`` and ``nnz`` (its sparse
+                    columns and their entries)
 
 Arrow blocks add ``file`` (relative path under ``blocks/``) and ``crc32`` (``zlib.crc32``
 of the file bytes); HDF5 adds the top-level ``data_file`` and ``data_file_nbytes``.
 """
+import base64
+import binascii
 import json
 import os
 import secrets
@@ -31,6 +39,9 @@ from .margins import check_margin_entry
 
 FORMAT = "oocboost-cache"
 FORMAT_VERSION = 1
+#: The version of caches with sparse columns (the ``sparse`` field); 1 is still read.
+SPARSE_FORMAT_VERSION = 2
+FORMAT_VERSIONS = (FORMAT_VERSION, SPARSE_FORMAT_VERSION)
 MANIFEST_NAME = "manifest.json"
 #: Largest manifest read (bin edges of every feature and the block index).
 MAX_MANIFEST_BYTES = 1 << 30
@@ -59,6 +70,7 @@ RESERVED_KEYS = frozenset(
         "n_columns",
         "codes_layout",
         "cache_id",
+        "sparse",
     }
 )
 #: File of the query group boundaries (int64 ``.npy``), when the cache has groups.
@@ -190,10 +202,10 @@ def validate_manifest(manifest, path):
             f"{FORMAT!r}"
         )
     version = manifest.get("format_version")
-    if version != FORMAT_VERSION:
+    if version not in FORMAT_VERSIONS or isinstance(version, bool):
         raise CacheError(
             f"cache {path}: format_version {version!r} is not supported (this oocboost reads "
-            f"version {FORMAT_VERSION}); rebuild the cache"
+            f"versions {', '.join(map(str, FORMAT_VERSIONS))}); rebuild the cache"
         )
     backend = _need(manifest, "backend", (str,), path)
     if backend not in BACKENDS:
@@ -224,6 +236,7 @@ def validate_manifest(manifest, path):
     for i, b in enumerate(blocks):
         _check_block_entry(b, i, min(block_rows, n_rows - i * block_rows), block_rows,
                            backend, path)
+    _check_sparse(manifest, version, backend, path)
     cache_id = manifest.get("cache_id")
     if cache_id is not None and (not isinstance(cache_id, str) or len(cache_id) != 32
                                  or not all(c in "0123456789abcdef" for c in cache_id)):
@@ -281,6 +294,71 @@ def _check_block_entry(b, i, want_rows, block_rows, backend, path):
             raise CacheError(
                 f"cache {path}: block {i} has crc32={crc!r}, expected a 32-bit integer"
             )
+
+
+def sparse_field(manifest, field="implied"):
+    """Each stored column's implied code (int64; -1: never sparse) of a validated
+    manifest with sparse columns (or its ``blocks`` or ``entries``), else None."""
+    sparse = manifest.get("sparse")
+    if sparse is None:
+        return None
+    raw = base64.b64decode(sparse[field].encode("ascii"), validate=True)
+    return np.frombuffer(raw, dtype="<i8").astype(np.int64)
+
+
+def encode_counts(values):
+    """The manifest text of per-column integers (base64 of little-endian int64)."""
+    return base64.b64encode(np.ascontiguousarray(values, "<i8").tobytes()).decode("ascii")
+
+
+def _check_sparse(manifest, version, backend, path):
+    """``sparse`` comes with format_version 2 and the arrow backend: a threshold in
+    [0, 1], one implied code a stored column (-1 or a code), and in every block entry
+    its sparse columns (at most the stored columns) and entries."""
+    sparse = manifest.get("sparse")
+    if (sparse is not None) != (version == SPARSE_FORMAT_VERSION):
+        raise CacheError(f"cache {path}: format_version {version} "
+                         + ("has no sparse columns" if sparse is not None else
+                            "needs the sparse field"))
+    if sparse is None:
+        return
+    if backend != "arrow":
+        raise CacheError(f"cache {path}: sparse columns are an arrow layout, not {backend}")
+    fields = ("implied", "blocks", "entries")
+    if not isinstance(sparse, dict) or set(sparse) != {"threshold", *fields}:
+        raise CacheError(f"cache {path}: sparse should be an object with threshold, "
+                         f"implied, blocks and entries")
+    t = sparse["threshold"]
+    if not isinstance(t, (int, float)) or isinstance(t, bool) or not 0.0 <= t <= 1.0:
+        raise CacheError(f"cache {path}: sparse threshold {t!r} is not in [0, 1]")
+    n_columns = manifest.get("n_columns", manifest["n_features"])
+    values = {}
+    for field in fields:
+        try:
+            values[field] = sparse_field(manifest, field)
+        except (AttributeError, binascii.Error, UnicodeEncodeError, ValueError):
+            raise CacheError(f"cache {path}: sparse {field} {str(sparse[field])[:40]!r} is "
+                             f"not base64 of int64 values") from None
+        if len(values[field]) != n_columns:
+            raise CacheError(f"cache {path}: sparse {field} holds {len(values[field])} "
+                             f"values, expected one a stored column ({n_columns})")
+    max_code = 65535 if manifest["codes_dtype"] == "uint16" else 255
+    implied = values["implied"]
+    if np.any((implied < -1) | (implied > max_code)):
+        raise CacheError(f"cache {path}: sparse implied codes should be from -1 to "
+                         f"{max_code}")
+    for b in manifest["blocks"]:
+        n_sparse, nnz = b.get("n_sparse"), b.get("nnz")
+        if not all(isinstance(v, int) and not isinstance(v, bool) and v >= 0
+                   for v in (n_sparse, nnz)) or n_sparse > n_columns:
+            raise CacheError(f"cache {path}: block {b['index']} has n_sparse={n_sparse!r}, "
+                             f"nnz={nnz!r}, expected counts (at most {n_columns} columns)")
+    blocks = manifest["blocks"]
+    if (np.any(values["blocks"] < 0) or np.any(values["entries"] < 0)
+            or values["blocks"].sum() != sum(b["n_sparse"] for b in blocks)
+            or values["entries"].sum() != sum(b["nnz"] for b in blocks)):
+        raise CacheError(f"cache {path}: the sparse columns' blocks and entries do not add "
+                         f"up to the blocks' n_sparse and nnz")
 
 
 def _check_codes_layout(layout, backend, dtype, path):

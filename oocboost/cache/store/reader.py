@@ -10,11 +10,11 @@ import numpy as np
 
 from ...common import hist_column_starts
 from ...errors import CacheError, InputError, ModelError, ParameterError
-from ...kernels.codes import ONE_BYTE_MAX_CODE, PlaneCodes, as_array
+from ...kernels.codes import ONE_BYTE_MAX_CODE, PlaneCodes, SparseCodes, as_array
 from ..prefetch import check_depth, prefetch
 from .arrow_backend import ArrowBlockReader
 from .hdf5_backend import Hdf5BlockReader
-from .manifest import GROUPS_FILE, read_manifest
+from .manifest import GROUPS_FILE, read_manifest, sparse_field
 from .margins import MarginReader
 from .replace import recover
 from .trust import open_regular
@@ -208,6 +208,44 @@ class Cache:
                          MarginReader(self.path, m["base_margin"], self.n_rows))
         self._code_limits = None
         self._codes_checked = set()   # blocks whose codes were range-checked
+        #: Each stored column's implied code (int64; -1 never sparse) when some block
+        #: stores sparse columns (``kernels.codes.SparseCodes``), else None.
+        self.sparse_implied = sparse_field(m)
+        if self.sparse_implied is not None:
+            self._check_implied_codes()
+
+    def _check_implied_codes(self):
+        """A sparse column's implied code is one of its codes (its values or missing)."""
+        limits = self.code_limits
+        if limits is None:
+            return
+        implied = self.sparse_implied
+        bad = (implied > limits) & (implied != self.bin_mapper.max_bin - 1)
+        if bad.any():
+            c = int(np.argmax(bad))
+            raise CacheError(f"cache {self.path}: stored column {c}'s implied code "
+                             f"{int(implied[c])} is beyond its {int(limits[c]) + 1} bins")
+
+    @property
+    def has_sparse_columns(self) -> bool:
+        """Whether some block stores sparse columns (its blocks then come as
+        ``SparseCodes``, the others with no sparse column)."""
+        return self.sparse_implied is not None
+
+    def sparse_summary(self) -> dict | None:
+        """What the blocks store sparse, None without sparse columns: ``threshold`` (the
+        build's), ``sparse_blocks`` (blocks with any), ``column_blocks`` and
+        ``entries`` (summed over the blocks), and per stored column ``blocks`` and
+        ``entries_per_column`` (int64 arrays)."""
+        if self.sparse_implied is None:
+            return None
+        blocks = self.manifest["blocks"]
+        return {"threshold": self.manifest["sparse"]["threshold"],
+                "sparse_blocks": int(sum(b["n_sparse"] > 0 for b in blocks)),
+                "column_blocks": int(sum(b["n_sparse"] for b in blocks)),
+                "entries": int(sum(b["nnz"] for b in blocks)),
+                "blocks": sparse_field(self.manifest, "blocks"),
+                "entries_per_column": sparse_field(self.manifest, "entries")}
 
     # ---- sizes -----------------------------------------------------------------------
     @property
@@ -255,7 +293,8 @@ class Cache:
         blocks then hold ``PlaneCodes``), else None (blocks hold plain matrices)."""
         if self._wide_columns is False:
             self._wide_columns = None
-            if (self.codes_dtype == np.uint16 and self.max_bin is not None
+            if (self.codes_dtype == np.uint16 and self.sparse_implied is None
+                    and self.max_bin is not None
                     and self.max_bin <= ONE_BYTE_MAX_CODE + 1
                     and "bin_mapper" in self.manifest):
                 bins = self.bin_mapper.n_value_bins
@@ -351,7 +390,14 @@ class Cache:
         limits = self.code_limits
         if limits is None:
             return
-        if isinstance(codes, PlaneCodes):
+        if isinstance(codes, SparseCodes):
+            self._check_rows(i, codes.dense, codes.dense_columns,
+                             limits[codes.dense_columns])
+            entry_column = np.repeat(codes.columns, np.diff(codes.ptr))
+            over = np.unique(entry_column[codes.values > limits[entry_column]])
+            # the columns over their limit, whole, to name the row (or pass as missing)
+            self._check_rows(i, codes.take_columns(over), over, limits[over])
+        elif isinstance(codes, PlaneCodes):
             wide = codes.wide_row >= 0
             # a wide column's low byte is any byte; its whole code is in ``wide``
             self._check_rows(i, codes.low, np.arange(wide.size),

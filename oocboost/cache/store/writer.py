@@ -20,6 +20,7 @@ import zlib
 import numpy as np
 
 from ...errors import CacheError, OutputError, ParameterError
+from ...kernels.codes import SparseCodes
 from ...utils import interrupt
 from ...utils.files import SPACE_ERRNOS, describe_write_error
 from . import arrow_backend, hdf5_backend
@@ -28,6 +29,8 @@ from .manifest import (
     FORMAT_VERSION,
     GROUPS_FILE,
     RESERVED_KEYS,
+    SPARSE_FORMAT_VERSION,
+    encode_counts,
     new_cache_id,
     write_manifest,
 )
@@ -60,6 +63,14 @@ class CacheWriter:
     base_margin_columns : list of str, optional
         Source names of per-row base margin columns (one per output); every block then
         carries a ``base_margin`` array (``store/margins.py``).
+    sparse_implied : array_like of int, optional
+        Each stored column's implied code (the code of an absent entry; -1: never
+        sparse). A block then stores a column whose implied code is at least
+        ``sparse_threshold`` of its rows by its other rows alone (``kernels.codes
+        .SparseCodes``; arrow backend only). None: every column dense.
+    sparse_threshold : float, default 0.8
+        LightGBM's ``sparse_threshold``: the share of implied codes from which a column
+        of a block is stored sparse.
     overwrite : bool, default False
         Replace the cache at ``path`` at commit. Without it an existing cache is refused
         with :class:`CacheError`; a file, a link or a folder that is not a cache is
@@ -86,6 +97,8 @@ class CacheWriter:
         n_label_columns=1,
         n_columns=None,
         base_margin_columns=None,
+        sparse_implied=None,
+        sparse_threshold=0.8,
     ):
         if backend not in _BACKENDS:
             raise ParameterError(f"backend must be one of {tuple(_BACKENDS)}, got {backend!r}")
@@ -122,6 +135,11 @@ class CacheWriter:
                                  f"{n_label_columns!r}")
         self.n_label_columns = int(n_label_columns)
         self.overwrite = bool(overwrite)
+        self._sparse = self._check_sparse(backend, sparse_implied, sparse_threshold)
+        # per stored column: blocks that stored it sparse, and its entries in them
+        self._sparse_blocks = np.zeros(self._code_rows, np.int64)
+        self._sparse_entries = np.zeros(self._code_rows, np.int64)
+        self.sparse_threshold = float(sparse_threshold)
         # Fail before spending time on the build; checked again at commit.
         parent = os.path.dirname(self.path)
         os.makedirs(parent, exist_ok=True)
@@ -155,6 +173,27 @@ class CacheWriter:
     def n_rows(self):
         """Rows written so far."""
         return self._n_rows
+
+    def _check_sparse(self, backend, implied, threshold):
+        """The implied codes as int64 (n_columns,), or None; ParameterError for another
+        backend than arrow, a wrong length, a code past the dtype or a threshold outside
+        [0, 1]."""
+        if isinstance(threshold, bool) or not isinstance(
+                threshold, (int, float, np.integer, np.floating)) or not 0 <= threshold <= 1:
+            raise ParameterError(f"sparse_threshold must be a number in [0, 1], got "
+                                 f"{threshold!r}")
+        if implied is None:
+            return None
+        if backend != "arrow":
+            raise ParameterError(f"sparse columns are stored by the arrow backend only, "
+                                 f"not {backend!r}")
+        implied = np.asarray(implied, np.int64)
+        max_code = np.iinfo(self.codes_dtype).max
+        if implied.shape != (self._code_rows,) or np.any((implied < -1)
+                                                          | (implied > max_code)):
+            raise ParameterError(f"sparse_implied must hold {self._code_rows} codes from "
+                                 f"-1 to {max_code}")
+        return implied
 
     def _check_open(self):
         if self._state != "open":
@@ -224,10 +263,16 @@ class CacheWriter:
                                     "has base_margin but the writer has no "
                                     "base_margin_columns"))
         codes = np.ascontiguousarray(codes)
+        if self._sparse is not None:
+            codes = SparseCodes.from_array(codes, self._sparse, self.sparse_threshold)
         try:
             if self._margins is not None:
                 self._margins.write(base_margin, n_rows, f"cache {self.path}: block {index}")
             entry = self._backend.write_block(index, self._n_rows, codes, label, weight)
+            if isinstance(codes, SparseCodes):
+                entry.update(n_sparse=len(codes.columns), nnz=codes.nnz)
+                self._sparse_blocks[codes.columns] += 1
+                self._sparse_entries[codes.columns] += np.diff(codes.ptr)
         except OSError as exc:
             if exc.errno in SPACE_ERRNOS:
                 raise OutputError(describe_write_error(self.path, exc, codes.nbytes)) from exc
@@ -286,9 +331,19 @@ class CacheWriter:
             extra = self._backend.finish()
             if self._margins is not None:
                 extra = {**extra, "base_margin": self._margins.finish()}
+            sparse = any("n_sparse" in b for b in self._blocks)
+            if sparse:
+                for b in self._blocks:
+                    b.setdefault("n_sparse", 0)
+                    b.setdefault("nnz", 0)
+                extra = {**extra, "sparse": {
+                    "threshold": self.sparse_threshold,
+                    "implied": encode_counts(self._sparse),
+                    "blocks": encode_counts(self._sparse_blocks),
+                    "entries": encode_counts(self._sparse_entries)}}
             manifest = {
                 "format": FORMAT,
-                "format_version": FORMAT_VERSION,
+                "format_version": SPARSE_FORMAT_VERSION if sparse else FORMAT_VERSION,
                 "cache_id": self.cache_id,
                 "backend": self.backend,
                 "compression": self.compression,

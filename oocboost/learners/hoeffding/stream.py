@@ -141,7 +141,9 @@ def learn_cache(learners, cache, *, prefetch=None, evaluate=False, draws=None,
             skip = max(start_row - block.row_start, 0)
             if skip >= block.n_rows:
                 continue
-            codes = block.stored_codes if cache.bundles is None else block.codes
+            # stored codes (a PlaneCodes too); bundled or sparse ones made whole
+            codes = (block.stored_codes if cache.bundles is None
+                     and not cache.has_sparse_columns else block.codes)
             y = np.asarray(block.label, np.float64).reshape(-1)
             check_block_labels(y, config, f"cache {cache.path}", block.row_start)
             w = (np.ones(len(y)) if block.weight is None

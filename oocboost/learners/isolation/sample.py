@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...kernels.codes import PlaneCodes
+from ...kernels.codes import PlaneCodes, SparseCodes
 
 _RNG_ROWS = 1
 
@@ -74,6 +74,8 @@ def gather(cache, blocks, draws) -> GatheredRows:
         lo, hi = np.searchsorted(rows, [block.row_start, block.row_start + block.n_rows])
         local = rows[lo:hi] - block.row_start
         stored = block.stored_codes
+        if isinstance(stored, SparseCodes):   # made whole: rows are picked at random
+            stored = stored.to_array()
         if isinstance(stored, PlaneCodes):
             if parts_low is None:
                 parts_low = np.empty((n_columns, len(rows)), np.uint8)
