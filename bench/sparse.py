@@ -1,5 +1,6 @@
-"""Exclusive feature bundling on a few hundred sparse columns: oocboost with and without
-bundles (``enable_bundle``), LightGBM with and without its EFB, the same data and
+"""Exclusive feature bundling and sparse columns on a few hundred sparse columns: oocboost
+with and without bundles (``enable_bundle``), and unbundled with and without sparse
+columns (``enable_sparse``), LightGBM with and without its EFB, the same data and
 parameters (eta 0.1, depth 6, 256 bins), each run in its own process::
 
     python -m bench.sparse --rows 1000000 --rounds 50 --out bench_out
@@ -73,13 +74,16 @@ _OOC_BUILD = """
 import json, sys, time, shutil
 import oocboost
 from oocboost.utils.rss import peak_rss
-train, cache_path, bundle = sys.argv[1:4]
+train, cache_path, bundle, sparse = sys.argv[1:5]
 shutil.rmtree(cache_path, ignore_errors=True)
 t0 = time.perf_counter()
 cache = oocboost.build_cache(train, cache_path, label="label", quiet=True,
-                             enable_bundle=bundle == "1")
+                             enable_bundle=bundle == "1", enable_sparse=sparse == "1")
+summary = cache.sparse_summary()
+sparse = 0 if summary is None else int((summary["blocks"] > 0).sum())
 print(json.dumps({"build_s": time.perf_counter() - t0,
                   "cache_mib": cache.nbytes_stored / 2**20, "columns": cache.n_columns,
+                  "sparse_columns": sparse,
                   "features": cache.n_features, "build_peak_rss_mib": peak_rss() / 2**20}))
 """
 
@@ -150,13 +154,14 @@ def main(argv=None):
     args = p.parse_args(argv)
     paths = write_data(args.out, args.rows, args.test_rows)
     cache = os.path.join(args.out, f"sparse-{args.rows}", "cache.oocb")
-    runs = [("oocboost, bundled", 1), ("oocboost, not bundled", 0)]
+    runs = [("oocboost, bundled", 1, 1), ("oocboost, sparse columns", 0, 1),
+            ("oocboost, dense columns", 0, 0)]
     if not args.no_lightgbm:
-        runs += [("LightGBM, enable_bundle", 1), ("LightGBM, no bundles", 0)]
-    for name, bundle in runs:
+        runs += [("LightGBM, enable_bundle", 1, 1), ("LightGBM, no bundles", 0, 1)]
+    for name, bundle, sparse in runs:
         lightgbm = name.startswith("LightGBM")
         if not lightgbm:
-            built = _run(_OOC_BUILD, paths["train"], cache, bundle)
+            built = _run(_OOC_BUILD, paths["train"], cache, bundle, sparse)
         for _ in range(args.repeats):
             if lightgbm:
                 r = _run(_LGB, paths["train"], paths["test"], bundle, args.rounds)
@@ -166,7 +171,8 @@ def main(argv=None):
                 continue
             r = _run(_OOC, paths["test"], cache, args.rounds)
             print(f"{name:>24}: build {built['build_s']:.1f} s ({built['features']} features "
-                  f"in {built['columns']} columns, cache {built['cache_mib']:.1f} MiB, peak "
+                  f"in {built['columns']} columns, {built['sparse_columns']} of them sparse "
+                  f"in some block, cache {built['cache_mib']:.1f} MiB, peak "
                   f"RSS {built['build_peak_rss_mib']:.0f} MiB), train {r['train_s']:.2f} s "
                   f"(histogram {r['histogram_s']:.2f} s, split {r['split_s']:.2f} s), peak "
                   f"RSS to end of training {r['peak_rss_mib']:.0f} MiB, AUC {r['auc']:.4f}",

@@ -56,17 +56,17 @@ def pytest_sessionstart(session):
 #: Test files that take longest from an empty kernel cache (``--durations``), run first:
 #: pytest-xdist's ``--dist loadfile`` hands files out in collection order, and one of
 #: these started last kept one worker busy minutes after the other had run out of files.
-LONG_FILES = ("tests/sklearn/test_estimator_checks.py", "tests/kernels/test_histogram.py",
+LONG_FILES = ("tests/test_memory_footprint.py", "tests/sklearn/test_estimator_checks.py",
+              "tests/kernels/test_histogram.py",
               "tests/test_cli.py", "tests/test_docs_examples.py",
               "tests/plotting/test_cli_plot.py", "tests/kernels/test_codes.py",
               "tests/engine/test_surrogates.py", "tests/learners/test_forest.py")
 
 
-#: The files that hold the ``memory`` and ``browser`` tests: the README's second command
-#: and .ci/run name them, so the runs of those tests collect two files instead of the
-#: whole suite (17-20 s a run). A marked test elsewhere fails the collection.
-MARKED_FILES = {"memory": ("tests/test_memory_footprint.py", "tests/utils/test_measure.py"),
-                "browser": ("tests/plotting/test_report.py",)}
+#: The files that hold the ``browser`` tests: .ci/run names them, so their run collects
+#: one file instead of the whole suite (17-20 s a run). A marked test elsewhere fails
+#: the collection.
+MARKED_FILES = {"browser": ("tests/plotting/test_report.py",)}
 
 
 def _check_marked_files(items):
@@ -76,13 +76,13 @@ def _check_marked_files(items):
             if item.get_closest_marker(marker) and path not in files:
                 raise pytest.UsageError(
                     f"{item.nodeid} is marked {marker}, but only {', '.join(files)} are "
-                    f"run for {marker} tests (README's command, .ci/run): move it there, or "
-                    f"add its file to MARKED_FILES in tests/conftest.py and to both")
+                    f"run for {marker} tests (.ci/run): move it there, or "
+                    f"add its file to MARKED_FILES in tests/conftest.py and to .ci/run")
 
 
 def pytest_collection_modifyitems(session, config, items):
     """Move the items of ``LONG_FILES`` to the front (stable: order kept within each),
-    after checking that every ``memory`` and ``browser`` test is in ``MARKED_FILES``."""
+    after checking that every ``browser`` test is in ``MARKED_FILES``."""
     _check_marked_files(items)
     rank = {path: k for k, path in enumerate(LONG_FILES)}
 
