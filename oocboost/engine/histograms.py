@@ -123,7 +123,8 @@ class HistogramBuilder:
         self._record_fill = np.zeros(len(self.hist), np.int64)
         self._pass_records: list[tuple[np.ndarray, np.ndarray]] = []
         self.records = RECORD_SMALL_NODES and use_records and bool(per_node_columns)
-        self._sparse = SparseColumns()
+        self._sparse = SparseColumns(n_value_bins if bundles is None
+                                     else bundles.stored_value_bins(n_value_bins))
 
     # ------------------------------------------------------------------ slots
     @property
@@ -348,9 +349,11 @@ class SparseColumns:
     histogram columns were sparse in some block and their implied codes, and the rows'
     statistics summed per slot, until :meth:`fill` completes the pass."""
 
-    def __init__(self) -> None:
+    def __init__(self, value_bins: np.ndarray) -> None:
+        self.value_bins = np.asarray(value_bins, np.int64)   # per stored column
         self.seen: np.ndarray | None = None      # bool per histogram column, or None
         self.implied: np.ndarray | None = None   # int64 per histogram column
+        self.column_bins: np.ndarray | None = None   # value bins per histogram column
         self.totals: np.ndarray | None = None    # (n_slots, width)
         self._slot_of_row: np.ndarray | None = None
 
@@ -371,6 +374,7 @@ class SparseColumns:
         if self.seen is None or self.seen.shape[0] != n_columns:
             self.seen = np.zeros(n_columns, bool)
             self.implied = np.zeros(n_columns, np.int64)
+            self.column_bins = np.zeros(n_columns, np.int64)
         if self.totals is None or self.totals.shape[0] < hist.shape[0] or \
                 self.totals.shape[1] != width or self.totals.dtype != hist.dtype:
             grown = np.zeros((hist.shape[0], width), hist.dtype)
@@ -380,6 +384,7 @@ class SparseColumns:
         sparse_columns = starts[codes.columns]
         self.seen[sparse_columns] = True
         self.implied[sparse_columns] = codes.implied
+        self.column_bins[sparse_columns] = self.value_bins[codes.columns]
         add_sparse_columns(codes, stats, slot_of_row, hist, sparse_columns, self.totals)
         return np.append(starts[codes.dense_columns], starts[-1]).astype(np.int64)
 
@@ -388,6 +393,7 @@ class SparseColumns:
         and start the next pass."""
         columns = np.flatnonzero(self.seen)
         if len(columns):
-            fill_implied_bins(hist, built, columns, self.implied[columns], self.totals)
+            fill_implied_bins(hist, built, columns, self.implied[columns],
+                              self.column_bins[columns], self.totals)
         self.totals[built] = 0
         self.seen[:] = False

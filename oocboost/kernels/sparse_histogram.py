@@ -112,32 +112,40 @@ def add_sparse_columns(codes, stats, slot_of_row, hist, hist_column, totals):
 
 
 @njit(parallel=True, cache=True, nogil=True)
-def _fill_implied_bins(hist, slots, hist_columns, implied, totals):
-    n_bins, width = hist.shape[2], hist.shape[3]
+def _fill_implied_bins(hist, slots, hist_columns, implied, value_bins, totals):
+    width = hist.shape[3]
+    missing = hist.shape[2] - 1
     for j in prange(slots.shape[0]):
         s = slots[j]
         for k in range(hist_columns.shape[0]):
             h = hist_columns[k]
             z = implied[k]
+            n_value = value_bins[k]
             for m in range(width):
                 rest = totals[s, m]
-                for b in range(n_bins):
+                for b in range(n_value):
                     if b != z:
                         rest -= hist[s, h, b, m]
+                if missing >= n_value and missing != z:
+                    rest -= hist[s, h, missing, m]
                 hist[s, h, z, m] = rest
 
 
-def fill_implied_bins(hist, slots, hist_columns, implied, totals):
+def fill_implied_bins(hist, slots, hist_columns, implied, value_bins, totals):
     """Set the implied bin of the sparse columns ``hist_columns`` in ``slots``: the slot's
-    total minus the column's other bins, subtracted in bin order (module docstring).
+    total minus the column's other bins, subtracted in bin order (module docstring). A
+    column's bins are its ``value_bins`` value codes and the missing code (the last bin);
+    the bins between are never written, so they are not read (a one-hot column has 2
+    value bins of 256).
 
     Parameters
     ----------
     hist : ndarray (n_slots, n_columns, max_bin, width)             # IN/OUT
     slots : ndarray (n,) int64, the slots a pass added rows into    # IN
-    hist_columns, implied : ndarray (n_sparse,) int64               # IN
+    hist_columns, implied, value_bins : ndarray (n_sparse,) int64   # IN
     totals : ndarray (n_slots, width), the histograms' dtype        # IN
     """
     _fill_implied_bins(hist, np.ascontiguousarray(slots, np.int64),
                        np.ascontiguousarray(hist_columns, np.int64),
-                       np.ascontiguousarray(implied, np.int64), totals)
+                       np.ascontiguousarray(implied, np.int64),
+                       np.ascontiguousarray(value_bins, np.int64), totals)

@@ -153,8 +153,9 @@ def test_sparse_histograms_equal_the_twin_and_the_dense_ones(kind, threads):
         column_of = np.append(sparse.dense_columns, codes.shape[0]).astype(np.int64)
         build_histograms_selected(sparse.dense, kernel_stats, rows, slots, chunk_start,
                                   count, hist, column_of)
+        # value bins: the codes drawn (MAX_BIN - 1 of them, the missing code last)
         fill_implied_bins(hist, np.unique(slot_of_row[slot_of_row >= 0]), sparse.columns,
-                          sparse.implied, totals)
+                          sparse.implied, np.full(len(sparse.columns), MAX_BIN - 1), totals)
     n_stats = stats.shape[2]
     twin = np.zeros((n_slots, codes.shape[0], MAX_BIN, n_stats), dtype)
     twin[:, sparse.dense_columns] = naive_histograms(
