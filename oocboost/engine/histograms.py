@@ -354,6 +354,7 @@ class SparseColumns:
         self.seen: np.ndarray | None = None      # bool per histogram column, or None
         self.implied: np.ndarray | None = None   # int64 per histogram column
         self.column_bins: np.ndarray | None = None   # value bins per histogram column
+        self.total_column: int | None = None    # histogram column that sums each node
         self.totals: np.ndarray | None = None    # (n_slots, width)
         self._slot_of_row: np.ndarray | None = None
 
@@ -385,7 +386,13 @@ class SparseColumns:
         self.seen[sparse_columns] = True
         self.implied[sparse_columns] = codes.implied
         self.column_bins[sparse_columns] = self.value_bins[codes.columns]
-        add_sparse_columns(codes, stats, slot_of_row, hist, sparse_columns, self.totals)
+        # a column dense in every block has every row of a node in its histogram: the
+        # node's total is its sum, so the rows are not summed again (a narrow one only)
+        c = codes.total_column
+        self.total_column = (int(starts[c]) if c >= 0 and starts[c + 1] - starts[c] == 1
+                             else None)
+        add_sparse_columns(codes, stats, slot_of_row, hist, sparse_columns,
+                           self.totals if self.total_column is None else None)
         return np.append(starts[codes.dense_columns], starts[-1]).astype(np.int64)
 
     def fill(self, hist: np.ndarray, built: np.ndarray) -> None:
@@ -393,6 +400,8 @@ class SparseColumns:
         and start the next pass."""
         columns = np.flatnonzero(self.seen)
         if len(columns):
+            if self.total_column is not None:
+                self.totals[built] = hist[built, self.total_column].sum(axis=1)
             fill_implied_bins(hist, built, columns, self.implied[columns],
                               self.column_bins[columns], self.totals)
         self.totals[built] = 0

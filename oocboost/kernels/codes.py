@@ -113,6 +113,9 @@ class SparseCodes(NamedTuple):
         ptr[k]               int64, (n_sparse + 1,)  column k's entries: ptr[k]..ptr[k+1]
         rows[e]              int32, (nnz,)         row in the block, ascending in a column
         values[e]            uint8/uint16, (nnz,)  the code at that row
+        total_column         int                   a stored column dense in every block of
+                                                   the cache, or -1 (its histogram sums a
+                                                   node's rows: ``engine/histograms.py``)
 
     Behaves as a read-only ``(n_columns, n_rows)`` matrix for the attributes Python code
     reads (``shape``, ``dtype``, ``nbytes``); kernels that know the layout read the
@@ -133,6 +136,7 @@ class SparseCodes(NamedTuple):
     rows: np.ndarray
     values: np.ndarray
     n_rows: int
+    total_column: int = -1
 
     @property
     def shape(self):

@@ -26,7 +26,8 @@ Layouts as ``histogram.py``'s::
 import numpy as np
 from numba import njit, prange
 
-from .histogram import _row_stat, _stat_arrays
+from .histogram import _row_lanes, _row_stat, _stat_arrays
+from .simd import add2, add4
 
 
 @njit(cache=True, nogil=True)
@@ -70,17 +71,31 @@ def _add_slot_totals(stats, row_class, draws, slot_of_row, totals, n_stats):
 def _add_sparse_columns(ptr, rows, values, hist_column, stats, row_class, draws,
                         slot_of_row, hist, n_stats):
     n_trees = slot_of_row.shape[0]
+    n_columns, n_bins, width = hist.shape[1], hist.shape[2], hist.shape[3]
     for k in prange(ptr.shape[0] - 1):
         h = hist_column[k]
-        for e in range(ptr[k], ptr[k + 1]):
-            i = np.int64(rows[e])
-            b = np.int64(values[e])
-            for t in range(n_trees):
-                s = slot_of_row[t, i]
+        lo, hi = ptr[k], ptr[k + 1]
+        # one tree at a time, its arrays taken once: a column's rows ascend, so its
+        # rows' slots and statistics are read in order
+        for t in range(n_trees):
+            slots_t = slot_of_row[t]
+            stats_t = stats[t]
+            for e in range(lo, hi):
+                i = np.int64(rows[e])
+                s = np.int64(slots_t[i])
                 if s < 0:
                     continue
-                for m in range(n_stats):
-                    hist[s, h, b, m] += _row_stat(stats[t], row_class, draws, t, i, m,
+                at = ((s * n_columns + h) * n_bins + np.int64(values[e])) * width
+                if width == 4 and n_stats <= 4:
+                    s0, s1, s2, s3 = _row_lanes(stats_t, row_class, draws, t, i, n_stats)
+                    add4(hist, at, s0, s1, s2, s3)
+                elif width == 2 and n_stats <= 2:
+                    s0, s1, _, _ = _row_lanes(stats_t, row_class, draws, t, i, n_stats)
+                    add2(hist, at, s0, s1)
+                else:
+                    flat = hist.reshape(-1)
+                    for m in range(n_stats):
+                        flat[at + m] += _row_stat(stats_t, row_class, draws, t, i, m,
                                                   n_stats - 1)
 
 
@@ -95,17 +110,20 @@ def add_sparse_columns(codes, stats, slot_of_row, hist, hist_column, totals):
     slot_of_row : ndarray (n_trees, n_rows) int32, -1 not added     # IN
     hist : ndarray (n_slots, n_columns, max_bin, width)             # IN/OUT, accumulated
     hist_column : ndarray (n_sparse,) int64, histogram column of each sparse column  # IN
-    totals : ndarray (n_slots, width), the histograms' dtype        # IN/OUT, accumulated
+    totals : ndarray (n_slots, width), the histograms' dtype, or None   # IN/OUT, accumulated
+        None: the caller takes the totals from a dense column's histogram.
 
     Each sparse column is summed by one thread in row order, so the sums do not depend
     on the thread count.
     """
     dense, row_class, draws = _stat_arrays(stats)
     n_stats = dense.shape[2]
-    if n_stats > hist.shape[3] or totals.shape != (hist.shape[0], hist.shape[3]):
-        raise ValueError(f"{n_stats} statistics into histograms of width {hist.shape[3]} "
-                         f"and totals of shape {totals.shape}")
-    _add_slot_totals(dense, row_class, draws, slot_of_row, totals, n_stats)
+    if n_stats > hist.shape[3] or not hist.flags.c_contiguous or (
+            totals is not None and totals.shape != (hist.shape[0], hist.shape[3])):
+        raise ValueError(f"{n_stats} statistics into C-contiguous histograms of width "
+                         f"{hist.shape[3]} and totals of their slots and width")
+    if totals is not None:
+        _add_slot_totals(dense, row_class, draws, slot_of_row, totals, n_stats)
     _add_sparse_columns(codes.ptr, codes.rows, codes.values,
                         np.ascontiguousarray(hist_column, np.int64), dense, row_class,
                         draws, slot_of_row, hist, n_stats)

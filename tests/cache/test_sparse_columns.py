@@ -201,6 +201,10 @@ def _code_past_the_bins(f):
     f["values"][3] = 200
 
 
+def _dense_column_made_sparse(f):
+    f["columns"][0] = 0          # x0, which the manifest says no block stores sparse
+
+
 def _column_listed_twice(f):
     f["columns"][1] = f["columns"][0]
 
@@ -210,6 +214,8 @@ def _column_listed_twice(f):
     (_row_past_the_block, "block 1 .*a sparse entry's row is outside 0..1023"),
     (_code_past_the_bins, "block 1, column 'f2': code 200 at row 1"),
     (_column_listed_twice, "block 1 .*sparse columns not ascending in 0..8"),
+    (_dense_column_made_sparse, "block 1 .*column 0 is sparse, the manifest says no block "
+                                "stores it sparse"),
 ])
 def test_a_forged_sparse_block_is_refused_by_name(tmp_path, edit, message):
     X, y = sparse_table(3000)

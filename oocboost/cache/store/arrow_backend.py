@@ -310,6 +310,11 @@ class ArrowBlockReader:
         self.cache_id = manifest.get("cache_id")  # None: built before blocks were bound
         self._names = ["codes"] + ["label"] * self.has_label + ["weight"] * self.has_weight
         self.implied = sparse_field(manifest)
+        # a stored column no block stores sparse (-1: none), named in every block
+        self.total_column = -1
+        if self.implied is not None:
+            dense_everywhere = np.flatnonzero(sparse_field(manifest, "blocks") == 0)
+            self.total_column = int(dense_everywhere[0]) if len(dense_everywhere) else -1
         self._read_labels_options = pa.ipc.IpcReadOptions(
             included_fields=list(range(1, len(self._names))), use_threads=False
         )
@@ -449,14 +454,19 @@ class ArrowBlockReader:
             empty = np.zeros(0, np.int64)
             return SparseCodes(dense, np.arange(self.n_features, dtype=np.int64), empty,
                                empty, np.zeros(1, np.int64), np.zeros(0, np.int32),
-                               np.zeros(0, dense.dtype), b["n_rows"])
+                               np.zeros(0, dense.dtype), b["n_rows"], self.total_column)
         try:
             codes = sparse_codes_of(dense, out["sparse_columns"], out["sparse_ptr"],
                                     out["sparse_rows"], out["sparse_values"], self.implied,
                                     b["n_rows"])
         except ValueError as exc:
             raise self._fail(b, str(exc)) from None
-        return codes
+        at = int(np.searchsorted(codes.columns, self.total_column))
+        if self.total_column >= 0 and at < len(codes.columns) and \
+                codes.columns[at] == self.total_column:
+            raise self._fail(b, f"column {self.total_column} is sparse, the manifest says "
+                                f"no block stores it sparse")
+        return codes._replace(total_column=self.total_column)
 
     def _check_binding(self, b, metadata):
         """The block names this cache and its own index (a self-consistent manifest
