@@ -248,3 +248,27 @@ def test_a_forged_sparse_manifest_is_refused_by_name(tmp_path, edit, message):
     _write_manifest(cache.path, doc)
     with pytest.raises(CacheError, match=message):
         Cache(cache.path)
+
+
+@pytest.mark.parametrize("absent_as_missing", [False, True])
+def test_svmlight_absent_entries_are_the_implied_code(tmp_path, absent_as_missing):
+    """An svmlight file's absent entries are 0.0 (LibSVM) or missing (XGBoost's reading):
+    either way they are the implied code, and the sparse cache reads back the dense
+    one's codes."""
+    import scipy.sparse as sp
+    from sklearn.datasets import dump_svmlight_file
+
+    rng = np.random.default_rng(5)
+    X = sp.random(3000, 12, density=0.06, random_state=5, format="csr")
+    X.data = np.round(X.data * 10, 1) + 0.1
+    path = str(tmp_path / "data.svm")
+    dump_svmlight_file(X, rng.integers(0, 2, 3000), path, zero_based=True)
+    common = dict(block_rows=1000, quiet=True, absent_as_missing=absent_as_missing,
+                  enable_bundle=False)
+    sparse = oocboost.build_cache(path, tmp_path / "s", **common)
+    dense = oocboost.build_cache(path, tmp_path / "d", enable_sparse=False, **common)
+    mapper = sparse.bin_mapper
+    want = mapper.missing_bin if absent_as_missing else implied_codes(mapper)[0]
+    assert (sparse.sparse_implied == want).all()
+    assert (sparse.sparse_summary()["blocks"] == sparse.n_blocks).all()
+    np.testing.assert_array_equal(_all_codes(sparse), _all_codes(dense))

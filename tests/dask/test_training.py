@@ -184,3 +184,33 @@ def test_the_memory_limit_defaults_to_a_share_of_the_dask_workers(data, cluster)
     model = oocboost.dask.train(cluster, {**PARAMS, "objective": "binary:logistic",
                                           "memory_limit": "1GiB"}, shards, 2)
     assert model.training_log["plan"]["memory_limit"] == 2 ** 30
+
+
+def test_sparse_shards_train_the_single_machine_model(cluster, tmp_path):
+    """Shards whose mostly-zero columns are stored sparse (each shard decides per block)
+    give, summed over the workers, the model one machine grows from the data stored
+    dense."""
+    rng = np.random.default_rng(7)
+    n = 4000
+    df = pd.DataFrame({"x0": rng.normal(size=n), "x1": rng.normal(size=n)})
+    for j, share in enumerate((0.02, 0.05, 0.1, 0.3)):
+        on = rng.random(n) < share
+        df[f"s{j}"] = np.where(on, rng.integers(1, 6, n), 0).astype(float)
+    df["y"] = (df.x0 + 2 * df.s0 - df.s2 + rng.normal(size=n) * 0.5 > 0).astype(float)
+    shards = oocboost.dask.build_cache(dd.from_pandas(df, npartitions=4), tmp_path / "s",
+                                       label="y", client=cluster)
+    assert all(oocboost.Cache(s["path"]).sparse_summary() is not None
+               for s in shards.shards)
+    order = [i for s in shards.shards for i in s["partitions"]]
+    ddf = dd.from_pandas(df, npartitions=4)
+    ordered = pd.concat([ddf.get_partition(i).compute() for i in order])
+    dense = oocboost.build_cache(ordered, tmp_path / "d.oocb", label="y", quiet=True,
+                                 reference=shards.edges, enable_sparse=False)
+    assert dense.sparse_summary() is None
+    p = {**PARAMS, "objective": "binary:logistic"}
+    model = oocboost.dask.train(cluster, p, shards, 6)
+    single = oocboost.train(p, dense, 6)
+    assert_same_trees(model, single)
+    np.testing.assert_allclose(model.predict(dense, output_margin=True),
+                               single.predict(dense, output_margin=True), rtol=1e-9,
+                               atol=1e-9)
