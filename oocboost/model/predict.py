@@ -256,7 +256,9 @@ def _routable_trees(model, iteration_range):
 
 def _sparse_margins(model, X, iteration_range, pred_leaf, pred_contribs,
                     pred_interactions):
-    """A SciPy sparse matrix's rows densified a block at a time (absent entries 0.0)."""
+    """A SciPy sparse matrix's rows (absent entries 0.0): margins walked over its CSR
+    rows as they are (``kernels/predict_csr.py``), or, for leaves, contributions and
+    models that read dense rows, densified a block at a time."""
     if X.ndim != 2 or X.shape[1] != model.n_features:
         raise SchemaError(f"the sparse matrix has shape {X.shape}; the model expects "
                           f"(n_rows, {model.n_features})")
@@ -264,6 +266,15 @@ def _sparse_margins(model, X, iteration_range, pred_leaf, pred_contribs,
         raise SchemaError("the model has categorical features, whose values are strings: "
                           "a sparse matrix of numbers cannot hold them")
     X = X.tocsr()
+    if not (pred_leaf or pred_contribs or pred_interactions) and model.walks_csr():
+        if not X.has_canonical_format:    # sorted indices, duplicates summed
+            X = X.copy()
+            X.sum_duplicates()
+        for start in range(0, X.shape[0], MATRIX_CHUNK_ROWS):
+            yield (model.predict_margin_csr(X[start:start + MATRIX_CHUNK_ROWS],
+                                            iteration_range=iteration_range),
+                   None, None, None)
+        return
     rows = sparse_chunk_rows(X.shape[1], MATRIX_CHUNK_ROWS)
     for start in range(0, X.shape[0], rows):
         block = X[start:start + rows].toarray().astype(X_DTYPE, copy=False)

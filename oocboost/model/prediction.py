@@ -214,6 +214,43 @@ class ModelPrediction:
                 part.add_margin(self, X, out, t0, t1)
         return self._finish_margin(out, t0, t1, include_base)
 
+    def walks_csr(self) -> bool:
+        """Whether :meth:`predict_margin_csr` takes this model: plain summed or averaged
+        trees (no oblique split, surrogate or shared node) and no learner part reading
+        the rows (naive Bayes leaves, MARS terms)."""
+        return (not self.parts and self.aggregation in ("sum", "mean")
+                and _kp.is_plain(self._flat_trees()))
+
+    def predict_margin_csr(self, X: Any, iteration_range: tuple[int, int] | None = None,
+                           include_base: bool = True) -> np.ndarray:
+        """Raw margins of the rows of a SciPy CSR matrix, never made dense
+        (``kernels/predict_csr.py``): equal to :meth:`predict_margin` of
+        ``X.toarray()``. Only for a model :meth:`walks_csr` accepts.
+
+        Parameters
+        ----------
+        X : scipy.sparse.csr_matrix (n_rows, n_features), canonical (sorted indices, no
+            duplicates; ``X.sum_duplicates()`` makes it so)
+        iteration_range, include_base : see :meth:`predict_margin`
+
+        Returns
+        -------
+        ndarray (n_rows, n_outputs) float64
+        """
+        from ..kernels.predict_csr import predict_csr
+
+        if not self.walks_csr():
+            raise ModelError("this model's trees or parts read dense rows: pass "
+                             "X.toarray() a block of rows at a time")
+        if X.ndim != 2 or X.shape[1] != self.n_features or not X.has_canonical_format:
+            raise ModelError(f"X must be a canonical CSR matrix of (n_rows, "
+                             f"{self.n_features}), got shape {X.shape}")
+        t0, t1 = self._tree_range(iteration_range)
+        out = self._start_margin(X.shape[0], include_base)
+        predict_csr(self._flat_trees(), np.asarray(X.indptr, np.int64), X.indices,
+                    np.asarray(X.data, X_DTYPE), t0, t1, out)
+        return self._finish_margin(out, t0, t1, include_base)
+
     def predict_margin_binned(self, codes: np.ndarray, missing_bin: int,
                               iteration_range: tuple[int, int] | None = None,
                               n_threads: int | None = None, include_base: bool = True
