@@ -1,17 +1,19 @@
-"""Prediction over the rows of a CSR matrix, never made dense.
+"""Prediction over the rows of a CSR matrix, never made dense: only the columns the
+trees split on are gathered.
 
-A row of a scipy.sparse CSR matrix keeps its stored entries (column index ascending,
-values); every other entry is 0.0. A tree's node reads its feature's value by a binary
-search in the row's indices (``log2`` of the row's entries, a few steps for the rows of
-hashed or one-hot data), and decides as the raw walk of :mod:`.predict_walks` does: a NaN
-stored in the row takes the node's default direction, a categorical split truncates the
-value to its code. Rows go in chunks of ``CHUNK_ROWS``, one tree at a time, and each
-row's leaves are added in tree order: the margins are the dense matrix's, bit for bit
-(``tests/model/test_predict_csr.py``). A matrix of a million columns then costs its
-entries, where densifying even 256 rows took 2 GB.
+A model reads few of a wide matrix's columns: a hundred trees of depth 6 split on at most
+6,300 of a million hashed features. :func:`compact_trees` renumbers the trees' features to
+positions among the columns they use, and :func:`gather_columns` writes a chunk of rows'
+entries of those columns into a dense ``(rows, n_used)`` scratch (absent entries 0.0),
+which the usual raw walks read (:mod:`.predict`, the perfect layout among them). The
+values are the matrix's own, so the margins equal the dense matrix's bit for bit; the
+memory is the chunk's used columns, never the matrix's width (densifying 256 rows of a
+million columns took 2 GB). 200,000 rows of 2,000 columns at 1% density, 100 depth-6
+trees, 2 threads: 0.57 s, against 1.85 s for a binary search of each node's value in its
+row (written first) and 1.07 s for densifying blocks of 4,096 rows.
 
 Layout of the matrix (``scipy.sparse.csr_matrix`` in canonical form: no duplicate
-entries, indices sorted within a row)::
+entries)::
 
     indptr[row]    int64 (n_rows + 1,)   row ``row``'s entries: indptr[row] .. indptr[row+1]
     indices[e]     int32/int64 (nnz,)    column of entry ``e``
@@ -20,75 +22,45 @@ entries, indices sorted within a row)::
 import numpy as np
 from numba import njit
 
-from .parallel import RANGE_KERNEL, run_ranges
-from .predict_walks import _U32, CHUNK_ROWS, _add_leaf_values, _in_bitset
+from . import predict_perfect as _perfect
 
 
-@njit(cache=True, inline="always")
-def _csr_value(indices, data, a, b, feature):
-    """The value of column ``feature`` in the row whose entries are ``a .. b``: its stored
-    value, or 0.0 when it has none (binary search: indices ascend)."""
-    lo, hi = a, b
-    while lo < hi:
-        mid = (lo + hi) >> 1
-        if indices[mid] < feature:
-            lo = mid + 1
-        else:
-            hi = mid
-    if lo < b and indices[lo] == feature:
-        return data[lo]
-    return 0.0
+def used_columns(flat):
+    """The columns the split nodes of ``flat`` read, ascending (int64)."""
+    split = flat.left != np.arange(flat.left.shape[0])   # a leaf's left is itself
+    return np.unique(flat.feature[split]).astype(np.int64)
 
 
-@njit(**RANGE_KERNEL)
-def _predict_csr_range(c_lo, c_hi, indptr, indices, data, tree_start, tree_end,
-                       node_offset, tree_depth, tree_group, tree_n_cols, value_offset,
-                       left, feature, threshold, default_left, is_categorical, cat_offset,
-                       cat_n_bits, cat_bitset, value, out):
-    n_rows = indptr.shape[0] - 1
-    nodes = np.empty(CHUNK_ROWS, dtype=np.uint32)
-    for c in range(c_lo, c_hi):
-        s = c * CHUNK_ROWS
-        m = min(n_rows, s + CHUNK_ROWS) - s
-        for t in range(tree_start, tree_end):
-            lo = node_offset[t]
-            depth = tree_depth[t]
-            for r in range(m):
-                a, b = indptr[s + r], indptr[s + r + 1]
-                node = _U32(lo)
-                for _level in range(depth):
-                    x = _csr_value(indices, data, a, b, feature[node])
-                    if x != x:
-                        go = default_left[node] != 0
-                    elif is_categorical[node]:
-                        if x >= 0.0 and x < cat_n_bits[node]:
-                            go = _in_bitset(np.int64(x), node, cat_offset, cat_n_bits,
-                                            cat_bitset)
-                        else:
-                            go = False
-                    else:
-                        go = x <= threshold[node]
-                    node = _U32(left[node]) + _U32(1) - _U32(go)
-                nodes[r] = node
-            _add_leaf_values(out, s, m, nodes, t, lo, tree_group, tree_n_cols, value_offset,
-                             value)
+def compact_trees(flat, n_features):
+    """``(position_of_column, compact_flat)``: each column's position among
+    :func:`used_columns` (-1: unused; int64, (n_features,)), and ``flat`` with its
+    features renumbered to those positions (its perfect layout rebuilt)."""
+    used = used_columns(flat)
+    position = np.full(n_features, -1, np.int64)
+    position[used] = np.arange(used.shape[0])
+    feature = np.maximum(position[flat.feature], 0).astype(flat.feature.dtype)
+    compact = flat._replace(feature=feature, perfect=None)
+    return position, compact._replace(perfect=_perfect.build_perfect_trees(compact))
 
 
-def predict_csr(flat, indptr, indices, data, tree_start, tree_end, out):
-    """Add the trees ``tree_start .. tree_end`` of ``flat`` (plain trees:
-    ``predict.is_plain``) to the margins ``out`` of a CSR matrix's rows.
+@njit(cache=True, nogil=True)
+def _gather_columns(indptr, indices, data, position, out):
+    for r in range(out.shape[0]):
+        for e in range(indptr[r], indptr[r + 1]):
+            p = position[indices[e]]
+            if p >= 0:
+                out[r, p] = data[e]
+
+
+def gather_columns(indptr, indices, data, position, out):
+    """Write the entries of the used columns of CSR rows into ``out``.
 
     Parameters
     ----------
-    flat : predict.FlatTrees
-    indptr : ndarray (n_rows + 1,) int64                                  # IN
-    indices : ndarray (nnz,) int32 or int64, ascending within each row    # IN
-    data : ndarray (nnz,) float64                                         # IN
-    out : ndarray (n_rows, n_outputs) float64                             # IN/OUT, accumulated
+    indptr : ndarray (n_rows + 1,) int32/int64, from 0                      # IN
+    indices : ndarray (nnz,) int32/int64                                   # IN
+    data : ndarray (nnz,) float64                                          # IN
+    position : ndarray (n_features,) int64, -1 for an unused column        # IN
+    out : ndarray (n_rows, n_used) float64, zeros where no entry is       # OUT
     """
-    n_chunks = (indptr.shape[0] - 1 + CHUNK_ROWS - 1) // CHUNK_ROWS
-    run_ranges(_predict_csr_range, n_chunks, indptr, indices, data, tree_start, tree_end,
-               flat.node_offset, flat.tree_depth, flat.tree_group, flat.tree_n_cols,
-               flat.value_offset, flat.left, flat.feature, flat.threshold,
-               flat.default_left, flat.is_categorical, flat.cat_offset, flat.cat_n_bits,
-               flat.cat_bitset, flat.value, out)
+    _gather_columns(indptr, indices, data, position, out)

@@ -193,6 +193,8 @@ class Model(ModelPrediction, ModelContributions, ModelExport):
         self.attributes = {} if attributes is None else attributes
         self._flat = None
         self._flat_key = None
+        # (flat trees, column positions, compact trees) for CSR rows (predict_margin_csr)
+        self._csr_plan = None
 
     # ------------------------------------------------------------------ properties
     @property

@@ -12,6 +12,9 @@ from ..common import NODE_DTYPE, X_DTYPE
 from ..errors import ModelError, ParameterError
 from ..kernels import predict as _kp
 
+#: Bytes of the gathered columns of a CSR chunk (``predict_margin_csr``).
+CSR_CHUNK_BYTES = 32 << 20
+
 IMPORTANCE_TYPES = ("weight", "gain", "total_gain", "cover", "total_cover")
 
 
@@ -223,9 +226,11 @@ class ModelPrediction:
 
     def predict_margin_csr(self, X: Any, iteration_range: tuple[int, int] | None = None,
                            include_base: bool = True) -> np.ndarray:
-        """Raw margins of the rows of a SciPy CSR matrix, never made dense
-        (``kernels/predict_csr.py``): equal to :meth:`predict_margin` of
-        ``X.toarray()``. Only for a model :meth:`walks_csr` accepts.
+        """Raw margins of the rows of a SciPy CSR matrix, never made dense: a chunk of
+        rows at a time, only the columns the trees split on are gathered
+        (``kernels/predict_csr.py``, at most 32 MiB of them). Equal to
+        :meth:`predict_margin` of ``X.toarray()``. Only for a model :meth:`walks_csr`
+        accepts.
 
         Parameters
         ----------
@@ -237,7 +242,7 @@ class ModelPrediction:
         -------
         ndarray (n_rows, n_outputs) float64
         """
-        from ..kernels.predict_csr import predict_csr
+        from ..kernels.predict_csr import compact_trees, gather_columns
 
         if not self.walks_csr():
             raise ModelError("this model's trees or parts read dense rows: pass "
@@ -245,10 +250,20 @@ class ModelPrediction:
         if X.ndim != 2 or X.shape[1] != self.n_features or not X.has_canonical_format:
             raise ModelError(f"X must be a canonical CSR matrix of (n_rows, "
                              f"{self.n_features}), got shape {X.shape}")
+        flat = self._flat_trees()
+        if self._csr_plan is None or self._csr_plan[0] is not flat:
+            self._csr_plan = (flat, *compact_trees(flat, self.n_features))
+        _, position, compact = self._csr_plan
+        n_used = max(int(position.max(initial=-1)) + 1, 1)
         t0, t1 = self._tree_range(iteration_range)
         out = self._start_margin(X.shape[0], include_base)
-        predict_csr(self._flat_trees(), np.asarray(X.indptr, np.int64), X.indices,
-                    np.asarray(X.data, X_DTYPE), t0, t1, out)
+        chunk = max(1, min(X.shape[0], CSR_CHUNK_BYTES // (8 * n_used)))
+        for start in range(0, X.shape[0], chunk):
+            rows = X[start:start + chunk]
+            dense = np.zeros((rows.shape[0], n_used), X_DTYPE)
+            gather_columns(rows.indptr, rows.indices, np.asarray(rows.data, X_DTYPE),
+                           position, dense)
+            _kp.raw_margins(compact, dense, t0, t1, out[start:start + rows.shape[0]])
         return self._finish_margin(out, t0, t1, include_base)
 
     def predict_margin_binned(self, codes: np.ndarray, missing_bin: int,

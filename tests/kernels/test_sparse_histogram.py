@@ -120,7 +120,9 @@ def _listed(n_trees, n_rows, n_slots, rng):
     return slot_of_row, rows, slots, chunk_start, count
 
 
-@pytest.mark.parametrize("kind", ["float", "int", "classes"])
+# float statistics (boosting's, CART's) and class counts into int32 sums (forests'): the
+# two kinds the engine hands the kernels (each kind more is a compile of its own)
+@pytest.mark.parametrize("kind", ["float", "classes"])
 @pytest.mark.parametrize("threads", [1, 2])
 def test_sparse_histograms_equal_the_twin_and_the_dense_ones(kind, threads):
     rng = np.random.default_rng(3)
@@ -134,9 +136,6 @@ def test_sparse_histograms_equal_the_twin_and_the_dense_ones(kind, threads):
     if kind == "float":
         stats = rng.normal(size=(n_trees, n_rows, 2)).astype(np.float32)
         kernel_stats, width = stats, 2
-    elif kind == "int":
-        stats = rng.integers(0, 4, (n_trees, n_rows, 3)).astype(np.int32)
-        kernel_stats, width = stats, 4
     else:
         row_class = rng.integers(0, 2, n_rows).astype(np.uint8)
         draws = rng.integers(0, 3, (n_trees, n_rows)).astype(np.uint8)

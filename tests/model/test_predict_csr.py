@@ -7,7 +7,7 @@ import pytest
 import scipy.sparse as sp
 
 import oocboost
-from oocboost.kernels.predict_csr import _csr_value
+from oocboost.kernels.predict_csr import compact_trees, gather_columns, used_columns
 
 
 @pytest.fixture(scope="module")
@@ -87,13 +87,30 @@ def test_leaves_and_contributions_take_the_dense_rows(data):
                                model.predict(X[:300], pred_contribs=True), rtol=0, atol=0)
 
 
-def test_the_value_lookup_is_the_rows_entry_or_zero():
-    indices = np.array([1, 4, 9, 10, 30], np.int32)
-    data = np.array([0.5, np.nan, 0.0, -2.0, 7.0])
-    row = dict(zip(indices.tolist(), data.tolist()))
-    for f in range(35):
-        got = _csr_value(indices, data, 0, len(indices), f)
-        want = row.get(f, 0.0)
-        assert (got == want) or (np.isnan(got) and np.isnan(want)), f
-    assert _csr_value(indices, data, 2, 4, 4) == 0.0       # only entries 2..3 are the row
-    assert _csr_value(indices, data, 3, 3, 10) == 0.0      # an empty row
+def test_gathered_columns_are_the_rows_entries_of_the_used_columns():
+    """gather_columns against its naive twin: the dense rows, the used columns taken."""
+    X = sp.random(50, 30, density=0.2, random_state=3, format="csr")
+    X.data[::7] = np.nan
+    position = np.full(30, -1, np.int64)
+    used = np.array([2, 5, 6, 17, 29])
+    position[used] = np.arange(len(used))
+    out = np.zeros((50, len(used)))
+    gather_columns(X.indptr, X.indices, X.data, position, out)
+    np.testing.assert_array_equal(out, X.toarray()[:, used])
+
+
+def test_the_compact_trees_read_only_the_columns_split_on(data):
+    X, y = data
+    model = oocboost.GradientBoostingClassifier(n_estimators=3, max_depth=2).fit(X, y)
+    flat = model.model_._flat_trees()
+    used = used_columns(flat)
+    splits = {int(f) for t in model.model_.trees for f, left in zip(t.feature, t.left)
+              if left >= 0}
+    assert used.tolist() == sorted(splits)
+    position, compact = compact_trees(flat, X.shape[1])
+    assert position[used].tolist() == list(range(len(used)))
+    from oocboost.kernels.predict import raw_margins
+    out = np.empty((len(X), 1))
+    out[:] = model.model_.base_margin          # the margins start there, as the model's
+    raw_margins(compact, np.ascontiguousarray(X[:, used]), 0, flat.n_trees, out)
+    np.testing.assert_array_equal(out, model.model_.predict_margin(X))
