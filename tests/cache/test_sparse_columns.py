@@ -2,8 +2,6 @@
 the arrow backend's sparse fields, manifest format version 2): a block keeps a mostly-zero
 numeric column by its other rows, reads back the codes a dense cache holds, says so in
 ``info``, grows by ``--append``, and refuses a forged block or manifest by name."""
-import json
-import os
 
 import numpy as np
 import pytest
@@ -15,6 +13,7 @@ from oocboost.cache.store import Cache, CacheWriter
 from oocboost.cache.store.manifest import SPARSE_FORMAT_VERSION, encode_counts
 from oocboost.errors import CacheError, ParameterError
 from oocboost.kernels.codes import SparseCodes
+from tests.cache.test_trust import _manifest, _write_manifest, replace_block
 
 
 def sparse_table(n_rows, seed=0):
@@ -157,36 +156,14 @@ def test_append_keeps_the_layout_and_its_counts(tmp_path):
 
 
 # ---- trust: forged blocks and manifests -------------------------------------------------
-def _manifest(path):
-    with open(os.path.join(path, "manifest.json")) as f:
-        return json.load(f)
-
-
-def _write_manifest(path, doc):
-    with open(os.path.join(path, "manifest.json"), "w") as f:
-        json.dump(doc, f)
-
-
 def _forge_sparse_block(cache, i, edit):
     """Rewrite block ``i`` with ``edit(fields)`` applied to its sparse fields (a dict of
     writable arrays) and a manifest entry that matches the file (size, checksum)."""
-    from oocboost.cache.store.arrow_backend import ArrowBlockWriter
-
     codes = cache.read_block(i).stored_codes
-    fields = {k: np.array(getattr(codes, k)) for k in SparseCodes._fields if k != "n_rows"}
+    fields = {k: np.array(getattr(codes, k)) for k in SparseCodes._fields
+              if k not in ("n_rows", "total_column")}
     edit(fields)
-    block = cache.read_block(i)
-    staging = os.path.join(os.path.dirname(cache.path), "staging")
-    writer = ArrowBlockWriter(staging, cache.compression, cache.n_columns,
-                              cache.codes_dtype, cache.has_label, cache.has_weight,
-                              cache_id=cache.manifest["cache_id"])
-    entry = writer.write_block(i, int(cache.block_row_starts[i]),
-                               SparseCodes(**fields, n_rows=codes.n_rows), block.label,
-                               block.weight)
-    os.replace(os.path.join(staging, entry["file"]), os.path.join(cache.path, entry["file"]))
-    doc = _manifest(cache.path)
-    doc["blocks"][i].update(nbytes=entry["nbytes"], crc32=entry["crc32"])
-    _write_manifest(cache.path, doc)
+    replace_block(cache, i, SparseCodes(**fields, n_rows=codes.n_rows))
 
 
 def _swap_rows(f):

@@ -130,11 +130,17 @@ def test_hostile_manifest_text_is_one_clean_error(tmp_path, text, message):
 def _forge_block(cache, i, edit):
     """Rewrite block ``i`` of an arrow cache with ``edit(codes)`` and a manifest entry
     that matches it (size, checksum): what a crafted block looks like."""
+    codes = np.array(cache.read_block(i).codes)
+    edit(codes)
+    replace_block(cache, i, codes)
+
+
+def replace_block(cache, i, codes):
+    """Write ``codes`` (a matrix or a SparseCodes) as block ``i`` of an arrow cache, its
+    label and weight kept, with a manifest entry that matches the file."""
     from oocboost.cache.store.arrow_backend import ArrowBlockWriter
 
     block = cache.read_block(i)
-    codes = np.array(block.codes)
-    edit(codes)
     staging = os.path.join(os.path.dirname(cache.path), "staging")
     writer = ArrowBlockWriter(staging, cache.compression, cache.n_columns,
                               cache.codes_dtype, cache.has_label, cache.has_weight,
