@@ -193,8 +193,7 @@ class Model(ModelPrediction, ModelContributions, ModelExport):
         self.attributes = {} if attributes is None else attributes
         self._flat = None
         self._flat_key = None
-        # (flat trees, column positions, compact trees) for CSR rows (predict_margin_csr)
-        self._csr_plan = None
+        self._csr_plan = None   # (flat, positions, compact trees): predict_margin_csr
 
     # ------------------------------------------------------------------ properties
     @property
