@@ -205,8 +205,9 @@ class SparseCodes(NamedTuple):
         is_dense = np.isin(columns, self.dense_columns)
         dense_at = np.where(is_dense, np.searchsorted(self.dense_columns, columns), -1)
         sparse_at = np.where(is_dense, -1, np.searchsorted(self.columns, columns))
-        _take_columns(self.dense, dense_at, self.ptr, self.rows, self.values,
-                      self.implied, sparse_at, out)
+        _take_columns(read_only(self.dense), dense_at, read_only(self.ptr),
+                      read_only(self.rows), read_only(self.values), read_only(self.implied),
+                      sparse_at, out)
         return out
 
 
@@ -217,10 +218,13 @@ def _take_columns(dense, dense_at, ptr, rows, values, implied, sparse_at, out):
     for j in prange(out.shape[0]):
         d = dense_at[j]
         if d >= 0:
-            out[j, :] = dense[d, :]
+            for i in range(out.shape[1]):
+                out[j, i] = dense[d, i]
             continue
         k = sparse_at[j]
-        out[j, :] = implied[k]
+        code = implied[k]
+        for i in range(out.shape[1]):
+            out[j, i] = code
         for e in range(ptr[k], ptr[k + 1]):
             out[j, rows[e]] = values[e]
 

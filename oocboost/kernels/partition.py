@@ -20,7 +20,7 @@ reaches one moves on in the same pass (``ROUTE_PASS_THROUGH``).
 import numpy as np
 from numba import njit, prange
 
-from .codes import code_arrays, read_code
+from .codes import code_arrays, read_code, read_only
 
 #: Word of a route holding the flags, and its bits.
 ROUTE_FLAGS = 3
@@ -224,7 +224,8 @@ def partition_select_rows(codes, node_of_row, route, cat_bitset, missing_bin, sl
     chunk_count : ndarray (n_trees, n_chunks) int64              # OUT
     """
     _partition_select_rows(*code_arrays(codes), node_of_row, route, cat_bitset, missing_bin,
-                           slot_of_node, row_counts, chunk_start, rows, slots, chunk_count)
+                           slot_of_node, read_only(row_counts), chunk_start, rows, slots,
+                           chunk_count)
 
 
 @njit(parallel=True, cache=True, nogil=True)

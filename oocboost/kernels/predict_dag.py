@@ -7,6 +7,7 @@ side when a node has several parents, so these walks read an explicit ``right`` 
 import numpy as np
 from numba import njit
 
+from .codes import read_only
 from .parallel import RANGE_KERNEL, run_ranges
 
 #: Rows a task walks through every tree.
@@ -100,12 +101,13 @@ def predict_dag(X, codes, binned, missing_bin, tree_start, tree_end, node_offset
     """Margins of raw rows (``binned`` False) or bin codes, trees summed in order for
     each row; or, when ``leaves`` has columns, each tree's flat leaf (one kernel, one
     compilation)."""
+    # read-only views: one compile for arrays made in memory and read from a cache
     run_ranges(_predict_dag_range,
-               ((codes.shape[1] if binned else X.shape[0]) + CHUNK_ROWS - 1) // CHUNK_ROWS, X,
-               codes, binned, missing_bin, tree_start, tree_end, node_offset, tree_group,
-               tree_n_cols, value_offset, left, right, feature, threshold, bin_threshold,
-               default_left, is_categorical, cat_offset, cat_n_bits, cat_bitset, value, leaves,
-               out)
+               ((codes.shape[1] if binned else X.shape[0]) + CHUNK_ROWS - 1) // CHUNK_ROWS,
+               read_only(X), read_only(codes), binned, missing_bin, tree_start, tree_end,
+               node_offset, tree_group, tree_n_cols, value_offset, left, right, feature,
+               threshold, bin_threshold, default_left, is_categorical, cat_offset, cat_n_bits,
+               cat_bitset, value, leaves, out)
 
 
 def _run(flat, X, codes, binned, missing_bin, tree_start, tree_end, leaves, out):

@@ -12,6 +12,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
+from .codes import read_only
 from .parallel import RANGE_KERNEL, run_ranges
 from .predict_dag import add_leaf, front_ends
 
@@ -113,12 +114,13 @@ def predict_oblique(X, codes, rep, binned, missing_bin, tree_start, tree_end, no
                     cat_bitset, value, o_start, o_end, o_feature, o_weight, leaves, out):
     """Margins (``out`` accumulated, trees in order per row), or, when ``leaves`` has
     columns, each tree's flat leaf."""
+    # read-only views: one compile for arrays made in memory and read from a cache
     run_ranges(_predict_oblique_range,
-               ((codes.shape[1] if binned else X.shape[0]) + CHUNK_ROWS - 1) // CHUNK_ROWS, X,
-               codes, rep, binned, missing_bin, tree_start, tree_end, node_offset, tree_group,
-               tree_n_cols, value_offset, left, feature, threshold, bin_threshold,
-               default_left, is_categorical, cat_offset, cat_n_bits, cat_bitset, value,
-               o_start, o_end, o_feature, o_weight, leaves, out)
+               ((codes.shape[1] if binned else X.shape[0]) + CHUNK_ROWS - 1) // CHUNK_ROWS,
+               read_only(X), read_only(codes), rep, binned, missing_bin, tree_start, tree_end,
+               node_offset, tree_group, tree_n_cols, value_offset, left, feature, threshold,
+               bin_threshold, default_left, is_categorical, cat_offset, cat_n_bits, cat_bitset,
+               value, o_start, o_end, o_feature, o_weight, leaves, out)
 
 
 def _run(flat, X, codes, rep, binned, missing_bin, tree_start, tree_end, leaves, out):

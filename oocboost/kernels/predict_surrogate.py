@@ -21,6 +21,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
+from .codes import read_only
 from .parallel import RANGE_KERNEL, run_ranges
 from .predict_dag import add_leaf as _add_leaf
 from .predict_dag import front_ends
@@ -212,13 +213,14 @@ def predict_surrogate(X, codes, binned, missing_bin, tree_start, tree_end, node_
     """:mod:`.predict`'s margins of raw rows (``binned`` False) or bin codes, trees
     summed in order for each row, through surrogates; or, when ``leaves`` has columns,
     each tree's flat leaf. One kernel for the three (one compilation)."""
+    # read-only views: one compile for arrays made in memory and read from a cache
     run_ranges(_predict_surrogate_range,
-               ((codes.shape[1] if binned else X.shape[0]) + CHUNK_ROWS - 1) // CHUNK_ROWS, X,
-               codes, binned, missing_bin, tree_start, tree_end, node_offset, tree_group,
-               tree_n_cols, value_offset, left, feature, threshold, bin_threshold,
-               default_left, is_categorical, cat_offset, cat_n_bits, cat_bitset, value,
-               s_start, s_end, s_feature, s_threshold, s_bin, s_left_le, s_is_cat, s_bits,
-               leaves, out)
+               ((codes.shape[1] if binned else X.shape[0]) + CHUNK_ROWS - 1) // CHUNK_ROWS,
+               read_only(X), read_only(codes), binned, missing_bin, tree_start, tree_end,
+               node_offset, tree_group, tree_n_cols, value_offset, left, feature, threshold,
+               bin_threshold, default_left, is_categorical, cat_offset, cat_n_bits, cat_bitset,
+               value, s_start, s_end, s_feature, s_threshold, s_bin, s_left_le, s_is_cat,
+               s_bits, leaves, out)
 
 
 # ------------------------------------------------------------------ Python front ends

@@ -26,6 +26,7 @@ Layouts as ``histogram.py``'s::
 import numpy as np
 from numba import njit, prange
 
+from .codes import read_only
 from .histogram import _row_lanes, _row_stat, _stat_arrays
 from .simd import add2, add4
 
@@ -124,7 +125,8 @@ def add_sparse_columns(codes, stats, slot_of_row, hist, hist_column, totals):
                          f"{hist.shape[3]} and totals of their slots and width")
     if totals is not None:
         _add_slot_totals(dense, row_class, draws, slot_of_row, totals, n_stats)
-    _add_sparse_columns(codes.ptr, codes.rows, codes.values,
+    # read-only views: a cache's entries and those made in memory share one compile
+    _add_sparse_columns(read_only(codes.ptr), read_only(codes.rows), read_only(codes.values),
                         np.ascontiguousarray(hist_column, np.int64), dense, row_class,
                         draws, slot_of_row, hist, n_stats)
 

@@ -38,6 +38,8 @@ def find_feature_splits_cart(hist, node_sums, slots, n_value_bins, is_categorica
     """
     n_features = n_value_bins.shape[0]
     bin_start, flat = hist_bin_starts(hist, column_of, n_features)
+    # a C-contiguous copy of a strided view: one compiled kernel whatever the caller holds
+    node_sums = np.ascontiguousarray(node_sums, dtype=np.float64)
     _find_feature_splits_cart(flat, bin_start, node_sums, slots, n_value_bins,
                               is_categorical, missing_bin, criterion_code, n_classes,
                               min_weight_leaf, proxy, bin_idx, default_left, cat_bitset,

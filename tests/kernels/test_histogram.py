@@ -46,10 +46,16 @@ def make_data(n_rows, n_features, n_trees, n_stats, n_slots, max_bin, seed):
     return codes, stats, slot_of_row
 
 
-@pytest.mark.parametrize("layout", LAYOUTS)
-@pytest.mark.parametrize("n_stats", [3, 2, 4, 5])
+#: Each code width with each update the kernels compile (2 or 4 vector lanes, scalar),
+#: but two-byte codes only with the 2 lanes of boosting's gradient and hessian: every
+#: (codes, lanes) pair is a kernel specialization of its own to compile (~3-5 s each in a
+#: cold suite), and the loops do not depend on the code width.
+MATCHES_NAIVE_CASES = [(layout, n_stats, max_bin) for max_bin in (16, 256)
+                       for n_stats in (3, 2, 4, 5) for layout in LAYOUTS] + [("lanes", 2, 300)]
+
+
+@pytest.mark.parametrize("layout,n_stats,max_bin", MATCHES_NAIVE_CASES)
 @pytest.mark.parametrize("n_trees", [1, 3])
-@pytest.mark.parametrize("max_bin", [16, 256, 300])
 def test_matches_naive(layout, n_stats, n_trees, max_bin):
     codes, stats, slot_of_row = make_data(300, 4, n_trees, n_stats, 5, max_bin, seed=1)
     hist = new_hist(5, 4, max_bin, n_stats, layout)
@@ -156,11 +162,12 @@ def _row_lists(slot_of_row):
 @pytest.mark.parametrize("threads", [1, 2])
 def test_sampled_columns_match_naive(layout, n_stats, n_trees, threads):
     """Per-node histograms of a few features: column q of slot s sums feature
-    slot_columns[s, q]; the same sums for any thread count (non-integer statistics)."""
+    slot_columns[s, q]; the same sums for any thread count (non-integer statistics, in
+    float64 as the forests' CART statistics that take this path)."""
     rng = np.random.default_rng(8)
     n_features, n_slots, k, max_bin = 9, 6, 3, 32
     codes = rng.integers(0, max_bin, size=(n_features, 1500)).astype(np.uint8)
-    stats = rng.random((n_trees, 1500, n_stats)).astype(np.float32)
+    stats = rng.random((n_trees, 1500, n_stats))
     # trees own disjoint slots, as in the grower
     slot_of_row = np.full((n_trees, 1500), -1, np.int32)
     for t in range(n_trees):
@@ -194,11 +201,16 @@ def _cart_like_stats(rng, n_trees, n_rows, n_stats, integer=False):
     return stats
 
 
-@pytest.mark.parametrize("layout", LAYOUTS)
-@pytest.mark.parametrize("n_stats", [2, 3, 4, 6])
-@pytest.mark.parametrize("max_bin", [64, 300])
+#: Every update (2 and 4 lanes, scalar) for one-byte codes and both sums; two-byte codes
+#: with the 4 lanes of a forest's class counts (each (codes, sums, lanes) triple is a
+#: kernel specialization to compile).
+RECORD_CASES = [(sums, max_bin, layout, n_stats) for sums in (np.float64, np.int32)
+                for max_bin in (64,) for layout in LAYOUTS for n_stats in (2, 3, 4, 6)] + [
+    (np.int32, 300, "lanes", 3), (np.float64, 300, "lanes", 3)]
+
+
+@pytest.mark.parametrize("sums,max_bin,layout,n_stats", RECORD_CASES)
 @pytest.mark.parametrize("n_blocks", [1, 3])
-@pytest.mark.parametrize("sums", [np.float64, np.int32])
 def test_record_slots_give_the_same_histograms(layout, n_stats, max_bin, n_blocks, sums):
     """Record slots (rows appended, summed after the pass) give bit-identical sums to
     direct accumulation, block after block, for slots that held a histogram before
@@ -248,8 +260,7 @@ def test_record_slots_give_the_same_histograms(layout, n_stats, max_bin, n_block
     np.testing.assert_array_equal(got, direct)     # padding lanes included
 
 
-@pytest.mark.parametrize("layout", LAYOUTS)
-@pytest.mark.parametrize("n_stats", [2, 3, 4, 6])
+@pytest.mark.parametrize("layout,n_stats", [("lanes", 3), ("plain", 3), ("lanes", 6)])
 @pytest.mark.parametrize("columns", [False, True])
 def test_int32_sums_of_integer_statistics_equal_float64_sums(layout, n_stats, columns):
     """int32 histograms of integer statistics (a forest's unweighted class counts) hold

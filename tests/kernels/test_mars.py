@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from oocboost.kernels import mars as km
+from oocboost.kernels.codes import read_only
 
 
 def _terms():
@@ -46,7 +47,8 @@ def test_basis_matches_twin(n_threads):
 def test_candidate_histograms_match_twin():
     rng = np.random.default_rng(1)
     n, M, J = 200, 3, 2
-    codes = rng.integers(0, 6, size=(2, n)).astype(np.uint8)
+    # read-only, as a cache block's codes: the kernel specialization the engine calls
+    codes = read_only(rng.integers(0, 6, size=(2, n)).astype(np.uint8))
     basis = rng.normal(size=(M, n))
     basis[1, rng.random(n) < 0.3] = 0.0
     targets = rng.normal(size=(J, n))

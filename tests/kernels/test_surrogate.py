@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 from oocboost.kernels import surrogate as ks
+from oocboost.kernels.codes import read_only
 
 
 def _twin_best(h, nvb, is_cat, primary, tl, tr):
@@ -87,7 +88,8 @@ def test_paths_and_histogram_adds_match_twin():
     rng = np.random.default_rng(1)
     n_rows, n_features, max_bin = 300, 3, 8
     missing = max_bin - 1
-    codes = rng.integers(0, max_bin, (n_features, n_rows)).astype(np.uint8)
+    # read-only, as a cache block's codes: the kernel specialization the engine calls
+    codes = read_only(rng.integers(0, max_bin, (n_features, n_rows)).astype(np.uint8))
     # root splits f0 <= 3 (missing left); node 1 splits f1 <= 2 (missing right)
     left = np.array([1, 3, -1, -1, -1], np.int32)
     right = np.array([2, 4, -1, -1, -1], np.int32)

@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 
+from oocboost.kernels.codes import read_only
 from oocboost.kernels.sampling import uniform_per_row
 from oocboost.kernels.target_stats import (
     add_slice_stats,
@@ -61,8 +62,9 @@ def test_ordered_statistics_equal_the_naive_twin(n_permutations, n_slices, chunk
     for lo in range(0, n_rows, chunk):     # pass 1, in chunks
         part = np.empty((n_permutations, min(chunk, n_rows - lo)), np.int32)
         slices_of_rows(seed, n_permutations, n_slices, lo, part)
-        add_slice_stats(index[lo:lo + chunk], labels[:, lo:lo + chunk].copy(), part, sums,
-                        counts)
+        # labels read-only, as a cache block's: the specialization the engine calls
+        block_labels = read_only(labels[:, lo:lo + chunk].copy())
+        add_slice_stats(index[lo:lo + chunk], block_labels, part, sums, counts)
     prefix_sum = np.cumsum(sums, axis=3) - sums
     prefix_cnt = np.cumsum(counts, axis=2) - counts
     running_sum, running_cnt = np.zeros((2,) + shape), np.zeros(shape)
@@ -70,7 +72,8 @@ def test_ordered_statistics_equal_the_naive_twin(n_permutations, n_slices, chunk
     for lo in range(0, n_rows, chunk):     # pass 2, the same chunks
         hi = min(lo + chunk, n_rows)
         out = np.empty((2, hi - lo))
-        ordered_target_stats(index[lo:hi], labels[:, lo:hi].copy(), slices[:, lo:hi].copy(),
+        block_labels = read_only(labels[:, lo:hi].copy())
+        ordered_target_stats(index[lo:hi], block_labels, slices[:, lo:hi].copy(),
                              prefix_sum, prefix_cnt, running_sum, running_cnt, priors, a,
                              out)
         got[:, lo:hi] = out

@@ -21,6 +21,7 @@ from oocboost.kernels.cart_stats import (
     draw_dtype,
     row_draws,
 )
+from oocboost.kernels.codes import read_only
 from oocboost.kernels.sampling import poisson1_per_row
 from oocboost.learners.forest.forest import train_forest_from_params
 from oocboost.sklearn.forests import (
@@ -81,13 +82,15 @@ def test_stored_draws_give_the_statistics_of_fresh_draws(mode, lam, n_classes):
     weight = rng.uniform(0.5, 2.0, n).astype(np.float32)
     n_stats = n_classes + 1 if n_classes else 4
     fresh = np.empty((3, n, n_stats))
+    # label and weight read-only and every argument given, as the forest passes them
+    label, weight = read_only(label), read_only(weight)
     cart_stats(label, weight, np.zeros((0, 0)), n_classes, 11, streams, 5000, mode, lam,
-               np.zeros((0, 0), np.uint8), fresh)
+               np.zeros((0, 0), np.uint8), fresh, False)
     draws = np.empty((3, n), draw_dtype(mode, lam))
     row_draws(11, streams, 5000, mode, lam, draws)
     stored = np.empty_like(fresh)
     cart_stats(label, weight, np.zeros((0, 0)), n_classes, 11, streams, 5000, mode, lam,
-               draws, stored)
+               draws, stored, False)
     np.testing.assert_array_equal(stored, fresh)
     assert (draws == 0).any() and (draws > 0).any()
 

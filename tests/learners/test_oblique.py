@@ -9,6 +9,7 @@ import pytest
 import oocboost
 from oocboost.errors import ModelError, ParameterError
 from oocboost.kernels import oblique as ko
+from oocboost.kernels.codes import read_only
 
 
 def _rotated(n, seed):
@@ -101,7 +102,8 @@ def test_unsupported_combinations_are_refused(kwargs, pattern):
 def test_oblique_kernels_match_twins():
     rng = np.random.default_rng(7)
     n, max_bin = 200, 8
-    codes = rng.integers(0, max_bin, size=(3, n)).astype(np.uint8)
+    # read-only, as a cache block's codes: the kernel specialization the engine calls
+    codes = read_only(rng.integers(0, max_bin, size=(3, n)).astype(np.uint8))
     rep = np.vstack([np.linspace(-1, 1, max_bin)] * 3)
     rep[:, max_bin - 1] = np.nan
     # tree: 0 oblique (f0, f2) -> 1, 2; 1 axis f1 <= 3 -> 3, 4

@@ -15,6 +15,7 @@ from ...engine.passes import grow_passes
 from ...engine.rowstate import RowStateSpec, make_row_state, spill_dir_for
 from ...errors import MemoryLimitError
 from ...kernels import cart_stats as kc
+from ...kernels.codes import read_only
 from ...kernels.histogram import ClassCounts
 from ..common.cart_policy import ForestCartPolicy
 from ..common.tree_features import tree_feature_sets
@@ -188,9 +189,11 @@ def _block_stats(block, config, streams, class_weight, draws, scratch, row_offse
     label, n_lanes = block.label, config.n_classes
     if config.label_values is not None:
         label, n_lanes = _label_lanes(label, config.label_values), len(config.label_values)
+    # read-only views: a cache's labels and weights are, those made in memory are not,
+    # and numba would compile the kernel once for each
     kc.cart_stats(
-        label,
-        weight,
+        read_only(label),
+        read_only(weight),
         class_weight,
         n_lanes,
         config.seed,
