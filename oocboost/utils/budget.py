@@ -95,13 +95,22 @@ def pending_kernel_bytes(kind):
     kernels yet, the peak during it does). Kernels loaded from numba's on-disk cache are
     assumed; compiling them (first run after a change) needs some 60 MiB more, for a while.
     """
+    if kind in _LOADED:
+        return 0
     pending = 0
+    # (a process holds thousands of modules: scanned until the kernels are in, once)
     kernel_modules = [m for m in sys.modules if m.startswith("oocboost.kernels.")]
     if not _kernels_loaded(kernel_modules):
         pending += NUMBA_RUNTIME_BYTES
     if not _kernels_loaded(_KERNEL_MODULES[kind]):
         pending += KERNEL_BYTES[kind]
+    if pending == 0:
+        _LOADED.add(kind)  # loaded kernels stay loaded for the rest of the process
     return pending
+
+
+#: Entry points whose kernels this process has loaded.
+_LOADED = set()
 
 
 def process_baseline(baseline_bytes, kind):

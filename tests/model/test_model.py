@@ -396,12 +396,16 @@ def test_cycle_through_all_nodes_is_rejected(tmp_path):
 
 
 def test_bitset_allocation_is_bounded(tmp_path):
-    # many one-node trees each declaring the widest bitsets: cheap to write, huge to allocate
-    leaf = {"n_nodes": 1, "n_outputs": 1, "n_words": 2048, "left": [-1], "right": [-1],
-            "feature": [-1], "threshold": [0.0], "bin_threshold": [0],
-            "default_left": [False], "is_categorical": [False], "gain": [0.0],
-            "cover": [0.0], "n_samples": [0.0], "cat_bitset": [], "value": [0.0]}
-    n = (1 << 28) // 2048 + 1
+    # trees each declaring many nodes of the widest bitsets: cheap to write, huge to
+    # allocate, and only their sum over the trees passes the limit (the bound is checked
+    # before any tree's arrays are read)
+    n = 3
+    leaf = {"n_nodes": (1 << 28) // (n * 2048) + 1, "n_outputs": 1, "n_words": 2048,
+            "left": [-1], "right": [-1], "feature": [-1], "threshold": [0.0],
+            "bin_threshold": [0], "default_left": [False], "is_categorical": [False],
+            "gain": [0.0], "cover": [0.0], "n_samples": [0.0], "cat_bitset": [],
+            "value": [0.0]}
+    assert (n - 1) * leaf["n_nodes"] * 2048 <= 1 << 28 < n * leaf["n_nodes"] * 2048
     doc = edit(lambda d: d.update(trees=[leaf] * n, tree_group=[0] * n,
                                   tree_weight=[1.0] * n, trees_per_round=1,
                                   best_iteration=None))
