@@ -312,13 +312,34 @@ def cmd_warmup(args):
     from .kernels import warmup
 
     profiles = list(warmup.PROFILES) if args.learner == "all" else [args.learner]
+    if args.jobs is not None and args.jobs < 1:
+        raise ParameterError(f"--jobs must be at least 1, got {args.jobs}")
+    if args.cache_dir is not None:
+        _check_cache_dir(args.cache_dir)
     if not args.quiet:
         print(f"compiling the kernels of {', '.join(profiles)} on "
               f"{args.jobs or os.cpu_count()} processes", flush=True)
-    seconds = warmup.warm_up(profiles, args.jobs)
+    seconds = warmup.warm_up(profiles, args.jobs, cache_dir=args.cache_dir)
     if not args.quiet:
-        print(f"done in {seconds:.1f}s; numba's cache now holds them")
+        if args.cache_dir is None:
+            print(f"done in {seconds:.1f}s; numba's cache now holds them")
+        else:
+            print(f"done in {seconds:.1f}s; {args.cache_dir} holds them: set "
+                  f"NUMBA_CACHE_DIR={os.path.abspath(args.cache_dir)} where they run")
     return 0
+
+
+def _check_cache_dir(folder):
+    """A folder the warm-up can write (made here when missing), or a ParameterError."""
+    if os.path.exists(folder) and not os.path.isdir(folder):
+        raise ParameterError(f"--cache-dir {folder} is a file; expected a folder")
+    try:
+        os.makedirs(folder, exist_ok=True)
+    except OSError as exc:
+        raise ParameterError(f"--cache-dir {folder}: cannot make the folder "
+                             f"({exc.strerror})") from None
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise ParameterError(f"--cache-dir {folder} is not writable here")
 
 
 def _matplotlib():

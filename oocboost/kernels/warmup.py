@@ -140,20 +140,24 @@ def _entries(profiles, manifest):
     return out
 
 
-def start(profiles, n_processes=None, manifest=None):
+def start(profiles, n_processes=None, manifest=None, cache_dir=None):
     """Start the helper processes compiling ``profiles``' kernels and return them
     (``subprocess.Popen`` objects; :func:`wait` them). ``n_processes`` defaults to the
-    number of cores."""
+    number of cores; ``cache_dir``: numba's cache folder to fill (``NUMBA_CACHE_DIR``),
+    by default this process's."""
     manifest = load_manifest() if manifest is None else manifest
     entries = _entries(profiles, manifest)
     n_processes = n_processes or os.cpu_count() or 1
+    env = None
+    if cache_dir is not None:
+        env = {**os.environ, "NUMBA_CACHE_DIR": os.path.abspath(cache_dir)}
     procs = []
     for part in split_work(entries, n_processes):
         if not part:
             continue
         proc = subprocess.Popen(
             [sys.executable, "-m", __name__], stdin=subprocess.PIPE,
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, text=True)
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, text=True, env=env)
         proc.stdin.write(json.dumps(part))
         proc.stdin.close()
         procs.append(proc)
@@ -165,11 +169,19 @@ def wait(procs):
     return [p.wait() for p in procs]
 
 
-def warm_up(profiles=PROFILES, n_processes=None):
+def warm_up(profiles=PROFILES, n_processes=None, cache_dir=None):
     """Compile ``profiles``' kernels on ``n_processes`` helper processes (default: one a
-    core) and wait. Returns the wall time in seconds."""
+    core) into numba's cache (``cache_dir``, made if missing; default: this process's
+    cache) and wait. Returns the wall time in seconds.
+
+    A filled ``cache_dir`` serves every later process that sets ``NUMBA_CACHE_DIR`` to
+    it, read-only too (a container image, a volume mounted into Dask workers), provided
+    it runs the same oocboost, numba and CPU kind: numba checks each entry against the
+    source file's time stamp and the CPU, and compiles again when one differs."""
+    if cache_dir is not None:
+        os.makedirs(cache_dir, exist_ok=True)
     t0 = time.perf_counter()
-    codes = wait(start(list(profiles), n_processes))
+    codes = wait(start(list(profiles), n_processes, cache_dir=cache_dir))
     if any(codes):
         raise RuntimeError(f"a warm-up process failed (exit codes {codes})")
     return time.perf_counter() - t0

@@ -33,6 +33,25 @@ print(json.dumps(sorted(calls)))
 """
 
 
+# Lists every function numba compiles (rather than loads from its cache) while a
+# profile's workload runs.
+_COMPILES = """
+import json, sys, tempfile
+from numba.core import event
+from tools.record_kernels import WORKLOADS
+compiled = []
+class Compiles(event.Listener):
+    def on_start(self, ev):
+        pass
+    def on_end(self, ev):
+        f = ev.data["dispatcher"].py_func
+        compiled.append(f"{f.__module__}:{f.__qualname__}")
+event.register("numba:compile", Compiles())
+WORKLOADS[sys.argv[1]](tempfile.mkdtemp())
+print(json.dumps(compiled))
+"""
+
+
 def _run(code, *args, env=None):
     done = subprocess.run([sys.executable, "-c", code, *args], cwd=ROOT, check=True,
                           capture_output=True, text=True,
@@ -119,3 +138,31 @@ def test_cli_warmup_fills_the_cache():
     assert "compiling the kernels of boosting on 2 processes" in out and "done in" in out
     assert _run("from oocboost.kernels import warmup; print(warmup.is_cold('boosting'))") \
         == "False"
+
+
+def test_a_cache_dir_filled_by_warmup_serves_another_process(tmp_path):
+    """``oocboost warmup --cache-dir DIR`` compiles into DIR, and a second process with
+    ``NUMBA_CACHE_DIR=DIR`` runs the learner's workload (build, train, predict) loading
+    every kernel: nothing compiled, nothing written to DIR."""
+    folder = tmp_path / "kernels"
+    out = subprocess.run([sys.executable, "-m", "oocboost.cli", "warmup", "--learner",
+                          "isolation", "--cache-dir", str(folder)], cwd=ROOT,
+                         capture_output=True, text=True, check=True).stdout
+    assert f"NUMBA_CACHE_DIR={folder}" in out
+    files = {p: p.stat().st_mtime_ns for p in folder.rglob("*")}
+    assert sum(p.suffix == ".nbi" for p in files) >= 10, sorted(files)
+    compiled = json.loads(_run(_COMPILES, "isolation", env={"NUMBA_CACHE_DIR": str(folder)}))
+    assert compiled == []
+    assert {p: p.stat().st_mtime_ns for p in folder.rglob("*")} == files
+
+
+def test_cache_dir_and_jobs_are_checked(tmp_path):
+    from tests.cli_runner import run_cli
+
+    a_file = tmp_path / "f"
+    a_file.write_text("x")
+    for args, needle in ((["--cache-dir", str(a_file)], f"--cache-dir {a_file} is a file"),
+                         (["--jobs", "0"], "--jobs must be at least 1")):
+        r = run_cli("warmup", *args)
+        assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+        assert needle in r.stderr
