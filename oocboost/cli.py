@@ -79,7 +79,6 @@ def _with_margin_columns(args):
 def cmd_build_cache(args):
     from .cache.build import build_cache
     from .cache.describe import describe_cache
-    from .model.model import load_model
 
     if args.append:
         return _append(args)
@@ -111,7 +110,7 @@ def cmd_build_cache(args):
                 max_conflict_rate=args.max_conflict_rate, enable_sparse=args.enable_sparse,
                 sparse_threshold=args.sparse_threshold,
                 split_points=None if args.split_points is None
-                else load_model(args.split_points))
+                else _load_model(args.split_points))
     if not args.quiet:
         print(describe_cache(cache))
     return 0
@@ -329,6 +328,13 @@ def cmd_warmup(args):
     return 0
 
 
+def _load_model(path):
+    # imported when used: the model module brings the export adapters with it
+    from .model.model import load_model
+
+    return load_model(path)
+
+
 def _check_cache_dir(folder):
     """A folder the warm-up can write (made here when missing), or a ParameterError."""
     if os.path.exists(folder) and not os.path.isdir(folder):
@@ -421,7 +427,11 @@ def cmd_export(args):
 
 def main(argv=None):
     """Entry point of the ``oocboost`` console script."""
-    args = build_parser().parse_args(argv)
+    given = sys.argv[1:] if argv is None else list(argv)
+    # the subcommand is the first word that is not an option (the top level has only
+    # --help and --version): the parser then lists the learners only where it needs them
+    command = next((str(a) for a in given if not str(a).startswith("-")), None)
+    args = build_parser(command).parse_args(given)
     import warnings
 
     from .utils import interrupt

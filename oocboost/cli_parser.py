@@ -40,7 +40,11 @@ class _ListParams(argparse.Action):
         parser.exit()
 
 
-def build_parser():
+def build_parser(command=None):
+    """The CLI's parser. ``command``: the subcommand about to run, when known; the
+    options that list the learners (``train --learner``, ``warmup --learner``) are then
+    built in full only for it. Listing them imports every learner's registration (and
+    numba): 0.45 of the 0.66 s the parser took, paid by every command."""
     from . import __version__
 
     parser = argparse.ArgumentParser(
@@ -52,20 +56,23 @@ def build_parser():
                                 parser_class=_DefaultsParser)
     _add_demo(sub)
     _add_build_cache_and_info(sub)
-    _add_train(sub)
+    _add_train(sub, full=command in (None, "train"))
     _add_predict_and_evaluate(sub)
     _add_plot_and_report(sub)
-    _add_export(sub)
+    _add_export(sub, full=command in (None, "export"))
     w = sub.add_parser("warmup", help="compile the kernels of a learner ahead of its first "
                                       "run, on every core")
-    from .learners import registry
+    if command in (None, "warmup"):
+        from .learners import registry
 
-    profiles = sorted({s.warmup_profile for s in registry.specs() if s.warmup_profile})
-    w.add_argument("--learner", choices=[*profiles, "all"], default="all",
-                   help="which runs to prepare (default: all): " + "; ".join(
-                       f"{p}: --learner " + ", ".join(s.name for s in registry.specs()
-                                                      if s.warmup_profile == p)
-                       for p in profiles))
+        profiles = sorted({s.warmup_profile for s in registry.specs() if s.warmup_profile})
+        w.add_argument("--learner", choices=[*profiles, "all"], default="all",
+                       help="which runs to prepare (default: all): " + "; ".join(
+                           f"{p}: --learner " + ", ".join(s.name for s in registry.specs()
+                                                          if s.warmup_profile == p)
+                           for p in profiles))
+    else:
+        w.add_argument("--learner", default="all")
     w.add_argument("--jobs", type=int, default=None,
                    help="processes compiling at once (default: one per core)")
     w.add_argument("--cache-dir", metavar="DIR", default=None,
@@ -218,9 +225,7 @@ def _add_build_cache_and_info(sub):
                         "codes): do it before training on a cache from elsewhere")
 
 
-def _add_train(sub):
-    from .learners import registry
-
+def _add_train(sub, full=True):
     t = sub.add_parser("train", help="train a model from a cache")
     t.add_argument("cache", help="the cache (streaming trees: also a CSV/Parquet/Arrow "
                                  "file, read once in batches)")
@@ -230,11 +235,16 @@ def _add_train(sub):
                    help="streaming trees on a file: bin with this cache's edges (else the "
                         "first batch's)")
     t.add_argument("-o", "--output", required=True, help="model file (JSON)")
-    t.add_argument("--learner", default="gbtree", choices=registry.names(),
-                   metavar="LEARNER",
-                   help="what to train (default gbtree): " + "; ".join(
-                       f"{spec.name}: {spec.summary}" for spec in sorted(
-                           registry.specs(), key=lambda spec: spec.name != "gbtree")))
+    if full:
+        from .learners import registry
+
+        t.add_argument("--learner", default="gbtree", choices=registry.names(),
+                       metavar="LEARNER",
+                       help="what to train (default gbtree): " + "; ".join(
+                           f"{spec.name}: {spec.summary}" for spec in sorted(
+                               registry.specs(), key=lambda spec: spec.name != "gbtree")))
+    else:
+        t.add_argument("--learner", default="gbtree", metavar="LEARNER")
     t.add_argument("--objective", default=None,
                    help="XGBoost objective name, e.g. binary:logistic (default: "
                         "reg:squarederror for gbtree; other learners infer the task)")
@@ -354,7 +364,10 @@ def _add_plot_and_report(sub):
 
 
 
-def _add_export(sub):
+def _add_export(sub, full=True):
+    if not full:  # another command runs: no need to import the adapters for the help
+        sub.add_parser("export", help="write a model in a format other tools serve")
+        return
     from .model.formats import FORMATS
 
     x = sub.add_parser("export", help="write a model in a format other tools serve: "

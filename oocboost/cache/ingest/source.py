@@ -294,9 +294,13 @@ def float64_numpy(arr: pa.Array) -> np.ndarray:
     (0.3-0.5 s that a small build waited for)."""
     if len(arr) == 0:
         return np.empty(0)
-    if arr.null_count:
-        arr = pc.fill_null(arr, pa.scalar(np.nan, pa.float64()))
     out = np.frombuffer(arr.buffers()[1], np.float64, len(arr), 8 * arr.offset)
+    if arr.null_count:
+        # NaN where the validity bitmap says null, in NumPy: pyarrow's fill_null needs a
+        # scalar made from a Python value, and that conversion imports pandas too
+        bits = np.frombuffer(arr.buffers()[0], np.uint8)
+        valid = np.unpackbits(bits, bitorder="little")[arr.offset:arr.offset + len(arr)]
+        out = np.where(valid.astype(bool), out, np.nan)
     # read-only, as to_numpy's: the kernels keep the one compiled variant they had
     # (a writable array is another signature, compiled again, with its own rounding)
     out.flags.writeable = False
