@@ -802,8 +802,15 @@ print(sorted(m for m in ("pandas", "oocboost.learners.registry", "oocboost.model
              if m in sys.modules))
 """
 
+_IMPORTS_OF_A_PREDICTION = """
+import sys
+from oocboost.cli import main
+assert main(["predict", sys.argv[1], sys.argv[2], "-o", sys.argv[3], "--quiet"]) == 0
+print(sorted(m for m in ("pandas", "oocboost.learners.registry") if m in sys.modules))
+"""
 
-def test_build_cache_imports_neither_the_learners_nor_pandas(tmp_path):
+
+def test_build_and_predict_import_neither_the_learners_nor_pandas(tmp_path):
     """Fixed costs of a small build: listing the learners for the parser imported every
     learner and numba's linear algebra (0.45 s), a null filled by pyarrow pandas (0.2 s),
     the model module the export adapters (0.1 s)."""
@@ -811,6 +818,15 @@ def test_build_cache_imports_neither_the_learners_nor_pandas(tmp_path):
     r = subprocess.run([sys.executable, "-c", _IMPORTS_OF_A_BUILD, str(src),
                         str(tmp_path / "c.oocb")], capture_output=True, text=True,
                        timeout=120, cwd=REPO)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "[]"
+    model = tmp_path / "m.json"
+    assert cli("train", tmp_path / "c.oocb", "-o", model, "--rounds", "2",
+               "--quiet").returncode == 0
+    # predictions written as CSV without pandas: pa.array of a NumPy column imported it
+    r = subprocess.run([sys.executable, "-c", _IMPORTS_OF_A_PREDICTION, str(model),
+                        str(src), str(tmp_path / "p.csv")], capture_output=True,
+                       text=True, timeout=120, cwd=REPO)
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == "[]"
 

@@ -466,7 +466,7 @@ def predict_to_file(model, data, output, *, output_margin=False, pred_leaf=False
                     names = _columns(model, values, output_margin, pred_leaf)
                 cols = values if isinstance(values, list) else [values] \
                     if values.ndim == 1 else [values[:, j] for j in range(values.shape[1])]
-                table = pa.table({name: pa.array(col) for name, col in zip(names, cols)})
+                table = pa.table({name: _arrow_column(col) for name, col in zip(names, cols)})
                 if writer is None:
                     writer = pacsv.CSVWriter(tmp, table.schema)
                 writer.write_table(table)
@@ -576,3 +576,15 @@ def _groups_for(metrics, data, group):
         raise ParameterError(f"the ranking metrics need the query group of each row of "
                              f"{data}: pass group= (--group COLUMN)")
     return None, group
+
+
+def _arrow_column(values):
+    """A column of predictions as a pyarrow array: a numeric NumPy column wrapped as it is
+    (its bytes become the array's data buffer; NaN stays NaN), anything else through
+    ``pa.array``. ``pa.array`` of a NumPy array imports pandas when it is installed,
+    0.2 s of every command that writes predictions."""
+    if isinstance(values, np.ndarray) and values.ndim == 1 and values.dtype.kind in "iuf":
+        values = np.ascontiguousarray(values)
+        return pa.Array.from_buffers(pa.from_numpy_dtype(values.dtype), len(values),
+                                     [None, pa.py_buffer(values)])
+    return pa.array(values)
