@@ -262,8 +262,10 @@ def test_sparse_bench_runs(tmp_path):
     assert r.returncode == 0, r.stderr
     lines = r.stdout.splitlines()
     assert "308 features in 61 columns" in lines[0] and "308 in 308" not in lines[0]
-    assert "308 features in 308 columns" in lines[1]
-    assert len(lines) == 4 and all("AUC 0." in line for line in lines)
+    # bundled, unbundled with sparse columns, unbundled dense; LightGBM with and without
+    assert "308 features in 308 columns, 300 of them sparse" in lines[1]
+    assert "308 features in 308 columns, 0 of them sparse" in lines[2]
+    assert len(lines) == 5 and all("AUC 0." in line for line in lines)
 
 
 def test_tree_rss_counts_descendants_and_rescans_them_seldom():
