@@ -78,8 +78,8 @@ def build_parser(command=None):
     w.add_argument("--cache-dir", metavar="DIR", default=None,
                    help="fill this folder instead of numba's default cache: processes "
                         "that set NUMBA_CACHE_DIR=DIR then load the kernels instead of "
-                        "compiling them (a container image, a volume mounted read-only "
-                        "into Dask workers; same oocboost, numba and CPU kind)")
+                        "compiling them (a container image, a volume copied to Dask "
+                        "workers; writable by them, same oocboost, numba and CPU kind)")
     w.add_argument("--quiet", action="store_true", help="no progress or messages")
     return parser
 
