@@ -617,3 +617,25 @@ def test_stray_text_in_a_numeric_column_is_the_same_error_wherever_it_is(tmp_pat
     mixed = write(tmp_path, "m.csv", "a,y\n" + "".join(f"{'k' if i % 3 else i},{i % 2}\n"
                                                        for i in range(300)))
     assert open_source(mixed, label="y").feature_kinds == ["categorical"]
+
+
+@pytest.mark.parametrize("dtype", ["float64", "int32"])
+def test_nulls_become_nan_in_any_slice_of_an_arrow_column(dtype):
+    """``to_float64`` fills nulls from the validity bitmap itself (no pandas): every slice
+    of a column, at every bit offset, gives its values and NaN where it is null."""
+    import pyarrow as pa
+
+    from oocboost.cache.ingest.source import to_float64
+
+    rng = np.random.default_rng(0)
+    values = rng.integers(-50, 50, 300).astype(dtype)
+    null = rng.random(300) < 0.3
+    column = pa.array(values, mask=null)
+    for offset in range(0, 20):
+        for n in (0, 1, 7, 8, 9, 100, 300):
+            got = to_float64(column.slice(offset, n))
+            n_kept = min(n, 300 - offset)
+            want = np.where(null[offset:offset + n_kept], np.nan,
+                            values[offset:offset + n_kept].astype(np.float64))
+            np.testing.assert_array_equal(got, want)
+            assert not got.flags.writeable
