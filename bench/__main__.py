@@ -31,6 +31,10 @@ if __name__ == "__main__":
         from bench.serving import main as serving
 
         sys.exit(serving(sys.argv[2:]))
+    if sys.argv[1:2] == ["inspection"]:
+        from bench.inspection import main as inspection
+
+        sys.exit(inspection(sys.argv[2:]))
     if sys.argv[1:2] == ["fixedcosts"]:
         from bench.fixed_costs import main as fixed_costs
 

@@ -98,6 +98,21 @@ def _check_schema(source, ref):
                           f"reference cache {ref.path} ({names} vs {ref_names})")
 
 
+def _open_reference(reference):
+    """A Cache, a path to one, or edges no cache holds yet (shards.EdgesReference), as
+    the object to bin with; None for None."""
+    from .store import Cache
+
+    if reference is None:
+        return None
+    ref = reference if hasattr(reference, "bin_mapper") else Cache(reference)
+    if not hasattr(ref.bin_mapper, "input_features"):   # a Model has a dict of edges
+        raise ParameterError(f"reference must be the training cache or its path, got a "
+                             f"{type(reference).__name__}; to bin on a model's split "
+                             f"thresholds pass split_points=model")
+    return ref
+
+
 def build_cache(data: Any, output: str | os.PathLike, *, label: Any = None,
                 weight: Any = None, categorical: Any = "auto", drop: Any = (),
                 max_bin: int = DEFAULT_MAX_BIN, max_categories: int | None = None,
@@ -229,10 +244,8 @@ def build_cache(data: Any, output: str | os.PathLike, *, label: Any = None,
     output = os.fspath(output)
     # (an append builds inside the Cache object it gives as reference: by design)
     check_output_path(output, [data, reference])
-    ref = None
-    if reference is not None:
-        # a Cache, a path to one, or edges no cache holds yet (shards.EdgesReference)
-        ref = reference if hasattr(reference, "bin_mapper") else Cache(reference)
+    ref = _open_reference(reference)
+    if ref is not None:
         max_bin = ref.max_bin
     opening = (data, memory_limit, max_bin, block_rows, feature_names, dict(
         label=label, weight=weight, group=group, base_margin=base_margin, drop=drop,

@@ -19,8 +19,9 @@ from ..common import category_code
 from ..errors import ParameterError
 from .permutation import Bunch
 
-#: Rows predicted at once from an in-memory array (bounds the copies per grid value).
-CHUNK_ROWS = 1 << 16
+#: Bytes of predictions at every grid point held at once (rows are taken in chunks that
+#: fit): 32 MiB, whatever the grid and the data.
+PIECE_BYTES = 32 << 20
 
 
 def partial_dependence(model, data, features, *, grid_resolution=100,
@@ -193,12 +194,24 @@ def _grid_points(grids):
                                 indexing="ij")).reshape(len(grids), -1).T
 
 
+def _chunk_rows(model, n_points):
+    """Rows whose predictions at every grid point fit :data:`PIECE_BYTES` (counted
+    three times: margins, responses and the piece)."""
+    per_row = 3 * 8 * n_points * max(int(model.n_outputs), 2)
+    return max(1, PIECE_BYTES // per_row)
+
+
 def _array_pieces(model, X, indices, grids):
     """(n_outputs, rows, points) predictions, one chunk of rows at a time."""
     margin_model, respond = _response(model)
+    walk = _grid_walk(margin_model, indices, grids, binned=False)
     points = _grid_points(grids)
-    for start in range(0, len(X), CHUNK_ROWS):
-        chunk = X[start:start + CHUNK_ROWS]
+    step = _chunk_rows(margin_model, len(points))
+    for start in range(0, len(X), step):
+        chunk = X[start:start + step]
+        if walk is not None:
+            yield walk(np.ascontiguousarray(chunk), respond)
+            continue
         per_point = []
         for point in points:
             Xv = chunk.copy()
@@ -209,16 +222,81 @@ def _array_pieces(model, X, indices, grids):
 
 
 def _cache_pieces(model, cache, indices, codes):
-    """(n_outputs, rows, points) predictions, one cache block at a time."""
+    """(n_outputs, rows, points) predictions, one cache block (or chunk of one) at a
+    time."""
     margin_model, respond = _response(model)
+    walk = _grid_walk(margin_model, indices, codes, binned=True,
+                      missing_bin=cache.max_bin - 1)
     points = _grid_points(codes)
     missing_bin = cache.max_bin - 1
+    step = _chunk_rows(margin_model, len(points))
     for block in cache.iter_blocks(prefetch=1):
-        per_point = []
-        for point in points:
-            block_codes = block.codes.copy()
-            for f, c, k in zip(indices, codes, point):
-                block_codes[f] = c[k]
-            per_point.append(respond(margin_model.predict_margin_binned(block_codes,
-                                                                        missing_bin)))
-        yield np.stack(per_point, axis=2).transpose(1, 0, 2)
+        for start in range(0, block.codes.shape[1], step):
+            block_codes = np.ascontiguousarray(block.codes[:, start:start + step])
+            if walk is not None:
+                yield walk(block_codes, respond)
+                continue
+            per_point = []
+            for point in points:
+                point_codes = block_codes.copy()
+                for f, c, k in zip(indices, codes, point):
+                    point_codes[f] = c[k]
+                per_point.append(respond(margin_model.predict_margin_binned(point_codes,
+                                                                            missing_bin)))
+            yield np.stack(per_point, axis=2).transpose(1, 0, 2)
+
+
+def _grid_walk(model, indices, grids, *, binned, missing_bin=None):
+    """A function ``rows -> (n_outputs, rows, points)`` predictions computed by one walk
+    of each tree per row (``kernels/partial_dependence.py``), or None when the model's
+    margins are not plain sums of tree leaves (learner parts, oblique or surrogate splits,
+    shared nodes), a grid feature has categorical splits, a grid holds NaN or both
+    features are one: those go point by point."""
+    from ..kernels import partial_dependence as _kpd
+    from ..kernels.codes import read_only
+    from ..kernels.predict import is_plain
+
+    if model.parts or model.aggregation not in ("sum", "mean") \
+            or len(set(indices)) != len(indices):
+        return None
+    flat = model._flat_trees()
+    if not is_plain(flat):
+        return None
+    sorted_grids, positions = [], []
+    for grid in grids:
+        values = np.asarray(grid, dtype=np.float64)
+        if np.isnan(values).any():
+            return None
+        order = np.argsort(values, kind="stable")
+        sorted_grids.append(values[order])
+        positions.append(np.argsort(order))       # where each given point went
+    rule = flat.bin_threshold if binned else flat.threshold
+    is_split = flat.left != np.arange(len(flat.left))
+    cut = np.zeros((2, len(flat.left)), np.int64)
+    for a, (f, values) in enumerate(zip(indices, sorted_grids)):
+        if (flat.is_categorical[is_split & (flat.feature == f)] != 0).any():
+            return None
+        cut[a] = np.searchsorted(values, rule, side="right")
+    grid_feature = np.array(list(indices) + [-1] * (2 - len(indices)), np.int64)
+    shape = tuple(len(g) for g in grids) + (1,) * (2 - len(grids))
+    t0, t1 = 0, model.n_trees
+
+    def walk(rows, respond):
+        n_rows = rows.shape[1] if binned else rows.shape[0]
+        # started and finished as predict_margin does, so the sums are its own
+        start = model._start_margin(1)
+        grid_rows = np.empty((n_rows, start.shape[1]) + shape)
+        grid_rows[:] = start.reshape((1, -1) + (1,) * len(shape))
+        rows = read_only(rows)
+        _kpd.grid_margins(flat, None if binned else rows, rows if binned else None,
+                          missing_bin, t0, t1, grid_feature, cut, shape[1],
+                          grid_rows.reshape(n_rows, start.shape[1], -1))
+        # back to the given grid order, as (rows x points, outputs)
+        grid_rows = grid_rows[:, :, positions[0]]
+        if len(positions) == 2:
+            grid_rows = grid_rows[:, :, :, positions[1]]
+        margins = np.moveaxis(grid_rows, 1, -1).reshape(-1, start.shape[1])
+        margins = model._finish_margin(margins, t0, t1)
+        out = respond(margins)
+        return out.reshape(n_rows, -1, out.shape[1]).transpose(2, 0, 1)
+    return walk

@@ -7,8 +7,15 @@ from typing import Any
 import numpy as np
 
 from ..errors import ModelError
+from ..kernels import predict as _kp
 from ..kernels import shap as _ks
+from ..kernels import shap_table as _kt
 from .prediction import _num_threads
+
+#: Most float64 values of one tree's leaf weight tables (``kernels/shap_table.py``):
+#: 32 MiB. A depth-6 tree holds at most 64 x 2**6 x 6 = 24,576; deeper trees whose
+#: tables would exceed this keep the row-by-row recursion.
+TABLE_MAX_VALUES = 1 << 22
 
 
 def codes_as_values(codes, missing_bin):
@@ -140,14 +147,17 @@ class ModelContributions:
                     else np.arange(self.n_outputs, dtype=np.int64))
         scale = self.tree_weight[t] / totals[out_cols]
         threshold = (tree.bin_threshold.astype(np.float64) if binned else tree.threshold)
+        # (the model is validated: Tree.depth would check the structure again)
+        depth = _kp.compute_tree_depth(tree.left.astype(np.int64),
+                                       tree.right.astype(np.int64))
         args = (X, tree.left, tree.right, tree.feature, threshold, tree.default_left,
-                tree.is_categorical, tree.cat_bitset, tree.value, tree.cover, tree.depth,
+                tree.is_categorical, tree.cat_bitset, tree.value, tree.cover, depth,
                 out_cols, scale)
         n_features = self.n_features
         if out.ndim == 4:
             used = np.unique(tree.feature[tree.left >= 0]).astype(np.int64)
             _ks.tree_shap_interactions(*args, used, out)
-        else:
+        elif not _table_contributions(X, tree, depth, threshold, out_cols, scale, out):
             _ks.tree_shap(*args, out)
         expected = np.empty_like(tree.value)
         _ks.expected_values(tree.left, tree.right, tree.cover, tree.value, expected)
@@ -155,3 +165,31 @@ class ModelContributions:
             out[:, out_cols, n_features, n_features] += expected[0] * scale
         else:
             out[:, out_cols, n_features] += expected[0] * scale
+
+
+def _table_contributions(X, tree, depth, threshold, out_cols, scale, out) -> bool:
+    """Add one tree's SHAP values from its leaf weight tables when they pay: building
+    them costs about ``2 * sum(2**s * s**2)`` steps (``s`` unique features on a leaf's
+    path) against ``n_rows * sum(s**2)`` for the recursion, and they must fit
+    :data:`TABLE_MAX_VALUES`. Returns whether it did."""
+    if depth == 0 or depth > 62:
+        return False
+    leaf_node, node_slot, slot_feature, slot_zero, n_slots = _kt.leaf_paths(
+        tree.left, tree.right, tree.feature, tree.cover, depth)
+    if n_slots.max() > 30:
+        return False
+    patterns = np.left_shift(1, n_slots)
+    sizes = patterns * n_slots
+    n_cols = len(out_cols)
+    if (sizes.sum() * n_cols > TABLE_MAX_VALUES
+            or 2 * (sizes * n_slots).sum() > X.shape[0] * (n_slots ** 2).sum()):
+        return False
+    offsets = np.zeros(len(sizes) + 1, np.int64)
+    np.cumsum(sizes, out=offsets[1:])
+    table = np.empty((int(offsets[-1]), n_cols))
+    _kt.leaf_weight_tables(slot_zero, n_slots, offsets,
+                           np.ascontiguousarray(tree.value[leaf_node] * scale), table)
+    _kt.table_shap(X, tree.left, tree.right, tree.feature, threshold, tree.default_left,
+                   tree.is_categorical, tree.cat_bitset, node_slot, leaf_node, slot_feature,
+                   n_slots, offsets, table, out_cols, out)
+    return True

@@ -11,10 +11,18 @@ import pyarrow.ipc as ipc
 import pyarrow.parquet as pq
 import pytest
 
+import oocboost
 from oocboost.cache.build import build_cache
 from oocboost.cache.store import Cache
 from oocboost.common import category_code
-from oocboost.errors import CacheError, InputError, MemoryLimitError, OutputError, SchemaError
+from oocboost.errors import (
+    CacheError,
+    InputError,
+    MemoryLimitError,
+    OutputError,
+    ParameterError,
+    SchemaError,
+)
 
 N = 1500
 
@@ -348,6 +356,12 @@ def test_reference_uses_training_edges(tmp_path):
         assert feats[1]["n_missing"] == 0
     # unseen category "d": there is no "other" (3 categories only) -> missing code
     assert np.all(all_codes(va)[1][valid["c"].to_numpy() == "d"] == tr.bin_mapper.missing_bin)
+    # a model is not a reference (it has a bin mapper too): said, with the way to its edges
+    model = oocboost.train({"objective": "binary:logistic"}, tr, 2)
+    with pytest.raises(ParameterError, match="training cache or its path, got a Model.*"
+                                             "split_points=model"):
+        build_cache(valid, tmp_path / "m.oocb", label="y", reference=model, quiet=True)
+    assert not (tmp_path / "m.oocb").exists()
 
 
 def _batch_of(df):

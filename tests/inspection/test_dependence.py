@@ -95,3 +95,29 @@ def test_refusals(data):
         partial_dependence(est, X, 0, kind="mean")
     with pytest.raises(oocboost.ParameterError, match="numeric"):
         partial_dependence(est, X[:, :2], 0)
+
+
+@pytest.mark.parametrize("walk", ["one walk per row", "point by point"])
+def test_any_chunking_and_either_way_give_the_same_dependence(data, tmp_path, walk,
+                                                              monkeypatch):
+    """Predictions are made a chunk of rows at a time (PIECE_BYTES), by one walk of each
+    tree per row when the model is plain trees, else point by point: the results do not
+    depend on either."""
+    from oocboost.inspection import dependence
+
+    X, y = data
+    cache = oocboost.build_cache(X, tmp_path / "c.oocb", label=y, block_rows=300,
+                                 quiet=True)
+    est = oocboost.GradientBoostingClassifier(n_estimators=8, max_depth=3).fit(X, y > 0)
+    whole = partial_dependence(est, X, [0, 3], grid_resolution=6, kind="both")
+    on_cache = partial_dependence(est.model_, cache, [0, 3], grid_resolution=6)
+    if walk == "point by point":
+        monkeypatch.setattr(dependence, "_grid_walk", lambda *a, **k: None)
+    monkeypatch.setattr(dependence, "PIECE_BYTES", 7 * 3 * 8 * 36 * 2)   # 7 rows a chunk
+    chunked = partial_dependence(est, X, [0, 3], grid_resolution=6, kind="both")
+    np.testing.assert_array_equal(chunked["individual"], whole["individual"])
+    # (the average sums the chunks' sums: rounding differs with the chunks)
+    np.testing.assert_allclose(chunked["average"], whole["average"], rtol=1e-13)
+    np.testing.assert_allclose(
+        partial_dependence(est.model_, cache, [0, 3], grid_resolution=6)["average"],
+        on_cache["average"], rtol=1e-13)

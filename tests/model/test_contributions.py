@@ -96,12 +96,24 @@ def _models(X, y, tmp_path):
             oocboost.AdaBoostClassifier(n_estimators=3, max_depth=2).fit(cls).model_]
 
 
-def test_equals_brute_force_shapley_values(data, tmp_path):
+@pytest.mark.parametrize("path", ["tables", "recursion"])
+def test_equals_brute_force_shapley_values(data, tmp_path, path, monkeypatch):
+    """Both ways of computing the values: the leaf weight tables, which 400 rows pay
+    for, and the row-by-row recursion, which a table budget of 0 forces."""
+    from oocboost.kernels import shap_table
+    from oocboost.model import contributions
+
     X, y = data
-    rows = np.ascontiguousarray(X[:12])
+    calls = []
+    monkeypatch.setattr(shap_table, "table_shap",
+                        lambda *a, f=shap_table.table_shap: calls.append(1) or f(*a))
+    if path == "recursion":
+        monkeypatch.setattr(contributions, "TABLE_MAX_VALUES", 0)
     for model in _models(X, y, tmp_path):
-        ours = model.predict_contributions(rows)
-        expected = _brute_force_model(model, rows)
+        calls.clear()
+        ours = model.predict_contributions(X)[:12]
+        assert bool(calls) == (path == "tables")
+        expected = _brute_force_model(model, X[:12])
         if model.n_outputs == 1:
             expected = expected[:, 0, :]
         np.testing.assert_allclose(ours, expected, rtol=1e-9, atol=1e-12)
