@@ -28,6 +28,7 @@ values or bin codes, with the rules of :mod:`.predict`.
 import numpy as np
 from numba import njit
 
+from .codes import read_only
 from .parallel import RANGE_KERNEL, run_ranges
 from .predict_walks import _in_bitset
 
@@ -161,7 +162,8 @@ def grid_margins(flat, X, codes, missing_bin, tree_start, tree_end, grid_feature
     Parameters
     ----------
     flat : FlatTrees                       # plain trees (``predict.is_plain``)
-    X : float64 (n_rows, n_features)       # IN  raw rows, or None for codes
+    X : float64 (n_rows, n_features)       # IN  raw rows, or None for codes (read-only
+                                           #     views compile once, ``codes.read_only``)
     codes : uint8/uint16 (n_features, n_rows)  # IN  bin codes, or None for raw rows
     missing_bin : int                      # the missing code (binned rows)
     tree_start, tree_end : int             # flat tree range
@@ -175,11 +177,13 @@ def grid_margins(flat, X, codes, missing_bin, tree_start, tree_end, grid_feature
                                                   # feature
     """
     binned = X is None
+    # the unused input as a read-only placeholder, as the callers pass the used one, so
+    # that raw rows and uint8 codes share one compile
     if binned:
-        X = np.zeros((1, 1))
+        X = read_only(np.zeros((1, 1)))
         n_rows = codes.shape[1]
     else:
-        codes = np.zeros((1, 1), np.uint8)
+        codes = read_only(np.zeros((1, 1), np.uint8))
         n_rows = X.shape[0]
     max_depth = int(flat.tree_depth[tree_start:tree_end].max(initial=0))
     run_ranges(_grid_margins_range, n_rows, X, codes, binned,
