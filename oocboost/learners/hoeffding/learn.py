@@ -170,6 +170,10 @@ class HoeffdingLearner:
         nodes = self._naive_bayes_nodes(chosen=False)
         if nodes is None:
             return majority, None
+        # tables of the leaves these rows reached only (a small batch reaches few)
+        reached = np.zeros(tree.n_nodes, bool)
+        reached[node_of_row] = True
+        nodes = nodes[reached[nodes]]
         table_of_node = np.full(tree.n_nodes, -1, np.int32)
         table_of_node[nodes] = np.arange(len(nodes), dtype=np.int32)
         counts = tree.hist.reshape(tree.hist.shape[0], tree.n_columns * tree.max_bin,
