@@ -205,11 +205,13 @@ def _iter_raw(model, data, iteration_range, label, pred_leaf, pred_contribs,
                        block.base_margin)
                 continue
             if pred_contribs or pred_interactions:
-                out = model.predict_contributions_binned(
-                    block.codes, cache.max_bin - 1, iteration_range=iteration_range,
-                    interactions=pred_interactions)
-                yield (_contribution_layout(model, out), block.label, block.weight,
-                       block.base_margin)
+                for lo, hi in _contribution_pieces(model, block.codes.shape[1],
+                                                   pred_interactions):
+                    out = model.predict_contributions_binned(
+                        block.codes[:, lo:hi], cache.max_bin - 1,
+                        iteration_range=iteration_range, interactions=pred_interactions)
+                    yield (_contribution_layout(model, out),) + _rows_of(
+                        (block.label, block.weight, block.base_margin), lo, hi)
                 continue
             yield (model.predict_margin_binned(block.codes, cache.max_bin - 1,
                                                iteration_range=iteration_range),
@@ -218,8 +220,11 @@ def _iter_raw(model, data, iteration_range, label, pred_leaf, pred_contribs,
     if _is_plain_matrix(model, data):
         # A numeric matrix already is what the predictor reads: skip the record-batch
         # layer (it halved throughput), one chunk of rows at a time.
-        for start in range(0, data.shape[0], MATRIX_CHUNK_ROWS):
-            X = data[start:start + MATRIX_CHUNK_ROWS]
+        step = MATRIX_CHUNK_ROWS
+        if pred_contribs or pred_interactions:
+            step = _contribution_pieces(model, step, pred_interactions)[0][1]
+        for start in range(0, data.shape[0], step):
+            X = data[start:start + step]
             # float32 rows go as they are (the model converts what it cannot read)
             X = X if X.dtype == np.float32 else np.asarray(X, dtype=X_DTYPE)
             yield (_raw_output(model, X, iteration_range, pred_leaf, pred_contribs,
@@ -234,9 +239,33 @@ def _iter_raw(model, data, iteration_range, label, pred_leaf, pred_contribs,
                              read_options=read_options)
     for batch in source.batches():
         X = raw_matrix(model, batch, mapper)
-        out = (_raw_output(model, X, iteration_range, pred_leaf, pred_contribs,
-                           pred_interactions), batch.label, batch.weight)
-        yield (out if group is None else out + (batch.group,)) + (batch.base_margin,)
+        along = (batch.label, batch.weight) + (() if group is None else (batch.group,)) \
+            + (batch.base_margin,)
+        pieces = ([(0, X.shape[0])] if not (pred_contribs or pred_interactions) else
+                  _contribution_pieces(model, X.shape[0], pred_interactions))
+        for lo, hi in pieces:
+            yield (_raw_output(model, X[lo:hi], iteration_range, pred_leaf, pred_contribs,
+                               pred_interactions),) + _rows_of(along, lo, hi)
+
+
+#: Bytes of SHAP values (or interaction values) computed at once when they are streamed
+#: (files, caches, large arrays): a 65,536-row block of interaction values of 28
+#: features is 441 MB, of 100 features 5.3 GB.
+CONTRIBUTION_PIECE_BYTES = 32 << 20
+
+
+def _contribution_pieces(model, n_rows, interactions):
+    """``(lo, hi)`` row ranges of ``0 .. n_rows`` whose SHAP values (interaction
+    values) fit :data:`CONTRIBUTION_PIECE_BYTES`."""
+    width = model.n_features + 1
+    row_bytes = 8 * int(model.n_outputs) * width * (width if interactions else 1)
+    step = max(1, CONTRIBUTION_PIECE_BYTES // row_bytes)
+    return [(lo, min(lo + step, n_rows)) for lo in range(0, max(n_rows, 1), step)]
+
+
+def _rows_of(arrays, lo, hi):
+    """Rows ``lo .. hi - 1`` of each per-row array (None stays None)."""
+    return tuple(None if a is None else a[lo:hi] for a in arrays)
 
 
 def _routable_trees(model, iteration_range):
@@ -276,6 +305,8 @@ def _sparse_margins(model, X, iteration_range, pred_leaf, pred_contribs,
                    None, None, None)
         return
     rows = sparse_chunk_rows(X.shape[1], MATRIX_CHUNK_ROWS)
+    if pred_contribs or pred_interactions:
+        rows = min(rows, _contribution_pieces(model, rows, pred_interactions)[0][1])
     for start in range(0, X.shape[0], rows):
         block = X[start:start + rows].toarray().astype(X_DTYPE, copy=False)
         yield (_raw_output(model, block, iteration_range, pred_leaf, pred_contribs,

@@ -247,6 +247,42 @@ def test_a_cache_streams_the_same_values_as_its_raw_rows(data, tmp_path, block_r
                                rtol=1e-12, atol=1e-12)
 
 
+@pytest.mark.parametrize("piece_rows", [7, None])
+def test_values_are_computed_in_pieces_of_bounded_bytes(data, tmp_path, piece_rows,
+                                                         monkeypatch):
+    """Streamed values (a cache's blocks, a file's batches, an array's chunks) are
+    computed a piece of rows at a time, of at most CONTRIBUTION_PIECE_BYTES: the same
+    values whatever the pieces, with the labels and base margins of the same rows."""
+    from oocboost.model import predict
+
+    X, y = data
+    table = pa.table({"a": X[:, 0], "b": X[:, 1], "c": X[:, 2], "d": X[:, 3], "y": y})
+    cache = oocboost.build_cache(table, tmp_path / "c.oocb", label="y", quiet=True,
+                                 block_rows=150)
+    pacsv = pytest.importorskip("pyarrow.csv")
+    pacsv.write_csv(table, tmp_path / "d.csv")
+    model = oocboost.train({"objective": "reg:squarederror", "max_depth": 4}, cache, 5)
+    whole = model.predict_contributions(X)
+    inter = model.predict_contributions(X, interactions=True)
+    if piece_rows is not None:     # 7 rows of interaction values a piece, 25 of values
+        monkeypatch.setattr(predict, "CONTRIBUTION_PIECE_BYTES", 7 * 8 * 5 * 5)
+    pieces = {"contribs": [], "interactions": []}
+    for kind, expected in (("contribs", whole), ("interactions", inter)):
+        flag = {f"pred_{kind}": True}
+        for data_ in (cache, str(tmp_path / "d.csv"), X):
+            items = list(predict.iter_margins(model, data_, label="y", **flag))
+            got = np.concatenate([item[0][:, 0] for item in items])
+            np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-12)
+            if data_ is not X:     # the labels of the same rows (a CSV's: float32)
+                np.testing.assert_allclose(np.concatenate([item[1] for item in items]), y,
+                                           rtol=1e-6)
+            pieces[kind].append(max(len(item[0]) for item in items))
+    if piece_rows is None:
+        assert pieces == {"contribs": [150, 400, 400], "interactions": [150, 400, 400]}
+    else:
+        assert pieces == {"contribs": [35, 35, 35], "interactions": [7, 7, 7]}
+
+
 def _as_shap_dict(model):
     """An oocboost model of numeric features as shap's dictionary tree format."""
     trees = []
