@@ -2,7 +2,8 @@
 side with the peers on the same trees.
 
     python -m bench inspection [--train-rows 200000] [--rounds 300] [--depth 6]
-                               [--shap-rows 10000] [--pd-rows 50000] [--grid 20]
+                               [--shap-rows 10000] [--interaction-rows 500]
+                               [--pd-rows 50000] [--grid 20]
                                [--threads 2] [--out DIR]
 
 * SHAP: ``Model.predict_contributions`` against XGBoost's ``pred_contribs`` and
@@ -10,7 +11,7 @@ side with the peers on the same trees.
   largest difference from ours (XGBoost's Tree SHAP weighs by the exported covers, as
   ours: the same values; LightGBM's weighs by row counts, which boosting does not
   record, so the export writes 0 and LightGBM's values are NaN: its speed is still its
-  speed).
+  speed); SHAP interaction values against XGBoost's ``pred_interactions``.
 * Partial dependence, two-way, ``grid x grid`` points: ``oocboost.inspection.
   partial_dependence`` against scikit-learn's ``partial_dependence(method="brute")`` on
   the same fitted estimator and grid (equal averages checked), and ours over a cache of
@@ -41,6 +42,7 @@ def _parse(argv):
     p.add_argument("--rounds", type=int, default=300)
     p.add_argument("--depth", type=int, default=6)
     p.add_argument("--shap-rows", type=int, default=10_000)
+    p.add_argument("--interaction-rows", type=int, default=500)
     p.add_argument("--pd-rows", type=int, default=50_000)
     p.add_argument("--grid", type=int, default=20, help="grid points per feature")
     p.add_argument("--threads", type=int, default=2)
@@ -75,6 +77,25 @@ def _shap_rows(est, X, folder, threads):
     theirs, seconds = _timed(lambda: lgb.predict(X, pred_contrib=True,
                                                  num_threads=threads))
     rows.append(("LightGBM pred_contrib (export)", len(X) / seconds,
+                 float(np.abs(theirs - ours).max())))
+    return rows
+
+
+def _interaction_rows(est, X, folder, threads):
+    """(name, rows/s, max |diff| from ours) of the SHAP interaction values of X
+    (LightGBM has none)."""
+    import xgboost
+
+    model = est.get_booster()
+    model.predict_contributions(X[:5], interactions=True)
+    ours, seconds = _timed(lambda: model.predict_contributions(X, n_threads=threads,
+                                                               interactions=True))
+    rows = [("oocboost predict_contributions(interactions=True)", len(X) / seconds, 0.0)]
+    booster = xgboost.Booster(model_file=str(folder / "xgb.ubj"))
+    booster.set_param({"nthread": threads})
+    theirs, seconds = _timed(lambda: booster.predict(xgboost.DMatrix(X),
+                                                     pred_interactions=True))
+    rows.append(("XGBoost pred_interactions (export)", len(X) / seconds,
                  float(np.abs(theirs - ours).max())))
     return rows
 
@@ -149,6 +170,8 @@ def main(argv=None) -> int:
         n_estimators=args.rounds, max_depth=args.depth, learning_rate=0.1,
         n_jobs=args.threads).fit(train_cache)
     shap = _shap_rows(est, X[rest][:args.shap_rows], folder, args.threads)
+    interactions = _interaction_rows(est, X[rest][:args.interaction_rows], folder,
+                                     args.threads)
     pd_rows = _partial_dependence_rows(est, train_cache, X[rest][:args.pd_rows],
                                        data.y[rest][:args.pd_rows], args.grid, folder)
     print(f"\n{args.rounds} trees of depth {args.depth}, {args.threads} threads\n")
@@ -157,6 +180,11 @@ def main(argv=None) -> int:
     print("|---|---|---|")
     for name, rate, gap in shap:
         print(f"| {name} | {rate:,.0f} | {gap:.1e} |")
+    print(f"\nSHAP interaction values of {args.interaction_rows:,} rows\n")
+    print("| library | rows/s | max diff from oocboost |")
+    print("|---|---|---|")
+    for name, rate, gap in interactions:
+        print(f"| {name} | {rate:,.1f} | {gap:.1e} |")
     print(f"\nTwo-way partial dependence, {args.grid} x {args.grid} points, "
           f"{args.pd_rows:,} rows\n")
     print("| library | seconds | max diff from scikit-learn | memory |")

@@ -214,3 +214,110 @@ def table_shap(X, left, right, feature, threshold, default_left, is_categorical,
     run_ranges(_table_shap_range, X.shape[0], X, left, right, feature, threshold,
                default_left, is_categorical, cat_bitset, node_slot, leaf_node, slot_feature,
                n_slots, offsets, table, out_cols, out, min_tasks=CHUNK_ROWS)
+
+
+@njit(cache=True)
+def leaf_interaction_tables(slot_zero, n_slots, offsets, leaf_value, table):
+    """Every leaf's share of its value to each pair of slots, for each agreement pattern:
+    the SHAP interaction of slot ``j`` with slot ``i != j`` (Lundberg et al. 2018,
+    section 4.2, as ``shap.tree_shap_interactions`` computes it by conditioning): half the
+    difference of slot ``i``'s value with ``j`` fixed present and fixed absent. Fixing
+    ``j`` takes it off the path and scales the leaf by ``one_j`` (present) or ``zero_j``
+    (absent), so the difference is ``(one_j - zero_j)`` times ``i``'s weight on the path
+    without ``j``.
+
+    Parameters
+    ----------
+    slot_zero, n_slots                          # IN  from :func:`leaf_paths`
+    offsets : int64 (n_leaves + 1,)             # IN  cumulative 2**s * s * s
+    leaf_value : float64 (n_leaves, n_cols)     # IN  the leaves' values (scaled)
+    table : float64 (offsets[-1], n_cols)       # OUT ``[offset + (pattern * s + j) * s +
+                                                #     i, c]``; 0 where i == j
+    """
+    width = slot_zero.shape[1] + 1
+    fi = np.empty((1, width), np.int64)
+    zf = np.empty((1, width))
+    of = np.empty((1, width))
+    pw = np.empty((1, width))
+    for leaf in range(n_slots.shape[0]):
+        s = n_slots[leaf]
+        for pattern in range(1 << s):
+            for j in range(s):
+                base = offsets[leaf] + (pattern * s + j) * s
+                one_j = 1.0 if (pattern >> j) & 1 else 0.0
+                half = 0.5 * (one_j - slot_zero[leaf, j])
+                # the path without slot j: the root's entry, then the other slots
+                _extend(fi, zf, of, pw, 0, 0, 1.0, 1.0, -1)
+                depth = 0
+                for q in range(s):
+                    if q != j:
+                        depth += 1
+                        one = 1.0 if (pattern >> q) & 1 else 0.0
+                        _extend(fi, zf, of, pw, 0, depth, slot_zero[leaf, q], one, q)
+                for c in range(leaf_value.shape[1]):
+                    table[base + j, c] = 0.0
+                for position in range(1, depth + 1):
+                    i = fi[0, position]
+                    w = _unwound_sum(zf, of, pw, 0, depth, position) * (
+                        of[0, position] - zf[0, position])
+                    for c in range(leaf_value.shape[1]):
+                        table[base + i, c] = half * w * leaf_value[leaf, c]
+
+
+@njit(**RANGE_KERNEL)
+def _table_interactions_range(r_lo, r_hi, X, left, right, feature, threshold, default_left,
+                              is_categorical, cat_bitset, node_slot, leaf_node, slot_feature,
+                              n_slots, offsets, table, pair_offsets, pair_table, out_cols,
+                              out):
+    """:func:`table_shap_interactions` for the rows ``r_lo .. r_hi - 1``."""
+    n_cols = out_cols.shape[0]
+    pattern = np.empty((left.shape[0], CHUNK_ROWS), np.int64)
+    for r0 in range(r_lo, r_hi, CHUNK_ROWS):
+        n = min(CHUNK_ROWS, r_hi - r0)
+        _chunk_patterns(X, r0, n, left, right, feature, threshold, default_left,
+                        is_categorical, cat_bitset, node_slot, pattern)
+        for leaf in range(n_slots.shape[0]):
+            s = n_slots[leaf]
+            full = (np.int64(1) << s) - 1
+            node = leaf_node[leaf]
+            for j_row in range(n):
+                r = r0 + j_row
+                p = pattern[node, j_row] & full
+                base = offsets[leaf] + p * s
+                pair_base = pair_offsets[leaf] + p * s * s
+                for c in range(n_cols):
+                    k = out_cols[c]
+                    for j in range(s):
+                        fj = slot_feature[leaf, j]
+                        # the plain value on the diagonal, less the pairs below
+                        diagonal = table[base + j, c]
+                        for i in range(s):
+                            v = pair_table[pair_base + j * s + i, c]
+                            out[r, k, fj, slot_feature[leaf, i]] += v
+                            diagonal -= v
+                        out[r, k, fj, fj] += diagonal
+
+
+def table_shap_interactions(X, left, right, feature, threshold, default_left, is_categorical,
+                            cat_bitset, paths, offsets, table, pair_offsets, pair_table,
+                            out_cols, out):
+    """Add one tree's SHAP interaction values of every row into ``out`` from its leaf
+    tables: each row of a feature's matrix sums to its SHAP value, as
+    :func:`.shap.tree_shap_interactions` gives them.
+
+    Parameters
+    ----------
+    X, left, right, feature, threshold, default_left, is_categorical, cat_bitset
+                                                  # IN  as :func:`table_shap`
+    paths : tuple                                 # IN  node_slot, leaf_node, slot_feature,
+                                                  #     n_slots of :func:`leaf_paths`
+    offsets, table                                # IN  :func:`leaf_weight_tables`
+    pair_offsets, pair_table                      # IN  :func:`leaf_interaction_tables`
+    out_cols : int64 (n_cols,)                    # IN  output of each value column
+    out : float64 (n_rows, n_outputs, n_features + 1, n_features + 1)
+                                                  # OUT accumulated; the bias entry
+                                                  #     [-1, -1] is not touched
+    """
+    run_ranges(_table_interactions_range, X.shape[0], X, left, right, feature, threshold,
+               default_left, is_categorical, cat_bitset, *paths, offsets, table,
+               pair_offsets, pair_table, out_cols, out, min_tasks=CHUNK_ROWS)

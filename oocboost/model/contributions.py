@@ -154,10 +154,12 @@ class ModelContributions:
                 tree.is_categorical, tree.cat_bitset, tree.value, tree.cover, depth,
                 out_cols, scale)
         n_features = self.n_features
-        if out.ndim == 4:
+        if _table_contributions(X, tree, depth, threshold, out_cols, scale, out):
+            pass
+        elif out.ndim == 4:
             used = np.unique(tree.feature[tree.left >= 0]).astype(np.int64)
             _ks.tree_shap_interactions(*args, used, out)
-        elif not _table_contributions(X, tree, depth, threshold, out_cols, scale, out):
+        else:
             _ks.tree_shap(*args, out)
         expected = np.empty_like(tree.value)
         _ks.expected_values(tree.left, tree.right, tree.cover, tree.value, expected)
@@ -168,12 +170,15 @@ class ModelContributions:
 
 
 def _table_contributions(X, tree, depth, threshold, out_cols, scale, out) -> bool:
-    """Add one tree's SHAP values from its leaf weight tables when they pay: building
-    them costs about ``2 * sum(2**s * s**2)`` steps (``s`` unique features on a leaf's
-    path) against ``n_rows * sum(s**2)`` for the recursion, and they must fit
-    :data:`TABLE_MAX_VALUES`. Returns whether it did."""
+    """Add one tree's SHAP values (interaction values when ``out`` has 4 axes) from its
+    leaf tables when they pay: building the values' tables costs about ``2 * sum(2**s *
+    s**2)`` steps (``s`` unique features on a leaf's path) against ``n_rows * sum(s**2)``
+    for the recursion, the interactions' ``2 * sum(2**s * s**3)`` against ``n_rows *
+    (1 + 2 * features used) * sum(s**2)``; all must fit :data:`TABLE_MAX_VALUES`.
+    Returns whether it did."""
     if depth == 0 or depth > 62:
         return False
+    interactions = out.ndim == 4
     leaf_node, node_slot, slot_feature, slot_zero, n_slots = _kt.leaf_paths(
         tree.left, tree.right, tree.feature, tree.cover, depth)
     if n_slots.max() > 30:
@@ -181,15 +186,37 @@ def _table_contributions(X, tree, depth, threshold, out_cols, scale, out) -> boo
     patterns = np.left_shift(1, n_slots)
     sizes = patterns * n_slots
     n_cols = len(out_cols)
-    if (sizes.sum() * n_cols > TABLE_MAX_VALUES
-            or 2 * (sizes * n_slots).sum() > X.shape[0] * (n_slots ** 2).sum()):
+    recursion = X.shape[0] * (n_slots ** 2).sum()
+    if interactions:
+        used = np.unique(tree.feature[tree.left >= 0]).size
+        pair_sizes = sizes * n_slots
+        fits = (sizes.sum() + pair_sizes.sum()) * n_cols <= TABLE_MAX_VALUES
+        pays = 2 * (pair_sizes * n_slots).sum() <= recursion * (1 + 2 * used)
+    else:
+        fits = sizes.sum() * n_cols <= TABLE_MAX_VALUES
+        pays = 2 * (sizes * n_slots).sum() <= recursion
+    if not (fits and pays):
         return False
+    values = np.ascontiguousarray(tree.value[leaf_node] * scale)
+    offsets, table = _leaf_tables(_kt.leaf_weight_tables, sizes, slot_zero, n_slots,
+                                  values)
+    args = (X, tree.left, tree.right, tree.feature, threshold, tree.default_left,
+            tree.is_categorical, tree.cat_bitset)
+    paths = (node_slot, leaf_node, slot_feature, n_slots)
+    if interactions:
+        pair_offsets, pair_table = _leaf_tables(_kt.leaf_interaction_tables, pair_sizes,
+                                                slot_zero, n_slots, values)
+        _kt.table_shap_interactions(*args, paths, offsets, table, pair_offsets,
+                                    pair_table, out_cols, out)
+    else:
+        _kt.table_shap(*args, *paths, offsets, table, out_cols, out)
+    return True
+
+
+def _leaf_tables(fill, sizes, slot_zero, n_slots, values):
+    """``(offsets, table)``: the leaves' tables laid end to end, filled by ``fill``."""
     offsets = np.zeros(len(sizes) + 1, np.int64)
     np.cumsum(sizes, out=offsets[1:])
-    table = np.empty((int(offsets[-1]), n_cols))
-    _kt.leaf_weight_tables(slot_zero, n_slots, offsets,
-                           np.ascontiguousarray(tree.value[leaf_node] * scale), table)
-    _kt.table_shap(X, tree.left, tree.right, tree.feature, threshold, tree.default_left,
-                   tree.is_categorical, tree.cat_bitset, node_slot, leaf_node, slot_feature,
-                   n_slots, offsets, table, out_cols, out)
-    return True
+    table = np.empty((int(offsets[-1]), values.shape[1]))
+    fill(slot_zero, n_slots, offsets, values, table)
+    return offsets, table

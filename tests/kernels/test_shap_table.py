@@ -54,6 +54,50 @@ def test_leaf_tables_equal_the_shapley_formula():
                                        atol=1e-15)
 
 
+def _shapley_leaf_interactions(zero, pattern):
+    """Naive twin: a unit leaf's Shapley interaction index of each pair of its path
+    features (half of it on each side, shap's layout), coalitions worth as above."""
+    s = len(zero)
+    one = np.array([(pattern >> j) & 1 for j in range(s)], dtype=np.float64)
+
+    def worth(subset):
+        return np.prod([one[q] if q in subset else zero[q] for q in range(s)])
+
+    out = np.zeros((s, s))
+    for i, j in itertools.combinations(range(s), 2):
+        rest = [q for q in range(s) if q not in (i, j)]
+        total = 0.0
+        for size in range(len(rest) + 1):
+            weight = (math.factorial(size) * math.factorial(s - size - 2)
+                      / (2 * math.factorial(s - 1)))
+            for subset in itertools.combinations(rest, size):
+                S = set(subset)
+                total += weight * (worth(S | {i, j}) - worth(S | {i}) - worth(S | {j})
+                                   + worth(S))
+        out[i, j] = out[j, i] = total
+    return out
+
+
+def test_leaf_interaction_tables_equal_the_shapley_interaction_index():
+    rng = np.random.default_rng(4)
+    n_slots = np.array([1, 2, 3, 4, 5], np.int64)
+    zero = np.ones((len(n_slots), 6))
+    for leaf, s in enumerate(n_slots):
+        zero[leaf, :s] = rng.uniform(0.05, 1.0, size=s)
+    value = rng.normal(size=(len(n_slots), 2))
+    sizes = (1 << n_slots) * n_slots * n_slots
+    offsets = np.concatenate(([0], np.cumsum(sizes))).astype(np.int64)
+    table = np.full((offsets[-1], 2), np.nan)
+    kt.leaf_interaction_tables(zero, n_slots, offsets, value, table)
+    for leaf, s in enumerate(n_slots):
+        for pattern in range(1 << s):
+            expected = _shapley_leaf_interactions(zero[leaf, :s], pattern)
+            start = offsets[leaf] + pattern * s * s
+            got = table[start:start + s * s].reshape(s, s, 2)
+            np.testing.assert_allclose(got, expected[:, :, None] * value[leaf],
+                                       rtol=1e-12, atol=1e-15)
+
+
 def _random_tree(rng, depth, n_features, categorical=False):
     """A full binary tree in node order (children after parents), features repeating on
     paths, covers that add up, thresholds near the data."""
@@ -146,4 +190,42 @@ def test_tree_values_equal_the_recursion(threads, n_rows, categorical):
             got = _by_tables(X, tree, out_cols, scale, 3)
         expected = np.zeros_like(got)
         ks.tree_shap(X, *tree[:8], tree[8], depth, out_cols, scale, expected)
+        np.testing.assert_allclose(got, expected, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("categorical", [False, True])
+def test_tree_interactions_equal_the_recursion(threads, categorical):
+    rng = np.random.default_rng(7)
+    n_rows, n_features = kt.CHUNK_ROWS + 9, 4
+    X = rng.normal(size=(n_rows, n_features))
+    X[rng.random(X.shape) < 0.15] = np.nan
+    if categorical:
+        X[:, 0] = rng.integers(0, 8, size=n_rows)
+    out_cols = np.array([1, 0], np.int64)
+    scale = np.array([0.5, 2.0])
+    for depth in (1, 3, 5):
+        tree = _random_tree(rng, depth, n_features, categorical)
+        left, right, feature, threshold, default_left, is_categorical, cat_bitset, value, \
+            cover = tree
+        leaf_node, node_slot, slot_feature, slot_zero, n_slots = kt.leaf_paths(
+            left, right, feature, cover, depth)
+        values = np.ascontiguousarray(value[leaf_node] * scale)
+        tables = []
+        for fill, sizes in ((kt.leaf_weight_tables, (1 << n_slots) * n_slots),
+                            (kt.leaf_interaction_tables, (1 << n_slots) * n_slots ** 2)):
+            offsets = np.concatenate(([0], np.cumsum(sizes))).astype(np.int64)
+            table = np.empty((offsets[-1], 2))
+            fill(slot_zero, n_slots, offsets, values, table)
+            tables += [offsets, table]
+        got = np.zeros((n_rows, 2, n_features + 1, n_features + 1))
+        with thread_limit(threads):
+            kt.table_shap_interactions(X, left, right, feature, threshold, default_left,
+                                       is_categorical, cat_bitset,
+                                       (node_slot, leaf_node, slot_feature, n_slots),
+                                       *tables, out_cols, got)
+        expected = np.zeros_like(got)
+        used = np.unique(feature[left >= 0]).astype(np.int64)
+        ks.tree_shap_interactions(X, *tree[:8], cover, depth, out_cols, scale, used,
+                                  expected)
         np.testing.assert_allclose(got, expected, rtol=1e-10, atol=1e-12)

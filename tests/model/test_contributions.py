@@ -199,11 +199,26 @@ def _brute_force_interactions(tree, x, n_features):
     return out
 
 
-def test_interactions_equal_the_brute_force_shapley_interaction_index(data, tmp_path):
+@pytest.mark.parametrize("path", ["tables", "recursion"])
+def test_interactions_equal_the_brute_force_shapley_interaction_index(data, tmp_path, path,
+                                                                      monkeypatch):
+    """Both ways: the leaf tables (which 400 rows pay for) and the recursion (forced by
+    a table budget of 0)."""
+    from oocboost.kernels import shap_table
+    from oocboost.model import contributions
+
     X, y = data
     rows = np.ascontiguousarray(X[:6])
+    calls = []
+    monkeypatch.setattr(shap_table, "table_shap_interactions",
+                        lambda *a, f=shap_table.table_shap_interactions:
+                        calls.append(1) or f(*a))
+    if path == "recursion":
+        monkeypatch.setattr(contributions, "TABLE_MAX_VALUES", 0)
     for model in _models(X, y, tmp_path):
-        ours = model.predict_contributions(rows, interactions=True)
+        calls.clear()
+        ours = model.predict_contributions(X, interactions=True)[:6]
+        assert bool(calls) == (path == "tables")
         expected = np.zeros((len(rows), model.n_outputs, 5, 5))
         totals = model._mean_totals(0, model.n_trees)
         for t, tree in enumerate(model.trees):
