@@ -145,3 +145,28 @@ def test_export_command(tmp_path):
                       "--format", "lightgbm")
     assert refused.returncode != 0 and "is the input" in refused.stderr
     assert (tmp_path / "model.json").read_text().startswith("{")
+
+
+def test_row_counts_lightgbms_tree_shap_weighs_by(tmp_path):
+    """LightGBM's pred_contrib weighs by row counts: a forest's (which counts its rows;
+    without bootstrap they are its covers) gives oocboost's SHAP values (summed over the
+    trees, as LightGBM sums an averaged model's); a boosted model keeps hessian sums
+    only, so its export says that LightGBM's pred_contrib will be NaN, which it is."""
+    import warnings
+
+    X, signal = data()
+    # without bootstrap draws each node's cover is its row count
+    forest = oocboost.RandomForestRegressor(n_estimators=3, max_depth=4, bootstrap=False,
+                                            max_features=0.6, random_state=0).fit(
+        X, signal).get_booster()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        booster = _booster(forest, tmp_path, "forest.txt")
+    theirs = booster.predict(X, pred_contrib=True) / forest.n_trees
+    np.testing.assert_allclose(theirs, forest.predict_contributions(X), rtol=1e-9,
+                               atol=1e-9)
+    boosted = oocboost.GradientBoostingRegressor(n_estimators=3, max_depth=3).fit(
+        X, signal).get_booster()
+    with pytest.warns(UserWarning, match="no row counts.*pred_contrib.*NaN"):
+        booster = _booster(boosted, tmp_path, "boosted.txt")
+    assert np.isnan(booster.predict(X, pred_contrib=True)).any(axis=1).all()
