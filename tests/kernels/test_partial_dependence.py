@@ -58,7 +58,8 @@ def cache(tmp_path_factory):
     x = rng.normal(size=(n, 3))
     x[rng.random((n, 3)) < 0.1] = np.nan
     city = rng.choice(["a", "b", "c", "d"], size=n)
-    score = np.nan_to_num(x[:, 0]) + (city == "b") - np.nan_to_num(x[:, 1]) * x[:, 2] ** 0
+    score = (np.nan_to_num(x[:, 0]) + (city == "b")
+             - np.nan_to_num(x[:, 1]) * np.nan_to_num(x[:, 2]))
     label = np.digitize(np.nan_to_num(score), [-0.5, 0.7]).astype(float)
     table = pa.table({"x0": x[:, 0], "x1": x[:, 1], "x2": x[:, 2], "city": city,
                       "label": label})

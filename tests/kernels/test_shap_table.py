@@ -33,19 +33,30 @@ def _shapley_leaf_weights(zero, pattern):
     return phi
 
 
+def _random_leaves(rng, n_slots, max_depth):
+    """Zero fractions of each leaf's slots (1 beyond them) and two value columns."""
+    zero = np.ones((len(n_slots), max_depth))
+    for leaf, s in enumerate(n_slots):
+        zero[leaf, :s] = rng.uniform(0.05, 1.0, size=s)
+    return zero, rng.normal(size=(len(n_slots), 2))
+
+
+def _filled(fill, sizes, zero, n_slots, value):
+    """``(offsets, table)`` of the leaves' tables laid end to end, filled by ``fill``."""
+    offsets = np.concatenate(([0], np.cumsum(sizes))).astype(np.int64)
+    table = np.full((offsets[-1], value.shape[1]), np.nan)
+    fill(zero, n_slots, offsets, value, table)
+    return offsets, table
+
+
 def test_leaf_tables_equal_the_shapley_formula():
     rng = np.random.default_rng(1)
     n_slots = np.array([1, 2, 3, 4, 5, 3], np.int64)
     max_depth = 6
-    zero = np.ones((len(n_slots), max_depth))
-    for leaf, s in enumerate(n_slots):
-        zero[leaf, :s] = rng.uniform(0.05, 1.0, size=s)
+    zero, value = _random_leaves(rng, n_slots, max_depth)
     zero[5, :3] = [1.0, 0.5, 0.25]          # a share of 1 (a split all rows took)
-    value = rng.normal(size=(len(n_slots), 2))
-    sizes = (1 << n_slots) * n_slots
-    offsets = np.concatenate(([0], np.cumsum(sizes))).astype(np.int64)
-    table = np.full((offsets[-1], 2), np.nan)
-    kt.leaf_weight_tables(zero, n_slots, offsets, value, table)
+    offsets, table = _filled(kt.leaf_weight_tables, (1 << n_slots) * n_slots, zero,
+                             n_slots, value)
     for leaf, s in enumerate(n_slots):
         for pattern in range(1 << s):
             expected = _shapley_leaf_weights(zero[leaf, :s], pattern)
@@ -81,14 +92,9 @@ def _shapley_leaf_interactions(zero, pattern):
 def test_leaf_interaction_tables_equal_the_shapley_interaction_index():
     rng = np.random.default_rng(4)
     n_slots = np.array([1, 2, 3, 4, 5], np.int64)
-    zero = np.ones((len(n_slots), 6))
-    for leaf, s in enumerate(n_slots):
-        zero[leaf, :s] = rng.uniform(0.05, 1.0, size=s)
-    value = rng.normal(size=(len(n_slots), 2))
-    sizes = (1 << n_slots) * n_slots * n_slots
-    offsets = np.concatenate(([0], np.cumsum(sizes))).astype(np.int64)
-    table = np.full((offsets[-1], 2), np.nan)
-    kt.leaf_interaction_tables(zero, n_slots, offsets, value, table)
+    zero, value = _random_leaves(rng, n_slots, 6)
+    offsets, table = _filled(kt.leaf_interaction_tables, (1 << n_slots) * n_slots ** 2,
+                             zero, n_slots, value)
     for leaf, s in enumerate(n_slots):
         for pattern in range(1 << s):
             expected = _shapley_leaf_interactions(zero[leaf, :s], pattern)
@@ -160,11 +166,8 @@ def _by_tables(X, tree, out_cols, scale, n_outputs):
     depth = int(np.log2(len(left) + 1)) - 1
     leaf_node, node_slot, slot_feature, slot_zero, n_slots = kt.leaf_paths(
         left, right, feature, cover, depth)
-    sizes = (1 << n_slots) * n_slots
-    offsets = np.concatenate(([0], np.cumsum(sizes))).astype(np.int64)
-    table = np.empty((offsets[-1], len(out_cols)))
-    kt.leaf_weight_tables(slot_zero, n_slots, offsets,
-                          np.ascontiguousarray(value[leaf_node] * scale), table)
+    offsets, table = _filled(kt.leaf_weight_tables, (1 << n_slots) * n_slots, slot_zero,
+                             n_slots, np.ascontiguousarray(value[leaf_node] * scale))
     out = np.zeros((len(X), n_outputs, X.shape[1] + 1))
     kt.table_shap(X, left, right, feature, threshold, default_left, is_categorical,
                   cat_bitset, node_slot, leaf_node, slot_feature, n_slots, offsets, table,
@@ -211,13 +214,10 @@ def test_tree_interactions_equal_the_recursion(threads, categorical):
         leaf_node, node_slot, slot_feature, slot_zero, n_slots = kt.leaf_paths(
             left, right, feature, cover, depth)
         values = np.ascontiguousarray(value[leaf_node] * scale)
-        tables = []
-        for fill, sizes in ((kt.leaf_weight_tables, (1 << n_slots) * n_slots),
-                            (kt.leaf_interaction_tables, (1 << n_slots) * n_slots ** 2)):
-            offsets = np.concatenate(([0], np.cumsum(sizes))).astype(np.int64)
-            table = np.empty((offsets[-1], 2))
-            fill(slot_zero, n_slots, offsets, values, table)
-            tables += [offsets, table]
+        tables = [*_filled(kt.leaf_weight_tables, (1 << n_slots) * n_slots, slot_zero,
+                           n_slots, values),
+                  *_filled(kt.leaf_interaction_tables, (1 << n_slots) * n_slots ** 2,
+                           slot_zero, n_slots, values)]
         got = np.zeros((n_rows, 2, n_features + 1, n_features + 1))
         with thread_limit(threads):
             kt.table_shap_interactions(X, left, right, feature, threshold, default_left,
