@@ -260,7 +260,8 @@ def cmd_predict(args):
                         pred_leaf=args.pred_leaf, pred_contribs=args.pred_contribs,
                         iteration_range=_iteration_range(args.iteration_range),
                         read_options=_with_margin_columns(args),
-                        quantiles=_quantiles(args.quantiles))
+                        quantiles=_quantiles(args.quantiles),
+                        progress=False if args.quiet else None)
     if not args.quiet:
         print(f"wrote {n} predictions to {args.output}")
     return 0

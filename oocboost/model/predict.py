@@ -440,7 +440,7 @@ def _contribution_columns(model, values):
 
 def predict_to_file(model, data, output, *, output_margin=False, pred_leaf=False,
                     iteration_range=None, pred_contribs=False, read_options=None,
-                    base_margin=None, quantiles=None):
+                    base_margin=None, quantiles=None, progress=None):
     """Stream predictions of ``data`` into the CSV file ``output`` (written atomically).
 
     Memory: one batch of ``data`` (64K rows of a file, or one cache block) and its
@@ -455,11 +455,16 @@ def predict_to_file(model, data, output, *, output_margin=False, pred_leaf=False
     forest's levels) ``quantile_<level>``. A model of several targets keeps one column per
     target, named after its label column.
 
+    ``progress``: a progress line of the rows written on stderr (None: when stderr is a
+    terminal and ``OOCBOOST_QUIET`` is unset; ``utils.progress.ProgressBar``).
+
     Returns
     -------
     int
         Rows written.
     """
+    from ..utils.progress import ProgressBar
+
     model, iteration_range = median_range(model, iteration_range)
     if quantiles is not None:
         from .leaf_samples import quantile_columns, quantile_transform
@@ -476,7 +481,8 @@ def predict_to_file(model, data, output, *, output_margin=False, pred_leaf=False
     output = os.fspath(output)
     n_rows = 0
     writer = None
-    with atomic_output(output) as tmp:
+    with atomic_output(output) as tmp, ProgressBar(
+            total=_known_rows(data), unit="rows", desc="predict", enabled=progress) as bar:
         try:
             for margins, _, _ in iter_margins(margin_model, data,
                                               iteration_range=iteration_range,
@@ -502,6 +508,7 @@ def predict_to_file(model, data, output, *, output_margin=False, pred_leaf=False
                     writer = pacsv.CSVWriter(tmp, table.schema)
                 writer.write_table(table)
                 n_rows += table.num_rows
+                bar.update(table.num_rows)
             if writer is None:
                 raise SchemaError(f"{data}: no rows to predict")
         finally:

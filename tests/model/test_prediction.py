@@ -118,3 +118,21 @@ def test_shapes_are_xgboosts(data, tmp_path):
         assert (
             ours.predict(X, pred_leaf=True).shape == theirs.predict(dm, pred_leaf=True).shape
         )
+
+
+@pytest.mark.parametrize("progress", [True, False])
+def test_predictions_to_a_file_show_their_progress_when_asked(data, tmp_path, capsys,
+                                                              progress):
+    """predict_to_file draws the rows written on stderr (oocboost predict does on a
+    terminal, not with --quiet), and nothing when told not to."""
+    from oocboost.model.predict import predict_to_file
+
+    X, score, _ = data
+    model, cache = _train(X, score, tmp_path, "reg:squarederror", rounds=3)
+    n = predict_to_file(model, cache, tmp_path / "p.csv", progress=progress)
+    err = capsys.readouterr().err
+    assert n == len(X)
+    if progress:
+        assert "predict" in err and "600/600" in err and "100.0%" in err
+    else:
+        assert err == ""
