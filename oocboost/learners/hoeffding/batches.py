@@ -67,6 +67,17 @@ def batches(parts, size):
     parts = iter(parts)
     exhausted = False
     while True:
+        # rows left before the size is asked: it reads every leaf (65 us on a 60-leaf
+        # tree, a tenth of a 10-row partial_fit) and is not needed after the last batch
+        while n_pending == 0 and not exhausted:
+            part = next(parts, None)
+            if part is None:
+                exhausted = True
+            elif len(part[1]):
+                pending.append(part)
+                n_pending += len(part[1])
+        if n_pending == 0:
+            return
         want = size()
         while n_pending < want and not exhausted:
             part = next(parts, None)
