@@ -92,12 +92,19 @@ class LeafTables:
         return self
 
     def probabilities(self, codes, node_of_row, n_nodes, mapper, out):
-        """Write the posterior of rows whose leaf has a table into ``out`` (n_rows, K)."""
+        """Write the posterior of rows whose leaf has a table into ``out`` (n_rows, K).
+        The tables' parameters are made once per bin layout (a model's tables do not
+        change; making them was most of a 10-row prediction)."""
         table_of_node = np.full(n_nodes, -1, np.int32)
         table_of_node[self.node] = np.arange(self.node.shape[0], dtype=np.int32)
-        return posterior(codes, node_of_row, table_of_node, self.counts,
-                         np.arange(self.node.shape[0], dtype=np.int64), self.prior,
-                         Layout.of(mapper), out)
+        layout = Layout.of(mapper)
+        count_row = np.arange(self.node.shape[0], dtype=np.int64)
+        cached = getattr(self, "_parameters", None)
+        if cached is None or cached[0] is not layout:
+            cached = (layout, parameters_of(self.counts, count_row, self.prior, layout))
+            self._parameters = cached
+        return posterior(codes, node_of_row, table_of_node, self.counts, count_row,
+                         self.prior, layout, out, parameters=cached[1])
 
     def to_json_dict(self):
         return {"tree": self.tree, "n_tables": int(self.node.shape[0]),
@@ -182,7 +189,19 @@ class Layout:
         return params, log_prior
 
 
-def posterior(codes, node_of_row, table_of_node, counts, count_row, prior, layout, out):
+def parameters_of(counts, count_row, prior, layout):
+    """``(params, log_prior)`` of the tables ``count_row`` of ``counts`` (the layout of
+    ``kernels/naive_bayes.py``)."""
+    from ..kernels.naive_bayes import class_moments
+
+    moments = np.empty((len(count_row), len(layout.n_value_bins), prior.shape[1], 4))
+    class_moments(counts, count_row, layout.bin_start, layout.n_value_bins,
+                  layout.missing_bin, layout.is_categorical, layout.cell_value, moments)
+    return layout.parameters(moments, prior)
+
+
+def posterior(codes, node_of_row, table_of_node, counts, count_row, prior, layout, out,
+              parameters=None):
     """Naive Bayes posteriors of the rows whose leaf has a table, written into ``out``.
 
     Parameters
@@ -195,16 +214,13 @@ def posterior(codes, node_of_row, table_of_node, counts, count_row, prior, layou
     prior : ndarray (n_tables, K) float64, class weights     # IN
     layout : Layout
     out : ndarray (n_rows, K) float64                        # OUT
+    parameters : ``(params, log_prior)`` of :func:`parameters_of`, or None to make them
     """
-    from ..kernels.naive_bayes import class_moments
-
     n_tables, k = len(count_row), out.shape[1]
     if n_tables == 0:
         return out
-    moments = np.empty((n_tables, len(layout.n_value_bins), k, 4))
-    class_moments(counts, count_row, layout.bin_start, layout.n_value_bins,
-                  layout.missing_bin, layout.is_categorical, layout.cell_value, moments)
-    params, log_prior = layout.parameters(moments, prior)
+    params, log_prior = (parameters if parameters is not None else
+                         parameters_of(counts, count_row, prior, layout))
     scores = np.zeros((len(node_of_row), k))
     naive_bayes_scores(codes, np.ascontiguousarray(node_of_row, np.int32), table_of_node,
                        counts, count_row, layout.bin_start, layout.is_categorical,
