@@ -37,7 +37,6 @@ from ..kernels.binning import (
     map_features_to_bins,
     map_features_to_bins_grouped,
     map_float_codes,
-    map_to_bins,
 )
 from .categories import as_category_array, key_strings
 from .edges_text import decode_edges, encode_edges
@@ -489,14 +488,21 @@ class BinMapper:
             raise InputError(
                 f"expected a 2-D array with {self.n_features} columns, got shape {X.shape}")
         out = np.empty((self.n_features, X.shape[0]), dtype=self.codes_dtype)
-        for f in range(self.n_features):
-            column = np.ascontiguousarray(X[:, f])
-            if self.is_categorical[f]:
-                n_codes = int(self.n_value_bins[f]) if self.categories[f] else 0
-                map_float_codes(column, n_codes, self._unknown_code(f), self.missing_bin,
-                                out[f])
+        # the numeric columns in one launch, as transform_batch bins them (a kernel call
+        # a column was most of binning a 10-row chunk)
+        numeric_index, edges, n_edges, grouped = self._packed_edges()
+        if len(numeric_index):
+            values = np.ascontiguousarray(X[:, numeric_index].T)
+            if grouped is not None:
+                map_features_to_bins_grouped(values, grouped[0], grouped[1], numeric_index,
+                                             self.missing_bin, out)
             else:
-                map_to_bins(column, self.bin_edges[f], self.missing_bin, out[f])
+                map_features_to_bins(values, edges, n_edges, numeric_index,
+                                     self.missing_bin, out)
+        for f in np.flatnonzero(self.is_categorical):
+            n_codes = int(self.n_value_bins[f]) if self.categories[f] else 0
+            map_float_codes(np.ascontiguousarray(X[:, f]), n_codes, self._unknown_code(f),
+                            self.missing_bin, out[f])
         return out
 
     def encode_categories(self, feature_index, values):

@@ -99,7 +99,7 @@ def map_features_to_bins(values, edges, n_edges, feature_index, missing_code, ou
         OUT. Only the rows named by ``feature_index`` are written.
     """
     run_ranges(_map_features_to_bins_range, values.shape[0], values, edges, n_edges,
-               feature_index, missing_code, out)
+               feature_index, missing_code, out, min_tasks=_min_columns(values.shape[1]))
 
 
 #: Edges per group of the two-level search (:func:`map_features_to_bins_grouped`).
@@ -170,7 +170,14 @@ def map_features_to_bins_grouped(values, padded, pivots, feature_index, missing_
     out : ndarray (n_features, n_rows) uint8/uint16     # OUT
     """
     run_ranges(_map_features_to_bins_grouped_range, values.shape[0], values, padded, pivots,
-               feature_index, missing_code, out)
+               feature_index, missing_code, out, min_tasks=_min_columns(values.shape[1]))
+
+
+def _min_columns(n_rows):
+    """Fewest columns of ``n_rows`` a thread takes: a thread's start costs about
+    ``MIN_ROWS`` rows of binning (a 10-row chunk of 10 columns handed half its columns
+    to a second thread, and took longer than one thread binning them all)."""
+    return max(1, -(-MIN_ROWS // max(int(n_rows), 1)))
 
 
 @njit(cache=True)
