@@ -15,6 +15,16 @@ river's EFDT learns about 2,500 rows/s, so both libraries' EFDT runs see the fir
 ``--efdt-rows`` rows only. ``--scale`` then runs
 oocboost alone over longer streams at a fixed ``memory_limit`` (512MB) to show its
 memory stays flat.
+
+``--partial-fit`` measures the calls a program feeding a stream makes instead::
+
+    python -m bench streaming --partial-fit [--pf-rows 100000] [--batch-sizes 10,100,1000]
+
+oocboost's ``HoeffdingTreeClassifier.partial_fit`` on NumPy batches of each size and
+``predict`` on 1,000-row batches, against river's ``learn_one`` / ``predict_one`` on the
+same rows as dicts (the conversion not timed), each after the stream's first 2,000 rows
+(learned, not timed), majority-class and naive Bayes adaptive leaves, each library in a
+process of its own.
 """
 import argparse
 import json
@@ -89,6 +99,77 @@ def vm_hwm():
     raise RuntimeError("no VmHWM in /proc/self/status")
 
 
+_OURS_PF = """
+import json, sys, time
+import numpy as np
+import oocboost
+path, leaf, batch = sys.argv[1], sys.argv[2], int(sys.argv[3])
+data = np.load(path)
+X, y = data["X"], data["y"]
+clf = oocboost.HoeffdingTreeClassifier(leaf_prediction=leaf)
+clf.partial_fit(X[:2000], y[:2000], classes=[0, 1])
+t0 = time.perf_counter()
+for lo in range(2000, len(y), batch):
+    clf.partial_fit(X[lo:lo + batch], y[lo:lo + batch])
+learn = time.perf_counter() - t0
+clf.predict(X[:10])                    # the model of the grown tree, exported once
+t0 = time.perf_counter()
+for lo in range(2000, len(y), 1000):
+    clf.predict(X[lo:lo + 1000])
+predict = time.perf_counter() - t0
+print(json.dumps({"learn_rows_per_s": (len(y) - 2000) / learn,
+                  "predict_rows_per_s": (len(y) - 2000) / predict,
+                  "leaves": clf.n_leaves_}))
+"""
+
+_RIVER_PF = """
+import json, sys, time
+import numpy as np
+from river import tree
+path, leaf = sys.argv[1], sys.argv[2]
+data = np.load(path)
+X, y = data["X"], data["y"]
+names = [f"x{j}" for j in range(X.shape[1])]
+dicts = [dict(zip(names, row)) for row in X.tolist()]
+labels = y.tolist()
+model = tree.HoeffdingTreeClassifier(leaf_prediction=leaf)
+for x, label in zip(dicts[:2000], labels[:2000]):
+    model.learn_one(x, label)
+t0 = time.perf_counter()
+for x, label in zip(dicts[2000:], labels[2000:]):
+    model.learn_one(x, label)
+learn = time.perf_counter() - t0
+t0 = time.perf_counter()
+for x in dicts[2000:]:
+    model.predict_one(x)
+predict = time.perf_counter() - t0
+print(json.dumps({"learn_rows_per_s": (len(y) - 2000) / learn,
+                  "predict_rows_per_s": (len(y) - 2000) / predict,
+                  "leaves": model.n_leaves}))
+"""
+
+
+def _partial_fit(args, results):
+    """The --partial-fit mode (module docstring)."""
+    X, y = _stream(args.pf_rows)
+    npz = os.path.join(args.out, f"stream-{args.pf_rows}.npz")
+    np.savez(npz, X=X, y=y)
+    sizes = [int(v) for v in args.batch_sizes.split(",")]
+    print(f"{args.pf_rows - 2000:,} rows after the first 2,000; predict in 1,000-row "
+          f"batches (river: one row at a time)")
+    print("| leaves | library | calls of | learn rows/s | predict rows/s | leaves |")
+    print("|---|---|---|---|---|---|")
+    for leaf in ("mc", "nba"):
+        runs = [("river", "1 row", _run(_RIVER_PF, npz, leaf))] if not args.skip_river \
+            else []
+        runs += [("oocboost", f"{b:,} rows", _run(_OURS_PF, npz, leaf, b)) for b in sizes]
+        for lib, calls, r in runs:
+            results["runs"].append({"mode": "partial_fit", "leaf_prediction": leaf,
+                                    "lib": lib, "calls": calls, **r})
+            print(f"| {leaf} | {lib} | {calls} | {r['learn_rows_per_s']:,.0f} | "
+                  f"{r['predict_rows_per_s']:,.0f} | {r['leaves']} |")
+
+
 def _stream(rows, seed=0):
     """The benchmark stream: (X float64 (rows, 10), y int64)."""
     X = np.random.default_rng(seed).random((rows, N_FEATURES))
@@ -137,10 +218,19 @@ def main(argv=None):
                         "256 MiB of histograms)")
     p.add_argument("--out", default="bench_out")
     p.add_argument("--skip-river", action="store_true")
+    p.add_argument("--partial-fit", action="store_true",
+                   help="time partial_fit / predict calls instead (module docstring)")
+    p.add_argument("--pf-rows", type=int, default=100_000)
+    p.add_argument("--batch-sizes", default="10,100,1000")
     args = p.parse_args(argv)
     os.makedirs(args.out, exist_ok=True)
     results = {"command": "python -m bench streaming " + " ".join(argv or sys.argv[1:]),
                "runs": []}
+    if args.partial_fit:
+        _partial_fit(args, results)
+        with open(os.path.join(args.out, "results-streaming-partial-fit.json"), "w") as f:
+            json.dump(results, f, indent=1)
+        return 0
     X, y = _stream(args.rows)
     npz = os.path.join(args.out, f"stream-{args.rows}.npz")
     np.savez(npz, X=X, y=y)

@@ -268,6 +268,25 @@ def test_sparse_bench_runs(tmp_path):
     assert len(lines) == 5 and all("AUC 0." in line for line in lines)
 
 
+@pytest.mark.slow
+def test_streaming_partial_fit_mode_runs(tmp_path):
+    """python -m bench streaming --partial-fit: a row per leaf kind, library and batch
+    size, with rates and the leaves grown, and the runs in the JSON."""
+    r = subprocess.run([sys.executable, "-m", "bench", "streaming", "--partial-fit",
+                        "--pf-rows", "6000", "--batch-sizes", "10,1000", "--out",
+                        str(tmp_path)], capture_output=True, text=True, cwd=ROOT,
+                       timeout=600)
+    assert r.returncode == 0, r.stderr
+    rows = [line.split(" | ") for line in r.stdout.splitlines() if line.startswith("| mc")
+            or line.startswith("| nba")]
+    assert [(row[1], row[2]) for row in rows] == [
+        ("river", "1 row"), ("oocboost", "10 rows"), ("oocboost", "1,000 rows")] * 2
+    assert all(float(row[3].replace(",", "")) > 0 for row in rows)
+    with open(tmp_path / "results-streaming-partial-fit.json") as f:
+        runs = json.load(f)["runs"]
+    assert len(runs) == 6 and all(run["learn_rows_per_s"] > 0 for run in runs)
+
+
 def test_tree_rss_counts_descendants_and_rescans_them_seldom():
     """The job poller's RSS is the process's plus its descendants', and it lists the
     descendants at most once per ``rescan_s`` (listing them reads every process's /proc
