@@ -408,3 +408,28 @@ def test_partial_fit_takes_tables_with_categories():
     assert (clf.predict(frame) == y).mean() > 0.9
     with pytest.raises(ParameterError, match="columns"):
         clf.partial_fit(frame[["x", "city"]], y)
+
+
+def test_batches_cut_parts_as_asked_and_ask_no_size_past_the_rows():
+    """learners/hoeffding/batches.batches: consecutive rows in order, each batch the size
+    asked (the last shorter), empty parts skipped, and the size (which reads every leaf)
+    asked once per batch only: never after the last rows."""
+    from oocboost.learners.hoeffding.batches import batches
+
+    sizes = [(0, 3), (3, 3), (6, 0), (6, 7), (13, 1), (14, 0), (14, 12)]   # 26 rows
+    parts = [(np.arange(lo, lo + n, dtype=np.uint8)[None, :].repeat(2, axis=0),
+              np.arange(lo, lo + n, dtype=np.float64), np.ones(n), lo) for lo, n in sizes]
+    asked = []
+
+    def size():
+        asked.append(len(asked))
+        return [4, 10, 1, 5, 100][len(asked) - 1]
+
+    out = list(batches(iter(parts), size))
+    assert [len(y) for _, y, _, _ in out] == [4, 10, 1, 5, 6]
+    assert [row for _, _, _, row in out] == [0, 4, 14, 15, 20]
+    np.testing.assert_array_equal(np.concatenate([y for _, y, _, _ in out]), np.arange(26))
+    np.testing.assert_array_equal(np.concatenate([c[1] for c, _, _, _ in out], axis=0),
+                                  np.arange(26))
+    assert len(asked) == 5          # one a batch, none after the last
+    assert list(batches(iter([parts[2]]), size)) == [] and len(asked) == 5

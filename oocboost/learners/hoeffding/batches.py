@@ -65,29 +65,26 @@ def batches(parts, size):
     """
     pending, n_pending = [], 0
     parts = iter(parts)
+
+    def pull():
+        """The next part with rows onto ``pending``; False when there is none."""
+        nonlocal n_pending
+        for part in parts:
+            if len(part[1]):
+                pending.append(part)
+                n_pending += len(part[1])
+                return True
+        return False
+
     exhausted = False
     while True:
         # rows left before the size is asked: it reads every leaf (65 us on a 60-leaf
         # tree, a tenth of a 10-row partial_fit) and is not needed after the last batch
-        while n_pending == 0 and not exhausted:
-            part = next(parts, None)
-            if part is None:
-                exhausted = True
-            elif len(part[1]):
-                pending.append(part)
-                n_pending += len(part[1])
-        if n_pending == 0:
+        if n_pending == 0 and (exhausted or not pull()):
             return
         want = size()
         while n_pending < want and not exhausted:
-            part = next(parts, None)
-            if part is None:
-                exhausted = True
-            elif len(part[1]):
-                pending.append(part)
-                n_pending += len(part[1])
-        if n_pending == 0:
-            return
+            exhausted = not pull()
         take = min(want, n_pending)
         pieces, got = [], 0
         while got < take:
