@@ -250,8 +250,8 @@ def _grid_walk(model, indices, grids, *, binned, missing_bin=None):
     """A function ``rows -> (n_outputs, rows, points)`` predictions computed by one walk
     of each tree per row (``kernels/partial_dependence.py``), or None when the model's
     margins are not plain sums of tree leaves (learner parts, oblique or surrogate splits,
-    shared nodes), a grid feature has categorical splits, a grid holds NaN or both
-    features are one: those go point by point."""
+    shared nodes), a grid feature has categorical splits, a grid holds a missing value or
+    both features are one: those go point by point."""
     from ..kernels import partial_dependence as _kpd
     from ..kernels.codes import read_only
     from ..kernels.predict import is_plain
@@ -265,7 +265,9 @@ def _grid_walk(model, indices, grids, *, binned, missing_bin=None):
     sorted_grids, positions = [], []
     for grid in grids:
         values = np.asarray(grid, dtype=np.float64)
-        if np.isnan(values).any():
+        # a missing value (NaN, or the missing code on a cache) takes each split's
+        # default side, which no cut of the sorted grid expresses
+        if np.isnan(values).any() or (binned and (values == missing_bin).any()):
             return None
         order = np.argsort(values, kind="stable")
         sorted_grids.append(values[order])

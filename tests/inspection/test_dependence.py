@@ -121,3 +121,27 @@ def test_any_chunking_and_either_way_give_the_same_dependence(data, tmp_path, wa
     np.testing.assert_allclose(
         partial_dependence(est.model_, cache, [0, 3], grid_resolution=6)["average"],
         on_cache["average"], rtol=1e-13)
+
+
+def test_a_missing_grid_value_takes_the_default_side(data, tmp_path, monkeypatch):
+    """A grid point of NaN (the missing code on a cache) is predicted as missing values
+    are, each split's default side: the same dependence either way."""
+    from oocboost.inspection import dependence
+
+    X, y = data
+    X = X.copy()
+    X[::7, 0] = np.nan                       # missing values in training: learned sides
+    cache = oocboost.build_cache(X, tmp_path / "c.oocb", label=y, quiet=True)
+    model = oocboost.GradientBoostingRegressor(n_estimators=6, max_depth=3).fit(
+        cache).model_
+    grid = [np.array([np.nan, -0.5, 0.5])]
+    results = [partial_dependence(model, source, [0], grid_values=grid, kind="average")
+               for source in (X, cache)]
+    monkeypatch.setattr(dependence, "_grid_walk", lambda *a, **k: None)
+    for source, fast in zip((X, cache), results):
+        slow = partial_dependence(model, source, [0], grid_values=grid, kind="average")
+        np.testing.assert_array_equal(fast["average"], slow["average"])
+    by_hand = X.copy()
+    by_hand[:, 0] = np.nan
+    np.testing.assert_allclose(results[0]["average"][0, 0], model.predict(by_hand).mean(),
+                               rtol=1e-12)
