@@ -150,17 +150,16 @@ class ModelContributions:
         # (the model is validated: Tree.depth would check the structure again)
         depth = _kp.compute_tree_depth(tree.left.astype(np.int64),
                                        tree.right.astype(np.int64))
-        args = (X, tree.left, tree.right, tree.feature, threshold, tree.default_left,
-                tree.is_categorical, tree.cat_bitset, tree.value, tree.cover, depth,
-                out_cols, scale)
         n_features = self.n_features
-        if _table_contributions(X, tree, depth, threshold, out_cols, scale, out):
-            pass
-        elif out.ndim == 4:
-            used = np.unique(tree.feature[tree.left >= 0]).astype(np.int64)
-            _ks.tree_shap_interactions(*args, used, out)
-        else:
-            _ks.tree_shap(*args, out)
+        if not _table_contributions(X, tree, depth, threshold, out_cols, scale, out):
+            args = (X, tree.left, tree.right, tree.feature, threshold, tree.default_left,
+                    tree.is_categorical, tree.cat_bitset, tree.value, tree.cover, depth,
+                    out_cols, scale)
+            if out.ndim == 4:
+                used = np.unique(tree.feature[tree.left >= 0]).astype(np.int64)
+                _ks.tree_shap_interactions(*args, used, out)
+            else:
+                _ks.tree_shap(*args, out)
         expected = np.empty_like(tree.value)
         _ks.expected_values(tree.left, tree.right, tree.cover, tree.value, expected)
         if out.ndim == 4:
