@@ -433,3 +433,49 @@ def test_batches_cut_parts_as_asked_and_ask_no_size_past_the_rows():
                                   np.arange(26))
     assert len(asked) == 5          # one a batch, none after the last
     assert list(batches(iter([parts[2]]), size)) == [] and len(asked) == 5
+
+
+@pytest.mark.parametrize("params", [
+    {"leaf_prediction": "nba"}, {"leaf_prediction": "mc", "grace_period": 50},
+    {"task": "regression"}])
+def test_small_batches_grow_the_tree_the_block_kernels_grow(monkeypatch, params):
+    """Batches up to SERIAL_BATCH_ROWS go through the serial kernels: the same stream
+    learned with every batch on the block kernels gives the same tree, bit for bit
+    (weighted rows, a categorical feature, and one of more categories than max_bin)."""
+    import pandas as pd
+
+    from oocboost.learners.hoeffding import learn as hoeffding_learn
+
+    params = dict(params)
+    task = params.pop("task", "classification")
+    rng = np.random.default_rng(21)
+    n = 6000
+    X, y = _hyperplane(n, d=3, seed=21)
+    few, many = rng.integers(0, 5, n), rng.integers(0, 100, n)
+    frame = pd.DataFrame({"x0": X[:, 0], "x1": X[:, 1], "x2": X[:, 2],
+                          "few": [f"c{v}" for v in few], "many": [f"m{v}" for v in many]})
+    if task == "regression":
+        y = X[:, 0] * 3 + (few == 2) + (many % 7 == 0) + rng.normal(0, 0.1, n)
+    w = rng.uniform(0.5, 2.0, n)
+    models = []
+    for serial_rows in (hoeffding_learn.SERIAL_BATCH_ROWS, 0):
+        monkeypatch.setattr(hoeffding_learn, "SERIAL_BATCH_ROWS", serial_rows)
+        est = (HoeffdingTreeRegressor(max_bin=64, **params) if task == "regression"
+               else HoeffdingTreeClassifier(max_bin=64, **params))
+        kw = {} if task == "regression" else {"classes": [0.0, 1.0]}
+        est.partial_fit(frame[:2000], y[:2000], sample_weight=w[:2000], **kw)
+        for lo in range(2000, n, 37):
+            est.partial_fit(frame[lo:lo + 37], y[lo:lo + 37], sample_weight=w[lo:lo + 37])
+        models.append(est)
+    serial, block = (m._learners[0].tree for m in models)
+    assert serial.n_value_bins.max() > 64            # a wide column (two-byte codes)
+    assert serial.n_nodes == block.n_nodes > 3
+    n_nodes = serial.n_nodes
+    for name in ("left", "feature", "bin_threshold", "dist", "checked_at", "mc_correct",
+                 "nb_correct", "slot"):
+        np.testing.assert_array_equal(getattr(serial, name)[:n_nodes],
+                                      getattr(block, name)[:n_nodes], err_msg=name)
+    np.testing.assert_array_equal(serial.hist, block.hist)
+    np.testing.assert_array_equal(serial.hist_sums, block.hist_sums)
+    assert models[0].prequential_score_ == pytest.approx(models[1].prequential_score_,
+                                                         rel=1e-12)

@@ -97,5 +97,8 @@ def batches(parts, size):
                 pending[0] = (rows_of(codes, k, len(y)), y[k:], w[k:], row + k)
             got += k
         n_pending -= take
+        if len(pieces) == 1:
+            yield pieces[0]
+            continue
         yield (_joined([p[0] for p in pieces]), np.concatenate([p[1] for p in pieces]),
                np.concatenate([p[2] for p in pieces]), pieces[0][3])

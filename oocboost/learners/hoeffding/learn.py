@@ -20,6 +20,8 @@ import numpy as np
 
 from ...common import weighted_sum
 from ...engine.partitioner import chunk_starts
+from ...kernels import stream_leaves as ks
+from ...kernels.codes import SparseCodes, code_arrays
 from ...kernels.histogram import build_histograms_selected
 from ...kernels.partition import partition_select_rows, route_to_leaves
 from ...model.naive_bayes import Layout, LeafTables, posterior
@@ -43,6 +45,11 @@ DUE_SLACK = 0.25
 #: on the bench's 200,000-row EFDT run 0.5 left 0.8635 against river's 0.8746, 0.25
 #: 0.8660 at the same speed.
 NB_STALENESS = 0.25
+#: Batches of at most this many rows are routed and added by the serial kernels of
+#: ``kernels/stream_leaves.py`` (the same sums, bit for bit), larger ones by the block
+#: kernels' parallel sweeps: a partial_fit of 10 rows spent most of its time launching
+#: those.
+SERIAL_BATCH_ROWS = 512
 
 
 class HoeffdingLearner:
@@ -86,18 +93,13 @@ class HoeffdingLearner:
         """(1, n_rows, n_stats) float32 statistics of a block's rows."""
         n = len(y)
         stats = np.zeros((1, n, self.config.n_stats), np.float32)
-        if self.classification:
-            stats[0, np.arange(n), y.astype(np.int64)] = w
-        else:
-            if self.y_offset is None:
-                # sums of squares about a first estimate of the mean keep float32 exact enough
-                total = float(w.sum())
-                self.y_offset = weighted_sum(w, y) / total if total > 0 else 0.0
-            centred = y - self.y_offset
-            stats[0, :, 0] = w
-            stats[0, :, 1] = w * centred
-            stats[0, :, 2] = w * centred * centred
-        stats[0, :, -1] = w > 0
+        if not self.classification and self.y_offset is None:
+            # sums of squares about a first estimate of the mean keep float32 exact enough
+            total = float(w.sum())
+            self.y_offset = weighted_sum(w, y) / total if total > 0 else 0.0
+        ks.row_stats(np.ascontiguousarray(y, np.float64), np.ascontiguousarray(w, np.float64),
+                     self.config.n_classes if self.classification else 0,
+                     float(self.y_offset or 0.0), stats[0])
         return stats
 
     def node_totals(self, node_of_row, stats):
@@ -120,9 +122,19 @@ class HoeffdingLearner:
     def route(self, codes):
         """(n_rows,) int32 leaf of each row."""
         route, bits = self.tree.routes()
+        if self._serial(codes):
+            node_of_row = np.empty(codes.shape[1], np.int32)
+            low, wide, wide_row = code_arrays(codes)
+            ks.route_rows_serial(low, wide, wide_row, route, bits, self.tree.missing_bin,
+                                 node_of_row)
+            return node_of_row
         node_of_row = np.zeros((1, codes.shape[1]), np.int32)
         route_to_leaves(codes, node_of_row, route, bits, self.tree.missing_bin)
         return node_of_row[0]
+
+    def _serial(self, codes):
+        """Whether a batch goes through the serial kernels (``SERIAL_BATCH_ROWS``)."""
+        return codes.shape[1] <= SERIAL_BATCH_ROWS and not isinstance(codes, SparseCodes)
 
     def leaf_values(self):
         """(n_nodes, n_outputs): class distribution (normalised) or mean of every node."""
@@ -166,7 +178,10 @@ class HoeffdingLearner:
         """``(majority, naive_bayes)`` predictions of each row's leaf; the second is None
         without naive Bayes leaves, and equals the first where its leaf has no table."""
         tree = self.tree
-        majority = self.leaf_values()[node_of_row]
+        majority = np.empty((len(node_of_row), max(self.config.n_classes, 1)))
+        ks.majority_predictions(tree.dist, np.ascontiguousarray(node_of_row, np.int32),
+                                self.config.n_classes if self.classification else 0,
+                                float(self.y_offset or 0.0), majority)
         nodes = self._naive_bayes_nodes(chosen=False)
         if nodes is None:
             return majority, None
@@ -236,14 +251,21 @@ class HoeffdingLearner:
             if nba:
                 self._score_leaf_predictors(node_of_row, majority, bayes,
                                             y.astype(np.int64), w)
-        if cfg.split_revision:
-            self._add_paths(codes, stats)
+        if not cfg.split_revision and self._serial(codes):
+            # the rows, then their totals into the nodes' statistics, in one call
+            totals = np.zeros((n_nodes_before, stats.shape[2]))
+            ks.add_rows_at_leaves(*code_arrays(codes), node_of_row, stats[0],
+                                  tree.slot[:n_nodes_before], tree.hist_columns, tree.hist,
+                                  totals, tree.dist, tree.hist_sums)
         else:
-            self._add_leaves(codes, stats, node_of_row)
-        totals = self.node_totals(node_of_row, stats)
-        tree.dist[:n_nodes_before] += totals
-        held = tree.slot[:n_nodes_before] >= 0
-        tree.hist_sums[tree.slot[:n_nodes_before][held]] += totals[held]
+            if cfg.split_revision:
+                self._add_paths(codes, stats)
+            else:
+                self._add_leaves(codes, stats, node_of_row)
+            totals = self.node_totals(node_of_row, stats)
+            tree.dist[:n_nodes_before] += totals
+            held = tree.slot[:n_nodes_before] >= 0
+            tree.hist_sums[tree.slot[:n_nodes_before][held]] += totals[held]
         self.rows_seen += len(y)
         self.weight_seen += float(w.sum())
         self._note_shares(tree.weight(totals), float(w.sum()), len(y))
@@ -281,26 +303,20 @@ class HoeffdingLearner:
 
     def rows_until_due(self):
         """Rows until the first active leaf is expected to have seen ``grace_period``
-        more weight (its share of the last batch's rows), inf when none can split."""
-        tree = self.tree
-        leaves = tree.leaves()
-        leaves = leaves[(tree.slot[leaves] >= 0) & tree.can_grow[leaves]]
-        share = self.share[leaves] if len(leaves) else self.share[:0]
-        ok = share > 0
-        if not ok.any():
-            return np.inf
-        leaves = leaves[ok]
-        pending = self.config.grace_period - (tree.weight(tree.dist[leaves])
-                                              - tree.checked_at[leaves])
-        slack = DUE_SLACK * self.config.grace_period
-        rows = (np.maximum(pending, 0.0) + slack) / (share[ok] * self.row_weight)
-        if self.classification and self.config.leaf_prediction != "mc":
-            # naive Bayes reads a leaf's histogram as of the batch's start: a batch may
-            # add at most NB_STALENESS of what a leaf's table holds (at least the slack)
-            held = tree.weight(tree.hist_sums[tree.slot[leaves]])
-            fresh = np.maximum(NB_STALENESS * held, slack) / (share[ok] * self.row_weight)
-            rows = np.minimum(rows, fresh)
-        return float(rows.min())
+        more weight (its share of the last batch's rows), inf when none can split.
+
+        With naive Bayes leaves, whose tables are read as of a batch's start, a batch
+        may also add at most ``NB_STALENESS`` of what a leaf's table holds (at least
+        the slack)."""
+        cfg, tree = self.config, self.tree
+        n = tree.n_nodes
+        nb = self.classification and cfg.leaf_prediction != "mc"
+        return float(ks.rows_until_due(
+            tree.left[:n], tree.slot[:n], tree.can_grow[:n], tree.reachable(),
+            tree.dist[:n], tree.checked_at[:n], self.share[:n], tree.hist_sums,
+            cfg.n_classes if self.classification else 0, float(cfg.grace_period),
+            DUE_SLACK * cfg.grace_period, float(self.row_weight),
+            NB_STALENESS if nb else 0.0))
 
     def _listing(self, codes, node_of_row, slot_of_node, route, bits):
         n = node_of_row.shape[1]
@@ -378,6 +394,12 @@ class HoeffdingLearner:
     def _attempt_splits(self):
         """VFDT's split attempts at active leaves past ``grace_period`` of new weight."""
         cfg, tree = self.config, self.tree
+        n = tree.n_nodes
+        if not ks.due_leaves(tree.left[:n], tree.slot[:n], tree.can_grow[:n],
+                             tree.reachable(), tree.dist[:n], tree.checked_at[:n],
+                             float(cfg.grace_period),
+                             cfg.n_classes if self.classification else 0):
+            return
         leaves = tree.leaves()
         leaves = self._due(leaves[(tree.slot[leaves] >= 0) & tree.can_grow[leaves]],
                            cfg.grace_period)
@@ -472,7 +494,9 @@ class HoeffdingLearner:
     def _assign_free_slots(self):
         """Give free slots to leaves waiting for one, most promising first."""
         tree = self.tree
-        if not tree.free_slots:
+        n = tree.n_nodes
+        if not tree.free_slots or not ks.waiting_leaves(tree.left[:n], tree.slot[:n],
+                                                        tree.can_grow[:n], tree.reachable()):
             return
         leaves = tree.leaves()
         waiting = leaves[(tree.slot[leaves] < 0) & tree.can_grow[leaves]]

@@ -55,6 +55,8 @@ class StreamTree:
         starts = hist_column_starts(self.n_value_bins, self.max_bin)
         self.n_columns = int(starts[-1])
         self.column_of = None if self.n_columns == len(self.n_value_bins) else starts
+        #: first histogram column of every feature (``column_of`` or not)
+        self.hist_columns = np.ascontiguousarray(starts, np.int64)
         self.bin_start = starts[:-1] * self.max_bin
         self.n_words = (max(self.max_bin, int(self.n_value_bins.max(initial=0))) + 31) // 32
         self.n_nodes = 0

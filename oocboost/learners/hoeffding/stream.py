@@ -7,6 +7,7 @@ import numpy as np
 from ...common import hist_width
 from ...engine.blocks import timed_blocks
 from ...errors import InputError, MemoryLimitError
+from ...kernels.stream_leaves import class_scores, regression_scores
 from ...utils.budget import DEFAULT_PREFETCH, process_baseline, smallest_limit, usable_bytes
 from ...utils.sizes import MiB, format_size
 from .batches import batches, next_batch_rows, rows_of
@@ -82,16 +83,16 @@ class Prequential:
         self.sums = {}
 
     def add(self, pred, y, w):
+        pred = np.ascontiguousarray(pred, np.float64)
+        y = np.ascontiguousarray(y, np.float64)
+        w = np.ascontiguousarray(w, np.float64)
         self.weight += float(w.sum())
         if self.classification:
-            k = y.astype(np.int64)
-            p = np.clip(pred[np.arange(len(k)), k], 1e-15, 1.0)
-            parts = {"accuracy": w * (pred.argmax(axis=1) == k), "log_loss": -w * np.log(p)}
+            names, sums = ("accuracy", "log_loss"), class_scores(pred, y, w)
         else:
-            err = pred[:, 0] - y
-            parts = {"mse": w * err * err, "mae": w * np.abs(err)}
-        for name, v in parts.items():
-            self.sums[name] = self.sums.get(name, 0.0) + float(v.sum())
+            names, sums = ("mse", "mae"), regression_scores(pred, y, w)
+        for name, v in zip(names, sums):
+            self.sums[name] = self.sums.get(name, 0.0) + float(v)
 
     def scores(self):
         return {k: v / self.weight for k, v in self.sums.items()} if self.weight else {}
@@ -177,7 +178,7 @@ def learn_parts(learners, parts, score=None, draws=None, batch_rows=None, ensemb
             if pred is not None:
                 preds.append(pred)
         if score is not None:
-            score.add(np.mean(preds, axis=0), y, w)
+            score.add(preds[0] if len(preds) == 1 else np.mean(preds, axis=0), y, w)
 
 
 def learn_rows(learners, codes, y, w, score=None, draws=None, row_start=0,
