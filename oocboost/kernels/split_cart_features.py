@@ -89,3 +89,80 @@ def _find_feature_splits_cart(hist, bin_start, node_sums, slots, n_value_bins, i
                bin_start, node_sums, slots, n_value_bins, is_categorical, missing_bin,
                criterion_code, n_classes, min_weight_leaf, proxy, bin_idx, default_left,
                cat_bitset, left_sums, min_tasks=MIN_PAIRS)
+
+@njit(cache=True, nogil=True)
+def feature_merits(node_sums, left_sums, proxy, n_classes, gini, min_fraction,
+                   min_side_weight, merit):
+    """Each (node, feature) split's merit as a Hoeffding tree ranks it: the node's
+    impurity less the weighted impurities of its two sides, -inf for an invalid split.
+
+    Impurities: entropy in bits or Gini (``gini``) of the class weights, or with
+    ``n_classes`` 0 the variance of ``(w, w y, w y^2)``. A split is invalid when its
+    search found none (``proxy`` -inf), a side has no weight, or (classification) a
+    side holds no more than ``min_fraction`` of the node's weight, or (regression) less
+    than ``min_side_weight``.
+
+    Parameters
+    ----------
+    node_sums : ndarray (n_eval, n_stats) float64                                  # IN
+    left_sums : ndarray (n_eval, n_features, n_stats) float64, the left side's sums  # IN
+    proxy : ndarray (n_eval, n_features) float64                                   # IN
+    n_classes : int, 0 for a regressor
+    gini : bool
+    min_fraction, min_side_weight : float
+    merit : ndarray (n_eval, n_features) float64                                   # OUT
+    """
+    n_stats = node_sums.shape[1]
+    right = np.empty(n_stats)
+    for e in range(left_sums.shape[0]):
+        total = node_sums[e]
+        w = _weight(total, n_classes)
+        parent = _impurity_of(total, n_classes, gini)
+        for f in range(left_sums.shape[1]):
+            left = left_sums[e, f]
+            for k in range(n_stats):
+                right[k] = total[k] - left[k]
+            wl = _weight(left, n_classes)
+            wr = _weight(right, n_classes)
+            valid = proxy[e, f] > -np.inf and proxy[e, f] == proxy[e, f] \
+                and wl > 0 and wr > 0
+            if n_classes == 0:
+                valid = valid and wl >= min_side_weight and wr >= min_side_weight
+            else:
+                valid = valid and wl > min_fraction * w and wr > min_fraction * w
+            if not valid:
+                merit[e, f] = -np.inf
+                continue
+            children = wl * _impurity_of(left, n_classes, gini) \
+                + wr * _impurity_of(right, n_classes, gini)
+            merit[e, f] = parent - children / (w if w > 0 else 1.0)
+
+
+@njit(inline="always")
+def _weight(sums, n_classes):
+    if n_classes == 0:
+        return sums[0]
+    w = 0.0
+    for k in range(n_classes):
+        w += sums[k]
+    return w
+
+
+@njit(inline="always")
+def _impurity_of(sums, n_classes, gini):
+    """Entropy in bits or Gini of class weights, or the variance of ``(w, w y, w
+    y^2)``; 0 without weight."""
+    w = _weight(sums, n_classes)
+    if w <= 0:
+        return 0.0
+    if n_classes == 0:
+        mean = sums[1] / w
+        return max(sums[2] / w - mean * mean, 0.0)
+    total = 0.0
+    for k in range(n_classes):
+        p = sums[k] / w
+        if gini:
+            total += p * p
+        elif p > 0:
+            total += -p * np.log2(p)
+    return 1.0 - total if gini else total

@@ -273,3 +273,63 @@ def test_scores_equal_numpy():
     err = pred[:, 0] - target
     assert squared == pytest.approx((w * err * err).sum(), rel=1e-13)
     assert absolute == pytest.approx((w * np.abs(err)).sum(), rel=1e-13)
+
+
+def _numpy_impurity(sums, n_classes, gini):
+    """Entropy in bits / Gini of class weights, or the variance of (w, w y, w y^2)."""
+    if n_classes == 0:
+        w = sums[..., 0]
+        safe = np.where(w > 0, w, 1.0)
+        mean = sums[..., 1] / safe
+        return np.where(w > 0, np.maximum(sums[..., 2] / safe - mean * mean, 0.0), 0.0)
+    counts = sums[..., :n_classes]
+    w = counts.sum(axis=-1, keepdims=True)
+    p = counts / np.where(w > 0, w, 1.0)
+    if gini:
+        return np.where(w[..., 0] > 0, 1.0 - (p * p).sum(axis=-1), 0.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(p > 0, -p * np.log2(np.where(p > 0, p, 1.0)), 0.0).sum(axis=-1)
+
+
+@pytest.mark.parametrize("n_classes,gini", [(2, False), (3, False), (3, True), (0, False)])
+def test_feature_merits_equal_numpy(n_classes, gini):
+    from oocboost.kernels.split_cart_features import feature_merits
+
+    rng = np.random.default_rng(n_classes + gini)
+    n_eval, n_features = 3, 6
+    n_stats = n_classes + 1 if n_classes else 4
+    if n_classes:
+        node = rng.uniform(10, 100, size=(n_eval, n_stats))
+        left = node[:, None, :] * rng.uniform(0, 1, size=(n_eval, n_features, n_stats))
+        left[0, 0, :n_classes] = 0.0                       # an empty side
+        left[1, 1, :n_classes] = 0.005 * node[1, :n_classes]   # under min_fraction
+    else:
+        y = rng.normal(size=(n_eval, 40))
+        node = np.stack([np.full(n_eval, 40.0), y.sum(1), (y * y).sum(1),
+                         np.full(n_eval, 40.0)], axis=1)
+        cut = rng.integers(1, 40, size=(n_eval, n_features))
+        cut[0, 0] = 3                                   # a side under min_side_weight
+        left = np.empty((n_eval, n_features, 4))
+        for e in range(n_eval):
+            for f in range(n_features):
+                part = y[e, :cut[e, f]]
+                left[e, f] = [len(part), part.sum(), (part * part).sum(), len(part)]
+    proxy = rng.normal(size=(n_eval, n_features))
+    proxy[2, 2] = -np.inf                                  # the search found no split
+    got = np.empty((n_eval, n_features))
+    feature_merits(node, left, proxy, n_classes, gini, 0.01, 5.0, got)
+
+    total = node[:, None, :]
+    right = total - left
+    weight = (lambda s: s[..., 0]) if n_classes == 0 else (
+        lambda s: s[..., :n_classes].sum(axis=-1))
+    w, wl, wr = weight(total), weight(left), weight(right)
+    merit = (_numpy_impurity(total, n_classes, gini)
+             - (wl * _numpy_impurity(left, n_classes, gini)
+                + wr * _numpy_impurity(right, n_classes, gini)) / w)
+    valid = np.isfinite(proxy) & (wl > 0) & (wr > 0)
+    valid &= ((wl >= 5.0) & (wr >= 5.0)) if n_classes == 0 else (
+        (wl > 0.01 * w) & (wr > 0.01 * w))
+    assert (~valid).sum() >= 2
+    np.testing.assert_array_equal(np.isinf(got), ~valid)
+    np.testing.assert_allclose(got[valid], merit[valid], rtol=1e-12, atol=1e-15)

@@ -1,8 +1,8 @@
 """When a Hoeffding tree splits: merits of every feature's best split from a node's
 histogram, the Hoeffding bound, and the decisions of VFDT (Domingos and Hulten 2000),
 of the regressor (river's ratio test) and of EFDT's re-evaluation (Manapragada et al.
-2018). Plain NumPy over a few nodes at a time; the per-(node, feature) searches are
-``kernels.split_cart_features.find_feature_splits_cart``.
+2018). The per-(node, feature) searches and merits are
+``kernels.split_cart_features``' ``find_feature_splits_cart`` and ``feature_merits``.
 
 Candidates are each feature's best split plus, with ``merit_preprune``, the null split
 (merit 0: not splitting), river's set. Merits:
@@ -18,7 +18,7 @@ import math
 
 import numpy as np
 
-from ...kernels.split_cart_features import find_feature_splits_cart
+from ...kernels.split_cart_features import feature_merits, find_feature_splits_cart
 
 #: Feature index standing for the null split among candidates.
 NULL_SPLIT = -1
@@ -32,25 +32,6 @@ def hoeffding_bound(merit_range, delta, n):
     0.2007
     """
     return math.sqrt(merit_range * merit_range * math.log(1.0 / delta) / (2.0 * n))
-
-
-def impurity(sums, config):
-    """Impurity of statistics ``sums`` (..., n_stats): entropy in bits or Gini of the
-    class weights, or the variance of the regressor's (w, w y, w y^2)."""
-    sums = np.asarray(sums, np.float64)
-    if config.task == "regression":
-        w = sums[..., 0]
-        safe = np.where(w > 0, w, 1.0)
-        mean = sums[..., 1] / safe
-        return np.where(w > 0, np.maximum(sums[..., 2] / safe - mean * mean, 0.0), 0.0)
-    counts = sums[..., :config.n_classes]
-    w = counts.sum(axis=-1, keepdims=True)
-    p = counts / np.where(w > 0, w, 1.0)
-    if config.split_criterion == "gini":
-        return np.where(w[..., 0] > 0, 1.0 - (p * p).sum(axis=-1), 0.0)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        terms = np.where(p > 0, -p * np.log2(np.where(p > 0, p, 1.0)), 0.0)
-    return terms.sum(axis=-1)
 
 
 def _weight(sums, config):
@@ -84,25 +65,15 @@ def feature_splits(tree, config, slots):
                              config.criterion_code, max(config.n_classes, 1),
                              np.ascontiguousarray(min_weight, np.float64), proxy, bins,
                              default_left, bits, left, column_of=tree.column_of)
-    total = node_sums[slots][:, None, :]
-    right = total - left
-    w = w_node[:, None]
-    wl, wr = _weight(left, config), _weight(right, config)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        merit = (impurity(total, config)
-                 - (wl * impurity(left, config) + wr * impurity(right, config))
-                 / np.where(w > 0, w, 1.0))
-    valid = np.isfinite(proxy) & (wl > 0) & (wr > 0)
-    if config.task == "regression":
-        # river's variance estimators count weight, not rows (Var.n is the weights' sum)
-        valid &= (wl >= config.min_samples_split) & (wr >= config.min_samples_split)
-    else:
-        # river's min_branch_fraction: both sides need more than the fraction (strictly)
-        frac = config.min_branch_fraction * w
-        valid &= (wl > frac) & (wr > frac)
-    return {"merit": np.where(valid, merit, -np.inf), "bin_threshold": bins,
-            "default_left": default_left, "cat_bitset": bits, "left": left,
-            "right": right}
+    total = np.ascontiguousarray(node_sums[slots], np.float64)
+    merit = np.empty((n_eval, n_features))
+    # river's rules: min_branch_fraction (both sides need more than the fraction,
+    # strictly); its variance estimators count weight, not rows (Var.n is the weights' sum)
+    feature_merits(total, left, proxy, config.n_classes if config.task == "classification"
+                   else 0, config.split_criterion == "gini", config.min_branch_fraction,
+                   float(config.min_samples_split), merit)
+    return {"merit": merit, "bin_threshold": bins, "default_left": default_left,
+            "cat_bitset": bits, "left": left, "right": total[:, None, :] - left}
 
 
 def ranked_candidates(merits, config):
