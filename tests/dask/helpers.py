@@ -50,10 +50,12 @@ def local_cluster(n_workers):
 
 
 def assert_same_trees(a, b, exact_values=False, rtol=1e-9):
-    """The same tree structure and splits; leaf values equal or to ``rtol``."""
+    """The same tree structure, splits and rows through each node; leaf values equal
+    or to ``rtol``."""
     assert a.n_trees == b.n_trees
     for s, t in zip(a.trees, b.trees):
         np.testing.assert_array_equal(s.left, t.left)
+        np.testing.assert_array_equal(s.n_samples, t.n_samples)
         np.testing.assert_array_equal(s.feature, t.feature)
         np.testing.assert_array_equal(s.bin_threshold, t.bin_threshold)
         np.testing.assert_array_equal(s.default_left, t.default_left)

@@ -373,3 +373,76 @@ def test_labels_out_of_range_name_the_row(tmp_path):
     cache = oocboost.build_cache(X, tmp_path / "c", label=y, quiet=True)
     with pytest.raises(oocboost.InputError, match="row 13"):
         train({"objective": "binary:logistic", "verbosity": 0}, cache, 1)
+
+
+# ----------------------------------------------------------------------------- row counts
+def _counts_by_leaf(model, X):
+    """Each tree's rows per node from the leaves ``predict(pred_leaf=True)`` gives: a
+    leaf's rows, a split node's the sum of its children's."""
+    leaves = np.asarray(model.predict(X, pred_leaf=True)).reshape(len(X), -1)
+    out = []
+    for j, tree in enumerate(model.trees):
+        counts = np.bincount(leaves[:, j], minlength=tree.n_nodes).astype(float)
+        for node in range(tree.n_nodes - 1, -1, -1):
+            if tree.left[node] >= 0:
+                counts[node] = counts[tree.left[node]] + counts[tree.right[node]]
+        out.append(counts)
+    return out
+
+
+@pytest.mark.parametrize("params", [
+    {"objective": "binary:logistic"},
+    {"objective": "binary:logistic", "subsample": 0.6, "sampling_method": "gradient_based"},
+    {"objective": "multi:softprob", "num_class": 3, "booster": "dart", "rate_drop": 0.3},
+    {"objective": "reg:squarederror", "subsample": 0.5, "grow_policy": "lossguide",
+     "max_leaves": 6},
+])
+def test_every_tree_counts_the_training_rows_through_its_nodes(binary_data, tmp_path,
+                                                                params):
+    """n_samples (LightGBM's leaf_count and internal_count) of every round, the last
+    one's too, equals the rows predict(pred_leaf=True) puts at each leaf; a subsample's
+    tree counts every training row."""
+    X, y = binary_data
+    if params["objective"].startswith("multi"):
+        y = np.digitize(X[:, 0], np.nanquantile(X[:, 0], [0.33, 0.66])).astype(float)
+    cache = oocboost.build_cache(X, tmp_path / "c", label=y, block_rows=700, quiet=True)
+    model = train({"max_depth": 3, "seed": 2, "verbosity": 0, **params}, cache, 4)
+    want = _counts_by_leaf(model, X)
+    for tree, counts in zip(model.trees, want):
+        np.testing.assert_array_equal(tree.n_samples, counts)
+        assert tree.n_samples[0] == len(X)
+
+
+def test_cross_validation_folds_count_the_rows_they_train_on(binary_data, tmp_path):
+    X, y = binary_data
+    cache = oocboost.build_cache(X, tmp_path / "c", label=y, block_rows=700, quiet=True)
+    _, models = oocboost.cv({"objective": "binary:logistic", "max_depth": 3,
+                             "verbosity": 0}, cache, 3, nfold=3, seed=1, return_models=True)
+    n_rows = [m.trees[0].n_samples[0] for m in models]
+    assert sum(n_rows) == 2 * len(X)              # each row trains 2 of the 3 folds
+    for m in models:
+        assert all(t.n_samples[0] == m.trees[0].n_samples[0] for t in m.trees)
+        leaves = [t.n_samples[t.left < 0].sum() for t in m.trees]
+        assert leaves == [m.trees[0].n_samples[0]] * m.n_trees
+
+
+def test_continued_trees_without_counts_are_counted_on_the_rows_they_continue_on(
+        binary_data, tmp_path):
+    """An init_model without row counts (a checkpoint's last round, a model of an older
+    oocboost or from XGBoost) has its trees counted in the run's first pass; the model
+    passed in is not changed."""
+    import copy
+
+    X, y = binary_data
+    cache = oocboost.build_cache(X, tmp_path / "c", label=y, block_rows=700, quiet=True)
+    params = {"objective": "binary:logistic", "max_depth": 3, "verbosity": 0}
+    first = train(params, cache, 3)
+    uncounted = copy.deepcopy(first)
+    for tree in uncounted.trees:
+        tree.n_samples = np.zeros(tree.n_nodes)
+    continued = train(params, cache, 2, init_model=uncounted)
+    assert all(not t.n_samples.any() for t in uncounted.trees)
+    for tree, counts in zip(continued.trees, _counts_by_leaf(continued, X)):
+        np.testing.assert_array_equal(tree.n_samples, counts)
+    for got, want in zip(continued.trees[:3], first.trees):
+        np.testing.assert_array_equal(got.n_samples, want.n_samples)

@@ -11,6 +11,7 @@ so the last level of a tree costs no pass of its own: it is applied in the next 
 first pass. Per-row state (margins, gradient/hessian, node of each row) lives in RAM
 or is spilled per block (see ``engine/rowstate.py``), as the memory plan decides.
 """
+import copy
 import dataclasses
 import time
 
@@ -32,6 +33,7 @@ from ...engine.symmetric import SymmetricGradientPolicy
 from ...errors import ParameterError
 from ...kernels.partition import add_node_values
 from ...kernels.sampling import sampled_rows, uniform_per_row
+from ...model.tree import binned_leaves
 from .leaf_refresh import refresh_leaves
 from .linear_fit import fit_linear_leaves
 from .ordered import OrderedMargins, model_leaf_values
@@ -86,6 +88,10 @@ class BoostingState:
         self.base_margin = np.asarray(base_margin, dtype=np.float64)
         self.prev_grower = None
         self.prev_values = None
+        # the last round's trees (one per output, as the model holds them) whose rows
+        # are counted where their splits are applied (count_rows), and the counts so far
+        self.counted_trees = None
+        self.row_counts = None
         # boosting_type="ordered": the round being applied to the ordered margins
         self.ordered = None
         self.prev_learning_rate = None
@@ -114,6 +120,7 @@ class BoostingState:
         train_share = 1.0 if folds is None else (n_folds - 1) / n_folds
         # distributed (``oocboost.dask``): the rows of every worker's shard, and the
         # hook that sums each pass's histograms over the workers
+        self.distributed = distributed
         self.reduce_hook = None if distributed is None else distributed.reduce_histograms
         # rows are drawn (subsample) by their index in the whole data: a shard's first
         # row is row ``row_offset`` of the shards concatenated
@@ -296,12 +303,22 @@ def _fold_gradients(state, block, margin, by_row):
         by_row[:, cols, 1] = hess
 
 
-def initial_margins(state, init_model):
+def initial_margins(state, init_model, uncounted=()):
     """Margins before the first new round: the base margin (each row's own when the
     cache has them, as XGBoost's ``base_margin``; repeated for every fold of a
-    cross-validation) plus ``init_model``'s trees."""
+    cross-validation) plus ``init_model``'s trees.
+
+    ``uncounted``: trees of ``init_model`` without row counts (the last round of a
+    checkpoint, saved before the next pass counted it; a model from XGBoost or an older
+    oocboost), counted on these rows in the same pass; returns copies with their
+    ``n_samples``, in order (the trees given are not changed)."""
     where = f"training cache {state.cache.path}"
+    counts = [np.zeros(t.n_nodes) for t in uncounted]
     for block in _blocks(state):
+        if uncounted:
+            leaves = binned_leaves(uncounted, block.codes, state.cache.max_bin - 1)
+            for j, tree_counts in enumerate(counts):
+                tree_counts += np.bincount(leaves[j], minlength=len(tree_counts))
         state.objective.check_labels(block.label, where, row_start=block.row_start)
         views = state.rows.load(block.index)
         if block.base_margin is None:
@@ -315,10 +332,11 @@ def initial_margins(state, init_model):
         if "ordered_margin" in views:
             views["ordered_margin"][:] = views["margin"]
         state.rows.store(block.index, views)
+    return [_with_counts(state, tree, c) for tree, c in zip(uncounted, counts)]
 
 
-def grow_round(state, round_index, learning_rate):
-    """Grow one round's trees; returns a list of tree-array dicts (values scaled by eta)."""
+def _round_grower(state, round_index):
+    """The grower of a round: its growth limits and the gradient split policy."""
     cache = state.cache
     p = state.params
     mapper = cache.bin_mapper
@@ -346,9 +364,16 @@ def grow_round(state, round_index, learning_rate):
                           min_data_per_group=p["min_data_per_group"],
                           n_rows=state.rows_per_tree)
     rng = np.random.default_rng([p["seed"], round_index])
-    grower = TreeGrower(state.n_outputs, cache.n_features, cache.max_bin, mapper.n_value_bins,
-                        mapper.is_categorical, mapper.bin_edges, policy, growth, rng,
-                        hist_pool=state.hist_pool, bundles=cache.bundles)
+    return TreeGrower(state.n_outputs, cache.n_features, cache.max_bin, mapper.n_value_bins,
+                      mapper.is_categorical, mapper.bin_edges, policy, growth, rng,
+                      hist_pool=state.hist_pool, bundles=cache.bundles)
+
+
+def grow_round(state, round_index, learning_rate):
+    """Grow one round's trees; returns a list of tree-array dicts (values scaled by eta)."""
+    cache = state.cache
+    p = state.params
+    grower = _round_grower(state, round_index)
     grower.start()
     if state.reduce_hook is not None:
         grower.distribute(state.reduce_hook)
@@ -370,6 +395,7 @@ def grow_round(state, round_index, learning_rate):
         state.ordered = OrderedMargins(state.prev_grower, p["reg_lambda"],
                                        state.prev_learning_rate)
     _run_passes(state, grower, round_index, sampled, sample)
+    _store_row_counts(state)    # the first pass applied the last round to every row
     state.ordered = None
     state.prev_learning_rate = learning_rate
     trees = []
@@ -468,6 +494,7 @@ def _apply_previous_round(state, block, views, prev, prev_values):
     """Margins += the last round's leaf values (its splits applied now) and, with DART,
     the change of the dropped trees' weights."""
     prev.move_to_leaves(block.stored_codes, views["node"])
+    _count_rows(state, block, views["node"])
     for c in range(state.n_outputs):
         add_node_values(views["node"][c], prev_values[c], 1.0, views["margin"][:, c])
     if state.ordered is not None:
@@ -488,6 +515,79 @@ def finish_margins(state):
         _apply_previous_round(state, block, views, prev, prev_values)
         views["node"][:] = 0
         state.rows.store(block.index, views)
+    _store_row_counts(state)
     state.prev_grower = None
     state.prev_linear = None
     state.dart_change = None
+
+
+# ----------------------------------------------------------------------------- row counts
+# A boosted tree's ``n_samples``: the training rows through each node (LightGBM's
+# leaf_count / internal_count, which its Tree SHAP weighs paths by; XGBoost keeps hessian
+# sums, our ``cover``). Histograms of gradients hold no counts, and a round's last
+# splits reach the rows only in the next round's first pass: the rows are counted there,
+# and after the last round by one pass of their own (count_last_round). Every row of the
+# training data counts (a subsample's tree was grown on part of them); in
+# cross-validation a fold's trees count the rows it trains on.
+
+def count_rows(state, trees):
+    """Count the rows of ``trees`` (the round just added to the model, one Tree per
+    output) where its splits are applied, and write them to each tree's
+    ``n_samples``."""
+    state.counted_trees = list(trees)
+    state.row_counts = [np.zeros(t.n_nodes) for t in state.counted_trees]
+
+
+def _count_rows(state, block, node):
+    """Add a block's rows at each leaf of the counted trees (``node``: the rows' leaves,
+    (n_outputs, n_rows))."""
+    if state.row_counts is None:
+        return
+    k = state.objective.n_outputs
+    held = None
+    if state.folds is not None:
+        fold_ids, fold_of_row = state.folds
+        held = fold_of_row[block.row_start:block.row_start + block.n_rows]
+    for c, counts in enumerate(state.row_counts):
+        weights = None if held is None else (held != fold_ids[c // k]).astype(np.float64)
+        counts += np.bincount(node[c], weights=weights, minlength=len(counts))
+
+
+def _store_row_counts(state):
+    """The counts into the counted trees (``_node_counts``)."""
+    if state.row_counts is None:
+        return
+    for tree, counts in zip(state.counted_trees, state.row_counts):
+        tree.n_samples = _node_counts(state, tree, counts)
+    state.counted_trees = state.row_counts = None
+
+
+def _node_counts(state, tree, leaf_counts):
+    """Each node's rows from its leaves' (summed over the workers of a distributed
+    run): a split node's is the sum of its children's."""
+    counts = leaf_counts
+    if state.distributed is not None:
+        counts = state.distributed.sum_(counts)
+    for node in range(tree.n_nodes - 1, -1, -1):   # children come after parents
+        if tree.left[node] >= 0:
+            counts[node] = counts[tree.left[node]] + counts[tree.right[node]]
+    return counts
+
+
+def _with_counts(state, tree, leaf_counts):
+    counted = copy.copy(tree)
+    counted.n_samples = _node_counts(state, tree, leaf_counts)
+    return counted
+
+
+def count_last_round(state):
+    """The rows of the last round's trees, which no later pass applied: one pass that
+    moves each row to its leaf and counts (margins are not needed)."""
+    prev = state.prev_grower
+    if state.row_counts is None or prev is None:
+        return
+    for block in _blocks(state):
+        node = state.rows.load(block.index, ("node",))["node"]
+        prev.move_to_leaves(block.stored_codes, node)
+        _count_rows(state, block, node)
+    _store_row_counts(state)

@@ -331,15 +331,19 @@ def _run_group(cache, objective, p, plan, fold_ids, fold_of_row, bases, models, 
         boosting.initial_margins(state, None)
         for r in range(num_boost_round):
             trees = boosting.grow_round(state, r, p["learning_rate"])
+            added = []
             for j, fold in enumerate(fold_ids):
                 models[fold].add_round(trees[j * k:(j + 1) * k])
+                added += models[fold].trees[-k:]
                 if state.prev_linear is not None:
                     state.prev_linear.add_to_model(models[fold], models[fold].n_trees - k,
                                                    range(j * k, (j + 1) * k))
+            boosting.count_rows(state, added)
             if r >= 1:
                 # the first pass of round r brought the margins up to round r - 1
                 evaluator.evaluate(state, fold_ids, r - 1)
                 if stopping is not None and stopping.after(r - 1):
+                    boosting.count_last_round(state)
                     return r
         boosting.finish_margins(state)
         evaluator.evaluate(state, fold_ids, num_boost_round - 1)

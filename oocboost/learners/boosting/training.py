@@ -209,7 +209,12 @@ def train_with(params, dtrain, num_boost_round=10, *, evals=(), early_stopping_r
         state = boosting.BoostingState(cache, objective, p, plan, base,
                                        distributed=distributed)
         try:
-            boosting.initial_margins(state, init_model)
+            uncounted = [i for i, t in enumerate(model.trees)
+                         if t.n_nodes > 1 and not t.n_samples.any()]
+            counted = boosting.initial_margins(state, init_model,
+                                               [model.trees[i] for i in uncounted])
+            for i, tree in zip(uncounted, counted):
+                model.trees[i] = tree
             evaluate = _evaluate if distributed is None else distributed.evaluate
             model, rss_peak = _boost(model, state, cb.CallbackContainer(callbacks), log,
                                      int(num_boost_round), p, objective, eval_sets, metrics,
@@ -496,6 +501,7 @@ def _boost(model, state, container, log, num_boost_round, p, objective, eval_set
             rss_peak = max(rss_peak, current_rss())
             if container.after_iteration(model, epoch, log):
                 break
+    boosting.count_last_round(state)
     return container.after_training(model), rss_peak
 
 
@@ -504,6 +510,7 @@ def _grow(model, state, epoch, lr, p):
     the model of the dropped trees' margin change (None otherwise)."""
     if p["booster"] != "dart":
         model.add_round(boosting.grow_round(state, epoch, lr))
+        boosting.count_rows(state, model.trees[-state.n_outputs:])
         if state.prev_linear is not None:
             state.prev_linear.add_to_model(model, model.n_trees - state.n_outputs)
         return None
@@ -511,6 +518,7 @@ def _grow(model, state, epoch, lr, p):
     state.dart_drop = drop.drop_model
     trees = boosting.grow_round(state, epoch, lr)
     w_new, change = drop.commit(model, p, trees, lr)
+    boosting.count_rows(state, model.trees[-state.n_outputs:])
     state.prev_values = [v * w_new for v in state.prev_values]
     state.dart_change = change
     state.dart_drop = None

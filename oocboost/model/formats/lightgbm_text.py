@@ -199,12 +199,13 @@ def to_lightgbm_text(model) -> str:
     header += [f"feature_names={' '.join(names)}", f"feature_infos={' '.join(infos)}"]
     flat = [t for one_round in rounds for t in one_round]
     if any(not t.n_samples.any() for t in flat if len(t.left) > 1):
-        warnings.warn(f"the model keeps no row counts (gradient boosting records hessian "
-                      f"sums, its covers), so the exported {_FORMAT} file has leaf_count "
-                      f"and internal_count 0: LightGBM's pred_contrib weighs its Tree SHAP "
-                      f"by those counts and gives NaN; oocboost's predict_contributions, "
-                      f"or XGBoost's pred_contribs on the XGBoost export, weigh by the "
-                      f"covers", stacklevel=3)
+        warnings.warn(f"the model keeps no row counts (a boosted model saved before "
+                      f"oocboost counted them, or an imported XGBoost model, records only "
+                      f"hessian sums, its covers), so the exported {_FORMAT} file has "
+                      f"leaf_count and internal_count 0: LightGBM's pred_contrib weighs its "
+                      f"Tree SHAP by those counts and gives NaN; oocboost's "
+                      f"predict_contributions, or XGBoost's pred_contribs on the XGBoost "
+                      f"export, weigh by the covers", stacklevel=3)
     trees = [_tree_text(i, tree, names, categories, model.max_bin)
              for i, tree in enumerate(flat)]
     # LightGBM's Python package maps a DataFrame's category columns (in order) onto

@@ -148,10 +148,12 @@ def test_export_command(tmp_path):
 
 
 def test_row_counts_lightgbms_tree_shap_weighs_by(tmp_path):
-    """LightGBM's pred_contrib weighs by row counts: a forest's (which counts its rows;
-    without bootstrap they are its covers) gives oocboost's SHAP values (summed over the
-    trees, as LightGBM sums an averaged model's); a boosted model keeps hessian sums
-    only, so its export says that LightGBM's pred_contrib will be NaN, which it is."""
+    """LightGBM's pred_contrib weighs by row counts: a forest's (without bootstrap they
+    are its covers) gives oocboost's SHAP values (summed over the trees, as LightGBM
+    sums an averaged model's); a boosted model counts its rows too, and LightGBM's
+    values are Tree SHAP with those counts as covers. A model without counts (saved by
+    an older version) is exported with a warning, and LightGBM's values are NaN."""
+    import copy
     import warnings
 
     X, signal = data()
@@ -167,6 +169,18 @@ def test_row_counts_lightgbms_tree_shap_weighs_by(tmp_path):
                                atol=1e-9)
     boosted = oocboost.GradientBoostingRegressor(n_estimators=3, max_depth=3).fit(
         X, signal).get_booster()
-    with pytest.warns(UserWarning, match="no row counts.*pred_contrib.*NaN"):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
         booster = _booster(boosted, tmp_path, "boosted.txt")
+    by_counts = copy.deepcopy(boosted)
+    for tree in by_counts.trees:
+        assert tree.n_samples[0] == len(X)
+        tree.cover = tree.n_samples.copy()
+    np.testing.assert_allclose(booster.predict(X, pred_contrib=True),
+                               by_counts.predict_contributions(X), rtol=1e-9, atol=1e-9)
+    uncounted = copy.deepcopy(boosted)
+    for tree in uncounted.trees:
+        tree.n_samples = np.zeros(tree.n_nodes)
+    with pytest.warns(UserWarning, match="no row counts.*pred_contrib.*NaN"):
+        booster = _booster(uncounted, tmp_path, "uncounted.txt")
     assert np.isnan(booster.predict(X, pred_contrib=True)).any(axis=1).all()
