@@ -281,7 +281,9 @@ def _add_train(sub, full=True):
     t.add_argument("--checkpoint-interval", type=int, default=10,
                    help="rounds between checkpoints")
     t.add_argument("--memory-limit", default=None,
-                   help="peak memory of the process, e.g. 1GB (default: none)")
+                   help="peak memory of the process, e.g. 1GB (default: what the plan "
+                        "needs while it fits the RSS plus 80%% of the memory available, "
+                        "the machine's or its cgroup's; else planned within that)")
     t.add_argument("--quiet", action="store_true", help="no progress or messages")
     t.add_argument("--verbose", action="store_true",
                    help="print the memory plan and where time went")

@@ -361,25 +361,28 @@ def generate(path, n_rows, n_features=28, *, task="binary", n_classes=3, n_categ
                 if writer is not None:
                     writer.close()
         else:
-            raw = open(tmp, "wb")
-            try:
-                out = (
-                    gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0)
-                    if fmt == "csv.gz"
-                    else raw
-                )
-                header = ",".join(["label"] + (["qid"] if task == "ranking" else [])
-                                  + names) + "\n"
-                out.write(header.encode())
-                options = pacsv.WriteOptions(include_header=False, quoting_style="needed")
-                for X, y, cats in chunks:
-                    sink = pa.BufferOutputStream()
-                    pacsv.write_csv(to_batch(X, y, cats), sink, options)
-                    out.write(sink.getvalue().to_pybytes())
-                if out is not raw:
+            header = ",".join(["label"] + (["qid"] if task == "ranking" else [])
+                              + names) + "\n"
+            options = pacsv.WriteOptions(include_header=False, quoting_style="needed")
+            if fmt == "csv":
+                # straight into the file: a bytes copy of each chunk through Python's
+                # buffered writer was a quarter of the time
+                with pa.OSFile(tmp, "wb") as out:
+                    out.write(header.encode())
+                    for X, y, cats in chunks:
+                        pacsv.write_csv(to_batch(X, y, cats), out, options)
+            else:
+                raw = open(tmp, "wb")
+                try:
+                    out = gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0)
+                    out.write(header.encode())
+                    for X, y, cats in chunks:
+                        sink = pa.BufferOutputStream()
+                        pacsv.write_csv(to_batch(X, y, cats), sink, options)
+                        out.write(sink.getvalue().to_pybytes())
                     out.close()
-            finally:
-                raw.close()
+                finally:
+                    raw.close()
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):

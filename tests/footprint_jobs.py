@@ -34,13 +34,14 @@ def record_batches(n_rows, n_features, seed=0, chunk_rows=65536):
         yield pa.RecordBatch.from_arrays(arrays, names=names)
 
 
-def build_synthetic(cache_path, n_rows, n_features, block_rows, seed=0):
-    """Build a cache from :func:`record_batches` (an in-memory stream, nothing on disk)."""
+def build_synthetic(cache_path, n_rows, n_features, block_rows, seed=0, reference=None):
+    """Build a cache from :func:`record_batches` (an in-memory stream, nothing on disk);
+    with ``reference`` (a cache path) on its bins, which skips the sketch pass."""
     import oocboost
 
     cache = oocboost.build_cache(record_batches(n_rows, n_features, seed), cache_path,
                                  label="label", block_rows=block_rows, quiet=True,
-                                 overwrite=True)
+                                 overwrite=True, reference=reference)
     return {"n_rows": cache.n_rows, "n_blocks": cache.n_blocks, "nbytes_raw": cache.nbytes_raw}
 
 

@@ -53,7 +53,9 @@ from dataclasses import dataclass
 from ..common import check_max_bin, hist_width
 from ..errors import MemoryLimitError
 from ..utils.budget import (
+    DEFAULT_LIMIT_SHARE,
     DEFAULT_PREFETCH,
+    available_bytes,
     check_int,
     check_limit,
     plan_line,
@@ -62,7 +64,10 @@ from ..utils.budget import (
     smallest_limit,
     usable_bytes,
 )
+from ..utils.log import get_logger
 from ..utils.sizes import MiB, format_size
+
+logger = get_logger(__name__)
 
 HIST_ITEMSIZE = 8
 STREAMED_STATE_BLOCKS = 2
@@ -100,6 +105,9 @@ class TrainPlan:
     estimated_peak_bytes: int
     hist_itemsize: int = HIST_ITEMSIZE
     block_scratch_detail: str = ""
+    #: with no memory_limit, the bound planned within when the generous plan would not
+    #: fit the memory available (``utils.budget.available_bytes``), else None
+    default_bound: int | None = None
 
     def as_dict(self):
         """The plan as a JSON-able dict."""
@@ -107,7 +115,10 @@ class TrainPlan:
 
     def describe(self):
         """Multi-line text for verbose mode."""
-        lim = format_size(self.memory_limit) if self.memory_limit else "no limit"
+        lim = (format_size(self.memory_limit) if self.memory_limit else
+               f"none given; planned within {format_size(self.default_bound)}, "
+               f"{DEFAULT_LIMIT_SHARE:.0%} of the memory available"
+               if self.default_bound else "none given, the memory available holds it")
         state_how = (
             f"in RAM, {self.n_rows:,} rows x {self.state_bytes_per_row} B"
             if self.state_in_ram
@@ -181,8 +192,11 @@ def plan_train(
     ----------
     memory_limit : int, str or None
         Peak memory allowed for the whole process (bytes or a size string, see
-        :func:`parse_size`). None: no limit, generous defaults (prefetch 2, all nodes in
-        flight, state in RAM, up to half of the available RAM for resident blocks).
+        :func:`parse_size`). None: generous defaults (prefetch 2, all nodes in flight,
+        state in RAM, resident blocks up to half of the memory available) when they fit
+        the process's RSS plus ``DEFAULT_LIMIT_SHARE`` of the memory available
+        (``utils.budget.available_bytes``: the machine's, or its cgroup's), else
+        the plan of that bound (``TrainPlan.default_bound``).
     n_rows, n_features, max_bin : int
         Rows and features of the cache; codes per feature (missing code included).
     n_stats : int
@@ -270,14 +284,34 @@ def plan_train(
         return ((pf + 2) * block_bytes + block_scratch + nodes * hist_per_node + state
                 + resident)
 
+    default_bound = None
     if limit is None:
-        import psutil
-
         pf = DEFAULT_PREFETCH if prefetch is None else prefetch
         nodes = max_nodes
         in_ram = True
-        resident = min(total_decompressed, psutil.virtual_memory().available // 2)
+        available = available_bytes()
+        bound = int(baseline + DEFAULT_LIMIT_SHARE * available)
+        resident = min(total_decompressed, available // 2)
         margin = 0
+        if baseline + need(pf, nodes, in_ram, resident) > bound:
+            # the generous plan would not fit what the machine has: plan within a share
+            # of it, as under a limit (the state spills first), or at the least
+            default_bound = bound
+            margin = safety_margin(bound)
+            usable = usable_bytes(bound, baseline)
+            least = 0 if prefetch is None else prefetch
+            if need(least, 1, False, 0) > usable:
+                logger.warning("the memory available (%s) does not hold even the smallest "
+                               "training plan (%s): training with it anyway; pass "
+                               "memory_limit to say what this process may take",
+                               format_size(bound - baseline),
+                               format_size(need(least, 1, False, 0)))
+                pf, nodes, in_ram, resident = least, 1, False, 0
+            else:
+                pf, nodes, in_ram, resident = _fill(
+                    need, usable, prefetch=prefetch, max_nodes=max_nodes,
+                    hist_per_node=hist_per_node, state_full=state_full,
+                    state_streamed=state_streamed, total_decompressed=total_decompressed)
     else:
         usable = usable_bytes(limit, baseline)
         minimum = need(0 if prefetch is None else prefetch, 1, False, 0)
@@ -304,7 +338,7 @@ def plan_train(
         resident_blocks=(n_blocks if resident >= total_decompressed
                          else int(min(n_blocks, resident // (block_rows * row_bytes)))),
         estimated_peak_bytes=peak, hist_itemsize=hist_itemsize,
-        block_scratch_detail=str(block_scratch_detail))
+        block_scratch_detail=str(block_scratch_detail), default_bound=default_bound)
 
 
 def _too_small(limit, baseline, minimum, *, n_rows, n_features, block_rows, max_bin):

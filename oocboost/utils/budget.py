@@ -127,3 +127,44 @@ def process_baseline(baseline_bytes, kind):
 def plan_line(label, n_bytes, detail=""):
     detail = f"  ({detail})" if detail else ""
     return f"  {label:<34}{format_size(n_bytes):>12}{detail}"
+
+
+#: A run given no ``memory_limit`` plans within its RSS now plus this share of the memory
+#: available (:func:`available_bytes`): what it may take without pushing the machine, or
+#: its container, into swap or the OOM killer.
+DEFAULT_LIMIT_SHARE = 0.8
+CGROUP_ROOT = "/sys/fs/cgroup"
+
+
+def available_bytes(cgroup_root: str = CGROUP_ROOT) -> int:
+    """Memory this process may still take, bytes: the machine's available memory
+    (``psutil``: free plus reclaimable caches), or less when its cgroup (v2
+    ``memory.max`` less ``memory.current``, or v1's ``memory.limit_in_bytes`` less
+    ``memory.usage_in_bytes``) caps it, as in a container."""
+    import psutil
+
+    available = int(psutil.virtual_memory().available)
+    for limit_name, usage_name in (("memory.max", "memory.current"),
+                                   ("memory/memory.limit_in_bytes",
+                                    "memory/memory.usage_in_bytes")):
+        limit = _cgroup_number(cgroup_root, limit_name)
+        usage = _cgroup_number(cgroup_root, usage_name)
+        if limit is not None and usage is not None:
+            available = min(available, max(limit - usage, 0))
+    return available
+
+
+def _cgroup_number(root, name):
+    """An integer cgroup file, or None (absent, unreadable, "max", or a v1 "no limit"
+    value beyond any machine's memory)."""
+    import os
+
+    try:
+        with open(os.path.join(root, name)) as f:
+            text = f.read(64).strip()
+    except OSError:
+        return None
+    if not text.isdigit():
+        return None
+    value = int(text)
+    return value if value < 1 << 60 else None

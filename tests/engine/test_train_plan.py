@@ -46,10 +46,73 @@ def test_train_plan_generous_limit_keeps_everything():
     assert p.resident_blocks == 16
 
 
-def test_train_plan_without_limit():
+def test_train_plan_without_limit(monkeypatch):
+    from oocboost.engine import plan as plan_module
+
+    monkeypatch.setattr(plan_module, "available_bytes", lambda: 8 << 30)
     p = plan_train(None, **TRAIN)
     assert p.memory_limit is None and p.prefetch == 2 and p.hist_nodes == 64 and p.state_in_ram
-    assert "no limit" in p.describe()
+    assert p.default_bound is None and p.margin_bytes == 0
+    assert "none given, the memory available holds it" in p.describe()
+
+
+@pytest.mark.parametrize("available_mib", [600, 400])
+def test_without_limit_a_plan_too_big_for_the_memory_available_is_bounded(
+        monkeypatch, available_mib):
+    """No memory_limit and 100M rows: the generous plan (2 GB of per-row state in RAM)
+    does not fit the memory available, so the run plans within the baseline plus 80% of
+    it, as under that limit: the state spills and the estimated peak stays within."""
+    from oocboost.engine import plan as plan_module
+
+    monkeypatch.setattr(plan_module, "available_bytes", lambda: available_mib * MiB)
+    big = dict(TRAIN, n_rows=100_000_000, n_blocks=1526)
+    p = plan_train(None, **big)
+    bound = 150 * MiB + int(0.8 * available_mib * MiB)
+    assert p.default_bound == bound and p.memory_limit is None
+    assert not p.state_in_ram
+    assert p.estimated_peak_bytes == _train_model_total(p) <= bound
+    same = plan_train(bound, **big)
+    assert (same.prefetch, same.hist_nodes, same.resident_bytes) == (
+        p.prefetch, p.hist_nodes, p.resident_bytes)
+    assert f"planned within {bound / MiB:.1f} MiB" in p.describe().replace(",", "")
+
+
+def test_without_limit_too_little_memory_trains_at_the_smallest_plan(monkeypatch, caplog):
+    from oocboost.engine import plan as plan_module
+
+    monkeypatch.setattr(plan_module, "available_bytes", lambda: 10 * MiB)
+    with caplog.at_level("WARNING"):
+        p = plan_train(None, **TRAIN)
+    assert (p.prefetch, p.hist_nodes, p.state_in_ram, p.resident_bytes) == (0, 1, False, 0)
+    assert "does not hold even the smallest training plan" in caplog.text
+    assert "memory_limit" in caplog.text
+
+
+@pytest.mark.parametrize("files,want", [
+    ({}, None),                                            # no cgroup: the machine's
+    ({"memory.max": "max\n", "memory.current": "5\n"}, None),
+    ({"memory.max": "1073741824\n", "memory.current": "268435456\n"}, 768 * MiB),
+    ({"memory/memory.limit_in_bytes": "536870912", "memory/memory.usage_in_bytes":
+      "134217728"}, 384 * MiB),
+    ({"memory/memory.limit_in_bytes": str(1 << 62), "memory/memory.usage_in_bytes": "7"},
+     None),                                                # cgroup v1's "no limit"
+    ({"memory.max": "garbage", "memory.current": "1"}, None),
+    ({"memory.max": "100", "memory.current": "200"}, 0),   # over its limit already
+])
+def test_available_bytes_takes_the_cgroups_limit(tmp_path, files, want):
+    import psutil
+
+    from oocboost.utils.budget import available_bytes
+
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    got = available_bytes(str(tmp_path))
+    machine = psutil.virtual_memory().available
+    if want is None:
+        assert abs(got - machine) < 64 * MiB             # the machine's, a moment apart
+    else:
+        assert want < machine and got == want
 
 
 def test_int32_histograms_halve_the_bytes_per_node():
