@@ -797,7 +797,8 @@ def test_a_commands_parser_is_the_full_parsers_for_it():
 _IMPORTS_OF_A_BUILD = """
 import sys
 from oocboost.cli import main
-assert main(["build-cache", sys.argv[1], "-o", sys.argv[2], "--label", "y", "--quiet"]) == 0
+assert main(["build-cache", sys.argv[1], "-o", sys.argv[2], "--label", "y", "--quiet",
+             "--on-bad-rows", "skip"]) == 0
 print(sorted(m for m in ("pandas", "oocboost.learners.registry", "oocboost.model.formats")
              if m in sys.modules))
 """
@@ -813,8 +814,11 @@ print(sorted(m for m in ("pandas", "oocboost.learners.registry") if m in sys.mod
 def test_build_and_predict_import_neither_the_learners_nor_pandas(tmp_path):
     """Fixed costs of a small build: listing the learners for the parser imported every
     learner and numba's linear algebra (0.45 s), a null filled by pyarrow pandas (0.2 s),
-    the model module the export adapters (0.1 s)."""
-    src = write(tmp_path, "d.csv", "a,b,y\n1,,0\n2,3.5,1\n,4.5,0\n")
+    the model module the export adapters (0.1 s); with text, missing values and a stray
+    string in a numeric column, Arrow arrays made from Python lists and NumPy arrays,
+    scalars from Python values and Array.to_numpy imported pandas too (0.35 s)."""
+    src = write(tmp_path, "d.csv", "a,b,c,y\n1,,u,0\n2,3.5,v,1\n,4.5,,0\n3,oops,u,1\n"
+                + "".join(f"{i},{i / 2},{'uvw'[i % 3]},{i % 2}\n" for i in range(40)))
     r = subprocess.run([sys.executable, "-c", _IMPORTS_OF_A_BUILD, str(src),
                         str(tmp_path / "c.oocb")], capture_output=True, text=True,
                        timeout=120, cwd=REPO)
@@ -824,8 +828,9 @@ def test_build_and_predict_import_neither_the_learners_nor_pandas(tmp_path):
     assert cli("train", tmp_path / "c.oocb", "-o", model, "--rounds", "2",
                "--quiet").returncode == 0
     # predictions written as CSV without pandas: pa.array of a NumPy column imported it
+    clean = write(tmp_path, "clean.csv", src.read_text().replace("oops", "5"))
     r = subprocess.run([sys.executable, "-c", _IMPORTS_OF_A_PREDICTION, str(model),
-                        str(src), str(tmp_path / "p.csv")], capture_output=True,
+                        str(clean), str(tmp_path / "p.csv")], capture_output=True,
                        text=True, timeout=120, cwd=REPO)
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == "[]"

@@ -18,7 +18,6 @@ keeps a bin of its own), and an edge at or above the maximum, which would only o
 empty top bin, is dropped.
 """
 import numpy as np
-import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..common import (
@@ -40,6 +39,7 @@ from ..kernels.binning import (
 )
 from .categories import as_category_array, key_strings
 from .edges_text import decode_edges, encode_edges
+from .ingest.arrow_numpy import int_numpy, string_array, valid_mask
 
 NUMERIC = "numeric"
 CATEGORICAL = "categorical"
@@ -266,12 +266,12 @@ class BinMapper:
 
     def _category_set(self, f):
         """Feature ``f``'s categories (or its encoder's) as an Arrow string array, for
-        ``pc.index_in``. Made on first use: building Arrow arrays from Python strings
-        imports pandas (0.3 s and 40 MiB), which training from a cache never needs."""
+        ``pc.index_in``, made on first use from the strings' bytes (``pa.array`` of
+        Python strings imports pandas: 0.3 s and 40 MiB)."""
         if self._category_arrays is None:
             self._category_arrays = [
-                pa.array(e["categories"], type=pa.string()) if e is not None
-                else None if c is None else pa.array(c, type=pa.string())
+                string_array(e["categories"]) if e is not None
+                else None if c is None else string_array(c)
                 for c, e in zip(self.categories, self.encoders)]
         return self._category_arrays[f]
 
@@ -383,8 +383,8 @@ class BinMapper:
     def _category_lookup(self, f, dictionary):
         """Code of each dictionary string of feature ``f`` (uint8/uint16 array)."""
         position = pc.index_in(dictionary, value_set=self._category_set(f))
-        known = np.asarray(position.is_valid())
-        position = pc.fill_null(position, 0).to_numpy(zero_copy_only=False).astype(np.int64)
+        known = valid_mask(position)
+        position = int_numpy(position)                  # 0 where unknown
         return np.where(known, category_code(position, self.max_bin),
                         self._unknown_code(f)).astype(self.codes_dtype)
 
@@ -466,7 +466,8 @@ class BinMapper:
         values = as_category_array(values, f"column {self.feature_names[f]!r}")
         encoded = pc.dictionary_encode(values)
         lookup = self._category_lookup(f, encoded.dictionary)
-        indices = pc.fill_null(encoded.indices, -1).to_numpy(zero_copy_only=False)
+        indices = int_numpy(encoded.indices, null=-1,
+                            dtype=encoded.indices.type.to_pandas_dtype())
         map_categories(indices, lookup, self.missing_bin, out)
 
     def transform_numeric(self, X):
@@ -528,9 +529,9 @@ class BinMapper:
             raise ParameterError(f"feature {self.feature_names[f]!r} is not categorical")
         values = as_category_array(values, f"column {self.feature_names[f]!r}")
         position = pc.index_in(values, value_set=self._category_set(f))
-        codes = position.to_numpy(zero_copy_only=False).astype(np.float64)
+        codes = np.where(valid_mask(position), int_numpy(position), np.nan)
         codes = np.where(codes >= self.missing_bin, codes + 1, codes)  # category_code
-        unseen = np.isnan(codes) & np.asarray(values.is_valid())
+        unseen = np.isnan(codes) & valid_mask(values)
         if self.has_other[f]:
             codes[unseen] = float(self.n_value_bins[f] - 1)
         return codes
@@ -552,11 +553,11 @@ class BinMapper:
         enc = self.encoders[f]
         values = as_category_array(values, f"column {self.feature_names[f]!r}")
         position = pc.index_in(values, value_set=self._category_set(f))
-        known = np.asarray(position.is_valid())
-        index = pc.fill_null(position, 0).to_numpy(zero_copy_only=False).astype(np.int64)
+        known = valid_mask(position)
+        index = int_numpy(position)                     # 0 where unknown
         table = np.asarray(enc["values"], dtype=np.float64)
         out = np.where(known, table[index] if len(table) else np.nan, enc["other"])
-        out[~np.asarray(values.is_valid())] = np.nan
+        out[~valid_mask(values)] = np.nan
         return out
 
     def category_positions(self, feature, values, n_kept):
@@ -565,8 +566,8 @@ class BinMapper:
         f = self._feature_index(feature)
         values = as_category_array(values, f"column {self.feature_names[f]!r}")
         position = pc.index_in(values, value_set=self._category_set(f))
-        out = pc.fill_null(position, n_kept).to_numpy(zero_copy_only=False).astype(np.int64)
-        out[~np.asarray(values.is_valid())] = -1
+        out = int_numpy(position, null=n_kept)
+        out[~valid_mask(values)] = -1
         return out
 
     def _feature_index(self, feature):

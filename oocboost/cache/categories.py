@@ -14,6 +14,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..errors import InputError, ParameterError
+from .ingest.arrow_numpy import float64_array, int64_array, int_numpy, valid_mask
 from .sketch import check_weights
 
 #: Category counter capacity when no ``max_categories`` is given, and its ceiling: four
@@ -90,7 +91,7 @@ class CategoryCounter:
             raise ParameterError(f"capacity must be a positive integer, got {capacity!r}")
         self.max_categories = None if max_categories is None else int(max_categories)
         self.capacity = int(capacity)
-        self._keys = pa.array([], type=pa.string())
+        self._keys = pa.nulls(0, pa.string())   # pa.array([]) imports pandas
         self._counts = np.empty(0)
         #: Upper bound on how much any reported count is below the true count.
         self.undercount = 0.0
@@ -114,12 +115,12 @@ class CategoryCounter:
         """
         values = as_category_array(values, "CategoryCounter.update")
         encoded = pc.dictionary_encode(values)
-        indices = encoded.indices.to_numpy(zero_copy_only=False)
-        valid = np.asarray(encoded.indices.is_valid())
+        indices = int_numpy(encoded.indices)
+        valid = valid_mask(encoded.indices)
         w = None
         if weights is not None:
             w = check_weights(weights, len(values), "CategoryCounter.update")[valid]
-        counts = np.bincount(indices[valid].astype(np.int64), weights=w,
+        counts = np.bincount(indices[valid], weights=w,
                              minlength=len(encoded.dictionary)).astype(np.float64)
         self._absorb(encoded.dictionary, counts, 0.0, 0)
         return self
@@ -139,10 +140,10 @@ class CategoryCounter:
         keys = pa.concat_arrays([self._keys, keys.cast(pa.string())])
         counts = np.concatenate([self._counts, counts])
         encoded = pc.dictionary_encode(keys)
-        summed = np.bincount(encoded.indices.to_numpy().astype(np.int64), weights=counts,
+        summed = np.bincount(int_numpy(encoded.indices), weights=counts,
                              minlength=len(encoded.dictionary))
         positive = summed > 0
-        keys = encoded.dictionary.filter(pa.array(positive))
+        keys = encoded.dictionary.take(int64_array(np.flatnonzero(positive)))
         summed = summed[positive]
         self.n_distinct_lower_bound = max(self.n_distinct_lower_bound, n_distinct, len(keys))
         self.undercount += undercount
@@ -152,7 +153,7 @@ class CategoryCounter:
                 summed.shape[0] - self.capacity - 1]
             summed = summed - delta
             positive = summed > 0
-            keys = keys.filter(pa.array(positive))
+            keys = keys.take(int64_array(np.flatnonzero(positive)))
             summed = summed[positive]
             self.undercount += float(delta)
         self._keys = keys
@@ -164,7 +165,7 @@ class CategoryCounter:
 
     def most_common(self):
         """``[(category, count), ...]`` by decreasing count, ties by category string."""
-        table = pa.table({"key": self._keys, "count": self._counts})
+        table = pa.table({"key": self._keys, "count": float64_array(self._counts)})
         order = pc.sort_indices(
             table, sort_keys=[("count", "descending"), ("key", "ascending")]
         )

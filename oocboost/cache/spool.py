@@ -11,7 +11,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.ipc as ipc
 
-from .ingest.source import ROLES, Batch, float64_numpy
+from .ingest.arrow_numpy import float64_numpy
+from .ingest.source import ROLES, Batch
 
 _SPOOL_PREFIX = ".oocb-spool-"
 _SPOOL_RE = re.compile(re.escape(_SPOOL_PREFIX) + r"(\d+)-")

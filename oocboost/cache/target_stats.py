@@ -50,6 +50,7 @@ from ..common import MAX_CATEGORIES
 from ..errors import InputError, ParameterError
 from ..kernels.target_stats import add_slice_stats, ordered_target_stats, slices_of_rows
 from .categories import CategoryCounter, key_strings
+from .ingest.arrow_numpy import int_numpy
 from .sketch import QuantileSketch
 
 #: Most classes ``per_class`` statistics take (a feature per class and column).
@@ -276,7 +277,7 @@ class OrderedTargetStats:
                 self._pair_counts[key].update(strings)
             encoded = pc.dictionary_encode(strings)
             ids = tables.global_ids(encoded.dictionary)
-            raw = pc.fill_null(encoded.indices, -1).to_numpy(zero_copy_only=False)
+            raw = int_numpy(encoded.indices, null=-1)
             index = np.where(raw >= 0, ids[np.maximum(raw, 0)], -1)
             add_slice_stats(index, targets, self._slices(tables.n_slices, label.shape[0]),
                             tables.sums, tables.counts)

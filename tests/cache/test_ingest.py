@@ -639,3 +639,34 @@ def test_nulls_become_nan_in_any_slice_of_an_arrow_column(dtype):
                             values[offset:offset + n_kept].astype(np.float64))
             np.testing.assert_array_equal(got, want)
             assert not got.flags.writeable
+
+
+def test_arrow_arrays_read_from_their_buffers_equal_pyarrows_conversions():
+    """``ingest/arrow_numpy.py`` (no pandas) against pyarrow's own conversions, on every
+    slice offset of integer, boolean and string columns with nulls."""
+    import pyarrow as pa
+
+    from oocboost.cache.ingest import arrow_numpy as an
+
+    rng = np.random.default_rng(1)
+    null = rng.random(200) < 0.3
+    ints = pa.array(rng.integers(-9, 9, 200).astype(np.int32), mask=null)
+    bools = pa.array(rng.random(200) < 0.5, mask=null)
+    for offset in range(0, 17):
+        for n in (0, 1, 8, 9, 150):
+            i, b = ints.slice(offset, n), bools.slice(offset, n)
+            want_valid = ~null[offset:offset + min(n, 200 - offset)]
+            np.testing.assert_array_equal(an.valid_mask(i), want_valid)
+            np.testing.assert_array_equal(an.valid_mask(b), want_valid)
+            want_ints = np.array([v if v is not None else -3 for v in i.to_pylist()])
+            got = an.int_numpy(i, null=-3, dtype=np.int32)
+            assert got.dtype == np.int32
+            np.testing.assert_array_equal(got, want_ints.reshape(-1))
+            np.testing.assert_array_equal(
+                an.bool_values(b), np.array([bool(v) for v in b.to_pylist()], bool))
+    strings = ["", "a", "é€", "x" * 40]
+    assert an.string_array(strings).equals(pa.array(strings, type=pa.string()))
+    assert an.string_array(["a", None]).to_pylist() == ["a", None]
+    assert an.null_scalar(pa.string()).is_valid is False
+    np.testing.assert_array_equal(an.int64_array(np.arange(5)).to_pylist(), np.arange(5))
+    assert an.float64_array(np.array([0.5, 2.0])).to_pylist() == [0.5, 2.0]

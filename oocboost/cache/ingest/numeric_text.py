@@ -23,6 +23,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ...errors import InputError
+from .arrow_numpy import bool_values, float64_numpy, int_numpy, null_scalar, valid_mask
 
 #: Share of a text column's values that must be numbers for it to be a numeric column
 #: with stray text rather than a categorical one.
@@ -51,10 +52,11 @@ def parse_numbers(arr: pa.Array) -> tuple[np.ndarray, np.ndarray]:
     if not pa.types.is_string(arr.type):
         arr = pc.cast(arr, pa.string())
     trimmed = pc.utf8_trim_whitespace(arr)
-    ok = pc.match_substring_regex(trimmed, _NUMBER_RE, ignore_case=True)
-    bad = ~pc.fill_null(ok, True).to_numpy(zero_copy_only=False)
-    clean = pc.if_else(pc.fill_null(ok, False), trimmed, pa.scalar(None, pa.string()))
-    return pc.cast(clean, pa.float64()).to_numpy(zero_copy_only=False), bad
+    ok = pc.match_substring_regex(trimmed, _NUMBER_RE, ignore_case=True)   # null: missing
+    bad = valid_mask(ok) & ~bool_values(ok)
+    # a null condition gives null, as a missing value should
+    clean = pc.if_else(ok, trimmed, null_scalar(pa.string()))
+    return np.array(float64_numpy(pc.cast(clean, pa.float64()))), bad
 
 
 def mostly_numbers(arr: pa.Array) -> bool:
@@ -131,9 +133,8 @@ class NumberShare:
     def update(self, arr: pa.Array) -> None:
         """Count one batch's values (its distinct strings parsed once each)."""
         encoded = pc.dictionary_encode(arr)
-        indices = encoded.indices.to_numpy(zero_copy_only=False)
-        valid = np.asarray(encoded.indices.is_valid())
-        counts = np.bincount(indices[valid].astype(np.int64),
+        indices = int_numpy(encoded.indices)
+        counts = np.bincount(indices[valid_mask(encoded.indices)],
                              minlength=len(encoded.dictionary))
         _, bad = parse_numbers(encoded.dictionary)
         self.present += int(counts.sum())

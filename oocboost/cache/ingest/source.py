@@ -20,6 +20,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ...errors import InputError, ParameterError
+from .arrow_numpy import float64_numpy
 from .numeric_text import StrayValues, mostly_numbers
 
 NUMERIC = "numeric"
@@ -286,29 +287,6 @@ def to_float64(arr):
     if not pa.types.is_float64(arr.type):
         arr = pc.cast(arr, pa.float64())
     return float64_numpy(arr)
-
-
-def float64_numpy(arr: pa.Array) -> np.ndarray:
-    """A float64 pyarrow array as NumPy, nulls as NaN, read-only; zero-copy when it has
-    no nulls. Not ``Array.to_numpy``: its first call imports pandas when installed
-    (0.3-0.5 s that a small build waited for)."""
-    if len(arr) == 0:
-        out = np.empty(0)
-        out.flags.writeable = False  # as every other result: one compiled variant
-        return out
-    out = np.frombuffer(arr.buffers()[1], np.float64, len(arr), 8 * arr.offset)
-    if arr.null_count:
-        # NaN where the validity bitmap says null, in NumPy: pyarrow's fill_null needs a
-        # scalar made from a Python value, and that conversion imports pandas too
-        # (only the bytes of this slice: a slice shares its parent's whole bitmap)
-        first, skip = divmod(arr.offset, 8)
-        bits = np.frombuffer(arr.buffers()[0], np.uint8, (skip + len(arr) + 7) // 8, first)
-        valid = np.unpackbits(bits, count=skip + len(arr), bitorder="little")[skip:]
-        out = np.where(valid.astype(bool), out, np.nan)
-    # read-only, as to_numpy's: the kernels keep the one compiled variant they had
-    # (a writable array is another signature, compiled again, with its own rounding)
-    out.flags.writeable = False
-    return out
 
 
 def to_string_array(arr):
