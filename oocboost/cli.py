@@ -46,7 +46,8 @@ def _iteration_range(text):
 
 
 _DEFAULT_READING = {"delimiter": None, "header": True, "names": None, "input_format": "auto",
-                    "zero_based": "auto", "absent_as_missing": False}
+                    "zero_based": "auto", "absent_as_missing": False, "na_values": None,
+                    "encoding": "utf-8"}
 
 
 def _reading_options(args):
@@ -54,7 +55,10 @@ def _reading_options(args):
     options = {"delimiter": args.delimiter, "header": not args.no_header,
                "names": _csv_list(args.names), "input_format": args.input_format,
                "zero_based": {"true": True, "false": False}.get(args.zero_based, "auto"),
-               "absent_as_missing": args.absent_as_missing}
+               "absent_as_missing": args.absent_as_missing,
+               "na_values": (_csv_list(args.na_values) if args.na_values is not None
+                             else None),
+               "encoding": args.encoding}
     return None if options == _DEFAULT_READING else options
 
 
@@ -90,7 +94,6 @@ def cmd_build_cache(args):
         categorical = _csv_list(categorical)
     elif categorical == "none":
         categorical = None
-    na_values = _csv_list(args.na_values) if args.na_values is not None else None
     label = args.label
     if label is not None and "," in label:  # several targets, or an interval's bounds
         label = _csv_list(label)
@@ -100,7 +103,7 @@ def cmd_build_cache(args):
                 max_bin=args.max_bin, max_categories=args.max_categories,
                 block_rows=args.block_rows, backend=args.format,
                 compression=args.compression, memory_limit=args.memory_limit,
-                na_values=na_values, encoding=args.encoding, on_bad_rows=args.on_bad_rows,
+                on_bad_rows=args.on_bad_rows,
                 reference=args.reference, **(_reading_options(args) or {}),
                 overwrite=args.overwrite, quiet=args.quiet, verbose=args.verbose,
                 cat_encoding=args.cat_encoding, ts_prior=args.ts_prior,

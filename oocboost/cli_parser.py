@@ -129,6 +129,10 @@ def _add_reading_options(parser):
     parser.add_argument("--absent-as-missing", action="store_true",
                         help="svmlight: an absent entry is a missing value (XGBoost's "
                              "reading) instead of 0.0 (LibSVM's)")
+    parser.add_argument("--na-values", default=None,
+                        help="comma-separated strings read as missing (default: '', NA, "
+                             "N/A, NaN, nan, null, NULL, None, ?)")
+    parser.add_argument("--encoding", default="utf-8", help="text encoding of the CSV")
 
 
 def _add_layout_options(parser):
@@ -191,10 +195,6 @@ def _add_build_cache_and_info(sub):
                    help="arrow: lz4 (default), zstd, none; hdf5: lzf (default), gzip, none")
     b.add_argument("--memory-limit", default=None, help="peak memory, e.g. 512MB")
     _add_reading_options(b)
-    b.add_argument("--na-values", default=None,
-                   help="comma-separated strings read as missing (default: '', NA, N/A, "
-                        "NaN, nan, null, NULL, None, ?)")
-    b.add_argument("--encoding", default="utf-8", help="text encoding of the CSV")
     b.add_argument("--on-bad-rows", choices=("error", "skip"), default="error",
                    help="ragged rows and text in numeric columns: fail, or skip and count")
     b.add_argument("--reference", default=None,

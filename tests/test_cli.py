@@ -987,3 +987,40 @@ def test_one_prediction_output_schema_for_every_learner(tmp_path):
     assert table.column_names == ["prob_0", "prob_1", "label"]
     table, margin = run("r", "y2,y3", "--learner", "gbtree", "--objective", "reg:squarederror")
     assert table.column_names == ["prediction"] and margin == ["margin_0"]
+
+
+def test_predict_and_evaluate_read_text_as_build_cache_does(tmp_path):
+    """--na-values and --encoding are reading options of every command that reads a
+    text file: a Latin-1 file whose missing values are written "MISSING" predicts as
+    its cache was built; without them predict stops at the first such value."""
+    rng = np.random.default_rng(3)
+    x = rng.normal(size=(400, 2))
+    town = np.array(["Orléans", "Besançon", "Nîmes"])[rng.integers(0, 3, 400)]
+    y = ((x[:, 0] > 0) ^ (town == "Nîmes")).astype(int)
+    lines = [f"{a:.4f},{'MISSING' if i % 9 == 0 else f'{b:.4f}'},{t},{c}"
+             for i, (a, b, t, c) in enumerate(zip(x[:, 0], x[:, 1], town, y))]
+    text = "a,b,town,y\n" + "\n".join(lines) + "\n"
+    src = write(tmp_path, "d.csv", text.encode("latin-1"))
+    reading = ("--na-values", "MISSING", "--encoding", "latin-1")
+    assert build(src, tmp_path / "c.oocb", "--label", "y", *reading, "--quiet").returncode == 0
+    model = tmp_path / "m.json"
+    assert cli("train", tmp_path / "c.oocb", "-o", model, "--rounds", "5",
+               "--quiet").returncode == 0
+    r = cli("predict", model, src, "-o", tmp_path / "p.csv", *reading, "--quiet")
+    assert r.returncode == 0, r.stderr
+    r = cli("predict", model, tmp_path / "c.oocb", "-o", tmp_path / "q.csv", "--quiet")
+    assert r.returncode == 0, r.stderr
+    from_file = np.loadtxt(tmp_path / "p.csv", skiprows=1)
+    np.testing.assert_allclose(from_file, np.loadtxt(tmp_path / "q.csv", skiprows=1),
+                               rtol=1e-12)
+    assert len(from_file) == 400
+    r = cli("evaluate", model, src, "--label", "y", *reading)
+    assert r.returncode == 0, r.stderr
+    refused = cli("predict", model, src, "-o", tmp_path / "r.csv", "--quiet")
+    assert refused.returncode != 0
+    assert "line 2" in refused.stderr and "not valid utf8" in refused.stderr
+    refused = cli("predict", model, src, "-o", tmp_path / "r.csv", "--encoding", "latin-1",
+                  "--quiet")
+    assert refused.returncode != 0
+    assert "line 2" in refused.stderr and "'b'" in refused.stderr
+    assert "MISSING" in refused.stderr
