@@ -468,6 +468,7 @@ class BinMapper:
         lookup = self._category_lookup(f, encoded.dictionary)
         indices = int_numpy(encoded.indices, null=-1,
                             dtype=encoded.indices.type.to_pandas_dtype())
+        indices.flags.writeable = False     # as to_numpy gave it: the kernel's one variant
         map_categories(indices, lookup, self.missing_bin, out)
 
     def transform_numeric(self, X):

@@ -285,43 +285,19 @@ def plan_train(
                 + resident)
 
     default_bound = None
+    sizes = dict(prefetch=prefetch, max_nodes=max_nodes, hist_per_node=hist_per_node,
+                 state_full=state_full, state_streamed=state_streamed,
+                 total_decompressed=total_decompressed)
     if limit is None:
-        pf = DEFAULT_PREFETCH if prefetch is None else prefetch
-        nodes = max_nodes
-        in_ram = True
-        available = available_bytes()
-        bound = int(baseline + DEFAULT_LIMIT_SHARE * available)
-        resident = min(total_decompressed, available // 2)
-        margin = 0
-        if baseline + need(pf, nodes, in_ram, resident) > bound:
-            # the generous plan would not fit what the machine has: plan within a share
-            # of it, as under a limit (the state spills first), or at the least
-            default_bound = bound
-            margin = safety_margin(bound)
-            usable = usable_bytes(bound, baseline)
-            least = 0 if prefetch is None else prefetch
-            if need(least, 1, False, 0) > usable:
-                logger.warning("the memory available (%s) does not hold even the smallest "
-                               "training plan (%s): training with it anyway; pass "
-                               "memory_limit to say what this process may take",
-                               format_size(bound - baseline),
-                               format_size(need(least, 1, False, 0)))
-                pf, nodes, in_ram, resident = least, 1, False, 0
-            else:
-                pf, nodes, in_ram, resident = _fill(
-                    need, usable, prefetch=prefetch, max_nodes=max_nodes,
-                    hist_per_node=hist_per_node, state_full=state_full,
-                    state_streamed=state_streamed, total_decompressed=total_decompressed)
+        pf, nodes, in_ram, resident, margin, default_bound = _plan_without_limit(
+            need, baseline, **sizes)
     else:
         usable = usable_bytes(limit, baseline)
         minimum = need(0 if prefetch is None else prefetch, 1, False, 0)
         if minimum > usable:
             raise _too_small(limit, baseline, minimum, n_rows=n_rows, n_features=n_features,
                              block_rows=block_rows, max_bin=max_bin)
-        pf, nodes, in_ram, resident = _fill(
-            need, usable, prefetch=prefetch, max_nodes=max_nodes, hist_per_node=hist_per_node,
-            state_full=state_full, state_streamed=state_streamed,
-            total_decompressed=total_decompressed)
+        pf, nodes, in_ram, resident = _fill(need, usable, **sizes)
         margin = safety_margin(limit)
 
     state_bytes = state_full if in_ram else state_streamed
@@ -355,6 +331,34 @@ def _too_small(limit, baseline, minimum, *, n_rows, n_features, block_rows, max_
     )
     err.smallest_limit = smallest
     return err
+
+
+def _plan_without_limit(need, baseline, **sizes):
+    """A run without ``memory_limit`` (``sizes``: :func:`_fill`'s keywords): the
+    generous plan (prefetch 2, every node, state in RAM, half the memory available
+    resident) when it fits ``baseline`` plus ``DEFAULT_LIMIT_SHARE`` of
+    :func:`available_bytes`, else the plan of that bound as under a limit, or the
+    smallest plan with a warning. Returns ``(prefetch, nodes, in_ram, resident, margin,
+    default_bound)``, ``default_bound`` None for the first."""
+    prefetch, max_nodes = sizes["prefetch"], sizes["max_nodes"]
+    pf = DEFAULT_PREFETCH if prefetch is None else prefetch
+    available = available_bytes()
+    bound = int(baseline + DEFAULT_LIMIT_SHARE * available)
+    resident = min(sizes["total_decompressed"], available // 2)
+    if baseline + need(pf, max_nodes, True, resident) <= bound:
+        return pf, max_nodes, True, resident, 0, None
+    # the generous plan would not fit what the machine has: plan within a share of it,
+    # as under a limit (the state spills first), or at the least
+    usable = usable_bytes(bound, baseline)
+    least = 0 if prefetch is None else prefetch
+    if need(least, 1, False, 0) > usable:
+        logger.warning("the memory available (%s) does not hold even the smallest training "
+                       "plan (%s): training with it anyway; pass memory_limit to say what "
+                       "this process may take", format_size(bound - baseline),
+                       format_size(need(least, 1, False, 0)))
+        return least, 1, False, 0, safety_margin(bound), bound
+    pf, nodes, in_ram, resident = _fill(need, usable, **sizes)
+    return pf, nodes, in_ram, resident, safety_margin(bound), bound
 
 
 def _fill(need, usable, *, prefetch, max_nodes, hist_per_node, state_full, state_streamed,

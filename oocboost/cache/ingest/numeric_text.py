@@ -42,7 +42,8 @@ def parse_numbers(arr: pa.Array) -> tuple[np.ndarray, np.ndarray]:
 
     Returns
     -------
-    values : np.ndarray float64 (n,)
+    values : np.ndarray float64 (n,), read-only (as every numeric column the kernels
+        take)
         Parsed values; NaN where missing or bad.
     bad : np.ndarray bool (n,)
         True where a non-null string is not a number.
@@ -56,7 +57,7 @@ def parse_numbers(arr: pa.Array) -> tuple[np.ndarray, np.ndarray]:
     bad = valid_mask(ok) & ~bool_values(ok)
     # a null condition gives null, as a missing value should
     clean = pc.if_else(ok, trimmed, null_scalar(pa.string()))
-    return np.array(float64_numpy(pc.cast(clean, pa.float64()))), bad
+    return float64_numpy(pc.cast(clean, pa.float64())), bad
 
 
 def mostly_numbers(arr: pa.Array) -> bool:
