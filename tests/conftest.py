@@ -20,7 +20,14 @@ def pytest_configure(config):
     threads wait for each other stalled while the other process held a core: a 3 s test
     took 61 s. Tests of thread counts set their own (``utils.threads.thread_limit``), up
     to ``NUMBA_NUM_THREADS``, which is unchanged; kernels called from other threads
-    (prefetch, Dask) keep numba's default."""
+    (prefetch, Dask) keep numba's default.
+
+    Training on few rows uses fewer threads than asked (``MIN_ROWS_PER_THREAD``): the
+    suite's data is small, so tests get the thread counts they ask for, and the cap's
+    own test (tests/utils/test_threads.py) sets it back."""
+    from oocboost.utils import threads
+
+    threads.MIN_ROWS_PER_THREAD = 1
     workerinput = getattr(config, "workerinput", None)
     if not workerinput:
         return

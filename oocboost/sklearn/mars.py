@@ -35,7 +35,7 @@ class _Mars(TreeEnsembleBase):
     def _train(self, cache, classes_, counts, params):
         from ..utils.threads import thread_limit
 
-        with thread_limit(self.n_jobs):
+        with thread_limit(self.n_jobs, cache.n_rows):
             if self._task == "classification":
                 self.model_ = train_mars_classifier(
                     cache, self._config(), len(classes_), _to_py(classes_), C=self.C,

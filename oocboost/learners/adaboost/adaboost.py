@@ -221,7 +221,7 @@ def train_adaboost(cache, *, algorithm="SAMME", n_estimators=50, learning_rate=1
                else family(run, algorithm, K, learning_rate))
     t_start = time.perf_counter()
     try:
-        with thread_limit(n_threads):
+        with thread_limit(n_threads, cache.n_rows):
             rounds, weights, errors, stop = _boost(learner, int(n_estimators), algorithm,
                                                    max_depth, K)
     finally:

@@ -293,7 +293,7 @@ def cv(params: dict[str, Any] | None, dtrain: Any, num_boost_round: int = 10,
                            int(num_boost_round), nfold)
     stopping = _Stopping(evaluator, metric_objs[-1], early_stopping_rounds, maximize,
                          verbose_eval, show_stdv)
-    with thread_limit(p["n_threads"]):
+    with thread_limit(p["n_threads"], cache.n_rows):
         for fold_ids, plan in groups:
             n_evaluated = _run_group(cache, objective, p, plan, fold_ids, fold_of_row,
                                      bases, models, evaluator, int(num_boost_round),

@@ -205,7 +205,7 @@ def train_with(params, dtrain, num_boost_round=10, *, evals=(), early_stopping_r
     log = {} if evals_result is None else evals_result
     log.clear()
     t_start = time.perf_counter()
-    with thread_limit(p["n_threads"]):
+    with thread_limit(p["n_threads"], cache.n_rows):
         state = boosting.BoostingState(cache, objective, p, plan, base,
                                        distributed=distributed)
         try:

@@ -18,7 +18,7 @@ def train_stream_model(cache, config, classes=None):
     from ..common.data import empty_model
 
     t0 = time.perf_counter()
-    with thread_limit(config.n_jobs):
+    with thread_limit(config.n_jobs, cache.n_rows):
         graph, policy, telemetry = train_stream(cache, config)
     model = empty_model(cache, config, classes)
     model.add_tree(Tree(**stream_arrays(graph, policy, cache.bin_mapper.bin_edges)),

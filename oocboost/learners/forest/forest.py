@@ -103,7 +103,7 @@ def train_forest(cache, config, n_estimators, *, model=None, classes=None,
     node_stats = []
     oob_decision = None
     telemetry = GrowerTelemetry().as_dict()
-    with thread_limit(config.n_jobs):
+    with thread_limit(config.n_jobs, cache.n_rows):
         if new_ids:
             if config.splitter == "oblique":
                 from .oblique import grow_oblique_trees as grow

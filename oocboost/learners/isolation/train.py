@@ -269,7 +269,7 @@ def train_isolation_forest(cache, config: IsolationConfig, n_estimators: int, *,
 
     bin_position = bin_positions(cache.bin_mapper, _ranges(cache))
     telemetry = GrowerTelemetry()
-    with thread_limit(config.n_jobs):
+    with thread_limit(config.n_jobs, cache.n_rows):
         for g0 in range(0, len(new_ids), trees_per_pass):
             group = new_ids[g0:g0 + trees_per_pass]
             gathered = gather(cache, blocks, [

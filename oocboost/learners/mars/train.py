@@ -126,7 +126,7 @@ def train_mars_from_params(params, cache, *, memory_limit=None, verbose=False):
     task, classes = task_and_classes(p, cache)
     logistic = {k: p.pop(k) for k in ("C", "max_iter", "tol") if k in p}
     config = MarsConfig(**p, memory_limit=memory_limit, n_jobs=n_jobs)
-    with thread_limit(n_jobs):
+    with thread_limit(n_jobs, cache.n_rows):
         if task == "classification":
             model = train_mars_classifier(cache, config, len(classes), classes, **logistic)
         else:
