@@ -311,9 +311,12 @@ class HoeffdingLearner:
         cfg, tree = self.config, self.tree
         n = tree.n_nodes
         nb = self.classification and cfg.leaf_prediction != "mc"
+        share = self.share[:n]
+        if len(share) < n:        # the kernel reads one per node: none yet is no share
+            share = np.concatenate([share, np.zeros(n - len(share))])
         return float(ks.rows_until_due(
             tree.left[:n], tree.slot[:n], tree.can_grow[:n], tree.reachable(),
-            tree.dist[:n], tree.checked_at[:n], self.share[:n], tree.hist_sums,
+            tree.dist[:n], tree.checked_at[:n], share, tree.hist_sums,
             cfg.n_classes if self.classification else 0, float(cfg.grace_period),
             DUE_SLACK * cfg.grace_period, float(self.row_weight),
             NB_STALENESS if nb else 0.0))
