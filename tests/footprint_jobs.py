@@ -54,12 +54,20 @@ def warm_kernels():
     import tempfile
 
     from oocboost.cache.store import Cache
+    from oocboost.utils import threads
 
-    with tempfile.TemporaryDirectory(prefix="oocb-warm-") as tmp:
-        path = os.path.join(tmp, "warm.oocb")
-        build_synthetic(path, 5000, 4, 4096)
-        for learner in TRAINERS:
-            TRAINERS[learner](Cache(path), None, 1)
+    # the measured jobs train on millions of rows, with every thread: the tiny cache
+    # here is trained the same way, so the kernels loaded are theirs (a thread count
+    # is a compile variant of the histogram kernels)
+    cap, threads.MIN_ROWS_PER_THREAD = threads.MIN_ROWS_PER_THREAD, 1
+    try:
+        with tempfile.TemporaryDirectory(prefix="oocb-warm-") as tmp:
+            path = os.path.join(tmp, "warm.oocb")
+            build_synthetic(path, 5000, 4, 4096)
+            for learner in TRAINERS:
+                TRAINERS[learner](Cache(path), None, 1)
+    finally:
+        threads.MIN_ROWS_PER_THREAD = cap
     return _rss_summary()
 
 
