@@ -48,8 +48,8 @@ def thread_limit(n_threads, n_rows=None):
         stack.enter_context(_blas_controller().limit(limits=1, user_api="blas"))
         if n_rows is not None:
             by_rows = max(1, int(n_rows) // MIN_ROWS_PER_THREAD)
-            current = numba.get_num_threads() if n_threads is None else int(n_threads)
-            n_threads = min(current, by_rows) if by_rows < current else n_threads
+            if by_rows < (numba.get_num_threads() if n_threads is None else int(n_threads)):
+                n_threads = by_rows
         if n_threads is not None:
             previous = numba.get_num_threads()
             numba.set_num_threads(max(1, min(int(n_threads),
