@@ -60,6 +60,22 @@ def pytest_sessionstart(session):
               f"first ({time.perf_counter() - t0:.0f} s)")
 
 
+@pytest.fixture(autouse=True)
+def _package_logger_restored():
+    """Put the ``oocboost`` logger back as it was after each test: a verbose run gives it
+    a console handler and stops its propagation (``utils.log.console``), and a later
+    test of the same worker that reads ``caplog`` then saw nothing. Which tests share a
+    worker depends on the machine (``--dist loadfile``): a test passed here and failed
+    on the project's runner."""
+    import logging
+
+    logger = logging.getLogger("oocboost")
+    saved = (list(logger.handlers), logger.level, logger.propagate, logger.disabled)
+    yield
+    logger.handlers[:], logger.level, logger.propagate, logger.disabled = (
+        saved[0], saved[1], saved[2], saved[3])
+
+
 #: Test files that take longest from an empty kernel cache (``--durations``), run first:
 #: pytest-xdist's ``--dist loadfile`` hands files out in collection order, and one of
 #: these started last kept one worker busy minutes after the other had run out of files.
