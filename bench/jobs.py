@@ -584,8 +584,11 @@ def job_ooc_warmup(job):
         return warm_categorical(job, oocboost)
     cache, cache_dir = _ooc_build(job, oocboost, build_cache)
     try:
-        model = job.timed("train_s", train, {"objective": "binary:logistic", "max_depth": 6,
-                                             "n_threads": THREADS, "verbosity": 0}, cache, 2)
+        plain = {"objective": "binary:logistic", "max_depth": 6, "n_threads": THREADS,
+                 "verbosity": 0}
+        model = job.timed("train_s", train, plain, cache, 2)
+        for params in job.args.get("variants", ()):   # kernels of their own, not timed
+            train({**plain, **params}, cache, 2)
         Xt, _ = load_csv(job.args["test"])
         job.timed("predict_s", _ooc_predict, model, Xt[:1000])
     finally:

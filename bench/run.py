@@ -60,6 +60,8 @@ LIBS = {
     "limit": ("reference: plain histogram pass and memory read", "limit", "info"),
     "ooc_goss": ("oocboost GOSS", "ooc_boost", "ours"),
     "lgb_goss": ("LightGBM GOSS", "lgb", "peer"),
+    "ooc_quant": ("oocboost quantized gradients", "ooc_boost", "ours"),
+    "lgb_quant": ("LightGBM quantized gradients", "lgb", "peer"),
     "ooc_cat": ("oocboost native categories", "ooc_cat", "ours"),
     "ooc_cat_ts": ("oocboost ordered target statistics", "ooc_cat_ts", "ours"),
     "lgb_cat": ("LightGBM categorical", "lgb_cat", "peer"),
@@ -69,8 +71,8 @@ LIBS = {
 
 SUITE_LIBS = {
     "build": ["ooc", "pa_read", "pa_stream", "pandas", "lgb", "xgb_hist", "xgb_extmem"],
-    "boost": ["ooc", "ooc_goss", "xgb_hist", "xgb_extmem", "lgb", "lgb_goss", "skl_hgb",
-              "limit"],
+    "boost": ["ooc", "ooc_goss", "ooc_quant", "xgb_hist", "xgb_extmem", "lgb", "lgb_goss",
+              "lgb_quant", "skl_hgb", "limit"],
     "forest": ["ooc_rf", "skl_rf", "lgb_rf"],
     "adaboost": ["ooc_ada", "skl_ada"],
     "predict": ["ooc", "xgb_hist", "lgb", "skl_hgb"],
@@ -324,6 +326,14 @@ class _Data:
 
 # ---------------------------------------------------------------------------- suites
 
+#: LightGBM 4's names and defaults on both sides (4 bins, stochastic rounding, leaves
+#: from the quantized sums).
+QUANTIZED_PARAMS = {"use_quantized_grad": True}
+#: The parameters of our variants whose kernels the warm-up compiles too (the measured
+#: runs of every repeat are then warm).
+WARM_VARIANTS = {"ooc_quant": QUANTIZED_PARAMS}
+
+
 def _job_args(lib, suite, cfg, info, out_dir, rounds, memory_limit, bdata):
     a = dict(train=info["train"], test=info["test"], rounds=rounds,
              tmp_dir=os.path.join(out_dir, "tmp"), memory_limit=memory_limit)
@@ -344,6 +354,8 @@ def _job_args(lib, suite, cfg, info, out_dir, rounds, memory_limit, bdata):
         a["rows"] = 1_000_000
     if lib in ("ooc_goss", "lgb_goss"):
         a["params"] = {"data_sample_strategy": "goss"}
+    if lib in ("ooc_quant", "lgb_quant"):
+        a["params"] = dict(QUANTIZED_PARAMS)
     if lib == "ooc_cat_ts":
         a["build_options"] = {"cat_encoding": "ordered_ts"}
     return a
@@ -430,12 +442,13 @@ def run_suite(suite, cfg, *, out_dir, libs_filter=None, skip=(), command="", log
         categorical = suite == "categorical"
         tiny = (bdata.categorical if categorical else bdata.prepare)(out_dir, 5000, 1000,
                                                                     seed=cfg["seed"])
+        variants = [WARM_VARIANTS[lib] for lib in libs if lib in WARM_VARIANTS]
         r = run_job("ooc_warmup", dict(train=tiny["train"], test=tiny["test"],
                                        tmp_dir=os.path.join(out_dir, "tmp"),
-                                       categorical=categorical),
+                                       categorical=categorical, variants=variants),
                     log_dir=log_dir, timeout=cfg["timeout"], name="ooc_warmup")
         r.update(lib="ooc_warmup", label="oocboost cold start (numba compile, 5k rows)",
-                 role="info", group=0, repeat=0)
+                 role="info", group=0, repeat=0, variants=len(variants))
         res["runs"].append(r)
         log(f"[{suite}] warm-up (cold start): {r['outer_wall_s']:.1f} s, {_fmt_short(r)}")
         save()

@@ -89,12 +89,17 @@ def test_report_renders_tables(tmp_path):
 
 
 def test_report_goss_and_categorical_sections(tmp_path):
-    """The GOSS block pairs each library's GOSS run with its full run; the categorical
-    suite gets a table and one ratio block per oocboost encoding."""
+    """The variants block pairs each library's GOSS and quantized runs with its full
+    run, and our quantized runs with LightGBM's; the categorical suite gets a table and
+    one ratio block per oocboost encoding."""
     boost = _fixture()
     for rep, (full, goss) in enumerate([(4.0, 3.0), (4.0, 2.0), (4.0, 4.0)]):
         boost["runs"][3 * rep]["times"]["train_s"] = full
         boost["runs"].append(_run("ooc_goss", "oocboost GOSS", "ours", rep, goss, 200, 0.821))
+        boost["runs"].append(_run("ooc_quant", "oocboost quantized gradients", "ours", rep,
+                                  full + 1.0, 200, 0.818))
+        boost["runs"].append(_run("lgb_quant", "LightGBM quantized gradients", "peer", rep,
+                                  2.5, 300, 0.819))
     cat = dict(_fixture(), suite="categorical", command="python -m bench categorical")
     cat["runs"] = [_run(lib, label, role, rep, train, 300, auc)
                    for rep in range(2)
@@ -109,9 +114,15 @@ def test_report_goss_and_categorical_sections(tmp_path):
             json.dump(res, fh)
     text = report.write_report(str(tmp_path), str(tmp_path / "RESULTS.md"))
     lines = text.splitlines()
-    block = lines.index("| library | train time GOSS / full | AUC GOSS - full |")
+    block = lines.index("| library | variant | train time variant / full | "
+                        "AUC variant - full |")
     # GOSS / full per repeat: 3/4, 2/4, 4/4; AUC +0.001 each time
-    assert lines[block + 2] == "| oocboost | 0.75 [0.50-1.00] | 0.0010 |"
+    assert lines[block + 2] == "| oocboost | GOSS | 0.75 [0.50-1.00] | 0.0010 |"
+    # quantized / full: 5/4 each time, AUC -0.002; LightGBM's: 2.5/2, -0.8 + 0.819
+    assert lines[block + 3] == "| oocboost | quantized | 1.25 | -0.0020 |"
+    assert lines[block + 4] == "| LightGBM | quantized | 1.25 | 0.0190 |"
+    assert ("oocboost quantized / LightGBM quantized, train time: 2.00; AUC difference "
+            "-0.0010") in text
     assert "## categorical" in text and "oocboost ordered target statistics / peer" in text
     ts_vs_cb = [line for line in text.splitlines()
                 if line.startswith("| CatBoost cat_features |") and "0.0020" in line]

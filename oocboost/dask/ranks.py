@@ -62,6 +62,20 @@ class WorkerRun:
         values = self.collective.gather(int(value))
         return int(self.collective.broadcast(None if values is None else min(values)))
 
+    def agree_max(self, array):
+        """The elementwise largest of ``array`` (same shape on every rank) over the
+        ranks, on every rank."""
+        array = np.asarray(array, dtype=np.float64)
+        values = self.collective.gather(array.ravel().tolist())
+        largest = None
+        if values is not None:
+            if any(not isinstance(v, list) or len(v) != array.size for v in values):
+                raise CollectiveError(f"a rank sent other than {array.size} values to "
+                                      f"agree on")
+            largest = np.max(np.asarray(values, dtype=np.float64), axis=0).tolist()
+        return np.asarray(self.collective.broadcast(largest),
+                          dtype=np.float64).reshape(array.shape)
+
     def evaluate(self, model, objective, eval_sets, metrics, round_trees):
         from ..learners.boosting.training import _evaluate
 

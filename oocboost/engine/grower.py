@@ -327,7 +327,7 @@ class TreeGrower:
             trees = np.concatenate([t for t, _ in evaluate])
             node_ids = np.concatenate([n for _, n in evaluate])
             slots = nd.held_slot[trees, node_ids].astype(np.int32)
-            sums = self.histograms.node_sums(slots)
+            sums = self.policy.histogram_sums(self.histograms.node_sums(slots), trees)
             nd.sums[trees, node_ids] = sums
             nd.value[trees, node_ids] = self.policy.leaf_values(sums, trees, node_ids)
             self._evaluate(trees, node_ids, slots, sums)

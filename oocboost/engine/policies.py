@@ -72,6 +72,11 @@ class SplitPolicy(Protocol):
     def cover(self, sums: np.ndarray) -> np.ndarray:
         """Tree "cover" of ``(n, n_stats)`` node sums: hessian or weight sums ``(n,)``."""
 
+    def histogram_sums(self, sums: np.ndarray, trees: np.ndarray | None = None
+                       ) -> np.ndarray:
+        """Node sums read from the histograms, in the policy's units (``FeatureBins``:
+        unchanged)."""
+
     def find_splits(self, hist: np.ndarray, sums: np.ndarray, slots: np.ndarray,
                     feature_mask: np.ndarray | None, trees: np.ndarray | None = None,
                     node_ids: np.ndarray | None = None) -> dict[str, np.ndarray]:
@@ -111,6 +116,13 @@ class FeatureBins:
                  left_ids: np.ndarray, right_ids: np.ndarray, left_sums: np.ndarray,
                  right_sums: np.ndarray) -> None:
         """Nothing to pass on to the children (a policy with monotone bounds does)."""
+
+    def histogram_sums(self, sums: np.ndarray, trees: np.ndarray | None = None
+                       ) -> np.ndarray:
+        """Node sums read from the histograms (``(n, n_stats)``, of nodes of ``trees``)
+        in the units the policy works in: the same numbers, except for a policy whose
+        histograms hold scaled integers (``engine/quantized.py``)."""
+        return sums
 
     def _set_bins(self, n_value_bins, is_categorical, missing_bin):
         self.n_value_bins = np.ascontiguousarray(n_value_bins, dtype=np.int32)

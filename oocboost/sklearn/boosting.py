@@ -104,6 +104,10 @@ class _GradientBoosting(ParamsMixin):
         linear_tree=False,
         boosting_type="plain",
         linear_lambda=0.0,
+        use_quantized_grad=False,
+        num_grad_quant_bins=4,
+        quant_train_renew_leaf=False,
+        stochastic_rounding=True,
         random_state=0,
         n_jobs=None,
         memory_limit=None,
@@ -164,6 +168,10 @@ class _GradientBoosting(ParamsMixin):
         self.linear_tree = linear_tree
         self.boosting_type = boosting_type
         self.linear_lambda = linear_lambda
+        self.use_quantized_grad = use_quantized_grad
+        self.num_grad_quant_bins = num_grad_quant_bins
+        self.quant_train_renew_leaf = quant_train_renew_leaf
+        self.stochastic_rounding = stochastic_rounding
         self.random_state = random_state
         self.n_jobs = n_jobs
         self.memory_limit = memory_limit

@@ -52,7 +52,13 @@ def test_the_model_is_the_single_machine_model(data, cluster, label, params):
     assert all(f["bytes_sent"] > 0 for f in figures)
 
 
-def test_subsample_draws_the_rows_one_machine_draws(data, cluster, tmp_path):
+@pytest.mark.parametrize("extra", [
+    {"subsample": 0.6},
+    # stochastic rounding draws by the same index; the scales are agreed over the
+    # workers, and renewed leaves sum every worker's rows
+    {"use_quantized_grad": True, "quant_train_renew_leaf": True, "subsample": 0.8},
+])
+def test_subsample_draws_the_rows_one_machine_draws(data, cluster, tmp_path, extra):
     # rows are drawn by their index in the shards concatenated in the set's order: one
     # machine given the partitions in that order draws the same rows
     shards, _ = data["y2"]
@@ -62,7 +68,7 @@ def test_subsample_draws_the_rows_one_machine_draws(data, cluster, tmp_path):
     df = pd.concat([ddf.get_partition(i).compute() for i in order])
     single_cache = oocboost.build_cache(df.drop(columns=["y", "y3"]), tmp_path / "c.oocb",
                                         label="y2", quiet=True)
-    p = {**PARAMS, "objective": "binary:logistic", "subsample": 0.6}
+    p = {**PARAMS, "objective": "binary:logistic", **extra}
     model = oocboost.dask.train(cluster, p, shards, 6)
     single = oocboost.train(p, single_cache, 6)
     for a, b in zip(model.trees, single.trees):

@@ -34,6 +34,7 @@ from ...errors import ParameterError
 from ...kernels.partition import add_node_values
 from ...kernels.sampling import sampled_rows, uniform_per_row
 from ...model.tree import binned_leaves
+from . import quantized
 from .leaf_refresh import refresh_leaves
 from .linear_fit import fit_linear_leaves
 from .ordered import OrderedMargins, model_leaf_values
@@ -61,6 +62,8 @@ def state_spec(n_outputs, params):
     }
     if params.get("boosting_type") == "ordered":
         fields["ordered_margin"] = ((None, n_outputs), np.float64)
+    if params.get("use_quantized_grad"):
+        fields["qstats"] = ((n_outputs, None, 2), np.int8)    # quantized.py
     return RowStateSpec(fields)
 
 
@@ -126,6 +129,7 @@ class BoostingState:
         # row is row ``row_offset`` of the shards concatenated
         self.row_offset = 0 if distributed is None else int(distributed.row_offset)
         n_rows = cache.n_rows if distributed is None else distributed.n_rows
+        self.total_rows = n_rows
         self.rows_per_tree = n_rows * params["subsample"] * train_share
         self.all_rows = None
         if getattr(objective, "needs_all_rows", False):
@@ -350,19 +354,21 @@ def _round_grower(state, round_index):
         colsample_bylevel=p["colsample_bylevel"], colsample_bynode=p["colsample_bynode"],
         interaction_constraints=state.interaction_sets,
         feature_weights=state.feature_weights)
-    policy_class = SymmetricGradientPolicy if symmetric else GradientPolicy
-    policy = policy_class(reg_lambda=p["reg_lambda"], reg_alpha=p["reg_alpha"],
-                          max_delta_step=p["max_delta_step"],
-                          min_child_weight=p["min_child_weight"],
-                          max_cat_to_onehot=p["max_cat_to_onehot"], gamma=p["gamma"],
-                          n_value_bins=mapper.n_value_bins,
-                          is_categorical=mapper.is_categorical,
-                          missing_bin=cache.max_bin - 1, monotone=state.monotone,
-                          max_cat_threshold=p["max_cat_threshold"],
-                          categorical_split=p["categorical_split"],
-                          cat_smooth=p["cat_smooth"], cat_l2=p["cat_l2"],
-                          min_data_per_group=p["min_data_per_group"],
-                          n_rows=state.rows_per_tree)
+    policy_args = dict(reg_lambda=p["reg_lambda"], reg_alpha=p["reg_alpha"],
+                       max_delta_step=p["max_delta_step"],
+                       min_child_weight=p["min_child_weight"],
+                       max_cat_to_onehot=p["max_cat_to_onehot"], gamma=p["gamma"],
+                       n_value_bins=mapper.n_value_bins, is_categorical=mapper.is_categorical,
+                       missing_bin=cache.max_bin - 1, monotone=state.monotone,
+                       max_cat_threshold=p["max_cat_threshold"],
+                       categorical_split=p["categorical_split"], cat_smooth=p["cat_smooth"],
+                       cat_l2=p["cat_l2"], min_data_per_group=p["min_data_per_group"],
+                       n_rows=state.rows_per_tree)
+    if p["use_quantized_grad"]:
+        policy = quantized.quantized_policy(p, state.total_rows, **policy_args)
+    else:
+        policy_class = SymmetricGradientPolicy if symmetric else GradientPolicy
+        policy = policy_class(**policy_args)
     rng = np.random.default_rng([p["seed"], round_index])
     return TreeGrower(state.n_outputs, cache.n_features, cache.max_bin, mapper.n_value_bins,
                       mapper.is_categorical, mapper.bin_edges, policy, growth, rng,
@@ -394,7 +400,17 @@ def grow_round(state, round_index, learning_rate):
     if p["boosting_type"] == "ordered" and state.prev_grower is not None:
         state.ordered = OrderedMargins(state.prev_grower, p["reg_lambda"],
                                        state.prev_learning_rate)
-    _run_passes(state, grower, round_index, sampled, sample)
+    if p["use_quantized_grad"]:
+        # (the gradient time is _first_pass_block's, as in any round)
+        scales = quantized.gradient_pass(
+            state, lambda: _blocks(state),
+            lambda block, views: _first_pass_block(state, block, views, round_index, False))
+        state.prev_grower = None    # applied to every row
+        grower.telemetry.passes += 1
+        quantized.histogram_passes(state, grower, lambda: _blocks(state), scales,
+                                   round_index)
+    else:
+        _run_passes(state, grower, round_index, sampled, sample)
     _store_row_counts(state)    # the first pass applied the last round to every row
     state.ordered = None
     state.prev_learning_rate = learning_rate
@@ -405,6 +421,11 @@ def grow_round(state, round_index, learning_rate):
         arrays["value"] = arrays["value"] * learning_rate
         values.append(np.ascontiguousarray(arrays["value"][:, 0]))
         trees.append(arrays)
+    if p["use_quantized_grad"] and p["quant_train_renew_leaf"] \
+            and state.objective.leaf_refresh_quantile is None:
+        quantized.renew_leaves(state, grower, trees, values, learning_rate,
+                               lambda: _blocks(state))
+        grower.telemetry.passes += 1
     if state.objective.leaf_refresh_quantile is not None:
         refresh_leaves(state, grower, trees, values, round_index, learning_rate,
                        lambda: _blocks(state))

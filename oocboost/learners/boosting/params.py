@@ -14,12 +14,16 @@ Where we differ from XGBoost (documented in docs/parameters.md):
 - Gradient-based row sampling: LightGBM's GOSS (``data_sample_strategy="goss"``,
   ``top_rate``, ``other_rate``) and XGBoost's ``sampling_method="gradient_based"``
   (with ``subsample``), both drawn block by block (``row_sampling.py``).
+- LightGBM 4's quantized training (``use_quantized_grad``, ``num_grad_quant_bins``,
+  ``quant_train_renew_leaf``, ``stochastic_rounding``, LightGBM's defaults) takes one
+  more pass a round (``quantized.py``).
 """
 from ...errors import ParameterError
 from ...utils.params import Param, ParamSpec
 from .dart import check_dart_params
 from .linear_fit import check_linear_params
 from .ordered import check_boosting_type
+from .quantized import MAX_QUANT_BINS, check_quantized_params
 from .row_sampling import check_sampling_params
 
 
@@ -121,6 +125,14 @@ BOOSTER_SPEC = ParamSpec("gbtree", [
           choices=("tree", "forest")),
     Param("sample_type", "choice", "uniform", "dart: how trees are drawn",
           choices=("uniform", "weighted")),
+    Param("use_quantized_grad", "bool", False, "LightGBM's quantized training: int8 "
+          "gradients, int32 histograms"),
+    Param("num_grad_quant_bins", "int", 4, "use_quantized_grad: levels of a gradient",
+          low=2, high=MAX_QUANT_BINS),
+    Param("quant_train_renew_leaf", "bool", False, "use_quantized_grad: leaf values from "
+          "the full-precision gradients (one more pass a round)"),
+    Param("stochastic_rounding", "bool", True, "use_quantized_grad: unbiased random "
+          "rounding (else to nearest)"),
     Param("max_bin", "int", None, "the cache's (a different value is refused)", low=2),
     Param("memory_limit", "any", None, "peak memory of the process (bytes or '1GB')"),
     Param("prefetch", "int", None, "blocks read ahead (None: from the memory plan)",
@@ -166,6 +178,7 @@ def resolve_params(params):
     check_linear_params(out)
     check_sampling_params(out)
     check_boosting_type(out)
+    check_quantized_params(out)
     if isinstance(out["eval_metric"], str):
         out["eval_metric"] = [out["eval_metric"]]
     return out

@@ -21,6 +21,8 @@ import numpy as np
 
 from ...cache.label_stats import LabelStats
 from ...engine.plan import plan_train
+from ...engine.quantized import quantized_hist_dtype
+from ...engine.quantized import scratch_bytes as quantized_scratch_bytes
 from ...engine.symmetric import symmetric_nodes_in_flight
 from ...errors import MemoryLimitError, ModelError, ParameterError, SchemaError
 from ...model.metrics import get_metric
@@ -237,6 +239,17 @@ def _plan(p, cache, objective):
     symmetric = p["grow_policy"] == "symmetric"
     needed = symmetric_nodes_in_flight(p["max_depth"], objective.n_outputs) if symmetric \
         else 64
+    scratch = linear_scratch_bytes(p, sum(t == "numeric"
+                                          for t in cache.bin_mapper.feature_types),
+                                   objective.n_outputs, cache.block_rows)
+    detail = "linear leaves' feature values"
+    hist_itemsize = 8
+    if p["use_quantized_grad"]:
+        # int32 sums, and the float64 sums the split search reads a few slots at a time
+        hist_itemsize = quantized_hist_dtype(cache.n_rows, p["num_grad_quant_bins"]).itemsize
+        scratch = quantized_scratch_bytes(cache.planned_hist_columns or cache.n_features,
+                                          cache.max_bin)
+        detail = "split search's float64 sums of quantized histograms"
     plan = plan_train(p["memory_limit"], n_rows=cache.n_rows, n_features=cache.n_features,
                       n_hist_columns=cache.planned_hist_columns,
                       max_bin=cache.max_bin, n_stats=2, n_outputs=objective.n_outputs,
@@ -247,10 +260,8 @@ def _plan(p, cache, objective):
                       max_nodes_in_flight=max(64, (needed + 1) // 2),
                       state_bytes_per_row=boosting.state_spec(objective.n_outputs,
                                                               p).bytes_per_row(),
-                      block_scratch_bytes=linear_scratch_bytes(
-                          p, sum(t == "numeric" for t in cache.bin_mapper.feature_types),
-                          objective.n_outputs, cache.block_rows),
-                      block_scratch_detail="linear leaves' feature values")
+                      block_scratch_bytes=scratch, block_scratch_detail=detail,
+                      hist_itemsize=hist_itemsize)
     if symmetric:
         check_symmetric_cache(cache)
         if 2 * plan.hist_nodes < needed:
