@@ -153,6 +153,37 @@ def test_bad_lines_are_named(tmp_path, text, message):
         _dense(source)
 
 
+@pytest.mark.parametrize("n_threads", [1, 2])
+def test_blocks_parsed_ahead_keep_order_and_line_numbers(tmp_path, n_threads):
+    """Blocks are parsed on numba's threads ahead of the one handed on: the rows come in
+    the file's order, and a bad line in a late block is named by its line in the file,
+    after the rows before it were read."""
+    import numba
+
+    good = "".join(f"{i % 2} 1:{i} 3:{i / 7:.3f}\n" for i in range(400))
+    path = tmp_path / "late.svm"
+    path.write_text(good + "1 2:0.5 1:1\n" + good)
+    previous = numba.get_num_threads()
+    numba.set_num_threads(min(n_threads, numba.config.NUMBA_NUM_THREADS))
+    try:
+        source = open_source(path, batch_bytes=256)
+        rows = []
+        with pytest.raises(InputError, match=r"line 401: feature indices must increase"):
+            for batch in source.batches():
+                rows.append(batch.numeric["f0"])
+        # the blocks before the bad line's, in order (its own block's rows are not
+        # handed on)
+        read = np.concatenate(rows)
+        assert 300 < len(read) <= 400
+        np.testing.assert_array_equal(read, np.arange(len(read)))
+        path.write_text(good * 3)
+        dense, labels, _, _ = _dense(open_source(path, batch_bytes=256))
+        np.testing.assert_array_equal(dense[:, 0], np.tile(np.arange(400.0), 3))
+        np.testing.assert_array_equal(labels, np.tile(np.arange(400) % 2, 3))
+    finally:
+        numba.set_num_threads(previous)
+
+
 def test_detected_by_content_and_label_options_refused(tmp_path):
     path = tmp_path / "agaricus.txt.train"
     path.write_text("1 3:1 10:1 11:1\n0 3:1 9:1 19:1\n")
