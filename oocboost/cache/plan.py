@@ -13,7 +13,8 @@ Building a cache (:func:`plan_build`)::
 - ``parse``: pyarrow's streaming CSV reader holds a fixed ~60 MiB of private memory from
   the moment it opens (readahead, allocator arenas), plus about 40 times its block size
   (measured with the system allocator: 65-72 MiB at 256 KiB blocks, 85-112 MiB at 1 MiB).
-  1 MiB blocks are the fastest (REFERENCE.md); the plan halves them to 256 KiB when tight.
+  Blocks of 2 MiB (or 4 KiB a column, up to 16 MiB) are preferred; the plan halves them
+  to 256 KiB when tight.
 - ``queued`` (CSV sources only): ``8 * csv_block_bytes``. Pass 1 sketches on a thread of
   its own while pyarrow parses the next block; a parsed batch waits for the sketcher and
   another is being sketched, each up to 4x its text as float64.
@@ -86,6 +87,11 @@ MIN_CSV_BLOCK_BYTES = 256 * KiB
 #: MB) was 105 batches of 19 rows at 1 MiB; its build took 39 s.
 CSV_BLOCK_BYTES_PER_COLUMN = 4 * KiB
 MAX_PREFERRED_CSV_BLOCK_BYTES = 16 * MiB
+#: The smallest block a build prefers. A 1M-row, 29-column TSV (166 MiB) built in
+#: 2.05-2.62 s with 2 MiB blocks against 2.56-3.14 s with 1 MiB and 2.46-2.75 s with
+#: 4 MiB (alternated, fresh processes, 2 cores): half the batches for the sketching
+#: thread to take over; pyarrow's reader holds 40 MiB more.
+MIN_PREFERRED_CSV_BLOCK_BYTES = 2 * MiB
 #: A CSV block grown for a long line (twice the line: ``CsvSource._grow_block``) holds
 #: few, long fields: its parse costs about twice the block, not PARSE_FACTOR times
 #: (measured: a 50 MB line in a 128 MiB block peaked 243 MiB over the process).
@@ -178,9 +184,10 @@ class BuildPlan:
 
 def preferred_csv_block_bytes(n_columns: int) -> int:
     """The CSV read block a build of ``n_columns`` columns prefers (bytes; the plan
-    halves it under a tight limit): :data:`CSV_BLOCK_BYTES_PER_COLUMN` a column, from 1
-    MiB to :data:`MAX_PREFERRED_CSV_BLOCK_BYTES`."""
-    return int(min(max(MiB, n_columns * CSV_BLOCK_BYTES_PER_COLUMN),
+    halves it under a tight limit): :data:`CSV_BLOCK_BYTES_PER_COLUMN` a column, from
+    :data:`MIN_PREFERRED_CSV_BLOCK_BYTES` to :data:`MAX_PREFERRED_CSV_BLOCK_BYTES`."""
+    return int(min(max(MIN_PREFERRED_CSV_BLOCK_BYTES,
+                       n_columns * CSV_BLOCK_BYTES_PER_COLUMN),
                    MAX_PREFERRED_CSV_BLOCK_BYTES))
 
 

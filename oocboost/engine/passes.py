@@ -43,7 +43,9 @@ class BlockStatistics(Protocol):
 def grow_passes(grower: Any, blocks: Callable[[], Iterable[Any]], rows: Any,
                 block_statistics: BlockStatistics, *,
                 later_fields: Sequence[str] | None = None,
-                later_written: Sequence[str] | None = None) -> None:
+                later_written: Sequence[str] | None = None,
+                first_fields: Sequence[str] | None = None,
+                first_written: Sequence[str] | None = None) -> None:
     """Run ``grower``'s passes over the blocks (module docstring).
 
     Parameters
@@ -59,11 +61,13 @@ def grow_passes(grower: Any, blocks: Callable[[], Iterable[Any]], rows: Any,
     later_fields, later_written : sequence of str or None
         The per-row fields that passes after the first load and write back (None: all).
         A spilled state then reads and writes only those bytes of a row.
+    first_fields, first_written : sequence of str or None
+        The same for the first pass (None: all).
     """
     first = True
     while grower.needs_pass():
-        fields = None if first else later_fields
-        written = None if first else later_written
+        fields = first_fields if first else later_fields
+        written = first_written if first else later_written
         for block in blocks():
             views = rows.load(block.index, fields)
             stats, node, row_counts = block_statistics(block, views, first)

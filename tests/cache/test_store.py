@@ -401,6 +401,37 @@ def test_lz4_block_written_raw_unless_it_saves_enough(tmp_path, n_features, comp
     np.testing.assert_array_equal(np.concatenate([b.label for b in got]), label)
 
 
+@pytest.mark.parametrize("n_features, compressed", [(28, False), (2, True), (1, True)])
+def test_large_blocks_decide_lz4_on_a_sample(tmp_path, n_features, compressed):
+    """Blocks over twice LZ4_SAMPLE_BYTES of codes are judged on a sample of their rows
+    (codes and labels in the block's proportions): uniform codes of 28 features are
+    written raw without compressing the block whole, a block whose binary labels (or
+    runs of codes) dominate is compressed."""
+    from oocboost.cache.store import arrow_backend as ab
+
+    rng = np.random.default_rng(4)
+    n_rows = 300_000
+    codes = rng.integers(0, 256, (n_features, n_rows), dtype=np.uint8)
+    if n_features == 1:
+        codes[:] = np.repeat(rng.integers(0, 256, n_rows // 1000), 1000)    # runs
+    label = (rng.random(n_rows) < 0.5).astype(np.float32)
+    assert codes.nbytes > 2 * ab.LZ4_SAMPLE_BYTES
+    path = tmp_path / "c"
+    with CacheWriter(path, backend="arrow", compression="lz4", n_features=n_features,
+                     codes_dtype=np.uint8, has_label=True, has_weight=False) as w:
+        w.write_block(codes, label, None)
+        w.commit({})
+    c = Cache(path)
+    (b,) = c.manifest["blocks"]
+    if compressed:
+        assert b["nbytes"] < (1 - ab.LZ4_MIN_SAVINGS) * b["raw_nbytes"]
+    else:
+        assert b["raw_nbytes"] <= b["nbytes"] < b["raw_nbytes"] + 4096
+    (got,) = list(c.iter_blocks(prefetch=0))
+    np.testing.assert_array_equal(got.codes, codes)
+    np.testing.assert_array_equal(got.label, label)
+
+
 @pytest.mark.parametrize("compression", [None, "zstd"])
 def test_arrow_blocks_outlive_their_files(tmp_path, compression, monkeypatch):
     """Arrow blocks are memory-mapped: their arrays stay valid (the mapping lives with

@@ -95,7 +95,10 @@ def histogram_passes(state, grower, blocks, scales, round_index) -> None:
                                views["qstats"])
         return views["qstats"], views["node"], None
 
+    # the gradients pass made the statistics and node positions: the margins are not
+    # read again this round
     grow_passes(grower, blocks, state.rows, block_statistics,
+                first_fields=("stats", "qstats", "node"), first_written=("qstats", "node"),
                 later_fields=("qstats", "node"), later_written=("node",))
 
 
