@@ -92,7 +92,9 @@ def test_unknown_label_column(tmp_path):
 
 @pytest.fixture(scope="module")
 def late_text_csv(tmp_path_factory):
-    """A CSV over three 1 MiB read blocks with text in numeric column b on two late lines."""
+    """A 2.5 MB CSV with text in numeric column b on two late lines, past the first
+    lines the probe reads, within the reader's first 2 MiB block (which its opening
+    read parses)."""
     path = tmp_path_factory.mktemp("late") / "late.csv"
     rng = np.random.default_rng(0)
     vals = rng.random(150_000)

@@ -392,12 +392,20 @@ class CsvSource(Source):
         self._batch_bytes = int(value)
 
     def _reader(self, string_numeric, counter):
-        try:
-            return self._open(column_types=self._column_types(string_numeric),
-                              include=self._include, counter=counter)
-        except (pa.ArrowException, UnicodeDecodeError) as e:
-            self._translate(e)
-            raise AssertionError("unreachable")  # the first block failed: ragged/encoding
+        """A reader from the top of the file. Opening it reads the first block: a
+        numeric column with text there is added to ``string_numeric`` (read as text,
+        its stray values then named or counted, as when a later block meets one) and
+        the reader opened again."""
+        while True:
+            try:
+                return self._open(column_types=self._column_types(string_numeric),
+                                  include=self._include, counter=counter)
+            except (pa.ArrowException, UnicodeDecodeError) as e:
+                column = self._translate(e)   # raises for all but a number's conversion
+                if column in string_numeric:
+                    raise InputError(f"{self.name}: cannot parse column {column!r} in "
+                                     f"its first block: {e}") from None
+                string_numeric.add(column)
 
     def _convert(self, rb, row_start, record0, string_numeric):
         """Record batch -> (Batch, number of rows dropped for a label, weight... that is
