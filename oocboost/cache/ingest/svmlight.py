@@ -185,24 +185,14 @@ class SvmlightSource(Source):
                          f"svmlight reader holds lines of at most {limit // 2:,} bytes here "
                          f"(a block of twice the line is parsed whole: {why})")
 
-    def _parse_text(self, text: bytes) -> list:
-        """The numba parser's results for the whole block ``text``, one per call of
-        ``self.batch_rows`` rows at most, each with the lines before it in the block
-        (the first result with an error is the last). Runs on the parsing threads."""
+    def _parse_call(self, text, start: int) -> tuple:
+        """The numba parser's result for ``text`` from byte ``start``: at most
+        ``self.batch_rows`` rows (a block's first call runs on a parsing thread)."""
         from ...kernels.svmlight import svmlight_parse
 
-        buf = np.frombuffer(text, np.uint8)
-        results, start, lines = [], 0, 0
-        while start < len(text):
-            raw = svmlight_parse(buf, start, len(self.feature_names),
-                                 0 if self.zero_based else 1,
-                                 np.nan if self.absent_as_missing else 0.0, self.batch_rows)
-            results.append((lines, raw))
-            if raw[-1][0]:
-                break
-            lines += int(raw[2])
-            start = int(raw[0])
-        return results
+        return svmlight_parse(np.frombuffer(text, np.uint8), start,
+                              len(self.feature_names), 0 if self.zero_based else 1,
+                              np.nan if self.absent_as_missing else 0.0, self.batch_rows)
 
     def _parse(self, first_line: int, text: bytes, raw: tuple) -> dict:
         """One parser result as a batch: ``label``, ``qid`` (or None), ``dense`` feature
@@ -328,8 +318,8 @@ class SvmlightSource(Source):
 
     # ---------------------------------------------------------------- batches
     def _parsed(self) -> Iterator[dict]:
-        """Each text block parsed, ``batch_rows`` rows at most at a time. The blocks are
-        parsed on numba's threads, as many ahead as there are threads (up to
+        """Each text block parsed, ``batch_rows`` rows at most at a time. The blocks' first
+        batches are parsed on numba's threads, as many ahead as there are threads (up to
         :data:`MAX_PARSE_AHEAD`), while the batches of the earliest are handed on in
         order (the parse is most of pass 1: on one thread it left the second core to
         the sketch alone)."""
@@ -341,7 +331,7 @@ class SvmlightSource(Source):
             pending = deque()
             try:
                 for text in self._blocks():
-                    pending.append((text, pool.submit(self._parse_text, text)))
+                    pending.append((text, pool.submit(self._parse_call, text, 0)))
                     if len(pending) > n_threads:
                         first_line = yield from self._batches_of(first_line,
                                                                  *pending.popleft())
@@ -353,12 +343,19 @@ class SvmlightSource(Source):
                     future.cancel()
 
     def _batches_of(self, first_line, text, future):
-        """The batches of one parsed block; returns the line after it."""
-        for lines, raw in future.result():
-            block = self._parse(first_line + lines, text, raw)
+        """The batches of one block: its first, parsed ahead, then the rest one at a time
+        (a block of wide sparse lines parses into many batches: holding them all at once
+        would take many times the text). Returns the line after the block."""
+        raw = future.result()
+        while True:
+            block = self._parse(first_line, text, raw)
+            first_line += block["n_lines"]
             if len(block["label"]):
                 yield block
-        return first_line + sum(int(raw[2]) for _, raw in future.result())
+            stop = int(raw[0])
+            if stop >= len(text):
+                return first_line
+            raw = self._parse_call(text, stop)
 
     def batches(self) -> Iterator[Batch]:
         row_start = 0
