@@ -14,6 +14,7 @@ from sklearn.metrics import roc_auc_score
 
 import oocboost
 from oocboost.errors import ParameterError
+from tests.dask.helpers import assert_same_trees
 from tests.learners.test_training import force_spilled_state
 
 BINS = 4
@@ -74,13 +75,9 @@ def _cache(tmp_path, X, y, name, block_rows):
 
 
 def _same_model(a, b):
-    assert a.n_trees == b.n_trees
+    """The same trees, rows through each node, leaf values and covers, exactly."""
+    assert_same_trees(a, b, exact_values=True)
     for s, t in zip(a.trees, b.trees):
-        np.testing.assert_array_equal(s.left, t.left)
-        np.testing.assert_array_equal(s.feature, t.feature)
-        np.testing.assert_array_equal(s.bin_threshold, t.bin_threshold)
-        np.testing.assert_array_equal(s.default_left, t.default_left)
-        np.testing.assert_array_equal(s.value, t.value)
         np.testing.assert_array_equal(s.cover, t.cover)
 
 
