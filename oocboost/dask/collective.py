@@ -56,6 +56,8 @@ MAX_HEAD_BYTES = 1 << 16
 #: Largest frame body: histograms of a pass, a broadcast split list, a gathered model.
 MAX_BODY_BYTES = 1 << 34
 _ARRAY_KINDS = "biuf"
+#: Narrower dtypes an integer sum's frames may travel in (:meth:`Collective.sum_slots`).
+NARROW_DTYPES = (np.dtype(np.uint8), np.dtype(np.uint16))
 
 
 class CollectiveError(OocboostError):
@@ -147,6 +149,108 @@ def _recv(sock, who, expect=None):
     return _array_of(head, body, who, expect)
 
 
+def _runs(slots):
+    """``(first, stop, start, end)`` of each run of consecutive ``slots`` (sorted,
+    unique): ``array[first:stop]`` is ``packed[start:end]`` of the slots packed in order."""
+    slots = np.asarray(slots, np.int64)
+    breaks = np.flatnonzero(np.diff(slots) != 1) + 1
+    starts = np.concatenate(([0], breaks)).tolist()
+    ends = np.concatenate((breaks, [len(slots)])).tolist()
+    return [(int(slots[s]), int(slots[e - 1]) + 1, s, e) for s, e in zip(starts, ends)
+            if e > s]
+
+
+def _narrowest(parts, dtype):
+    """The dtype ``parts`` (arrays of ``dtype``) travel in: for integers, the narrowest
+    of :data:`NARROW_DTYPES` that holds every value (counts of a deep node's rows fit
+    in 16 bits), else ``dtype``."""
+    sized = [p for p in parts if p.size]
+    if dtype.kind not in "iu" or not sized:
+        return dtype
+    lo, hi = min(int(p.min()) for p in sized), max(int(p.max()) for p in sized)
+    for narrow in NARROW_DTYPES:
+        if narrow.itemsize < dtype.itemsize and lo >= 0 and hi <= np.iinfo(narrow).max:
+            return narrow
+    return dtype
+
+
+def _scratch_array(scratch, shape, dtype):
+    """An array of ``shape`` and ``dtype`` over the start of ``scratch`` (a bytearray
+    at least that long): a buffer reused pass after pass, whose pages are not faulted
+    in again each time."""
+    n = int(np.prod(shape, dtype=np.int64))
+    return np.frombuffer(scratch, dtype, n).reshape(shape)
+
+
+def _pack_slots(array, runs, shape, scratch):
+    """``(dtype, parts)``: ``array``'s slots (``runs``) as the arrays a frame of
+    ``shape`` sends, integers packed in ``scratch`` in the narrowest dtype that holds
+    them, anything else straight from the array's memory."""
+    parts = [array[a:b] for a, b, _, _ in runs]
+    dtype = _narrowest(parts, array.dtype)
+    if dtype != array.dtype:
+        packed = _scratch_array(scratch, shape, dtype)
+        for part, (_, _, i, j) in zip(parts, runs):
+            packed[i:j] = part
+        parts = [packed]
+    return dtype, parts
+
+
+def _send_parts(sock, dtype, shape, parts):
+    """One array frame of ``dtype`` and ``shape`` whose body is ``parts`` (contiguous
+    arrays) one after the other; the bytes sent."""
+    head = json.dumps({"dtype": dtype.str, "shape": list(shape)}).encode()
+    n_body = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    sock.sendall(_HEADER.pack(len(head)) + head + _HEADER.pack(n_body))
+    for part in parts:
+        if part.size:
+            sock.sendall(memoryview(part).cast("B"))
+    return 2 * _HEADER.size + len(head) + n_body
+
+
+def _recv_slots_head(sock, who, array, shape):
+    """The dtype of an array frame of ``shape`` from ``who``, its header and length read:
+    ``array``'s dtype or, for an integer array, a narrower unsigned one."""
+    from ..utils.jsonio import parse
+
+    n = _length(sock, who, MAX_HEAD_BYTES, "header")
+    head = parse(bytes(_recv_exact(sock, n, who)), error=CollectiveError,
+                 where=f"a frame header from {who}")
+    allowed = [array.dtype] + (list(NARROW_DTYPES) if array.dtype.kind in "iu" else [])
+    dtype = None
+    if isinstance(head, dict) and "dtype" in head and "json" not in head:
+        try:
+            dtype = np.dtype(head["dtype"])
+        except (TypeError, ValueError):
+            dtype = None
+    if dtype not in allowed or head.get("shape") != list(shape):
+        raise CollectiveError(f"{who} sent {head.get('dtype')!r} {head.get('shape')!r} "
+                              f"where {array.dtype} {list(shape)} (or a narrower unsigned "
+                              f"integer dtype) was expected" if isinstance(head, dict)
+                              else f"{who} sent a frame header that is not an array's")
+    expected = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    n_body = _length(sock, who, expected, "body")
+    if n_body != expected:
+        raise CollectiveError(f"{who} sent {n_body:,} bytes for a {dtype} {list(shape)} "
+                              f"array of {expected:,}")
+    return dtype
+
+
+def _recv_into(sock, view, who):
+    """Fill ``view`` (a writable byte memoryview) from ``sock``."""
+    got, n = 0, len(view)
+    while got < n:
+        try:
+            k = sock.recv_into(view[got:], n - got)
+        except socket.timeout:
+            raise CollectiveError(f"{who} did not answer in time") from None
+        except OSError as exc:
+            raise CollectiveError(f"{who}: connection failed ({exc})") from None
+        if k == 0:
+            raise CollectiveError(f"{who} closed its connection (its worker stopped?)")
+        got += k
+
+
 def listen(host):
     """A listening socket for rank 0 on a free port of ``host`` (its worker's interface,
     never every interface); returns ``(socket, port)``."""
@@ -209,6 +313,7 @@ class Collective:
         self.bytes_sent = 0
         self.seconds = 0.0
         self.n_sums = 0
+        self._scratch = bytearray()     # sum_slots's packed frames, kept between sums
 
     @classmethod
     def root(cls, server, n_ranks, token, timeout=DEFAULT_TIMEOUT, ssl_context=None):
@@ -272,6 +377,61 @@ class Collective:
         self.n_sums += 1
         return array
 
+    def sum_slots(self, array, slots, to_root=False):
+        """Replace ``array[slots]`` (``slots`` sorted and unique, along the first axis of
+        a C-contiguous ``array``) by its sum over the ranks, added in rank order by rank
+        0, as :meth:`sum_` of ``array[slots]`` would, without copying the slots out:
+        runs of consecutive slots are sent from and received into ``array`` itself.
+        Integer arrays travel in the narrowest unsigned dtype that holds their values
+        (each sender and rank 0's sum chooses its own; the frame says which).
+
+        ``to_root``: only rank 0 gets the sum; the other ranks send their slots and
+        zero them (half the traffic, for sums only rank 0 reads)."""
+        t0 = time.perf_counter()
+        if not array.flags.c_contiguous:
+            raise ValueError("sum_slots needs a C-contiguous array")
+        runs = _runs(slots)
+        shape = (len(slots),) + array.shape[1:]
+        if not all(shape):     # nothing to sum (the same on every rank: same slots)
+            self.n_sums += 1
+            return array
+        scratch = self._scratch
+        needed = int(np.prod(shape, dtype=np.int64)) * array.itemsize
+        if len(scratch) < needed:     # before any view of it exists: it cannot grow then
+            scratch.extend(bytes(needed - len(scratch)))
+        if self.rank == 0:
+            for r in range(1, self.n_ranks):
+                who = f"rank {r}"
+                got = _scratch_array(scratch, shape,
+                                     _recv_slots_head(self._peers[r], who, array, shape))
+                _recv_into(self._peers[r], memoryview(got).cast("B"), who)
+                for a, b, i, j in runs:
+                    array[a:b] += got[i:j]
+            if not to_root:
+                dtype, parts = _pack_slots(array, runs, shape, scratch)
+                for r in range(1, self.n_ranks):
+                    self.bytes_sent += _send_parts(self._peers[r], dtype, shape, parts)
+        elif to_root:
+            dtype, parts = _pack_slots(array, runs, shape, scratch)
+            self.bytes_sent += _send_parts(self._peers, dtype, shape, parts)
+            for a, b, _, _ in runs:
+                array[a:b] = 0
+        else:
+            dtype, parts = _pack_slots(array, runs, shape, scratch)
+            self.bytes_sent += _send_parts(self._peers, dtype, shape, parts)
+            dtype = _recv_slots_head(self._peers, "rank 0", array, shape)
+            if dtype == array.dtype:
+                for a, b, _, _ in runs:
+                    _recv_into(self._peers, memoryview(array[a:b]).cast("B"), "rank 0")
+            else:
+                got = _scratch_array(scratch, shape, dtype)
+                _recv_into(self._peers, memoryview(got).cast("B"), "rank 0")
+                for a, b, i, j in runs:
+                    array[a:b] = got[i:j]
+        self.seconds += time.perf_counter() - t0
+        self.n_sums += 1
+        return array
+
     def broadcast(self, obj=None):
         """Rank 0's ``obj`` on every rank."""
         if self.rank == 0:
@@ -279,6 +439,27 @@ class Collective:
                 self.bytes_sent += _send(self._peers[r], obj)
             return obj
         return _recv(self._peers, "rank 0")
+
+    def broadcast_arrays(self, arrays=None):
+        """Rank 0's ``arrays`` (a dict of str -> numpy array) on every rank: one frame of
+        the names, then one array frame each."""
+        if self.rank == 0:
+            names = list(arrays)
+            for r in range(1, self.n_ranks):
+                self.bytes_sent += _send(self._peers[r], names)
+                for name in names:
+                    self.bytes_sent += _send(self._peers[r], np.asarray(arrays[name]))
+            return arrays
+        names = _recv(self._peers, "rank 0")
+        if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+            raise CollectiveError("rank 0 sent no list of array names")
+        out = {}
+        for name in names:
+            got = _recv(self._peers, "rank 0")
+            if not isinstance(got, np.ndarray):
+                raise CollectiveError(f"rank 0 sent no array for {name!r}")
+            out[name] = got
+        return out
 
     def gather(self, obj):
         """Rank 0: the list of every rank's ``obj`` in rank order; other ranks: None."""

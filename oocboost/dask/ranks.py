@@ -49,9 +49,17 @@ class WorkerRun:
         return self.collective.rank
 
     def reduce_histograms(self, hist, slots):
-        built = np.ascontiguousarray(hist[slots])
-        self.collective.sum_(built)
-        hist[slots] = built
+        """``hist[slots]`` replaced by its sum over the ranks."""
+        self.collective.sum_slots(hist, slots)
+
+    def reduce_histograms_to_root(self, hist, slots):
+        """``hist[slots]`` summed over the ranks on rank 0; zeroed on the others (what
+        :meth:`decide` needs: only rank 0 reads them)."""
+        self.collective.sum_slots(hist, slots, to_root=True)
+
+    def decide(self, search):
+        """``search()`` (a dict of arrays) run on rank 0; its result on every rank."""
+        return self.collective.broadcast_arrays(search() if self.rank == 0 else None)
 
     def sum_(self, array):
         """``array`` replaced by its sum over the ranks (and returned)."""

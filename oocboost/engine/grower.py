@@ -131,6 +131,7 @@ class TreeGrower:
         self.bundles = bundles
         #: Distributed training (``oocboost.dask``; set by :meth:`distribute`).
         self.reduce_hook = None
+        self.decide_hook = None
         self.telemetry = GrowerTelemetry()
         self.partitioner = Partitioner(n_trees, self.missing_bin, self.telemetry)
         self._no_slots = None      # apply_pending: every slot -1
@@ -195,12 +196,24 @@ class TreeGrower:
         self._draw_pending_columns()
         self.histograms.zero_taken()
 
-    def distribute(self, reduce_hook: Callable[[np.ndarray, np.ndarray], None]) -> None:
+    def distribute(self, reduce_hook: Callable[[np.ndarray, np.ndarray], None],
+                   root_reduce_hook: Callable[[np.ndarray, np.ndarray], None] | None = None,
+                   decide_hook: Callable[[Callable[[], dict]], dict] | None = None) -> None:
         """After :meth:`start`, grow as one worker of a distributed run: once a pass's
         histograms are built, ``reduce_hook(hist, slots)`` sums ``hist[slots]`` over the
-        workers. No small node is recorded (its record slot is sized by all its rows)."""
+        workers. No small node is recorded (its record slot is sized by all its rows).
+
+        Per-node column histograms are read by the split search alone (never
+        subtracted): given ``root_reduce_hook`` and ``decide_hook``, they are summed on
+        rank 0 only (``root_reduce_hook``: the other ranks send theirs and zero them),
+        and ``decide_hook(search)`` runs the search on rank 0 and hands every rank its
+        result, so the search runs once instead of on every worker and no sum travels
+        back."""
         self.reduce_hook = reduce_hook
-        self.histograms.reduce_hook = reduce_hook
+        self.decide_hook = None
+        if self._columns and root_reduce_hook is not None and decide_hook is not None:
+            self.reduce_hook, self.decide_hook = root_reduce_hook, decide_hook
+        self.histograms.reduce_hook = self.reduce_hook
         self.histograms.records = False
 
     @property
@@ -327,27 +340,47 @@ class TreeGrower:
             trees = np.concatenate([t for t, _ in evaluate])
             node_ids = np.concatenate([n for _, n in evaluate])
             slots = nd.held_slot[trees, node_ids].astype(np.int32)
-            sums = self.policy.histogram_sums(self.histograms.node_sums(slots), trees)
+            found = (self._search(trees, node_ids, slots) if self.decide_hook is None
+                     else self.decide_hook(lambda: self._search(trees, node_ids, slots)))
+            sums = found["sums"]
             nd.sums[trees, node_ids] = sums
             nd.value[trees, node_ids] = self.policy.leaf_values(sums, trees, node_ids)
-            self._evaluate(trees, node_ids, slots, sums)
+            self._evaluate(trees, node_ids, slots, found)
         self._expand()
         self.telemetry.split_s += time.perf_counter() - t0
 
-    def _evaluate(self, trees, node_ids, slots, sums):
-        """Search the splits of the nodes completed this pass; the accepted ones join the
-        frontier, the others' histograms are freed."""
-        p = self.params
+    def _search(self, trees: np.ndarray, node_ids: np.ndarray,
+                slots: np.ndarray) -> dict[str, np.ndarray]:
+        """The statistics and splits of the nodes completed this pass, as arrays:
+        ``sums``, ``searched`` (the positions of the nodes above ``max_depth``),
+        ``accepted`` (positions in ``searched``) and the split finder's candidates as
+        ``split.<name>``."""
+        sums = self.policy.histogram_sums(self.histograms.node_sums(slots), trees)
         depth = self.nodes.depth[trees, node_ids]
-        idx = (np.arange(len(trees)) if p.max_depth is None
-               else np.flatnonzero(depth < p.max_depth))
-        taken = np.zeros(len(trees), dtype=bool)
+        idx = (np.arange(len(trees)) if self.params.max_depth is None
+               else np.flatnonzero(depth < self.params.max_depth))
+        found = {"sums": sums, "searched": idx}
         if len(idx):
             batch, accepted = self.splits.find(
                 self.histograms.hist, self.histograms.slot_columns, trees[idx],
                 node_ids[idx], slots[idx], sums[idx], depth[idx])
+            found["accepted"] = accepted
+            found.update({f"split.{k}": v for k, v in batch.items()})
+        return found
+
+    def _evaluate(self, trees, node_ids, slots, found):
+        """The accepted splits of :meth:`_search` join the frontier; the other nodes'
+        histograms are freed."""
+        idx = found["searched"]
+        taken = np.zeros(len(trees), dtype=bool)
+        if len(idx):
+            accepted = found["accepted"]
+            batch = {k[len("split."):]: v for k, v in found.items()
+                     if k.startswith("split.")}
             if self._columns:
-                self.histograms.clean[slots[idx]] = True   # zeroed by the search
+                # zeroed by the search (on rank 0 of a distributed run; the other ranks
+                # zeroed theirs once sent)
+                self.histograms.clean[slots[idx]] = True
             taken[idx[accepted]] = True
             batch["order"] = self._order + 1 + np.arange(len(accepted), dtype=np.int64)
             self._order += len(accepted)

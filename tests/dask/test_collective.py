@@ -74,6 +74,107 @@ def test_sum_is_added_in_rank_order_and_identical_everywhere(n):
         assert results[0][1] > 2 * (n - 1) * expected.nbytes   # two sums sent back
 
 
+def _slot_parts(n, dtype, high, shape=(9, 3, 4, 2)):
+    """Each rank's array of ``shape`` (values in [0, high) for integers)."""
+    rng = np.random.default_rng(1)
+    if np.dtype(dtype).kind == "f":
+        return [rng.normal(size=shape) * 10.0 ** rng.integers(-8, 8, size=shape)
+                for _ in range(n)]
+    return [rng.integers(0, high, size=shape).astype(dtype) for _ in range(n)]
+
+
+@pytest.mark.parametrize("n", [1, 2, 4])
+@pytest.mark.parametrize("dtype, high, frame_dtype", [
+    (np.int32, 200 // 4, np.uint8),          # the sum fits 8 bits too
+    (np.int32, 60_000 // 4, np.uint16),
+    (np.int32, 2 ** 28, np.int32),           # too wide for 16 bits: sent as it is
+    (np.float64, None, np.float64),
+])
+@pytest.mark.parametrize("slots", [[0, 1, 2, 3, 4, 5, 6, 7, 8], [1, 2, 5, 7, 8], [4], []])
+def test_sum_slots_is_sum_of_the_slots_and_leaves_the_others(n, dtype, high, frame_dtype,
+                                                            slots):
+    """Summed from and into the array itself, run by run (not a copy of the slots), in
+    the narrowest unsigned dtype that holds the values, added in rank order: the same
+    bytes as sum_ of the slots; the other slots keep each rank's own values."""
+    parts = _slot_parts(n, dtype, high)
+    slots = np.asarray(slots, np.int64)
+    expected = parts[0][slots].copy()
+    for p in parts[1:]:
+        expected += p[slots]
+
+    def body(c):
+        a = parts[c.rank].copy()
+        original = a.copy()
+        c.sum_slots(a, slots)
+        others = np.setdiff1d(np.arange(len(a)), slots)
+        return a[slots], np.array_equal(a[others], original[others]), c.bytes_sent
+
+    results, errors = _run_ranks(n, body)
+    assert not errors, errors
+    for summed, others_kept, _ in results:
+        assert summed.dtype == np.dtype(dtype) and summed.tobytes() == expected.tobytes()
+        assert others_kept
+    if n > 1 and len(slots):
+        # rank 1 sent one frame, of the narrow dtype
+        shape = [len(slots), 3, 4, 2]
+        head = json.dumps({"dtype": np.dtype(frame_dtype).str, "shape": shape}).encode()
+        assert results[1][2] == (16 + len(head)
+                                 + int(np.prod(shape)) * np.dtype(frame_dtype).itemsize)
+
+
+@pytest.mark.parametrize("n", [2, 3])
+def test_sum_slots_to_root_sums_on_rank_0_and_zeroes_the_others(n):
+    parts = _slot_parts(n, np.int32, 1000)
+    slots = np.array([0, 2, 3, 8])
+    expected = sum(p[slots] for p in parts)
+
+    def body(c):
+        a = parts[c.rank].copy()
+        c.sum_slots(a, slots, to_root=True)
+        return a
+
+    results, errors = _run_ranks(n, body)
+    assert not errors, errors
+    assert np.array_equal(results[0][slots], expected)
+    assert all(not r[slots].any() for r in results[1:])
+    others = [1, 4, 5, 6, 7]
+    assert all(np.array_equal(r[others], p[others]) for r, p in zip(results, parts))
+
+
+def test_sum_slots_refuses_a_frame_of_another_dtype_or_shape():
+    """An integer sum takes the array's dtype or a narrower unsigned one, of the slots'
+    shape: a float, a signed narrow or a wrong shape fails every rank cleanly."""
+    for head, body in [({"dtype": "<f4", "shape": [2, 3]}, b"x" * 24),
+                       ({"dtype": "|i1", "shape": [2, 3]}, b"x" * 6),
+                       ({"dtype": "<u2", "shape": [3, 3]}, b"x" * 18)]:
+        def rank_body(c):
+            if c.rank == 1:
+                c._peers.sendall(_frame(head=head, body=body))
+                c._peers.recv(1)
+                return None
+            return c.sum_slots(np.zeros((4, 3), np.int32), np.array([1, 2]))
+
+        _, errors = _run_ranks(2, rank_body, timeout=5.0)
+        by_rank = dict(errors)
+        assert isinstance(by_rank.get(0), CollectiveError), errors
+        assert "was expected" in str(by_rank[0])
+
+
+def test_broadcast_arrays():
+    arrays = {"sums": np.arange(6.0).reshape(3, 2), "idx": np.array([0, 2]),
+              "ok": np.array([True, False]), "bits": np.zeros((0, 2), np.uint32)}
+
+    def body(c):
+        return c.broadcast_arrays(arrays if c.rank == 0 else None)
+
+    results, errors = _run_ranks(3, body)
+    assert not errors, errors
+    for got in results:
+        assert list(got) == list(arrays)
+        for k, v in arrays.items():
+            assert got[k].dtype == v.dtype and np.array_equal(got[k], v)
+
+
 def test_broadcast_and_gather():
     def body(c):
         got = c.broadcast({"round": 3} if c.rank == 0 else None)

@@ -35,6 +35,8 @@ def _in_set_order(data, shards, label, tmp_path):
                              "bootstrap": False}),
     ("random-forest", "y", {"max_depth": 5, "oob_score": True, "max_features": 0.5}),
     ("extra-trees", "y", {"max_depth": 4, "min_samples_leaf": 5}),
+    # sampled features per node: rank 0 alone searches, with the trees' threshold draws
+    ("extra-trees", "y2", {"max_depth": 5, "max_features": "sqrt"}),
     ("decision-tree", "y2", {"max_leaf_nodes": 12}),
 ])
 def test_the_forest_is_the_single_machine_forest(data, cluster, tmp_path, learner, label,

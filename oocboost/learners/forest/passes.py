@@ -318,7 +318,9 @@ def grow_trees(cache, config, tree_ids, *, plan, trees_per_pass, counters,
             group = [int(g) for g in tree_ids[g0:g0 + trees_per_pass]]
             policy, grower = _group_grower(cache, config, group, plan, integer)
             if distributed is not None:
-                grower.distribute(distributed.reduce_histograms)
+                grower.distribute(distributed.reduce_histograms,
+                                  distributed.reduce_histograms_to_root,
+                                  distributed.decide)
             _grow_group(cache, config, group, grower, rows, plan, counters, integer,
                         distributed)
             finished = list(_finished_trees(grower, policy, config, len(group)))
