@@ -11,7 +11,9 @@ builds its shards (timed apart, ``build s``) and trains; LightGBM's
 ``DaskQuantileDMatrix``, whose construction its time includes) train from the same
 partitions. Parameters: the boosting suite's (depth 6, eta 0.1, 256 bins, lambda 1;
 LightGBM ``num_leaves=63``). AUC on the held-out rows. oocboost also reports the bytes
-rank 0 sent per data pass (the summed histograms, to each other rank) and the seconds the
+the busiest rank sent per data pass (boosting: rank 0's summed histograms to each other
+rank; a forest of sampled features: each other rank's histograms to rank 0, which hands
+each rank back the sums of the trees it searches) and the seconds the
 slowest rank spent in the sums (waiting for the others included).
 With ``--learner forest``: random forests of ``--trees`` trees, depth 10, ``sqrt``
 features per node, bootstrap: ``oocboost.dask.train_forest`` (Poisson(1) draws per row)
@@ -164,7 +166,7 @@ def _run_cluster(n_workers, df, test, args, work):
 
 
 def _table(rows):
-    out = ["| workers | library | build s | train s | AUC | passes | bytes a pass (rank 0) "
+    out = ["| workers | library | build s | train s | AUC | passes | bytes a pass (busiest rank) "
            "| sum s (slowest rank) |", "|---|---|---|---|---|---|---|---|"]
     for r in rows:
         build = f"{r['build_s']:.1f}" if "build_s" in r else "-"

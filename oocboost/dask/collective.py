@@ -236,6 +236,20 @@ def _recv_slots_head(sock, who, array, shape):
     return dtype
 
 
+def _recv_slots(sock, who, array, runs, shape, scratch):
+    """An array frame of ``shape`` from ``who`` into ``array``'s slots (``runs``):
+    straight into them when it has the array's dtype, else through ``scratch``."""
+    dtype = _recv_slots_head(sock, who, array, shape)
+    if dtype == array.dtype:
+        for a, b, _, _ in runs:
+            _recv_into(sock, memoryview(array[a:b]).cast("B"), who)
+    else:
+        got = _scratch_array(scratch, shape, dtype)
+        _recv_into(sock, memoryview(got).cast("B"), who)
+        for a, b, i, j in runs:
+            array[a:b] = got[i:j]
+
+
 def _recv_into(sock, view, who):
     """Fill ``view`` (a writable byte memoryview) from ``sock``."""
     got, n = 0, len(view)
@@ -395,10 +409,8 @@ class Collective:
         if not all(shape):     # nothing to sum (the same on every rank: same slots)
             self.n_sums += 1
             return array
+        self._grow_scratch(shape, array.itemsize)
         scratch = self._scratch
-        needed = int(np.prod(shape, dtype=np.int64)) * array.itemsize
-        if len(scratch) < needed:     # before any view of it exists: it cannot grow then
-            scratch.extend(bytes(needed - len(scratch)))
         if self.rank == 0:
             for r in range(1, self.n_ranks):
                 who = f"rank {r}"
@@ -419,18 +431,40 @@ class Collective:
         else:
             dtype, parts = _pack_slots(array, runs, shape, scratch)
             self.bytes_sent += _send_parts(self._peers, dtype, shape, parts)
-            dtype = _recv_slots_head(self._peers, "rank 0", array, shape)
-            if dtype == array.dtype:
-                for a, b, _, _ in runs:
-                    _recv_into(self._peers, memoryview(array[a:b]).cast("B"), "rank 0")
-            else:
-                got = _scratch_array(scratch, shape, dtype)
-                _recv_into(self._peers, memoryview(got).cast("B"), "rank 0")
-                for a, b, i, j in runs:
-                    array[a:b] = got[i:j]
+            _recv_slots(self._peers, "rank 0", array, runs, shape, scratch)
         self.seconds += time.perf_counter() - t0
         self.n_sums += 1
         return array
+
+    def scatter_slots(self, array, slots_of_rank):
+        """Rank 0 sends each rank ``r`` its ``array[slots_of_rank[r]]`` (sorted, unique
+        slots; the same list on every rank), which lands in that rank's ``array`` at the
+        same slots, and zeroes them in its own."""
+        t0 = time.perf_counter()
+        if self.rank == 0:
+            for r in range(1, self.n_ranks):
+                runs = _runs(slots_of_rank[r])
+                shape = (len(slots_of_rank[r]),) + array.shape[1:]
+                if all(shape):
+                    self._grow_scratch(shape, array.itemsize)
+                    dtype, parts = _pack_slots(array, runs, shape, self._scratch)
+                    self.bytes_sent += _send_parts(self._peers[r], dtype, shape, parts)
+                    for a, b, _, _ in runs:
+                        array[a:b] = 0
+        else:
+            slots = slots_of_rank[self.rank]
+            shape = (len(slots),) + array.shape[1:]
+            if all(shape):
+                self._grow_scratch(shape, array.itemsize)
+                _recv_slots(self._peers, "rank 0", array, _runs(slots), shape,
+                            self._scratch)
+        self.seconds += time.perf_counter() - t0
+        return array
+
+    def _grow_scratch(self, shape, itemsize):
+        needed = int(np.prod(shape, dtype=np.int64)) * itemsize
+        if len(self._scratch) < needed:     # no view of it exists between calls
+            self._scratch.extend(bytes(needed - len(self._scratch)))
 
     def broadcast(self, obj=None):
         """Rank 0's ``obj`` on every rank."""
@@ -440,26 +474,41 @@ class Collective:
             return obj
         return _recv(self._peers, "rank 0")
 
-    def broadcast_arrays(self, arrays=None):
-        """Rank 0's ``arrays`` (a dict of str -> numpy array) on every rank: one frame of
-        the names, then one array frame each."""
-        if self.rank == 0:
-            names = list(arrays)
-            for r in range(1, self.n_ranks):
-                self.bytes_sent += _send(self._peers[r], names)
-                for name in names:
-                    self.bytes_sent += _send(self._peers[r], np.asarray(arrays[name]))
-            return arrays
-        names = _recv(self._peers, "rank 0")
+    def _send_arrays(self, sock, arrays):
+        names = list(arrays)
+        self.bytes_sent += _send(sock, names)
+        for name in names:
+            self.bytes_sent += _send(sock, np.asarray(arrays[name]))
+
+    @staticmethod
+    def _recv_arrays(sock, who):
+        names = _recv(sock, who)
         if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
-            raise CollectiveError("rank 0 sent no list of array names")
+            raise CollectiveError(f"{who} sent no list of array names")
         out = {}
         for name in names:
-            got = _recv(self._peers, "rank 0")
+            got = _recv(sock, who)
             if not isinstance(got, np.ndarray):
-                raise CollectiveError(f"rank 0 sent no array for {name!r}")
+                raise CollectiveError(f"{who} sent no array for {name!r}")
             out[name] = got
         return out
+
+    def allgather_arrays(self, arrays):
+        """Every rank's ``arrays`` (a dict of str -> numpy array), in rank order, on
+        every rank."""
+        if self.rank == 0:
+            every = [arrays] + [self._recv_arrays(self._peers[r], f"rank {r}")
+                                for r in range(1, self.n_ranks)]
+            for r in range(1, self.n_ranks):
+                self.bytes_sent += _send(self._peers[r], len(every))
+                for part in every:
+                    self._send_arrays(self._peers[r], part)
+            return every
+        self._send_arrays(self._peers, arrays)
+        n = _recv(self._peers, "rank 0")
+        if n != self.n_ranks:
+            raise CollectiveError(f"rank 0 sent {n!r} parts for {self.n_ranks} ranks")
+        return [self._recv_arrays(self._peers, "rank 0") for _ in range(n)]
 
     def gather(self, obj):
         """Rank 0: the list of every rank's ``obj`` in rank order; other ranks: None."""

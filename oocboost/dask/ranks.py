@@ -54,12 +54,24 @@ class WorkerRun:
 
     def reduce_histograms_to_root(self, hist, slots):
         """``hist[slots]`` summed over the ranks on rank 0; zeroed on the others (what
-        :meth:`decide` needs: only rank 0 reads them)."""
+        :meth:`share_search` starts from)."""
         self.collective.sum_slots(hist, slots, to_root=True)
 
-    def decide(self, search):
-        """``search()`` (a dict of arrays) run on rank 0; its result on every rank."""
-        return self.collective.broadcast_arrays(search() if self.rank == 0 else None)
+    def share_search(self, hist, slots, trees, search):
+        """Each rank searches the nodes of its share of the trees (tree ``t`` on rank
+        ``t % n_ranks``, always the same, which keeps a tree's searches and their random
+        draws on one rank): rank 0 sends each rank those nodes' summed histograms
+        (``hist[slots]``, summed by :meth:`reduce_histograms_to_root`), each runs
+        ``search(positions)`` on its nodes' positions, and every rank gets every
+        rank's ``(positions, result)`` in rank order (results: dicts of arrays)."""
+        n = self.collective.n_ranks
+        owner = np.asarray(trees, np.int64) % n
+        positions = [np.flatnonzero(owner == r) for r in range(n)]
+        self.collective.scatter_slots(hist, [np.unique(np.asarray(slots)[p])
+                                             for p in positions])
+        mine = positions[self.rank]
+        found = self.collective.allgather_arrays(search(mine))
+        return list(zip(positions, found))
 
     def sum_(self, array):
         """``array`` replaced by its sum over the ranks (and returned)."""

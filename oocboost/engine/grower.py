@@ -67,6 +67,34 @@ from .policies import SplitPolicy
 from .split_finder import SplitFinder
 
 
+def merge_searches(n_nodes: int, parts: list) -> dict[str, np.ndarray]:
+    """The result of :meth:`TreeGrower._search` over ``n_nodes`` nodes from the results
+    of its shares: ``parts`` lists ``(positions, result)``, each result that of the nodes
+    at ``positions`` (ascending), the shares together every node once. A node's search
+    does not depend on the others searched with it, so this is the one search's result
+    array for array: the splits in the order of the nodes."""
+    sums = None
+    searched, accepted_at, splits = [], [], []
+    for positions, part in parts:
+        positions = np.asarray(positions, np.int64)
+        if sums is None:
+            sums = np.empty((n_nodes,) + part["sums"].shape[1:], part["sums"].dtype)
+        sums[positions] = part["sums"]
+        at = positions[np.asarray(part["searched"], np.int64)]
+        searched.append(at)
+        if "accepted" in part:
+            accepted_at.append(at[np.asarray(part["accepted"], np.int64)])
+            splits.append({k: v for k, v in part.items() if k.startswith("split.")})
+    found = {"sums": sums, "searched": np.sort(np.concatenate(searched))}
+    if accepted_at:
+        at = np.concatenate(accepted_at)
+        order = np.argsort(at, kind="stable")
+        found["accepted"] = np.searchsorted(found["searched"], at[order])
+        for name in splits[0]:
+            found[name] = np.concatenate([s[name] for s in splits])[order]
+    return found
+
+
 class TreeGrower:
     """Grow ``n_trees`` trees from streamed histograms with one split policy.
 
@@ -131,7 +159,7 @@ class TreeGrower:
         self.bundles = bundles
         #: Distributed training (``oocboost.dask``; set by :meth:`distribute`).
         self.reduce_hook = None
-        self.decide_hook = None
+        self.share_hook = None
         self.telemetry = GrowerTelemetry()
         self.partitioner = Partitioner(n_trees, self.missing_bin, self.telemetry)
         self._no_slots = None      # apply_pending: every slot -1
@@ -198,21 +226,23 @@ class TreeGrower:
 
     def distribute(self, reduce_hook: Callable[[np.ndarray, np.ndarray], None],
                    root_reduce_hook: Callable[[np.ndarray, np.ndarray], None] | None = None,
-                   decide_hook: Callable[[Callable[[], dict]], dict] | None = None) -> None:
+                   share_hook: Callable[..., list] | None = None) -> None:
         """After :meth:`start`, grow as one worker of a distributed run: once a pass's
         histograms are built, ``reduce_hook(hist, slots)`` sums ``hist[slots]`` over the
         workers. No small node is recorded (its record slot is sized by all its rows).
 
         Per-node column histograms are read by the split search alone (never
-        subtracted): given ``root_reduce_hook`` and ``decide_hook``, they are summed on
+        subtracted): given ``root_reduce_hook`` and ``share_hook``, they are summed on
         rank 0 only (``root_reduce_hook``: the other ranks send theirs and zero them),
-        and ``decide_hook(search)`` runs the search on rank 0 and hands every rank its
-        result, so the search runs once instead of on every worker and no sum travels
-        back."""
+        and ``share_hook(hist, slots, trees, search)`` shares the search out: each
+        worker runs ``search(positions)`` (:meth:`_search` of those nodes) on its share
+        and every worker gets every share's ``(positions, result)``, merged here into
+        the one search's result. Each node is searched once, on one worker, and no sum
+        travels back whole."""
         self.reduce_hook = reduce_hook
-        self.decide_hook = None
-        if self._columns and root_reduce_hook is not None and decide_hook is not None:
-            self.reduce_hook, self.decide_hook = root_reduce_hook, decide_hook
+        self.share_hook = None
+        if self._columns and root_reduce_hook is not None and share_hook is not None:
+            self.reduce_hook, self.share_hook = root_reduce_hook, share_hook
         self.histograms.reduce_hook = self.reduce_hook
         self.histograms.records = False
 
@@ -340,8 +370,12 @@ class TreeGrower:
             trees = np.concatenate([t for t, _ in evaluate])
             node_ids = np.concatenate([n for _, n in evaluate])
             slots = nd.held_slot[trees, node_ids].astype(np.int32)
-            found = (self._search(trees, node_ids, slots) if self.decide_hook is None
-                     else self.decide_hook(lambda: self._search(trees, node_ids, slots)))
+            if self.share_hook is None:
+                found = self._search(trees, node_ids, slots)
+            else:
+                found = merge_searches(len(trees), self.share_hook(
+                    self.histograms.hist, slots, trees,
+                    lambda pos: self._search(trees[pos], node_ids[pos], slots[pos])))
             sums = found["sums"]
             nd.sums[trees, node_ids] = sums
             nd.value[trees, node_ids] = self.policy.leaf_values(sums, trees, node_ids)

@@ -160,19 +160,46 @@ def test_sum_slots_refuses_a_frame_of_another_dtype_or_shape():
         assert "was expected" in str(by_rank[0])
 
 
-def test_broadcast_arrays():
-    arrays = {"sums": np.arange(6.0).reshape(3, 2), "idx": np.array([0, 2]),
-              "ok": np.array([True, False]), "bits": np.zeros((0, 2), np.uint32)}
+def test_allgather_arrays_in_rank_order():
+    def arrays_of(rank):
+        return {"sums": np.arange(6.0).reshape(3, 2) + rank, "idx": np.array([0, rank]),
+                "ok": np.array([True, rank == 1]), "bits": np.zeros((0, 2), np.uint32)}
 
     def body(c):
-        return c.broadcast_arrays(arrays if c.rank == 0 else None)
+        return c.allgather_arrays(arrays_of(c.rank))
 
     results, errors = _run_ranks(3, body)
     assert not errors, errors
-    for got in results:
-        assert list(got) == list(arrays)
-        for k, v in arrays.items():
-            assert got[k].dtype == v.dtype and np.array_equal(got[k], v)
+    for every in results:
+        assert len(every) == 3
+        for rank, got in enumerate(every):
+            expected = arrays_of(rank)
+            assert list(got) == list(expected)
+            for k, v in expected.items():
+                assert got[k].dtype == v.dtype and np.array_equal(got[k], v)
+
+
+@pytest.mark.parametrize("n", [2, 3])
+def test_scatter_slots_hands_each_rank_its_slots(n):
+    """Rank 0's slots of rank r land in rank r's array (narrowed on the way), are zeroed
+    in rank 0's; every other slot keeps its values."""
+    parts = _slot_parts(n, np.int32, 5000)
+    slots_of_rank = [np.array([0, 1]), np.array([2, 3, 7]), np.array([5])][:n]
+
+    def body(c):
+        a = parts[c.rank].copy()
+        c.scatter_slots(a, slots_of_rank)
+        return a
+
+    results, errors = _run_ranks(n, body)
+    assert not errors, errors
+    for r in range(1, n):
+        mine = slots_of_rank[r]
+        assert np.array_equal(results[r][mine], parts[0][mine])
+        assert not results[0][mine].any()
+        rest = np.setdiff1d(np.arange(9), mine)
+        assert np.array_equal(results[r][rest], parts[r][rest])
+    assert np.array_equal(results[0][slots_of_rank[0]], parts[0][slots_of_rank[0]])
 
 
 def test_broadcast_and_gather():

@@ -8,7 +8,7 @@ block size, and lossguide with enough leaves must find the same tree as depthwis
 import numpy as np
 import pytest
 
-from oocboost.engine.grower import TreeGrower
+from oocboost.engine.grower import TreeGrower, merge_searches
 from oocboost.engine.nodes import GrowthParams
 from oocboost.engine.policies import MIN_GAIN_EPS, GradientPolicy
 
@@ -218,3 +218,76 @@ def test_root_pass_adds_every_row_without_listing_them(monkeypatch):
     assert calls["all"] == 6
     for key, want in listed.tree_arrays(0).items():
         np.testing.assert_array_equal(direct.tree_arrays(0)[key], want, err_msg=key)
+
+
+class _SharedSearch:
+    """A distributed run's hooks (``oocboost.dask``'s ``WorkerRun``) for one process:
+    the histograms are whole already, and the split search is shared out over
+    ``n_shares`` ranks that run one after the other, last rank first: by tree as
+    ``WorkerRun.share_search`` does, or with ``by_position`` node by node across the
+    trees, each pass's merged result then checked against one search of every node."""
+
+    rank, row_offset, label_stats = 0, 0, None
+
+    def __init__(self, n_rows, n_shares, by_position):
+        self.n_rows = n_rows
+        self.n_shares = n_shares
+        self.by_position = by_position
+        self.shared = self.checked = 0
+
+    def reduce_histograms(self, hist, slots):
+        pass
+
+    reduce_histograms_to_root = reduce_histograms
+
+    def sum_(self, array):
+        return array
+
+    def agree_min(self, value):
+        return int(value)
+
+    def share_search(self, hist, slots, trees, search):
+        self.shared += 1
+        key = np.arange(len(trees)) if self.by_position else np.asarray(trees)
+        if self.by_position:
+            kept = hist.copy()
+            whole = search(np.arange(len(trees)))
+            hist[...] = kept          # the search zeroes what it read
+        parts = [(pos, search(pos)) for pos in
+                 (np.flatnonzero(key % self.n_shares == r)
+                  for r in reversed(range(self.n_shares)))][::-1]
+        if self.by_position:
+            merged = merge_searches(len(trees), parts)
+            assert list(merged) == list(whole)
+            for name, array in whole.items():
+                assert merged[name].dtype == array.dtype, name
+                assert np.array_equal(merged[name], array), name
+            self.checked += 1
+        return parts
+
+
+@pytest.mark.parametrize("n_shares", [1, 2, 3])
+@pytest.mark.parametrize("learner, by_position", [("random-forest", False),
+                                                  ("random-forest", True),
+                                                  ("extra-trees", False)])
+def test_a_search_shared_out_merges_into_the_one_search(tmp_path, learner, by_position,
+                                                        n_shares):
+    """merge_searches: nodes searched in shares (a share with no node of a pass, shares
+    run in any order; by tree, or node by node) give the one search's result array for
+    array, and the forest of one search, tree for tree."""
+    import oocboost
+    from oocboost.learners.forest.distributed import train_forest_on_shard
+    from oocboost.learners.forest.forest import cli_params, train_forest_from_params
+    from tests.dask.helpers import assert_same_trees, frame
+
+    df = frame(3000, 5).drop(columns=["y", "y3"])
+    cache = oocboost.build_cache(df, tmp_path / "c.oocb", label="y2", quiet=True)
+    params = {"max_depth": 5, "max_features": "sqrt", "n_jobs": 1, "random_state": 4}
+    single = train_forest_from_params(learner, params, cache, n_estimators=5)
+    hooks = _SharedSearch(cache.n_rows, n_shares, by_position)
+    shared, _ = train_forest_on_shard(learner.replace("-", "_"),
+                                      cli_params(learner, params), cache, 5,
+                                      task="classification", classes=[0.0, 1.0],
+                                      distributed=hooks)
+    assert hooks.shared > 0 and hooks.checked == (hooks.shared if by_position else 0)
+    assert_same_trees(shared, single, exact_values=True)

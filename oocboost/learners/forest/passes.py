@@ -320,7 +320,7 @@ def grow_trees(cache, config, tree_ids, *, plan, trees_per_pass, counters,
             if distributed is not None:
                 grower.distribute(distributed.reduce_histograms,
                                   distributed.reduce_histograms_to_root,
-                                  distributed.decide)
+                                  distributed.share_search)
             _grow_group(cache, config, group, grower, rows, plan, counters, integer,
                         distributed)
             finished = list(_finished_trees(grower, policy, config, len(group)))
