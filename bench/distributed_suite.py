@@ -166,8 +166,8 @@ def _run_cluster(n_workers, df, test, args, work):
 
 
 def _table(rows):
-    out = ["| workers | library | build s | train s | AUC | passes | bytes a pass (busiest rank) "
-           "| sum s (slowest rank) |", "|---|---|---|---|---|---|---|---|"]
+    out = ["| workers | library | build s | train s | AUC | passes | bytes a pass (busiest "
+           "rank) | sum s (slowest rank) |", "|---|---|---|---|---|---|---|---|"]
     for r in rows:
         build = f"{r['build_s']:.1f}" if "build_s" in r else "-"
         passes = str(r.get("passes", "-"))

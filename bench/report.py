@@ -695,12 +695,26 @@ def write_report(out_dir, results_path):
     return text
 
 
+def default_results_path(out_dir):
+    """Where a report of ``out_dir``'s runs goes unless ``--results`` says: the published
+    ``bench/RESULTS.md`` (and its plots) only for the runs of ``bench/out``; runs kept
+    elsewhere (a quick check in /tmp) report beside them, so they never overwrite the
+    published figures."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    if os.path.abspath(out_dir) == os.path.join(here, "out"):
+        return os.path.join(here, "RESULTS.md")
+    return os.path.join(os.path.abspath(out_dir), "RESULTS.md")
+
+
 def main(argv=None):
     here = os.path.dirname(os.path.abspath(__file__))
     p = argparse.ArgumentParser(prog="python -m bench.report")
     p.add_argument("--out", default=os.path.join(here, "out"))
-    p.add_argument("--results", default=os.path.join(here, "RESULTS.md"))
+    p.add_argument("--results", default=None,
+                   help="the report's path (bench/RESULTS.md for the runs of bench/out, "
+                        "else OUT/RESULTS.md)")
     a = p.parse_args(argv)
+    a.results = a.results or default_results_path(a.out)
     write_report(a.out, a.results)
     print(a.results)
     return 0

@@ -522,7 +522,9 @@ def main(argv=None):
     p.add_argument("--peers-only", action="store_true", help="leave out oocboost's jobs")
     p.add_argument("--timeout", type=float, default=None, help="seconds per job")
     p.add_argument("--out", default=os.path.join(ROOT, "bench", "out"))
-    p.add_argument("--results", default=os.path.join(ROOT, "bench", "RESULTS.md"))
+    p.add_argument("--results", default=None,
+                   help="the report's path (bench/RESULTS.md for runs in bench/out, else "
+                        "OUT/RESULTS.md: a run elsewhere never overwrites the published one)")
     p.add_argument("--no-report", action="store_true")
     args = p.parse_args(argv)
     suites = list(SUITES) if "all" in args.suites else list(dict.fromkeys(args.suites))
@@ -560,6 +562,7 @@ def main(argv=None):
     if not args.no_report:
         from bench import report
 
+        args.results = args.results or report.default_results_path(out_dir)
         report.write_report(out_dir, args.results)
         print(f"[bench] report: {args.results}", flush=True)
     return 0

@@ -348,3 +348,15 @@ def test_tree_rss_counts_descendants_and_rescans_them_seldom():
             child.kill()
         proc.kill()
         proc.wait()
+
+
+def test_a_run_kept_outside_bench_out_reports_beside_it(tmp_path):
+    """A quick run with --out /tmp/... wrote its report over the published
+    bench/RESULTS.md (and its plots) once; a report now goes to bench/RESULTS.md only for
+    the runs of bench/out."""
+    from bench.report import default_results_path
+
+    bench_dir = os.path.join(ROOT, "bench")
+    assert default_results_path(os.path.join(bench_dir, "out")) == os.path.join(
+        bench_dir, "RESULTS.md")
+    assert default_results_path(str(tmp_path)) == str(tmp_path / "RESULTS.md")
