@@ -39,6 +39,10 @@ if __name__ == "__main__":
         from bench.fixed_costs import main as fixed_costs
 
         sys.exit(fixed_costs(sys.argv[2:]))
+    if sys.argv[1:2] == ["scale-stream"]:
+        from bench.scale_stream import main as scale_stream
+
+        sys.exit(scale_stream(sys.argv[2:]))
     if sys.argv[1:2] == ["dask"]:
         from bench.distributed_suite import main as dask_suite
 

@@ -360,3 +360,22 @@ def test_a_run_kept_outside_bench_out_reports_beside_it(tmp_path):
     assert default_results_path(os.path.join(bench_dir, "out")) == os.path.join(
         bench_dir, "RESULTS.md")
     assert default_results_path(str(tmp_path)) == str(tmp_path / "RESULTS.md")
+
+
+@pytest.mark.slow
+def test_scale_stream_builds_from_a_stream_and_trains_at_each_limit(tmp_path, capsys):
+    """bench scale-stream, small: a cache of the streamed rows, one training per limit,
+    a disk read of its files, and the table's rows."""
+    from bench.scale_stream import main
+
+    assert main(["--rows", "30000,60000", "--limits", "300MB", "--rounds", "2",
+                 "--out", str(tmp_path)]) == 0
+    results = json.loads((tmp_path / "results-scale-stream.json").read_text())
+    assert [(r["rows"], r["limit"]) for r in results] == [(30000, "300MB"), (60000, "300MB")]
+    for r in results:
+        assert r["build"]["rows"] == r["rows"] and r["build"]["cache_bytes"] > 0
+        assert r["train"]["data_passes"] > 0 and r["train"]["peak_rss"] > 0
+        assert r["disk"]["bytes"] == r["build"]["cache_bytes"]
+    table = capsys.readouterr().out
+    assert "| 60,000 | 300MB |" in table and "(2x rows)" in table
+    assert not list(tmp_path.glob("*.oocb"))       # removed without --keep
