@@ -58,6 +58,9 @@ MAX_BODY_BYTES = 1 << 34
 _ARRAY_KINDS = "biuf"
 #: Narrower dtypes an integer sum's frames may travel in (:meth:`Collective.sum_slots`).
 NARROW_DTYPES = (np.dtype(np.uint8), np.dtype(np.uint16))
+#: Bytes of slots packed or received at a time through a rank's buffer: the most the
+#: slot sums hold beside the histograms themselves (within the plan's safety margin).
+CHUNK_BYTES = 8 << 20
 
 
 class CollectiveError(OocboostError):
@@ -174,37 +177,39 @@ def _narrowest(parts, dtype):
     return dtype
 
 
-def _scratch_array(scratch, shape, dtype):
-    """An array of ``shape`` and ``dtype`` over the start of ``scratch`` (a bytearray
-    at least that long): a buffer reused pass after pass, whose pages are not faulted
-    in again each time."""
-    n = int(np.prod(shape, dtype=np.int64))
-    return np.frombuffer(scratch, dtype, n).reshape(shape)
+def _chunks(slots, slot_bytes):
+    """``slots`` cut into consecutive pieces of at most :data:`CHUNK_BYTES` of slots of
+    ``slot_bytes`` each (one slot at least)."""
+    k = max(1, CHUNK_BYTES // max(int(slot_bytes), 1))
+    return [slots[i:i + k] for i in range(0, len(slots), k)]
 
 
-def _pack_slots(array, runs, shape, scratch):
-    """``(dtype, parts)``: ``array``'s slots (``runs``) as the arrays a frame of
-    ``shape`` sends, integers packed in ``scratch`` in the narrowest dtype that holds
-    them, anything else straight from the array's memory."""
-    parts = [array[a:b] for a, b, _, _ in runs]
-    dtype = _narrowest(parts, array.dtype)
-    if dtype != array.dtype:
-        packed = _scratch_array(scratch, shape, dtype)
-        for part, (_, _, i, j) in zip(parts, runs):
-            packed[i:j] = part
-        parts = [packed]
-    return dtype, parts
+def _scratch_array(scratch, n_slots, slot_shape, dtype):
+    """An array of ``n_slots`` slots of ``slot_shape`` and ``dtype`` over the start of
+    ``scratch`` (a bytearray at least that long): a buffer reused chunk after chunk and
+    pass after pass, whose pages are not faulted in again each time."""
+    n = n_slots * int(np.prod(slot_shape, dtype=np.int64))
+    return np.frombuffer(scratch, dtype, n).reshape((n_slots,) + tuple(slot_shape))
 
 
-def _send_parts(sock, dtype, shape, parts):
-    """One array frame of ``dtype`` and ``shape`` whose body is ``parts`` (contiguous
-    arrays) one after the other; the bytes sent."""
+def _send_slots(sock, array, slots, scratch):
+    """``array[slots]`` as one array frame: integers in the narrowest dtype that holds
+    every value (packed chunk by chunk in ``scratch``), anything else straight from the
+    array's memory, a run of consecutive slots at a time; the bytes sent."""
+    shape = (len(slots),) + array.shape[1:]
+    dtype = _narrowest([array[a:b] for a, b, _, _ in _runs(slots)], array.dtype)
     head = json.dumps({"dtype": dtype.str, "shape": list(shape)}).encode()
     n_body = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
     sock.sendall(_HEADER.pack(len(head)) + head + _HEADER.pack(n_body))
-    for part in parts:
-        if part.size:
-            sock.sendall(memoryview(part).cast("B"))
+    if dtype == array.dtype:
+        for a, b, _, _ in _runs(slots):
+            sock.sendall(memoryview(array[a:b]).cast("B"))
+    else:
+        for chunk in _chunks(slots, array[0].nbytes):
+            packed = _scratch_array(scratch, len(chunk), array.shape[1:], dtype)
+            for a, b, i, j in _runs(chunk):
+                packed[i:j] = array[a:b]
+            sock.sendall(memoryview(packed).cast("B"))
     return 2 * _HEADER.size + len(head) + n_body
 
 
@@ -236,18 +241,23 @@ def _recv_slots_head(sock, who, array, shape):
     return dtype
 
 
-def _recv_slots(sock, who, array, runs, shape, scratch):
-    """An array frame of ``shape`` from ``who`` into ``array``'s slots (``runs``):
-    straight into them when it has the array's dtype, else through ``scratch``."""
-    dtype = _recv_slots_head(sock, who, array, shape)
-    if dtype == array.dtype:
-        for a, b, _, _ in runs:
+def _recv_slots(sock, who, array, slots, scratch, add):
+    """An array frame of ``array[slots]``'s shape from ``who``, added into (``add``) or
+    written over ``array``'s slots: straight into them when it has the array's dtype
+    and is not added, else chunk by chunk through ``scratch``."""
+    dtype = _recv_slots_head(sock, who, array, (len(slots),) + array.shape[1:])
+    if dtype == array.dtype and not add:
+        for a, b, _, _ in _runs(slots):
             _recv_into(sock, memoryview(array[a:b]).cast("B"), who)
-    else:
-        got = _scratch_array(scratch, shape, dtype)
+        return
+    for chunk in _chunks(slots, array[0].nbytes):
+        got = _scratch_array(scratch, len(chunk), array.shape[1:], dtype)
         _recv_into(sock, memoryview(got).cast("B"), who)
-        for a, b, i, j in runs:
-            array[a:b] = got[i:j]
+        for a, b, i, j in _runs(chunk):
+            if add:
+                array[a:b] += got[i:j]
+            else:
+                array[a:b] = got[i:j]
 
 
 def _recv_into(sock, view, who):
@@ -327,7 +337,8 @@ class Collective:
         self.bytes_sent = 0
         self.seconds = 0.0
         self.n_sums = 0
-        self._scratch = bytearray()     # sum_slots's packed frames, kept between sums
+        # slot frames pass through it a chunk at a time (at most CHUNK_BYTES, or a slot)
+        self._scratch = bytearray()
 
     @classmethod
     def root(cls, server, n_ranks, token, timeout=DEFAULT_TIMEOUT, ssl_context=None):
@@ -395,43 +406,32 @@ class Collective:
         """Replace ``array[slots]`` (``slots`` sorted and unique, along the first axis of
         a C-contiguous ``array``) by its sum over the ranks, added in rank order by rank
         0, as :meth:`sum_` of ``array[slots]`` would, without copying the slots out:
-        runs of consecutive slots are sent from and received into ``array`` itself.
-        Integer arrays travel in the narrowest unsigned dtype that holds their values
-        (each sender and rank 0's sum chooses its own; the frame says which).
+        runs of consecutive slots are sent from and received into ``array`` itself, and
+        what passes through a buffer does so :data:`CHUNK_BYTES` at a time. Integer
+        arrays travel in the narrowest unsigned dtype that holds their values (each
+        sender and rank 0's sum chooses its own; the frame says which).
 
         ``to_root``: only rank 0 gets the sum; the other ranks send their slots and
         zero them (half the traffic, for sums only rank 0 reads)."""
         t0 = time.perf_counter()
-        if not array.flags.c_contiguous:
-            raise ValueError("sum_slots needs a C-contiguous array")
-        runs = _runs(slots)
-        shape = (len(slots),) + array.shape[1:]
-        if not all(shape):     # nothing to sum (the same on every rank: same slots)
-            self.n_sums += 1
-            return array
-        self._grow_scratch(shape, array.itemsize)
-        scratch = self._scratch
-        if self.rank == 0:
-            for r in range(1, self.n_ranks):
-                who = f"rank {r}"
-                got = _scratch_array(scratch, shape,
-                                     _recv_slots_head(self._peers[r], who, array, shape))
-                _recv_into(self._peers[r], memoryview(got).cast("B"), who)
-                for a, b, i, j in runs:
-                    array[a:b] += got[i:j]
-            if not to_root:
-                dtype, parts = _pack_slots(array, runs, shape, scratch)
+        slots = self._checked_slots(array, slots)
+        if len(slots) and array[0].size:   # the same on every rank: same slots
+            if self.rank == 0:
                 for r in range(1, self.n_ranks):
-                    self.bytes_sent += _send_parts(self._peers[r], dtype, shape, parts)
-        elif to_root:
-            dtype, parts = _pack_slots(array, runs, shape, scratch)
-            self.bytes_sent += _send_parts(self._peers, dtype, shape, parts)
-            for a, b, _, _ in runs:
-                array[a:b] = 0
-        else:
-            dtype, parts = _pack_slots(array, runs, shape, scratch)
-            self.bytes_sent += _send_parts(self._peers, dtype, shape, parts)
-            _recv_slots(self._peers, "rank 0", array, runs, shape, scratch)
+                    _recv_slots(self._peers[r], f"rank {r}", array, slots, self._scratch,
+                                add=True)
+                if not to_root:
+                    for r in range(1, self.n_ranks):
+                        self.bytes_sent += _send_slots(self._peers[r], array, slots,
+                                                       self._scratch)
+            else:
+                self.bytes_sent += _send_slots(self._peers, array, slots, self._scratch)
+                if to_root:
+                    for a, b, _, _ in _runs(slots):
+                        array[a:b] = 0
+                else:
+                    _recv_slots(self._peers, "rank 0", array, slots, self._scratch,
+                                add=False)
         self.seconds += time.perf_counter() - t0
         self.n_sums += 1
         return array
@@ -443,28 +443,30 @@ class Collective:
         t0 = time.perf_counter()
         if self.rank == 0:
             for r in range(1, self.n_ranks):
-                runs = _runs(slots_of_rank[r])
-                shape = (len(slots_of_rank[r]),) + array.shape[1:]
-                if all(shape):
-                    self._grow_scratch(shape, array.itemsize)
-                    dtype, parts = _pack_slots(array, runs, shape, self._scratch)
-                    self.bytes_sent += _send_parts(self._peers[r], dtype, shape, parts)
-                    for a, b, _, _ in runs:
+                slots = self._checked_slots(array, slots_of_rank[r])
+                if len(slots) and array[0].size:
+                    self.bytes_sent += _send_slots(self._peers[r], array, slots,
+                                                   self._scratch)
+                    for a, b, _, _ in _runs(slots):
                         array[a:b] = 0
         else:
-            slots = slots_of_rank[self.rank]
-            shape = (len(slots),) + array.shape[1:]
-            if all(shape):
-                self._grow_scratch(shape, array.itemsize)
-                _recv_slots(self._peers, "rank 0", array, _runs(slots), shape,
-                            self._scratch)
+            slots = self._checked_slots(array, slots_of_rank[self.rank])
+            if len(slots) and array[0].size:
+                _recv_slots(self._peers, "rank 0", array, slots, self._scratch, add=False)
         self.seconds += time.perf_counter() - t0
         return array
 
-    def _grow_scratch(self, shape, itemsize):
-        needed = int(np.prod(shape, dtype=np.int64)) * itemsize
-        if len(self._scratch) < needed:     # no view of it exists between calls
-            self._scratch.extend(bytes(needed - len(self._scratch)))
+    def _checked_slots(self, array, slots):
+        """``slots`` as int64, the array checked for the slot frames; the scratch grown
+        to one chunk of its slots before any view of it exists (it cannot grow then)."""
+        if not array.flags.c_contiguous:
+            raise ValueError("slot sums need a C-contiguous array")
+        slots = np.asarray(slots, np.int64)
+        if len(array):
+            needed = max(CHUNK_BYTES, array[0].nbytes)
+            if len(self._scratch) < needed:
+                self._scratch.extend(bytes(needed - len(self._scratch)))
+        return slots
 
     def broadcast(self, obj=None):
         """Rank 0's ``obj`` on every rank."""

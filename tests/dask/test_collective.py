@@ -91,11 +91,17 @@ def _slot_parts(n, dtype, high, shape=(9, 3, 4, 2)):
     (np.float64, None, np.float64),
 ])
 @pytest.mark.parametrize("slots", [[0, 1, 2, 3, 4, 5, 6, 7, 8], [1, 2, 5, 7, 8], [4], []])
+@pytest.mark.parametrize("chunk_bytes", [None, 200])
 def test_sum_slots_is_sum_of_the_slots_and_leaves_the_others(n, dtype, high, frame_dtype,
-                                                            slots):
+                                                            slots, chunk_bytes,
+                                                            monkeypatch):
     """Summed from and into the array itself, run by run (not a copy of the slots), in
     the narrowest unsigned dtype that holds the values, added in rank order: the same
-    bytes as sum_ of the slots; the other slots keep each rank's own values."""
+    bytes as sum_ of the slots; the other slots keep each rank's own values. With
+    ``chunk_bytes`` 200 what passes through the buffer does so a slot or two at a time
+    (runs cut across chunks)."""
+    if chunk_bytes is not None:
+        monkeypatch.setattr(coll, "CHUNK_BYTES", chunk_bytes)
     parts = _slot_parts(n, dtype, high)
     slots = np.asarray(slots, np.int64)
     expected = parts[0][slots].copy()
