@@ -11,6 +11,15 @@ sums (and everything decided from them) are identical on all workers. Bytes sent
 sum: ``2 x (n_ranks - 1) x array bytes`` in all, through rank 0's link, which is where a
 large cluster would move to a tree or a ring (docs/distributed.md).
 
+Histograms go through :meth:`Collective.sum_slots`: the slots a pass built are sent from
+and received into the histogram pool itself (runs of consecutive slots; what must pass
+through a buffer does so :data:`CHUNK_BYTES` at a time), and integer histograms travel
+in the narrowest unsigned dtype that holds every value of the frame. With ``to_root``
+only rank 0 gets the sums, and :meth:`Collective.scatter_slots` hands each rank the sums
+of the nodes it searches (a forest's sampled-feature histograms, read by the split
+search alone); :meth:`Collective.allgather_arrays` then gives every rank every rank's
+splits.
+
 Messages are length-prefixed: a numpy array as its dtype and shape (JSON) then its raw
 bytes, anything else as JSON. Nothing received is unpickled, so a stray connection to
 the port cannot make a rank run code. Every receive has a timeout: a rank that stops
