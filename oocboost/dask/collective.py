@@ -99,19 +99,9 @@ def _send(sock, obj):
 
 
 def _recv_exact(sock, n, who):
+    """The next ``n`` bytes from ``sock`` (a bytearray)."""
     buf = bytearray(n)
-    view = memoryview(buf)
-    got = 0
-    while got < n:
-        try:
-            k = sock.recv_into(view[got:], n - got)
-        except socket.timeout:
-            raise CollectiveError(f"{who} did not answer in time") from None
-        except OSError as exc:
-            raise CollectiveError(f"{who}: connection failed ({exc})") from None
-        if k == 0:
-            raise CollectiveError(f"{who} closed its connection (its worker stopped?)")
-        got += k
+    _recv_into(sock, memoryview(buf), who)
     return buf
 
 
