@@ -226,6 +226,30 @@ def _sigmoid_serial(margin, out):
         out[i] = 1.0 / (1.0 + math.exp(-margin[i, 0]))
 
 
+def sigmoid_proba(margin, out):
+    """``out[i, 1] = 1 / (1 + exp(-margin[i, 0]))`` and ``out[i, 0] = 1 - out[i, 1]``
+    (:func:`sigmoid`'s values, both classes' columns in one sweep); margin ``(n, 1)``,
+    out ``(n, 2)`` float64."""
+    (_sigmoid_proba_serial if margin.shape[0] < SERIAL_LINK_ROWS
+     else _sigmoid_proba)(margin, out)
+
+
+@njit(cache=True, parallel=True)
+def _sigmoid_proba(margin, out):
+    for i in prange(margin.shape[0]):
+        p = 1.0 / (1.0 + math.exp(-margin[i, 0]))
+        out[i, 0] = 1.0 - p
+        out[i, 1] = p
+
+
+@njit(cache=True)
+def _sigmoid_proba_serial(margin, out):
+    for i in range(margin.shape[0]):
+        p = 1.0 / (1.0 + math.exp(-margin[i, 0]))
+        out[i, 0] = 1.0 - p
+        out[i, 1] = p
+
+
 @njit(cache=True, parallel=True)
 def softmax(margin, out):
     """Row-wise softmax, shifted by the row maximum; margin and out ``(n, K)`` float64."""

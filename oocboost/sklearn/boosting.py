@@ -296,12 +296,10 @@ class _GradientBoosting(ParamsMixin):
         return iteration_range
 
     def _margin(self, X, iteration_range=None, base_margin=None):
-        from ..model.predict import predict
-
         X = predict_input(self, X)
-        return predict(self.model_, X, output_margin=True,
-                       iteration_range=self._iteration_range(iteration_range),
-                       base_margin=base_margin)
+        return _prediction().predict(self.model_, X, output_margin=True,
+                                     iteration_range=self._iteration_range(iteration_range),
+                                     base_margin=base_margin)
 
     def apply(self, X):
         """Leaf index of each row in each tree, (n_rows, n_trees) int32."""
@@ -309,6 +307,21 @@ class _GradientBoosting(ParamsMixin):
 
         X = predict_input(self, X)
         return predict(self.model_, X, pred_leaf=True)
+
+
+_PREDICTION = None
+
+
+def _prediction():
+    """``oocboost.model.predict``, imported on the first prediction (it loads the
+    prediction kernels, which importing the estimators does not) and kept: an import
+    statement in the call costs a one-row prediction about a microsecond each."""
+    global _PREDICTION
+    if _PREDICTION is None:
+        from ..model import predict as module
+
+        _PREDICTION = module
+    return _PREDICTION
 
 
 def fit_offsets(base_margin, init_score, base_margin_eval_set, eval_init_score):
@@ -493,10 +506,8 @@ class GradientBoostingClassifier(ClassifierMixin, _GradientBoosting):
     def predict_proba(self, X, iteration_range=None, base_margin=None):
         """Class probabilities (n_rows, n_classes); ``base_margin``: each row's offset,
         as at ``fit``."""
-        from ..model.predict import model_objective
-
         margin = self._margin(X, iteration_range, base_margin)
-        return model_objective(self.model_).transform_proba(margin)
+        return _prediction().model_objective(self.model_).transform_proba(margin)
 
     def predict(self, X, iteration_range=None, base_margin=None):
         """Most probable class labels (from ``classes_``); for a multi-label model the
