@@ -50,9 +50,8 @@ NB_STALENESS = 0.25
 #: kernels' parallel sweeps: a partial_fit of 10 rows spent most of its time launching
 #: those. On an idle machine 1,000-row calls learn as fast either way (507-540k rows/s
 #: at 512, 523-534k at 4,096; 200,000 rows of a 10-feature hyperplane, best of 3,
-#: 2026-12-08); on a
-#: busy one each parallel sweep waits for a core, and 1,000-row calls took 17 ms
-#: instead of 1.4-2.6 ms (another benchmark on both cores).
+#: 2026-12-08); on a busy one each parallel sweep waits for a core, and 1,000-row calls
+#: took 17 ms instead of 1.4-2.6 ms (another benchmark on both cores).
 SERIAL_BATCH_ROWS = 2048
 
 
