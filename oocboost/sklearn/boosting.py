@@ -374,10 +374,8 @@ class GradientBoostingRegressor(RegressorMixin, _GradientBoosting):
     def predict(self, X, iteration_range=None, base_margin=None):
         """Predictions (n_rows,) using the best iteration when early stopping ran;
         ``base_margin``: each row's offset, as at ``fit``."""
-        from ..model.predict import model_objective
-
         margin = self._margin(X, iteration_range, base_margin)
-        return model_objective(self.model_).transform(margin)
+        return _prediction().model_objective(self.model_).transform(margin)
 
     def staged_predict(self, X):
         """Yield predictions after each boosting round."""
@@ -485,10 +483,8 @@ class GradientBoostingClassifier(ClassifierMixin, _GradientBoosting):
         return self
 
     def _is_multilabel(self):
-        from ..model.predict import model_objective
-
-        return model_objective(self.model_).n_outputs > 1 and \
-            model_objective(self.model_).name == "binary:logistic"
+        objective = _prediction().model_objective(self.model_)
+        return objective.n_outputs > 1 and objective.name == "binary:logistic"
 
     def _objective_for(self, classes):
         if len(classes) < 2:
