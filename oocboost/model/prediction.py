@@ -113,18 +113,25 @@ class ModelPrediction:
             return out
         return np.zeros((n_rows, int(self.n_outputs)), dtype=np.float64)
 
-    def _finish_margin(self, out, t0, t1, include_base=True):
+    def _finish_margin(self, out, t0, t1, include_base=True, divisor=None):
+        """A mean (or median) model's summed margins ``out`` of trees ``t0 .. t1 - 1``
+        divided by their weight per output, plus the base margin; ``divisor``:
+        :meth:`_mean_divisor` of that range, when the caller keeps it."""
         if self.aggregation in ("mean", "median"):  # a median model's margin: the mean
-            g = self.tree_group[t0:t1]
-            w = self.tree_weight[t0:t1]
-            total = np.zeros(int(self.n_outputs), dtype=np.float64)
-            np.add.at(total, g[g >= 0], w[g >= 0])
-            total += w[g < 0].sum()
-            nz = total != 0
+            total, nz = self._mean_divisor(t0, t1) if divisor is None else divisor
             out[:, nz] /= total[nz]
             if include_base:
                 out += self.base_margin
         return out
+
+    def _mean_divisor(self, t0, t1):
+        """``(total, nonzero)``: the trees' weight per output over ``t0 .. t1 - 1``."""
+        g = self.tree_group[t0:t1]
+        w = self.tree_weight[t0:t1]
+        total = np.zeros(int(self.n_outputs), dtype=np.float64)
+        np.add.at(total, g[g >= 0], w[g >= 0])
+        total += w[g < 0].sum()
+        return total, total != 0
 
     def predict(self, data: Any, output_margin: bool = False,
                 iteration_range: tuple[int, int] | None = None, pred_leaf: bool = False,

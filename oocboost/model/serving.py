@@ -30,7 +30,7 @@ class _Plan:
     """What a model's one-row call needs, made once per flattened trees."""
 
     __slots__ = ("flat", "args", "n_trees", "n_features", "n_outputs", "objective",
-                 "params", "transform")
+                 "params", "transform", "mean_divisor")
 
     def __init__(self, model, flat, transform):
         self.flat = flat
@@ -44,10 +44,14 @@ class _Plan:
         self.objective = model.objective
         self.params = dict(model.objective_params or {})
         self.transform = transform
+        # a mean model's division over all its trees, made once (np.add.at is slow)
+        self.mean_divisor = (model._mean_divisor(0, self.n_trees)
+                             if model.aggregation == "mean" else None)
 
 
 def _eligible(model):
-    return (model.aggregation == "sum" and not model.parts and not is_weighted_median(model)
+    return (model.aggregation in ("sum", "mean") and not model.parts
+            and not is_weighted_median(model)
             and not set(model.feature_types) & {"categorical", "ordered_ts"})
 
 
@@ -82,7 +86,14 @@ def serving_predict(model, X, output_margin=False, iteration_range=None):
         model._tree_range(iteration_range)
     n_rows = X.shape[0]
     out = np.empty((n_rows, plan.n_outputs))
-    out[:] = model.base_margin
+    mean = model.aggregation == "mean"
+    # the general path's margins (Model._start_margin, _finish_margin): a sum starts at
+    # the base margin; a mean (forests) sums from zero, divides by the trees' weight and
+    # adds the base margin after
+    out[:] = 0.0 if mean else model.base_margin
     if n_rows:
         predict_rows(read_only(X), t0, t1, *plan.args, out)
+    if mean:
+        out = model._finish_margin(out, t0, t1, divisor=plan.mean_divisor
+                                   if (t0, t1) == (0, plan.n_trees) else None)
     return out if output_margin else plan.transform(out)
