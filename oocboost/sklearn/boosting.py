@@ -32,7 +32,7 @@ from .base import (
     importances_per_input,
     set_feature_attributes,
 )
-from .validation import fit_input, predict_input
+from .validation import fit_input, predict_input, prediction_module
 
 
 class _GradientBoosting(ParamsMixin):
@@ -297,7 +297,7 @@ class _GradientBoosting(ParamsMixin):
 
     def _margin(self, X, iteration_range=None, base_margin=None):
         X = predict_input(self, X)
-        return _prediction().predict(self.model_, X, output_margin=True,
+        return prediction_module().predict(self.model_, X, output_margin=True,
                                      iteration_range=self._iteration_range(iteration_range),
                                      base_margin=base_margin)
 
@@ -307,21 +307,6 @@ class _GradientBoosting(ParamsMixin):
 
         X = predict_input(self, X)
         return predict(self.model_, X, pred_leaf=True)
-
-
-_PREDICTION = None
-
-
-def _prediction():
-    """``oocboost.model.predict``, imported on the first prediction (it loads the
-    prediction kernels, which importing the estimators does not) and kept: an import
-    statement in the call costs a one-row prediction about a microsecond each."""
-    global _PREDICTION
-    if _PREDICTION is None:
-        from ..model import predict as module
-
-        _PREDICTION = module
-    return _PREDICTION
 
 
 def fit_offsets(base_margin, init_score, base_margin_eval_set, eval_init_score):
@@ -375,7 +360,7 @@ class GradientBoostingRegressor(RegressorMixin, _GradientBoosting):
         """Predictions (n_rows,) using the best iteration when early stopping ran;
         ``base_margin``: each row's offset, as at ``fit``."""
         margin = self._margin(X, iteration_range, base_margin)
-        return _prediction().model_objective(self.model_).transform(margin)
+        return prediction_module().model_objective(self.model_).transform(margin)
 
     def staged_predict(self, X):
         """Yield predictions after each boosting round."""
@@ -483,7 +468,7 @@ class GradientBoostingClassifier(ClassifierMixin, _GradientBoosting):
         return self
 
     def _is_multilabel(self):
-        objective = _prediction().model_objective(self.model_)
+        objective = prediction_module().model_objective(self.model_)
         return objective.n_outputs > 1 and objective.name == "binary:logistic"
 
     def _objective_for(self, classes):
@@ -503,7 +488,7 @@ class GradientBoostingClassifier(ClassifierMixin, _GradientBoosting):
         """Class probabilities (n_rows, n_classes); ``base_margin``: each row's offset,
         as at ``fit``."""
         margin = self._margin(X, iteration_range, base_margin)
-        return _prediction().model_objective(self.model_).transform_proba(margin)
+        return prediction_module().model_objective(self.model_).transform_proba(margin)
 
     def predict(self, X, iteration_range=None, base_margin=None):
         """Most probable class labels (from ``classes_``); for a multi-label model the

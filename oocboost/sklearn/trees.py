@@ -59,7 +59,7 @@ from .base import (
     importances_per_input,
     set_feature_attributes,
 )
-from .validation import fit_input, predict_input
+from .validation import fit_input, predict_input, prediction_module
 
 
 def _to_py(values):
@@ -239,10 +239,8 @@ class TreeEnsembleBase(ParamsMixin):
     # ------------------------------------------------------------------ fitted
 
     def _raw(self, X):
-        from ..model.predict import predict
-
         X = predict_input(self, X)
-        return predict(self.model_, X, output_margin=True)
+        return prediction_module().predict(self.model_, X, output_margin=True)
 
     @property
     def feature_importances_(self):

@@ -138,6 +138,21 @@ def _warn_feature_names(estimator, X):
                       UserWarning, stacklevel=4)
 
 
+_PREDICTION = None
+
+
+def prediction_module():
+    """``oocboost.model.predict``, imported on the first prediction (it loads the
+    prediction kernels, which importing the estimators does not) and kept: an import
+    statement in a call costs a one-row prediction about a microsecond each."""
+    global _PREDICTION
+    if _PREDICTION is None:
+        from ..model import predict as module
+
+        _PREDICTION = module
+    return _PREDICTION
+
+
 def predict_input(estimator, X):
     """``X`` checked for prediction by a fitted estimator (NotFittedError otherwise);
     scikit-learn's warning when it names its columns and the training data did not, or
