@@ -412,8 +412,8 @@ class TreeGrower:
             batch = {k[len("split."):]: v for k, v in found.items()
                      if k.startswith("split.")}
             if self._columns:
-                # zeroed by the search (on rank 0 of a distributed run; the other ranks
-                # zeroed theirs once sent)
+                # zeroed by the search (in a distributed run by the rank that searched
+                # the node; the others zeroed theirs when they sent them)
                 self.histograms.clean[slots[idx]] = True
             taken[idx[accepted]] = True
             batch["order"] = self._order + 1 + np.arange(len(accepted), dtype=np.int64)
