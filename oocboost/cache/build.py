@@ -35,6 +35,7 @@ from ..errors import (
     SchemaError,
 )
 from ..utils import interrupt
+from ..utils.budget import process_baseline
 from ..utils.files import SPACE_ERRNOS, check_output_path, describe_write_error
 from ..utils.log import get_logger, say
 from ..utils.progress import ProgressBar
@@ -342,9 +343,16 @@ def _open_planned(data, memory_limit, max_bin, block_rows, feature_names, source
     # The column count is unknown until the source is open: a first plan with one column
     # only sizes the CSV read blocks; a limit too small even for that opens the source
     # with the smallest blocks and fails below with the real column count.
+    # A text file's plan counts its reader (plan.CSV_READER_FIXED_BYTES and the blocks),
+    # so its baseline is the process before the reader opened: measured after, it
+    # counted the reader's first block and threads twice (a 30-column build refused
+    # a limit 9 MiB under the 411 MiB it then asked for, the RSS having grown 37 MiB in
+    # the open).
+    baseline = process_baseline(None, "build")
     try:
         first_plan = plan_build(memory_limit, n_columns=max(len(feature_names or ()), 1),
-                                max_bin=max_bin, block_rows=block_rows)
+                                max_bin=max_bin, block_rows=block_rows,
+                                baseline_bytes=baseline)
         batch_bytes, long_block = first_plan.csv_block_bytes, first_plan.max_csv_block_bytes
     except MemoryLimitError:
         batch_bytes, long_block = MIN_CSV_BLOCK_BYTES, MIN_CSV_BLOCK_BYTES
@@ -359,6 +367,7 @@ def _open_planned(data, memory_limit, max_bin, block_rows, feature_names, source
             and (max_categories is None or max_categories > max_bin - 1))
     svmlight = _is_text(source) and not _is_csv(source)
     plan = plan_build(memory_limit, n_columns=n_features + 2, max_bin=max_bin,
+                      baseline_bytes=baseline if _is_text(source) else None,
                       block_rows=block_rows, text_source=_is_text(source),
                       pyarrow_reader=not svmlight, codes_itemsize=2 if wide else None,
                       csv_block_bytes=SVMLIGHT_BLOCK_BYTES if svmlight else
